@@ -1,0 +1,71 @@
+# Stepwise: `make chat` to talk to it locally, `make test` to run every check.
+# Both create their own virtual environments; nothing needs installing by hand besides Python 3.11.
+
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+SAM_VENV := .venv-sam
+SAM := $(SAM_VENV)/bin/sam
+STACK ?= stepwise
+
+export PYTHONPATH := layers/core:.
+export SAM_CLI_TELEMETRY := 0
+# sam build (without Docker) needs a python3.11 on PATH: the project's venv has one.
+export PATH := $(CURDIR)/$(BIN):$(PATH)
+
+.PHONY: chat test lint format typecheck pytest unit integration contract build deploy webhook clean
+
+$(BIN)/.installed: requirements-dev.txt layers/core/requirements.txt
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
+	touch $@
+
+$(SAM_VENV)/.installed: requirements-sam.txt
+	$(PYTHON) -m venv $(SAM_VENV)
+	$(SAM_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(SAM_VENV)/bin/python -m pip install --quiet -r requirements-sam.txt
+	touch $@
+
+## The assistant, fully local (offline model unless ANTHROPIC_API_KEY is set).
+chat: $(BIN)/.installed
+	@$(BIN)/python -m stepwise_local.chat
+
+## Every check: lint, format, types, unit, integration and contract tests.
+test: lint typecheck pytest
+
+lint: $(BIN)/.installed
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: $(BIN)/.installed
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+typecheck: $(BIN)/.installed
+	$(BIN)/mypy layers/core/stepwise
+
+pytest: $(BIN)/.installed $(SAM_VENV)/.installed
+	SAM_CLI=$(CURDIR)/$(SAM) $(BIN)/pytest
+
+unit: $(BIN)/.installed
+	$(BIN)/pytest tests/unit
+
+integration: $(BIN)/.installed
+	$(BIN)/pytest tests/integration
+
+contract: $(BIN)/.installed $(SAM_VENV)/.installed
+	SAM_CLI=$(CURDIR)/$(SAM) $(BIN)/pytest tests/contract
+
+## Deployment (see the README): build, deploy, then point Telegram at the webhook.
+build: $(SAM_VENV)/.installed
+	$(SAM) build
+
+deploy: build
+	$(SAM) deploy --guided
+
+webhook: $(BIN)/.installed
+	$(BIN)/python scripts/set_webhook.py --stack $(STACK)
+
+clean:
+	rm -rf $(VENV) $(SAM_VENV) .aws-sam .pytest_cache .mypy_cache .ruff_cache .chat.log

@@ -1,0 +1,34 @@
+"""Telegram webhook (API Gateway HTTP API): authenticate, filter and start one turn per update."""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+from aws_lambda_powertools import Logger
+from aws_lambda_powertools.utilities.parser import event_parser
+from aws_lambda_powertools.utilities.parser.models import APIGatewayProxyEventV2Model
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from stepwise.runtime import get_runtime
+from stepwise.webhook import SECRET_HEADER, handle_update
+
+logger = Logger()
+
+
+@logger.inject_lambda_context(clear_state=True)
+@event_parser(model=APIGatewayProxyEventV2Model)
+def handler(event: APIGatewayProxyEventV2Model, context: LambdaContext) -> dict[str, Any]:
+    """Answer Telegram at once; the turn runs in Step Functions."""
+    headers = {name.lower(): value for name, value in (event.headers or {}).items()}
+    body = event.body or ""
+    if event.isBase64Encoded:
+        body = base64.b64decode(body).decode("utf-8", errors="replace")
+    outcome = handle_update(headers.get(SECRET_HEADER), body, get_runtime().webhook_services)
+    logger.append_keys(update_id=outcome.update_id, chat_id=outcome.chat_id)
+    logger.info("webhook handled", extra={"action": outcome.action, "status": outcome.status})
+    return {
+        "statusCode": outcome.status,
+        "headers": {"content-type": "application/json"},
+        "body": outcome.model_dump_json(include={"action", "detail"}),
+    }

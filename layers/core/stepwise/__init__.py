@@ -1,0 +1,1 @@
+"""Stepwise: a personal Claude assistant for Telegram, one durable Step Functions execution per turn."""

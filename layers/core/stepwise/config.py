@@ -1,0 +1,90 @@
+"""Settings, read from the environment and validated once. Nothing else in the core reads os.environ."""
+
+from __future__ import annotations
+
+from functools import cache
+
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+DEFAULT_MODEL = "claude-haiku-4-5"
+
+
+class Settings(BaseSettings):
+    """Every setting of Stepwise; the README's configuration table documents each one."""
+
+    model_config = SettingsConfigDict(case_sensitive=False, extra="ignore", frozen=True)
+
+    # Secrets: the value itself, or the name of an SSM SecureString parameter holding it.
+    telegram_bot_token: SecretStr | None = None
+    telegram_bot_token_parameter: str | None = None
+    telegram_webhook_secret: SecretStr | None = None
+    telegram_webhook_secret_parameter: str | None = None
+    anthropic_api_key: SecretStr | None = None
+    anthropic_api_key_parameter: str | None = None
+    secrets_cache_seconds: int = Field(default=300, ge=0)
+
+    allowed_user_ids: str = ""
+
+    anthropic_model: str = DEFAULT_MODEL
+    anthropic_base_url: str | None = None
+    anthropic_max_tokens: int = Field(default=2048, ge=16, le=64_000)
+    anthropic_timeout_seconds: float = Field(default=60.0, gt=0)
+    anthropic_max_retries: int = Field(default=0, ge=0, le=5)
+
+    telegram_api_base_url: str = "https://api.telegram.org"
+    telegram_timeout_seconds: float = Field(default=10.0, gt=0)
+    telegram_max_retry_after_seconds: float = Field(default=30.0, ge=0)
+
+    max_tool_steps: int = Field(default=5, ge=1, le=25)
+    history_limit: int = Field(default=20, ge=1, le=200)
+
+    messages_table: str = "stepwise-messages"
+    turns_table: str = "stepwise-turns"
+    turn_ttl_days: int = Field(default=7, ge=1)
+    state_machine_arn: str | None = None
+
+    @field_validator("allowed_user_ids")
+    @classmethod
+    def _check_user_ids(cls, value: str) -> str:
+        for part in _split_ids(value):
+            if not part.lstrip("-").isdigit():
+                raise ValueError(f"ALLOWED_USER_IDS must be comma-separated Telegram user ids, got {part!r}")
+        return value
+
+    @field_validator(
+        "anthropic_base_url",
+        "anthropic_api_key_parameter",
+        "telegram_bot_token_parameter",
+        "telegram_webhook_secret_parameter",
+        "state_machine_arn",
+        mode="before",
+    )
+    @classmethod
+    def _blank_is_none(cls, value: object) -> object:
+        return None if isinstance(value, str) and not value.strip() else value
+
+    @field_validator("anthropic_api_key", "telegram_bot_token", "telegram_webhook_secret", mode="before")
+    @classmethod
+    def _blank_secret_is_none(cls, value: object) -> object:
+        return None if isinstance(value, str) and not value.strip() else value
+
+    @property
+    def allowed_users(self) -> frozenset[int]:
+        """The allowlist; empty means nobody (fail closed)."""
+        return frozenset(int(part) for part in _split_ids(self.allowed_user_ids))
+
+    @property
+    def uses_anthropic(self) -> bool:
+        """True when a Messages API is configured: a key (direct or in SSM) or a compatible base URL."""
+        return bool(self.anthropic_api_key or self.anthropic_api_key_parameter or self.anthropic_base_url)
+
+
+def _split_ids(value: str) -> list[str]:
+    return [part.strip() for part in value.split(",") if part.strip()]
+
+
+@cache
+def get_settings() -> Settings:
+    """The settings of this process, validated on first use."""
+    return Settings()

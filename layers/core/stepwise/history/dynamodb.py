@@ -1,0 +1,75 @@
+"""Messages in DynamoDB: partition key chat_id (number), sort key `created_at#id`."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from stepwise.history.models import StoredMessage
+
+
+class DynamoMessageRepository:
+    """MessageRepository on a DynamoDB table resource."""
+
+    def __init__(self, table: Any) -> None:
+        self._table = table
+
+    def add(self, message: StoredMessage) -> bool:
+        item: dict[str, Any] = {
+            "chat_id": message.chat_id,
+            "sk": message.sort_key,
+            "id": message.id,
+            "role": message.role,
+            "content": message.content,
+            "created_at": message.created_at,
+        }
+        if message.turn_id:
+            item["turn_id"] = message.turn_id
+        if message.update_id is not None:
+            item["update_id"] = message.update_id
+        if message.tool_calls:
+            item["tool_calls"] = json.dumps(message.tool_calls)
+        try:
+            self._table.put_item(Item=item, ConditionExpression="attribute_not_exists(sk)")
+        except ClientError as error:
+            if error.response["Error"]["Code"] == "ConditionalCheckFailedException":
+                return False
+            raise
+        return True
+
+    def recent(self, chat_id: int, limit: int) -> list[StoredMessage]:
+        response = self._table.query(
+            KeyConditionExpression="chat_id = :c",
+            ExpressionAttributeValues={":c": chat_id},
+            ScanIndexForward=False,
+            Limit=limit,
+        )
+        return [_from_item(item) for item in reversed(response.get("Items", []))]
+
+    def between(self, chat_id: int, first_key: str, last_key: str) -> list[StoredMessage]:
+        items: list[dict[str, Any]] = []
+        kwargs: dict[str, Any] = {
+            "KeyConditionExpression": "chat_id = :c AND sk BETWEEN :a AND :b",
+            "ExpressionAttributeValues": {":c": chat_id, ":a": first_key, ":b": last_key},
+        }
+        while True:
+            response = self._table.query(**kwargs)
+            items.extend(response.get("Items", []))
+            if "LastEvaluatedKey" not in response:
+                return [_from_item(item) for item in items]
+            kwargs["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+
+
+def _from_item(item: dict[str, Any]) -> StoredMessage:
+    return StoredMessage(
+        id=item["id"],
+        chat_id=int(item["chat_id"]),
+        role=item["role"],
+        content=item["content"],
+        created_at=item["created_at"],
+        turn_id=item.get("turn_id"),
+        update_id=int(item["update_id"]) if "update_id" in item else None,
+        tool_calls=json.loads(item["tool_calls"]) if "tool_calls" in item else [],
+    )

@@ -1,0 +1,27 @@
+"""A stored chat message."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+Role = Literal["user", "assistant"]
+
+
+class StoredMessage(BaseModel):
+    """One message of a chat, as kept in the messages table."""
+
+    id: str
+    chat_id: int
+    role: Role
+    content: str
+    created_at: str = Field(description="ISO 8601 UTC")
+    turn_id: str | None = None
+    update_id: int | None = None
+    tool_calls: list[dict[str, Any]] = Field(default_factory=list)
+
+    @property
+    def sort_key(self) -> str:
+        """Chronological, unique within the chat."""
+        return f"{self.created_at}#{self.id}"

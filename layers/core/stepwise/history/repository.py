@@ -1,0 +1,23 @@
+"""The port for storing and reading messages."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from stepwise.history.models import StoredMessage
+
+
+class MessageRepository(Protocol):
+    """Where messages live. Implementations: DynamoDB, and in memory for tests."""
+
+    def add(self, message: StoredMessage) -> bool:
+        """Store the message unless one with the same key exists; True when it was written."""
+        ...
+
+    def recent(self, chat_id: int, limit: int) -> list[StoredMessage]:
+        """The newest `limit` messages of the chat, oldest first."""
+        ...
+
+    def between(self, chat_id: int, first_key: str, last_key: str) -> list[StoredMessage]:
+        """The messages whose sort keys lie in [first_key, last_key], oldest first."""
+        ...

@@ -1,0 +1,48 @@
+"""The model port and the request/response shapes it speaks (a subset of the Messages API)."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from pydantic import BaseModel, Field
+
+
+class Usage(BaseModel):
+    """Token counts reported for one call."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+
+
+class ModelRequest(BaseModel):
+    """Everything one model call needs."""
+
+    model: str
+    max_tokens: int
+    system: list[dict[str, Any]]
+    messages: list[dict[str, Any]]
+    tools: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class ModelResponse(BaseModel):
+    """A model's answer: content blocks (`text`, `tool_use`) and why it stopped."""
+
+    content: list[dict[str, Any]]
+    stop_reason: str
+    model: str
+    usage: Usage = Field(default_factory=Usage)
+
+    @property
+    def tool_uses(self) -> list[dict[str, Any]]:
+        """The tool_use blocks, in order."""
+        return [block for block in self.content if block.get("type") == "tool_use"]
+
+
+class ChatModel(Protocol):
+    """Anything that answers a ModelRequest."""
+
+    def complete(self, request: ModelRequest) -> ModelResponse:
+        """Answer the request, or raise ModelTransientError / ModelPermanentError."""
+        ...

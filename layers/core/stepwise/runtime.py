@@ -1,0 +1,91 @@
+"""The composition root: real adapters built from the settings, once per Lambda container."""
+
+from __future__ import annotations
+
+from functools import cache, cached_property
+from typing import Any
+
+import boto3
+
+from stepwise import secrets
+from stepwise.config import Settings, get_settings
+from stepwise.history.dynamodb import DynamoMessageRepository
+from stepwise.model.types import ChatModel
+from stepwise.telegram.client import BotApiClient
+from stepwise.turn.services import TurnServices
+from stepwise.turns.dynamodb import DynamoTurnStore
+from stepwise.webhook import WebhookServices
+from stepwise.workflow import StepFunctionsStarter
+
+
+class Runtime:
+    """Lazily built adapters; each is created on first use and reused across warm invocations."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    @cached_property
+    def _dynamodb(self) -> Any:
+        return boto3.resource("dynamodb")
+
+    @cached_property
+    def telegram(self) -> BotApiClient:
+        s = self.settings
+        return BotApiClient(
+            secrets.telegram_bot_token(s),
+            s.telegram_api_base_url,
+            timeout_seconds=s.telegram_timeout_seconds,
+            max_retry_after_seconds=s.telegram_max_retry_after_seconds,
+        )
+
+    @cached_property
+    def model(self) -> ChatModel:
+        s = self.settings
+        if not s.uses_anthropic:
+            from stepwise.model.offline import OfflineModel
+
+            return OfflineModel()
+        from stepwise.model.anthropic_model import AnthropicModel
+
+        return AnthropicModel(
+            secrets.anthropic_api_key(s),
+            s.anthropic_base_url,
+            s.anthropic_timeout_seconds,
+            s.anthropic_max_retries,
+        )
+
+    @cached_property
+    def turn_services(self) -> TurnServices:
+        s = self.settings
+        return TurnServices(
+            messages=DynamoMessageRepository(self._dynamodb.Table(s.messages_table)),
+            turns=DynamoTurnStore(self._dynamodb.Table(s.turns_table), s.turn_ttl_days),
+            telegram=lambda: self.telegram,
+            model=lambda: self.model,
+            model_name=s.anthropic_model,
+            max_tokens=s.anthropic_max_tokens,
+            history_limit=s.history_limit,
+        )
+
+    @cached_property
+    def webhook_services(self) -> WebhookServices:
+        s = self.settings
+        if not s.state_machine_arn:
+            raise RuntimeError("STATE_MACHINE_ARN is not configured")
+        return WebhookServices(
+            secret=secrets.telegram_webhook_secret(s),
+            allowed_users=s.allowed_users,
+            starter=StepFunctionsStarter(boto3.client("stepfunctions"), s.state_machine_arn),
+        )
+
+
+@cache
+def get_runtime() -> Runtime:
+    """The runtime of this process."""
+    return Runtime(get_settings())
+
+
+def reset() -> None:
+    """Forget settings and adapters (the local emulation calls this between functions)."""
+    get_runtime.cache_clear()
+    get_settings.cache_clear()

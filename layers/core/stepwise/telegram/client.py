@@ -1,0 +1,227 @@
+"""The Telegram port (``TelegramClient``) and its Bot API adapter over ``requests``."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
+from urllib.parse import quote
+
+import requests
+
+from stepwise.telegram.errors import (
+    TelegramBadRequest,
+    TelegramError,
+    TelegramForbidden,
+    TelegramTransientError,
+)
+from stepwise.telegram.models import InlineKeyboardMarkup
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_BASE_URL = "https://api.telegram.org"
+_REDACTED = "<redacted>"
+_NOT_MODIFIED = "message is not modified"
+
+
+class TelegramClient(Protocol):
+    """What the assistant needs from Telegram."""
+
+    def send_message(
+        self,
+        chat_id: int,
+        text: str,
+        *,
+        parse_mode: str | None = None,
+        reply_markup: InlineKeyboardMarkup | None = None,
+    ) -> int:
+        """Send a text message and return its message_id."""
+        ...
+
+    def send_chat_action(self, chat_id: int, action: str = "typing") -> None:
+        """Show a chat action such as "typing"."""
+        ...
+
+    def answer_callback_query(self, callback_query_id: str, text: str | None = None) -> None:
+        """Acknowledge an inline keyboard press."""
+        ...
+
+    def edit_message_text(
+        self,
+        chat_id: int,
+        message_id: int,
+        text: str,
+        *,
+        parse_mode: str | None = None,
+        reply_markup: InlineKeyboardMarkup | None = None,
+    ) -> None:
+        """Replace the text (and keyboard) of a sent message; an unchanged text is not an error."""
+        ...
+
+    def set_webhook(self, url: str, secret_token: str, allowed_updates: list[str]) -> None:
+        """Register the webhook URL with its secret token."""
+        ...
+
+
+class BotApiClient:
+    """``TelegramClient`` over HTTPS: ``POST {base_url}/bot{token}/{method}`` with a JSON body."""
+
+    def __init__(
+        self,
+        token: str,
+        base_url: str = DEFAULT_BASE_URL,
+        *,
+        session: requests.Session | None = None,
+        timeout_seconds: float = 10.0,
+        max_retry_after_seconds: float = 30.0,
+        max_rate_limit_waits: int = 3,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        if not token:
+            raise ValueError("token must not be empty")
+        self._token = token
+        self._base_url = base_url.rstrip("/")
+        self._session = session if session is not None else requests.Session()
+        self._timeout = timeout_seconds
+        self._max_retry_after = max_retry_after_seconds
+        self._max_waits = max_rate_limit_waits
+        self._sleep = sleep
+
+    def __repr__(self) -> str:
+        return f"BotApiClient(base_url={self._base_url!r})"
+
+    def send_message(
+        self,
+        chat_id: int,
+        text: str,
+        *,
+        parse_mode: str | None = None,
+        reply_markup: InlineKeyboardMarkup | None = None,
+    ) -> int:
+        """Send a text message and return its message_id."""
+        result = self.call(
+            "sendMessage",
+            {
+                "chat_id": chat_id,
+                "text": text,
+                "parse_mode": parse_mode,
+                "reply_markup": reply_markup.to_api() if reply_markup else None,
+            },
+        )
+        if not isinstance(result, dict) or not isinstance(result.get("message_id"), int):
+            raise TelegramError("sendMessage", None, "answer has no message_id")
+        return int(result["message_id"])
+
+    def send_chat_action(self, chat_id: int, action: str = "typing") -> None:
+        """Show a chat action such as "typing"."""
+        self.call("sendChatAction", {"chat_id": chat_id, "action": action})
+
+    def answer_callback_query(self, callback_query_id: str, text: str | None = None) -> None:
+        """Acknowledge an inline keyboard press."""
+        self.call("answerCallbackQuery", {"callback_query_id": callback_query_id, "text": text})
+
+    def edit_message_text(
+        self,
+        chat_id: int,
+        message_id: int,
+        text: str,
+        *,
+        parse_mode: str | None = None,
+        reply_markup: InlineKeyboardMarkup | None = None,
+    ) -> None:
+        """Replace the text (and keyboard) of a sent message; an unchanged text is not an error."""
+        params = {
+            "chat_id": chat_id,
+            "message_id": message_id,
+            "text": text,
+            "parse_mode": parse_mode,
+            "reply_markup": reply_markup.to_api() if reply_markup else None,
+        }
+        try:
+            self.call("editMessageText", params)
+        except TelegramBadRequest as exc:
+            if _NOT_MODIFIED not in exc.description.lower():
+                raise
+
+    def set_webhook(self, url: str, secret_token: str, allowed_updates: list[str]) -> None:
+        """Register the webhook URL with its secret token."""
+        self.call(
+            "setWebhook",
+            {"url": url, "secret_token": secret_token, "allowed_updates": list(allowed_updates)},
+        )
+
+    def call(self, method: str, params: Mapping[str, Any]) -> Any:
+        """Call any Bot API method (None params are omitted) and return its ``result``."""
+        body = {key: value for key, value in params.items() if value is not None}
+        url = f"{self._base_url}/bot{self._token}/{method}"
+        waits = 0
+        while True:
+            response = self._post(method, url, body)
+            status, payload = self._decode(method, response)
+            if status < 400 and payload.get("ok") is True:
+                return payload.get("result")
+            description = self._redact(str(payload.get("description") or f"HTTP {status}"))
+            if status == 429:
+                retry_after = _retry_after(payload)
+                if retry_after <= self._max_retry_after and waits < self._max_waits:
+                    waits += 1
+                    logger.warning("Telegram %s rate limited, waiting %ss", method, retry_after)
+                    self._sleep(retry_after)
+                    continue
+                raise TelegramTransientError(method, status, description, retry_after=retry_after)
+            raise _classify(method, status, description)
+
+    def _post(self, method: str, url: str, body: dict[str, Any]) -> requests.Response:
+        try:
+            return self._session.post(url, json=body, timeout=self._timeout)
+        except requests.Timeout:
+            error = TelegramTransientError(method, None, "request timed out")
+        except requests.RequestException as exc:
+            error = TelegramTransientError(method, None, f"network error: {self._redact(_describe(exc))}")
+        # Raised outside the except block so the original exception (its text holds the URL
+        # and so the token) is not chained into tracebacks.
+        raise error
+
+    def _decode(self, method: str, response: requests.Response) -> tuple[int, dict[str, Any]]:
+        status = response.status_code
+        try:
+            payload = response.json()
+        except ValueError:
+            payload = None
+        if not isinstance(payload, dict):
+            description = f"unexpected non-JSON answer (HTTP {status})"
+            if status == 429:
+                raise TelegramTransientError(method, status, description)
+            raise _classify(method, status, description)
+        error_code = payload.get("error_code")
+        if payload.get("ok") is not True and isinstance(error_code, int):
+            status = error_code
+        return status, payload
+
+    def _redact(self, text: str) -> str:
+        for form in (self._token, quote(self._token, safe="")):
+            text = text.replace(form, _REDACTED)
+        return text
+
+
+def _describe(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _retry_after(payload: Mapping[str, Any]) -> float:
+    parameters = payload.get("parameters")
+    value = parameters.get("retry_after") if isinstance(parameters, dict) else None
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0:
+        return float(value)
+    return 1.0
+
+
+def _classify(method: str, status: int, description: str) -> TelegramError:
+    if status >= 500:
+        return TelegramTransientError(method, status, description)
+    if status == 400:
+        return TelegramBadRequest(method, status, description)
+    if status in (401, 403):
+        return TelegramForbidden(method, status, description)
+    return TelegramError(method, status, description)

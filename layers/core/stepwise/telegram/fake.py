@@ -1,0 +1,132 @@
+"""``InMemoryTelegram``: an in-memory ``TelegramClient`` for unit tests of other modules."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from stepwise.telegram.errors import TelegramBadRequest
+from stepwise.telegram.models import InlineKeyboardMarkup
+
+_MAX_TEXT = 4096
+_METHODS = frozenset(
+    {"send_message", "send_chat_action", "answer_callback_query", "edit_message_text", "set_webhook"}
+)
+
+
+@dataclass
+class SentMessage:
+    """A message as the fake holds it; edits change ``text``, ``parse_mode`` and ``reply_markup``."""
+
+    chat_id: int
+    message_id: int
+    text: str
+    parse_mode: str | None = None
+    reply_markup: InlineKeyboardMarkup | None = None
+    edits: int = 0
+
+
+@dataclass
+class InMemoryTelegram:
+    """Records every call (failed ones too) in ``calls``; sent messages are in ``sent``.
+
+    ``fail_next(method, error)`` makes the next call(s) of a method (Python name, e.g.
+    ``"send_message"``) raise ``error`` instead. Empty or over-long texts raise
+    ``TelegramBadRequest`` like Telegram does.
+    """
+
+    calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    sent: list[SentMessage] = field(default_factory=list)
+    webhook: dict[str, Any] | None = None
+    _failures: dict[str, list[Exception]] = field(default_factory=dict, init=False, repr=False)
+    _last_id: dict[int, int] = field(default_factory=dict, init=False, repr=False)
+
+    def fail_next(self, method: str, error: Exception, times: int = 1) -> None:
+        """Make the next ``times`` calls of ``method`` raise ``error``."""
+        if method not in _METHODS:
+            raise ValueError(f"unknown method {method!r}; one of {sorted(_METHODS)}")
+        self._failures.setdefault(method, []).extend([error] * times)
+
+    def calls_of(self, method: str) -> list[dict[str, Any]]:
+        """The parameters of every recorded call of ``method``, in order."""
+        return [params for name, params in self.calls if name == method]
+
+    def texts(self, chat_id: int | None = None) -> list[str]:
+        """Current texts of the sent messages (optionally of one chat), in order."""
+        return [m.text for m in self.sent if chat_id is None or m.chat_id == chat_id]
+
+    def send_message(
+        self,
+        chat_id: int,
+        text: str,
+        *,
+        parse_mode: str | None = None,
+        reply_markup: InlineKeyboardMarkup | None = None,
+    ) -> int:
+        """Record the message and return a new message_id (increasing per chat)."""
+        self._record(
+            "send_message",
+            chat_id=chat_id,
+            text=text,
+            parse_mode=parse_mode,
+            reply_markup=reply_markup,
+        )
+        _check_text("sendMessage", text)
+        message_id = self._last_id.get(chat_id, 0) + 1
+        self._last_id[chat_id] = message_id
+        self.sent.append(SentMessage(chat_id, message_id, text, parse_mode, reply_markup))
+        return message_id
+
+    def send_chat_action(self, chat_id: int, action: str = "typing") -> None:
+        """Record the chat action."""
+        self._record("send_chat_action", chat_id=chat_id, action=action)
+
+    def answer_callback_query(self, callback_query_id: str, text: str | None = None) -> None:
+        """Record the answer."""
+        self._record("answer_callback_query", callback_query_id=callback_query_id, text=text)
+
+    def edit_message_text(
+        self,
+        chat_id: int,
+        message_id: int,
+        text: str,
+        *,
+        parse_mode: str | None = None,
+        reply_markup: InlineKeyboardMarkup | None = None,
+    ) -> None:
+        """Apply the edit to the sent message; an unknown message raises ``TelegramBadRequest``."""
+        self._record(
+            "edit_message_text",
+            chat_id=chat_id,
+            message_id=message_id,
+            text=text,
+            parse_mode=parse_mode,
+            reply_markup=reply_markup,
+        )
+        _check_text("editMessageText", text)
+        for message in self.sent:
+            if message.chat_id == chat_id and message.message_id == message_id:
+                message.text = text
+                message.parse_mode = parse_mode
+                message.reply_markup = reply_markup
+                message.edits += 1
+                return
+        raise TelegramBadRequest("editMessageText", 400, "Bad Request: message to edit not found")
+
+    def set_webhook(self, url: str, secret_token: str, allowed_updates: list[str]) -> None:
+        """Record the webhook settings."""
+        self._record("set_webhook", url=url, secret_token=secret_token, allowed_updates=allowed_updates)
+        self.webhook = {"url": url, "secret_token": secret_token, "allowed_updates": list(allowed_updates)}
+
+    def _record(self, method: str, **params: Any) -> None:
+        self.calls.append((method, params))
+        pending = self._failures.get(method)
+        if pending:
+            raise pending.pop(0)
+
+
+def _check_text(method: str, text: str) -> None:
+    if not text.strip():
+        raise TelegramBadRequest(method, 400, "Bad Request: message text is empty")
+    if len(text) > _MAX_TEXT:
+        raise TelegramBadRequest(method, 400, "Bad Request: message is too long")

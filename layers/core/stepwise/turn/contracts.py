@@ -1,0 +1,92 @@
+"""The inputs and outputs of the state machine's states (kept small: ids and counters)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Contract(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class TurnRef(_Contract):
+    """Who and what a turn is about; every state receives it."""
+
+    turn_id: str = Field(min_length=1)
+    chat_id: int
+    user_id: int
+    update_id: int
+
+    def log_keys(self) -> dict[str, object]:
+        """The keys every log line of this turn carries."""
+        return {"turn_id": self.turn_id, "chat_id": self.chat_id, "update_id": self.update_id}
+
+
+class IncomingMessage(_Contract):
+    """The user's message as the webhook received it (its text is stored by LoadContext)."""
+
+    id: str = Field(min_length=1)
+    text: str
+    created_at: str
+    telegram_message_id: int | None = None
+
+
+class TurnStart(_Contract):
+    """The execution's input, built by the webhook."""
+
+    turn: TurnRef
+    message: IncomingMessage
+
+
+class LoadContextOutput(_Contract):
+    """What LoadContext did."""
+
+    message_id: str
+    stored: bool
+    context_messages: int
+
+
+class CallModelInput(_Contract):
+    """CallModel's input: `final` asks for an answer without tools (the tool-step limit was reached)."""
+
+    turn: TurnRef
+    final: bool = False
+
+
+class CallModelOutput(_Contract):
+    """CallModel's result: the stop reason routes the state machine."""
+
+    stop_reason: str
+    step: int
+    tool_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+
+
+class SendErrorInput(_Contract):
+    """The error path's input: the name of the error that ended the model calls."""
+
+    turn: TurnRef
+    error: str | None = None
+
+
+class DeliveryOutput(_Contract):
+    """How a reply was delivered."""
+
+    source: str
+    chunks: int
+    sent_chunks: int
+
+
+class TurnInput(_Contract):
+    """The input of states that need only the turn (SendReply, SaveTurn)."""
+
+    turn: TurnRef
+
+
+class SaveTurnOutput(_Contract):
+    """Whether an assistant message was stored."""
+
+    saved: bool

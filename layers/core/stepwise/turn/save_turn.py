@@ -1,0 +1,37 @@
+"""SaveTurn: store the assistant's message with the tool calls of its turn."""
+
+from __future__ import annotations
+
+from aws_lambda_powertools import Logger
+
+from stepwise.history.models import StoredMessage
+from stepwise.turn.contracts import SaveTurnOutput, TurnInput
+from stepwise.turn.services import TurnServices
+
+logger = Logger(child=True)
+
+
+def save_turn(request: TurnInput, services: TurnServices) -> SaveTurnOutput:
+    """Store the reply as the assistant's message (idempotent). Canned error replies are not history."""
+    turn = request.turn
+    reply = services.turns.get_reply(turn.turn_id)
+    if reply is None or reply.source == "error":
+        logger.info("nothing to save", extra={"reason": "no reply" if reply is None else "error reply"})
+        return SaveTurnOutput(saved=False)
+    tool_calls = [
+        {"id": block["id"], "name": block["name"], "input": block.get("input", {})}
+        for step in services.turns.steps(turn.turn_id)
+        for block in step.content
+        if block.get("type") == "tool_use"
+    ]
+    message = StoredMessage(
+        id=reply.message_id,
+        chat_id=turn.chat_id,
+        role="assistant",
+        content=reply.text,
+        created_at=reply.created_at,
+        turn_id=turn.turn_id,
+        tool_calls=tool_calls,
+    )
+    services.messages.add(message)
+    return SaveTurnOutput(saved=True)

@@ -1,0 +1,51 @@
+"""What a turn keeps between its states (the state machine itself carries only ids and counters)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+ReplySource = Literal["model", "fallback", "error"]
+
+
+class TurnMeta(BaseModel):
+    """The turn's identity and the history window its model calls see."""
+
+    turn_id: str
+    chat_id: int
+    user_id: int
+    update_id: int
+    user_message_id: str
+    first_key: str = Field(description="sort key of the oldest message in the context window")
+    last_key: str = Field(description="sort key of the newest message in the context window (the user's)")
+    created_at: str
+
+
+class ModelStep(BaseModel):
+    """One model response within a turn, and the tool results that answered it (if any)."""
+
+    step: int
+    content: list[dict[str, Any]]
+    stop_reason: str
+    model: str
+    message_id: str
+    created_at: str
+    tool_results: list[dict[str, Any]] = Field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        """The response's text blocks joined."""
+        return "\n\n".join(
+            b["text"] for b in self.content if b.get("type") == "text" and b.get("text")
+        ).strip()
+
+
+class Reply(BaseModel):
+    """The final answer of a turn and how much of it reached Telegram."""
+
+    text: str
+    source: ReplySource
+    message_id: str
+    created_at: str
+    sent_chunks: int = 0

@@ -1,0 +1,90 @@
+"""The webhook's decisions: authenticate, parse, filter, deduplicate and start a turn."""
+
+from __future__ import annotations
+
+import hmac
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal
+
+from aws_lambda_powertools import Logger
+from pydantic import BaseModel, ValidationError
+
+from stepwise.ids import iso_utc, new_id, utc_now
+from stepwise.telegram.models import Update
+from stepwise.turn.contracts import IncomingMessage, TurnRef, TurnStart
+from stepwise.workflow import TurnStarter, execution_name
+
+logger = Logger(child=True)
+
+Action = Literal["started", "duplicate", "ignored", "not_allowed", "unauthorized", "forbidden", "invalid"]
+# The update types the webhook acts on; `make webhook` asks Telegram for exactly these.
+HANDLED_UPDATES = ("message",)
+SECRET_HEADER = "x-telegram-bot-api-secret-token"  # noqa: S105 (a header name)
+
+
+class WebhookOutcome(BaseModel):
+    """What the webhook did, and the HTTP status it answers with."""
+
+    status: int
+    action: Action
+    detail: str = ""
+    update_id: int | None = None
+    chat_id: int | None = None
+
+
+@dataclass
+class WebhookServices:
+    """What the webhook needs: the expected secret, the allowlist and a way to start turns."""
+
+    secret: str
+    allowed_users: frozenset[int]
+    starter: TurnStarter
+    clock: Callable[[], datetime] = utc_now
+    new_id: Callable[[], str] = new_id
+
+
+def secret_matches(received: str | None, expected: str) -> bool:
+    """Constant-time comparison of the secret header."""
+    return received is not None and hmac.compare_digest(received.encode(), expected.encode())
+
+
+def handle_update(secret_header: str | None, body: str | None, services: WebhookServices) -> WebhookOutcome:
+    """Decide what one webhook request does. Never raises for bad input."""
+    if secret_header is None:
+        return WebhookOutcome(status=401, action="unauthorized", detail="missing secret token")
+    if not secret_matches(secret_header, services.secret):
+        return WebhookOutcome(status=403, action="forbidden", detail="wrong secret token")
+    try:
+        update = Update.model_validate_json(body or "")
+    except ValidationError as error:
+        logger.warning("body is not a Telegram update", extra={"errors": error.error_count()})
+        return WebhookOutcome(status=400, action="invalid", detail="body is not a Telegram update")
+    message = update.message
+    if message is None or message.text is None or message.from_user is None:
+        return WebhookOutcome(
+            status=200, action="ignored", detail="unsupported update type", update_id=update.update_id
+        )
+    sender, ids = message.from_user, {"update_id": update.update_id, "chat_id": message.chat.id}
+    if sender.is_bot or sender.id not in services.allowed_users:
+        logger.info("sender not allowed", extra={"user_id": sender.id, **ids})
+        return WebhookOutcome(
+            status=200, action="not_allowed", detail="sender is not on the allowlist", **ids
+        )
+    start = TurnStart(
+        turn=TurnRef(
+            turn_id=services.new_id(), chat_id=message.chat.id, user_id=sender.id, update_id=update.update_id
+        ),
+        message=IncomingMessage(
+            id=services.new_id(),
+            text=message.text,
+            created_at=iso_utc(services.clock()),
+            telegram_message_id=message.message_id,
+        ),
+    )
+    if not services.starter.start(execution_name(update.update_id), start.model_dump()):
+        logger.info("duplicate update", extra=ids)
+        return WebhookOutcome(status=200, action="duplicate", detail="update already handled", **ids)
+    logger.info("turn started", extra={"turn_id": start.turn.turn_id, **ids})
+    return WebhookOutcome(status=200, action="started", **ids)

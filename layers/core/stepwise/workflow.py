@@ -1,0 +1,38 @@
+"""Starting turns: the port, and its Step Functions adapter (execution names deduplicate updates)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Protocol
+
+from botocore.exceptions import ClientError
+
+
+class TurnStarter(Protocol):
+    """Starts one durable turn per name."""
+
+    def start(self, name: str, payload: dict[str, Any]) -> bool:
+        """Start the turn; False when a turn of that name exists already (a duplicate)."""
+        ...
+
+
+class StepFunctionsStarter:
+    """TurnStarter on StartExecution of a Standard state machine."""
+
+    def __init__(self, client: Any, state_machine_arn: str) -> None:
+        self._client = client
+        self._arn = state_machine_arn
+
+    def start(self, name: str, payload: dict[str, Any]) -> bool:
+        try:
+            self._client.start_execution(stateMachineArn=self._arn, name=name, input=json.dumps(payload))
+        except ClientError as error:
+            if error.response["Error"]["Code"] == "ExecutionAlreadyExists":
+                return False
+            raise
+        return True
+
+
+def execution_name(update_id: int) -> str:
+    """The execution name for a Telegram update: a retried delivery maps to the same name."""
+    return f"update-{update_id}"

@@ -1,0 +1,1 @@
+"""Local stand-ins for running and testing Stepwise without AWS or Telegram."""

@@ -1,0 +1,595 @@
+"""``FakeBotApi``: a Telegram Bot API stand-in served over real HTTP on 127.0.0.1.
+
+Every call is validated against the Bot API spec (``bot_api_spec.json``, a copy of the
+telegram-bot-api-spec ``api.json`` reduced to the methods Stepwise uses) and, for texts with
+``parse_mode`` HTML, against Telegram's HTML rules. Accepted calls are recorded; errors can be
+injected with ``fail_next`` and ``reject_html_next``. Standard library only.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import logging
+import re
+import threading
+import time
+from collections.abc import Callable
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+logger = logging.getLogger(__name__)
+
+SPEC_PATH = Path(__file__).with_name("bot_api_spec.json")
+MAX_TEXT_LENGTH = 4096
+MAX_CALLBACK_DATA_BYTES = 64
+CHAT_ACTIONS = frozenset(
+    {
+        "typing",
+        "upload_photo",
+        "record_video",
+        "upload_video",
+        "record_voice",
+        "upload_voice",
+        "upload_document",
+        "choose_sticker",
+        "find_location",
+        "record_video_note",
+        "upload_video_note",
+    }
+)
+PARSE_MODES = frozenset({"HTML", "MarkdownV2", "Markdown"})
+_SIMPLE_TAGS = frozenset({"b", "strong", "i", "em", "u", "ins", "s", "strike", "del", "tg-spoiler", "pre"})
+_ENTITY = re.compile(r"&(?:(lt|gt|amp|quot)|#([0-9]{1,7})|#[xX]([0-9a-fA-F]{1,6}));")
+_NAMED_ENTITIES = {"lt": "<", "gt": ">", "amp": "&", "quot": '"'}
+_START_TAG = re.compile(
+    r"<([a-zA-Z][a-zA-Z0-9-]*)((?:\s+[^\s=>]+(?:\s*=\s*(?:\"[^\"]*\"|'[^']*'|[^\s>]+))?)*)\s*>"
+)
+_ATTRIBUTE = re.compile(r"([^\s=>]+)(?:\s*=\s*(?:\"([^\"]*)\"|'([^']*)'|([^\s>]+)))?")
+_END_TAG = re.compile(r"</([a-zA-Z][a-zA-Z0-9-]*)\s*>")
+_SCALAR_TYPES = frozenset({"Integer", "String", "Boolean", "Float"})
+_SECRET_TOKEN = re.compile(r"^[A-Za-z0-9_-]{1,256}$")
+
+
+class BotApiError(Exception):
+    """An error answer: HTTP status and Telegram-like description."""
+
+    def __init__(self, status: int, description: str, retry_after: int | None = None) -> None:
+        super().__init__(description)
+        self.status = status
+        self.description = description
+        self.retry_after = retry_after
+
+
+class HtmlParseError(ValueError):
+    """The text is not valid Telegram HTML."""
+
+
+def load_spec(path: Path = SPEC_PATH) -> dict[str, dict[str, Any]]:
+    """Return the ``methods`` table of the bundled Bot API spec."""
+    methods: dict[str, dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))["methods"]
+    return methods
+
+
+def parse_telegram_html(text: str) -> str:
+    """Return the visible text of Telegram HTML, or raise ``HtmlParseError`` as Telegram would."""
+    out: list[str] = []
+    stack: list[str] = []
+    index = 0
+    while index < len(text):
+        char = text[index]
+        if char == "&":
+            entity = _ENTITY.match(text, index)
+            if entity is None:
+                raise HtmlParseError(f'Character "&" is reserved at byte offset {_offset(text, index)}')
+            out.append(_decode_entity(entity))
+            index = entity.end()
+        elif char == "<":
+            index = _parse_tag(text, index, stack)
+        else:
+            out.append(char)
+            index += 1
+    if stack:
+        raise HtmlParseError(f'Can\'t find end tag corresponding to start tag "{stack[-1]}"')
+    return "".join(out)
+
+
+def _parse_tag(text: str, index: int, stack: list[str]) -> int:
+    offset = _offset(text, index)
+    if text.startswith("</", index):
+        end = _END_TAG.match(text, index)
+        if end is None:
+            raise HtmlParseError(f"Unclosed end tag at byte offset {offset}")
+        name = end.group(1).lower()
+        if not stack:
+            raise HtmlParseError(f'Unexpected end tag "{name}" at byte offset {offset}')
+        if stack[-1] != name:
+            raise HtmlParseError(
+                f'Unmatched end tag at byte offset {offset}, expected "</{stack[-1]}>", found "</{name}>"'
+            )
+        stack.pop()
+        return end.end()
+    start = _START_TAG.match(text, index)
+    if start is None:
+        raise HtmlParseError(f'Character "<" is reserved or the tag is malformed at byte offset {offset}')
+    name = start.group(1).lower()
+    attributes = _parse_attributes(start.group(2), offset)
+    _check_tag(name, attributes, offset)
+    stack.append(name)
+    return start.end()
+
+
+def _parse_attributes(raw: str, offset: int) -> dict[str, str]:
+    attributes: dict[str, str] = {}
+    for match in _ATTRIBUTE.finditer(raw):
+        value = next((group for group in match.groups()[1:] if group is not None), "")
+        if "<" in value or any(_ENTITY.match(value, m.start()) is None for m in re.finditer("&", value)):
+            raise HtmlParseError(f"Bad attribute value at byte offset {offset}")
+        attributes[match.group(1).lower()] = html.unescape(value)
+    return attributes
+
+
+def _check_tag(name: str, attributes: dict[str, str], offset: int) -> None:
+    allowed: set[str]
+    if name in _SIMPLE_TAGS:
+        allowed = set()
+    elif name == "a":
+        allowed = {"href"}
+    elif name == "code":
+        allowed = {"class"}
+        if not attributes.get("class", "language-").startswith("language-"):
+            raise HtmlParseError(f'Tag "code" may only have class "language-*" at byte offset {offset}')
+    elif name == "span":
+        allowed = {"class"}
+        if attributes.get("class") != "tg-spoiler":
+            raise HtmlParseError(f'Tag "span" must have class "tg-spoiler" at byte offset {offset}')
+    elif name == "blockquote":
+        allowed = {"expandable"}
+    elif name == "tg-emoji":
+        allowed = {"emoji-id"}
+        if not attributes.get("emoji-id"):
+            raise HtmlParseError(f'Tag "tg-emoji" must have attribute "emoji-id" at byte offset {offset}')
+    else:
+        raise HtmlParseError(f'Unsupported start tag "{name}" at byte offset {offset}')
+    unknown = set(attributes) - allowed
+    if unknown:
+        raise HtmlParseError(
+            f'Unsupported attribute "{sorted(unknown)[0]}" of tag "{name}" at byte offset {offset}'
+        )
+
+
+def _decode_entity(match: re.Match[str]) -> str:
+    named, decimal, hexadecimal = match.groups()
+    if named:
+        return _NAMED_ENTITIES[named]
+    code = int(decimal) if decimal else int(hexadecimal, 16)
+    if not 0 < code <= 0x10FFFF or 0xD800 <= code <= 0xDFFF:
+        return "\ufffd"
+    return chr(code)
+
+
+def _offset(text: str, index: int) -> int:
+    return len(text[:index].encode("utf-8"))
+
+
+def _utf16_length(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
+
+
+class FakeBotApi:
+    """A Telegram Bot API stand-in on ``http://127.0.0.1:<ephemeral port>``.
+
+    ``on_message`` is called from a server thread with each accepted sendMessage or editMessageText:
+    the call's params plus ``"method"`` and the ``"message_id"``.
+    """
+
+    def __init__(self, token: str, *, on_message: Callable[[dict[str, Any]], None] | None = None) -> None:
+        self.token = token
+        self._on_message = on_message
+        self._spec = load_spec()
+        self._names = {name.lower(): name for name in self._spec}
+        self._lock = threading.Lock()
+        self._calls: list[dict[str, Any]] = []
+        self._attempts: list[dict[str, Any]] = []
+        self._messages: list[dict[str, Any]] = []
+        self._last_message_id: dict[Any, int] = {}
+        self._faults: dict[str, list[BotApiError]] = {}
+        self._html_rejections = 0
+        self.webhook: dict[str, Any] | None = None
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+
+    def start(self) -> FakeBotApi:
+        """Start serving on an ephemeral port of 127.0.0.1."""
+        if self._server is None:
+            self._server = _Server(("127.0.0.1", 0), _Handler, self)
+            self._thread = threading.Thread(
+                target=self._server.serve_forever, args=(0.05,), name="fake-bot-api", daemon=True
+            )
+            self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and release the port."""
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            if self._thread is not None:
+                self._thread.join(timeout=5)
+            self._server, self._thread = None, None
+
+    def __enter__(self) -> FakeBotApi:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    @property
+    def base_url(self) -> str:
+        """``http://127.0.0.1:PORT`` (the server must be started)."""
+        if self._server is None:
+            raise RuntimeError("FakeBotApi is not started")
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    # -- inspection --------------------------------------------------------------------------------
+
+    def calls(self, method: str | None = None) -> list[dict[str, Any]]:
+        """Accepted calls, in order: ``{"method": ..., "params": {...}}``."""
+        with self._lock:
+            return [_copy(call) for call in self._calls if method is None or call["method"] == method]
+
+    def attempts(self, method: str | None = None) -> list[dict[str, Any]]:
+        """Every request that reached a known method, accepted or not, with its answered ``status``."""
+        with self._lock:
+            return [_copy(a) for a in self._attempts if method is None or a["method"] == method]
+
+    def messages(self, chat_id: int | None = None) -> list[dict[str, Any]]:
+        """Sent messages (sendMessage params plus ``message_id``), in order, with edits applied."""
+        with self._lock:
+            return [_copy(m) for m in self._messages if chat_id is None or m["chat_id"] == chat_id]
+
+    def text_of(self, message: dict[str, Any]) -> str:
+        """The visible text of a message: HTML tags removed and entities unescaped."""
+        text = str(message.get("text", ""))
+        if message.get("parse_mode") == "HTML":
+            return parse_telegram_html(text)
+        return text
+
+    # -- fault injection ---------------------------------------------------------------------------
+
+    def fail_next(
+        self,
+        method: str,
+        status: int,
+        description: str = "Injected failure",
+        retry_after: int | None = None,
+        times: int = 1,
+    ) -> None:
+        """Answer the next ``times`` calls of ``method`` with this error (429 carries retry_after)."""
+        if status == HTTPStatus.TOO_MANY_REQUESTS and retry_after is None:
+            retry_after = 1
+        error = BotApiError(status, description, retry_after)
+        with self._lock:
+            self._faults.setdefault(self._canonical(method) or method, []).extend([error] * times)
+
+    def reject_html_next(self, times: int = 1) -> None:
+        """Make the next ``times`` sendMessage calls with parse_mode HTML fail to parse entities."""
+        with self._lock:
+            self._html_rejections += times
+
+    # -- request handling (called from the server threads) -----------------------------------------
+
+    def handle(self, token: str, method_name: str, params: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        """Answer one call: ``(HTTP status, JSON body)``."""
+        if token != self.token:
+            return _error(BotApiError(HTTPStatus.UNAUTHORIZED, "Unauthorized"))
+        method = self._canonical(method_name)
+        if method is None:
+            return _error(BotApiError(HTTPStatus.NOT_FOUND, "Not Found"))
+        try:
+            with self._lock:
+                result = self._dispatch(method, params)
+            status: int = HTTPStatus.OK
+            body: dict[str, Any] = {"ok": True, "result": result}
+        except BotApiError as error:
+            status, body = _error(error)
+        with self._lock:
+            self._attempts.append({"method": method, "params": _copy(params), "status": int(status)})
+        if status == HTTPStatus.OK and method in ("sendMessage", "editMessageText"):
+            self._notify(method, params, body["result"])
+        return int(status), body
+
+    def _dispatch(self, method: str, params: dict[str, Any]) -> Any:
+        faults = self._faults.get(method)
+        if faults:
+            raise faults.pop(0)
+        params = self._validate_fields(method, params)
+        handler = getattr(self, f"_do_{_snake(method)}")
+        result = handler(params)
+        self._calls.append({"method": method, "params": _copy(params)})
+        return result
+
+    def _validate_fields(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        fields = {field["name"]: field for field in self._spec[method]["fields"]}
+        for name in params:
+            if name not in fields:
+                raise _bad(f'Bad Request: unknown parameter "{name}"')
+        for name, field in fields.items():
+            if field["required"] and params.get(name) in (None, ""):
+                raise _bad(f'Bad Request: parameter "{name}" is required')
+        return {name: _coerce(name, value, fields[name]["types"]) for name, value in params.items()}
+
+    def _canonical(self, method: str) -> str | None:
+        return self._names.get(method.lower())
+
+    def _notify(self, method: str, params: dict[str, Any], result: Any) -> None:
+        if self._on_message is None:
+            return
+        message_id = result.get("message_id") if isinstance(result, dict) else params.get("message_id")
+        try:
+            self._on_message({**_copy(params), "method": method, "message_id": message_id})
+        except Exception:
+            logger.exception("on_message callback failed")
+
+    # -- methods -----------------------------------------------------------------------------------
+
+    def _do_get_me(self, params: dict[str, Any]) -> dict[str, Any]:
+        return self._bot_user()
+
+    def _do_set_webhook(self, params: dict[str, Any]) -> bool:
+        secret = params.get("secret_token")
+        if secret is not None and not _SECRET_TOKEN.match(str(secret)):
+            raise _bad("Bad Request: secret token contains unallowed characters")
+        self.webhook = dict(params)
+        return True
+
+    def _do_delete_webhook(self, params: dict[str, Any]) -> bool:
+        self.webhook = None
+        return True
+
+    def _do_send_chat_action(self, params: dict[str, Any]) -> bool:
+        if params["action"] not in CHAT_ACTIONS:
+            raise _bad("Bad Request: wrong parameter action in request")
+        return True
+
+    def _do_answer_callback_query(self, params: dict[str, Any]) -> bool:
+        if len(str(params.get("text") or "")) > 200:
+            raise _bad("Bad Request: MESSAGE_TOO_LONG")
+        return True
+
+    def _do_send_message_draft(self, params: dict[str, Any]) -> bool:
+        if params["draft_id"] == 0:
+            raise _bad("Bad Request: draft_id must be non-zero")
+        self._visible_text(params, allow_empty=True)
+        return True
+
+    def _do_send_message(self, params: dict[str, Any]) -> dict[str, Any]:
+        if params.get("parse_mode") == "HTML" and self._html_rejections > 0:
+            self._html_rejections -= 1
+            raise BotApiError(
+                HTTPStatus.BAD_REQUEST,
+                "Bad Request: can't parse entities: injected rejection at byte offset 0",
+            )
+        text = self._visible_text(params)
+        _check_reply_markup(params.get("reply_markup"))
+        chat_id = params["chat_id"]
+        message_id = self._last_message_id.get(chat_id, 0) + 1
+        self._last_message_id[chat_id] = message_id
+        self._messages.append({**_copy(params), "message_id": message_id})
+        return self._message_object(chat_id, message_id, text, params.get("reply_markup"))
+
+    def _do_edit_message_text(self, params: dict[str, Any]) -> dict[str, Any]:
+        message = self._find_message(params)
+        if params.get("text") in (None, ""):
+            raise _bad("Bad Request: text must be non-empty")
+        text = self._visible_text(params)
+        _check_reply_markup(params.get("reply_markup"))
+        new = {key: params.get(key) for key in ("text", "parse_mode", "entities", "reply_markup")}
+        if all(message.get(key) == value for key, value in new.items()):
+            raise BotApiError(
+                HTTPStatus.BAD_REQUEST,
+                "Bad Request: message is not modified: specified new message content and reply markup "
+                "are exactly the same as a current content and reply markup of the message",
+            )
+        self._apply_edit(message, new)
+        return self._message_object(message["chat_id"], message["message_id"], text, new["reply_markup"])
+
+    def _do_edit_message_reply_markup(self, params: dict[str, Any]) -> dict[str, Any]:
+        message = self._find_message(params)
+        _check_reply_markup(params.get("reply_markup"))
+        if message.get("reply_markup") == params.get("reply_markup"):
+            raise _bad("Bad Request: message is not modified")
+        self._apply_edit(message, {"reply_markup": params.get("reply_markup")})
+        text = self.text_of(message)
+        return self._message_object(message["chat_id"], message["message_id"], text, message["reply_markup"])
+
+    # -- helpers -----------------------------------------------------------------------------------
+
+    def _visible_text(self, params: dict[str, Any], *, allow_empty: bool = False) -> str:
+        text = str(params.get("text") or "")
+        parse_mode = params.get("parse_mode")
+        if parse_mode is not None and parse_mode not in PARSE_MODES:
+            raise _bad(f"Bad Request: unsupported parse_mode {parse_mode!r}")
+        if parse_mode == "HTML":
+            try:
+                text = parse_telegram_html(text)
+            except HtmlParseError as error:
+                raise _bad(f"Bad Request: can't parse entities: {error}") from None
+        if not text.strip() and not allow_empty:
+            raise _bad("Bad Request: text must be non-empty")
+        if _utf16_length(text) > MAX_TEXT_LENGTH:
+            raise _bad("Bad Request: message is too long")
+        return text
+
+    def _find_message(self, params: dict[str, Any]) -> dict[str, Any]:
+        if params.get("inline_message_id") is not None:
+            raise _bad("Bad Request: inline messages are not supported here")
+        for message in self._messages:
+            same_chat = message["chat_id"] == params.get("chat_id")
+            if same_chat and message["message_id"] == params.get("message_id"):
+                return message
+        raise _bad("Bad Request: message to edit not found")
+
+    def _apply_edit(self, message: dict[str, Any], new: dict[str, Any]) -> None:
+        for key, value in new.items():
+            if value is None:
+                message.pop(key, None)
+            else:
+                message[key] = value
+        message["edit_count"] = int(message.get("edit_count", 0)) + 1
+
+    def _bot_user(self) -> dict[str, Any]:
+        prefix = self.token.split(":", 1)[0]
+        bot_id = int(prefix) if prefix.isdigit() else 1
+        return {"id": bot_id, "is_bot": True, "first_name": "Stepwise (fake)", "username": "stepwise_bot"}
+
+    def _message_object(self, chat_id: Any, message_id: int, text: str, reply_markup: Any) -> dict[str, Any]:
+        message: dict[str, Any] = {
+            "message_id": message_id,
+            "from": self._bot_user(),
+            "chat": {"id": chat_id, "type": "private"},
+            "date": int(time.time()),
+            "text": text,
+        }
+        if reply_markup:
+            message["reply_markup"] = reply_markup
+        return message
+
+
+def _check_reply_markup(markup: Any) -> None:
+    if markup is None:
+        return
+    if isinstance(markup, dict) and {"keyboard", "remove_keyboard", "force_reply"} & set(markup):
+        return
+    rows = markup.get("inline_keyboard") if isinstance(markup, dict) else None
+    if not isinstance(rows, list) or not all(isinstance(row, list) for row in rows):
+        raise _bad("Bad Request: can't parse reply keyboard markup JSON object")
+    for row in rows:
+        for button in row:
+            if not isinstance(button, dict) or not str(button.get("text") or "").strip():
+                raise _bad("Bad Request: inline keyboard button text is empty")
+            data = button.get("callback_data")
+            if data is not None and not 1 <= len(str(data).encode("utf-8")) <= MAX_CALLBACK_DATA_BYTES:
+                raise _bad("Bad Request: BUTTON_DATA_INVALID")
+
+
+def _coerce(name: str, value: Any, types: list[str]) -> Any:
+    """Decode form strings and JSON-serialized objects; reject values of the wrong kind."""
+    if isinstance(value, str) and "String" not in types:
+        if "Integer" in types and re.fullmatch(r"-?\d+", value):
+            return int(value)
+        if "Boolean" in types and value in ("true", "false"):
+            return value == "true"
+        try:
+            value = json.loads(value)
+        except ValueError:
+            raise _wrong_type(name, types) from None
+    if isinstance(value, bool):
+        ok = "Boolean" in types
+    elif isinstance(value, int):
+        ok = bool({"Integer", "Float", "String"} & set(types))
+        value = str(value) if types == ["String"] else value
+    elif isinstance(value, str):
+        ok = "String" in types
+    elif isinstance(value, list):
+        ok = any(kind.startswith("Array of") for kind in types)
+    elif isinstance(value, dict):
+        ok = any(kind not in _SCALAR_TYPES and not kind.startswith("Array of") for kind in types)
+    else:
+        ok = isinstance(value, float) and "Float" in types
+    if not ok:
+        raise _wrong_type(name, types)
+    return value
+
+
+def _bad(description: str) -> BotApiError:
+    return BotApiError(HTTPStatus.BAD_REQUEST, description)
+
+
+def _wrong_type(name: str, types: list[str]) -> BotApiError:
+    return _bad(f'Bad Request: parameter "{name}" must be {" or ".join(types)}')
+
+
+def _error(error: BotApiError) -> tuple[int, dict[str, Any]]:
+    body: dict[str, Any] = {"ok": False, "error_code": int(error.status), "description": error.description}
+    if error.retry_after is not None:
+        body["parameters"] = {"retry_after": error.retry_after}
+    return int(error.status), body
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+def _copy(value: Any) -> Any:
+    return json.loads(json.dumps(value))
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(
+        self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler], api: FakeBotApi
+    ) -> None:
+        super().__init__(address, handler)
+        self.api = api
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _Server
+    protocol_version = "HTTP/1.1"
+
+    def do_POST(self) -> None:
+        self._answer()
+
+    def do_GET(self) -> None:
+        self._answer()
+
+    def log_message(self, format: str, *args: Any) -> None:
+        logger.debug("fake bot api: " + format, *args)
+
+    def _answer(self) -> None:
+        url = urlsplit(self.path)
+        match = re.fullmatch(r"/bot([^/]+)/([A-Za-z]+)", url.path)
+        if match is None:
+            self._send(HTTPStatus.NOT_FOUND, {"ok": False, "error_code": 404, "description": "Not Found"})
+            return
+        try:
+            params = {**dict(parse_qsl(url.query)), **self._body()}
+        except (ValueError, UnicodeDecodeError):
+            self._send(HTTPStatus.BAD_REQUEST, _error(BotApiError(400, "Bad Request: can't parse JSON"))[1])
+            return
+        status, body = self.server.api.handle(match.group(1), match.group(2), params)
+        self._send(status, body)
+
+    def _body(self) -> dict[str, Any]:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        if not raw:
+            return {}
+        content_type = (self.headers.get("Content-Type") or "").split(";")[0].strip().lower()
+        if content_type == "application/x-www-form-urlencoded":
+            return dict(parse_qsl(raw.decode("utf-8"), keep_blank_values=True))
+        body = json.loads(raw.decode("utf-8"))
+        if not isinstance(body, dict):
+            raise ValueError("body is not a JSON object")
+        return body
+
+    def _send(self, status: int, body: dict[str, Any]) -> None:
+        data = json.dumps(body).encode("utf-8")
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)

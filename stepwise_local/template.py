@@ -1,0 +1,187 @@
+"""Reads template.yaml (the single source of truth) and resolves what the local emulation needs from it."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+REGION = "us-east-1"
+ACCOUNT = "123456789012"
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+class _CfnLoader(yaml.SafeLoader):
+    """YAML loader that turns CloudFormation short tags (!Ref, !GetAtt, !Sub, ...) into their long form."""
+
+
+def _construct_tag(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> dict[str, Any]:
+    name = "Ref" if suffix == "Ref" else f"Fn::{suffix}"
+    if isinstance(node, yaml.ScalarNode):
+        value: Any = loader.construct_scalar(node)
+        if suffix == "GetAtt":
+            value = str(value).split(".", 1)
+    elif isinstance(node, yaml.SequenceNode):
+        value = loader.construct_sequence(node, deep=True)
+    else:
+        value = loader.construct_mapping(node, deep=True)  # type: ignore[arg-type]
+    return {name: value}
+
+
+_CfnLoader.add_multi_constructor("!", _construct_tag)
+
+
+@dataclass(frozen=True)
+class FunctionSpec:
+    """One AWS::Serverless::Function as the emulation runs it."""
+
+    logical_id: str
+    code_dir: Path
+    handler: str
+    environment: dict[str, str]
+    timeout: int
+
+    @property
+    def arn(self) -> str:
+        return function_arn(self.logical_id)
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    """One AWS::DynamoDB::Table: its local name and its create_table arguments."""
+
+    logical_id: str
+    create_args: dict[str, Any]
+    ttl_attribute: str | None
+
+
+def function_arn(name: str) -> str:
+    return f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{name}"
+
+
+def state_machine_arn(name: str) -> str:
+    return f"arn:aws:states:{REGION}:{ACCOUNT}:stateMachine:{name}"
+
+
+class Template:
+    """template.yaml with its intrinsic functions resolved to local names and ARNs."""
+
+    def __init__(self, path: Path | None = None, parameters: dict[str, str] | None = None) -> None:
+        self.path = path or REPO_ROOT / "template.yaml"
+        self.root = self.path.parent
+        self.doc: dict[str, Any] = yaml.load(self.path.read_text(), Loader=_CfnLoader)  # noqa: S506 (safe subclass)
+        self.resources: dict[str, dict[str, Any]] = self.doc["Resources"]
+        declared = self.doc.get("Parameters", {})
+        unknown = set(parameters or {}) - set(declared)
+        if unknown:
+            raise ValueError(f"unknown template parameters: {sorted(unknown)}")
+        self.parameters = {name: str(spec.get("Default", "")) for name, spec in declared.items()}
+        self.parameters.update(parameters or {})
+
+    def of_type(self, resource_type: str) -> dict[str, dict[str, Any]]:
+        return {k: v for k, v in self.resources.items() if v["Type"] == resource_type}
+
+    def resolve(self, value: Any) -> Any:
+        """Resolve Ref, GetAtt and Sub the way CloudFormation would, with local names."""
+        if isinstance(value, dict) and len(value) == 1:
+            ((key, arg),) = value.items()
+            if key == "Ref":
+                return self._ref(arg)
+            if key == "Fn::GetAtt":
+                return self._get_att(*arg)
+            if key == "Fn::Sub":
+                return self._sub(arg)
+        if isinstance(value, dict):
+            return {k: self.resolve(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.resolve(v) for v in value]
+        return value
+
+    def _ref(self, name: str) -> str:
+        if name in self.parameters:
+            return self.parameters[name]
+        pseudo = {
+            "AWS::Region": REGION,
+            "AWS::AccountId": ACCOUNT,
+            "AWS::StackName": "stepwise-local",
+            "AWS::Partition": "aws",
+            "AWS::URLSuffix": "amazonaws.com",
+        }
+        if name in pseudo:
+            return pseudo[name]
+        kind = self.resources[name]["Type"]
+        if kind == "AWS::Serverless::StateMachine":
+            return state_machine_arn(name)
+        return name  # tables, functions, buckets...: the logical id is the local physical name
+
+    def _get_att(self, name: str, attribute: str) -> str:
+        kind = self.resources[name]["Type"]
+        if attribute == "Arn" and kind == "AWS::Serverless::Function":
+            return function_arn(name)
+        if attribute == "Arn" and kind == "AWS::Serverless::StateMachine":
+            return state_machine_arn(name)
+        if attribute == "Name":
+            return name
+        if attribute == "Arn":
+            return f"arn:aws:local:{REGION}:{ACCOUNT}:{name}"
+        raise ValueError(f"GetAtt {name}.{attribute} is not emulated")
+
+    def _sub(self, arg: Any) -> str:
+        text, extra = (arg, {}) if isinstance(arg, str) else (arg[0], self.resolve(arg[1]))
+
+        def replace(match: re.Match[str]) -> str:
+            ref = match.group(1)
+            if ref in extra:
+                return str(extra[ref])
+            if "." in ref:
+                return self._get_att(*ref.split(".", 1))
+            return self._ref(ref)
+
+        return re.sub(r"\$\{([^}!]+)\}", replace, text)
+
+    def functions(self) -> dict[str, FunctionSpec]:
+        """Every function with its merged Globals, resolved environment and code directory."""
+        globals_ = self.doc.get("Globals", {}).get("Function", {})
+        specs = {}
+        for logical_id, resource in self.of_type("AWS::Serverless::Function").items():
+            props = resource["Properties"]
+            env = dict(globals_.get("Environment", {}).get("Variables", {}))
+            env.update(props.get("Environment", {}).get("Variables", {}))
+            specs[logical_id] = FunctionSpec(
+                logical_id=logical_id,
+                code_dir=self.root / props["CodeUri"],
+                handler=props.get("Handler", globals_.get("Handler", "app.handler")),
+                environment={k: str(self.resolve(v)) for k, v in env.items()},
+                timeout=int(props.get("Timeout", globals_.get("Timeout", 3))),
+            )
+        return specs
+
+    def tables(self) -> list[TableSpec]:
+        """Every DynamoDB table, as create_table arguments."""
+        specs = []
+        for logical_id, resource in self.of_type("AWS::DynamoDB::Table").items():
+            props = self.resolve(resource["Properties"])
+            args = {
+                "TableName": logical_id,
+                "AttributeDefinitions": props["AttributeDefinitions"],
+                "KeySchema": props["KeySchema"],
+                "BillingMode": props.get("BillingMode", "PAY_PER_REQUEST"),
+            }
+            if "GlobalSecondaryIndexes" in props:
+                args["GlobalSecondaryIndexes"] = props["GlobalSecondaryIndexes"]
+            ttl = props.get("TimeToLiveSpecification", {})
+            specs.append(
+                TableSpec(logical_id, args, ttl.get("AttributeName") if ttl.get("Enabled") else None)
+            )
+        return specs
+
+    def state_machine(self, logical_id: str) -> tuple[str, str]:
+        """(name, definition) of a state machine, with DefinitionSubstitutions applied as SAM does."""
+        props = self.resources[logical_id]["Properties"]
+        definition = (self.root / props["DefinitionUri"]).read_text()
+        for key, value in self.resolve(props.get("DefinitionSubstitutions", {})).items():
+            definition = definition.replace("${" + key + "}", str(value))
+        return logical_id, definition

@@ -1,0 +1,73 @@
+"""template.yaml, the state machine and the code agree with each other."""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+
+from support.tools import ROOT
+
+from stepwise.config import Settings
+from stepwise_local.template import Template
+
+TEMPLATE = Template()
+ASL_TEXT = (ROOT / "statemachine" / "turn.asl.json").read_text()
+STATE_MACHINE = TEMPLATE.resources["TurnStateMachine"]["Properties"]
+
+
+def test_every_asl_placeholder_has_a_substitution_and_every_substitution_is_used() -> None:
+    placeholders = set(re.findall(r"\$\{(\w+)\}", ASL_TEXT))
+    assert placeholders == set(STATE_MACHINE["DefinitionSubstitutions"])
+
+
+def test_the_state_machine_may_invoke_exactly_the_functions_it_uses() -> None:
+    used = {value["Fn::GetAtt"][0] for value in STATE_MACHINE["DefinitionSubstitutions"].values()}
+    invocable = {policy["LambdaInvokePolicy"]["FunctionName"]["Ref"] for policy in STATE_MACHINE["Policies"]}
+    assert used == invocable
+
+
+def test_every_task_declares_retry_catch_or_end_and_a_timeout() -> None:
+    states = json.loads(ASL_TEXT)["States"]
+    for name, state in states.items():
+        if state["Type"] != "Task":
+            continue
+        assert "TimeoutSeconds" in state, name
+        assert state.get("Retry"), name
+        assert state.get("Catch") or state.get("End"), name
+
+
+def test_the_workflow_is_standard_and_uses_jsonpath() -> None:
+    assert STATE_MACHINE["Type"] == "STANDARD"
+    assert json.loads(ASL_TEXT).get("QueryLanguage", "JSONPath") == "JSONPath"
+
+
+def test_every_function_has_a_thin_app_handler() -> None:
+    for spec in TEMPLATE.functions().values():
+        assert spec.handler == "app.handler"
+        source = (spec.code_dir / "app.py").read_text()
+        tree = ast.parse(source)
+        assert any(isinstance(node, ast.FunctionDef) and node.name == "handler" for node in tree.body)
+        assert "boto3" not in source and "requests" not in source, (
+            f"{spec.logical_id} talks to AWS/HTTP itself"
+        )
+
+
+def test_every_environment_variable_in_the_template_is_a_known_setting() -> None:
+    known = {name.upper() for name in Settings.model_fields}
+    for spec in TEMPLATE.functions().values():
+        for variable in spec.environment:
+            assert variable.startswith("POWERTOOLS_") or variable in known, f"{spec.logical_id}: {variable}"
+
+
+def test_the_webhook_is_a_post_route_on_the_http_api() -> None:
+    events = TEMPLATE.resources["WebhookFunction"]["Properties"]["Events"]
+    assert events["Telegram"]["Type"] == "HttpApi"
+    assert events["Telegram"]["Properties"]["Method"] == "POST"
+
+
+def test_tables_are_on_demand_and_turn_records_expire() -> None:
+    tables = {t.logical_id: t for t in TEMPLATE.tables()}
+    assert all(t.create_args["BillingMode"] == "PAY_PER_REQUEST" for t in tables.values())
+    assert tables["TurnsTable"].ttl_attribute == "expires_at"
+    assert tables["MessagesTable"].ttl_attribute is None, "history is never expired"

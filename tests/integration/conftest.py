@@ -1,0 +1,38 @@
+"""One local stack for the integration tests: moto runs the real ASL, fakes speak real HTTP on 127.0.0.1."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from support.stack import ALLOWED_USERS, Stack
+
+from stepwise_local.anthropic_server import FakeAnthropic
+from stepwise_local.emulation import Emulation, LocalConfig
+from stepwise_local.telegram_server import FakeBotApi
+
+BOT_TOKEN = "123456:integration-token"
+
+
+@pytest.fixture(scope="session")
+def running_stack() -> Iterator[Stack]:
+    with FakeBotApi(BOT_TOKEN) as telegram, FakeAnthropic() as anthropic:
+        config = LocalConfig(
+            telegram_base_url=telegram.base_url,
+            bot_token=BOT_TOKEN,
+            anthropic_api_key=anthropic.api_key,
+            anthropic_base_url=anthropic.base_url,
+            parameters={"AllowedUserIds": ",".join(map(str, ALLOWED_USERS)), "LogLevel": "WARNING"},
+            retry_time_scale=0.001,
+        )
+        with Emulation(config) as emulation:
+            yield Stack(emulation, telegram, anthropic)
+
+
+@pytest.fixture
+def stack(running_stack: Stack) -> Iterator[Stack]:
+    """The shared stack, with the model's script and requests and the environment overrides fresh per test."""
+    running_stack.anthropic.reset()
+    running_stack.emulation.config.env.clear()
+    yield running_stack
+    running_stack.emulation.config.env.clear()

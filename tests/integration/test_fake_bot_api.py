@@ -1,0 +1,228 @@
+"""BotApiClient against FakeBotApi over real HTTP on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import requests
+
+from stepwise.telegram import (
+    BotApiClient,
+    InlineKeyboardButton,
+    InlineKeyboardMarkup,
+    TelegramBadRequest,
+    TelegramForbidden,
+    TelegramTransientError,
+    render_reply,
+)
+from stepwise_local.telegram_server import FakeBotApi
+
+TOKEN = "424242:fake-token_for-tests"
+CHAT = 1001
+
+
+@pytest.fixture
+def received() -> list[dict[str, Any]]:
+    return []
+
+
+@pytest.fixture
+def api(received: list[dict[str, Any]]) -> Iterator[FakeBotApi]:
+    with FakeBotApi(TOKEN, on_message=received.append) as server:
+        yield server
+
+
+def make_client(api: FakeBotApi, token: str = TOKEN, **kwargs: Any) -> BotApiClient:
+    session = requests.Session()
+    session.trust_env = False  # never send loopback traffic through a configured proxy
+    return BotApiClient(token, api.base_url, session=session, timeout_seconds=5, **kwargs)
+
+
+def raw_post(api: FakeBotApi, method: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    session = requests.Session()
+    session.trust_env = False
+    response = session.post(f"{api.base_url}/bot{TOKEN}/{method}", json=body, timeout=5)
+    return response.status_code, response.json()
+
+
+def test_message_round_trip(api: FakeBotApi, received: list[dict[str, Any]]) -> None:
+    # Given a client talking to the fake Bot API
+    client = make_client(api)
+    keyboard = InlineKeyboardMarkup(
+        inline_keyboard=[[InlineKeyboardButton(text="More", callback_data="more")]]
+    )
+    # When two messages are sent (one with HTML and a keyboard) and the first is edited
+    first = client.send_message(CHAT, "<b>Hello</b> a &lt; b", parse_mode="HTML", reply_markup=keyboard)
+    second = client.send_message(CHAT, "plain & simple")
+    client.edit_message_text(CHAT, first, "<i>Edited</i>", parse_mode="HTML")
+    client.edit_message_text(CHAT, first, "<i>Edited</i>", parse_mode="HTML")  # unchanged: not an error
+    client.send_chat_action(CHAT)
+    # Then message ids increase, edits are applied and the callback saw every accepted message
+    assert (first, second) == (1, 2)
+    messages = api.messages(CHAT)
+    assert [api.text_of(m) for m in messages] == ["Edited", "plain & simple"]
+    assert messages[0]["edit_count"] == 1
+    assert [(m["method"], m["message_id"]) for m in received] == [
+        ("sendMessage", 1),
+        ("sendMessage", 2),
+        ("editMessageText", 1),
+    ]
+    assert received[0]["reply_markup"] == {"inline_keyboard": [[{"text": "More", "callback_data": "more"}]]}
+    assert [c["params"]["action"] for c in api.calls("sendChatAction")] == ["typing"]
+
+
+def test_rendered_reply_is_accepted(api: FakeBotApi) -> None:
+    # Given a long Markdown reply with code, rendered into chunks
+    markdown = (
+        "**Intro** a < b && c > d\n\n```python\n" + "\n".join(f"x{n} = {n}" for n in range(900)) + "\n```"
+    )
+    chunks = render_reply(markdown)
+    client = make_client(api)
+    # When every chunk is sent as HTML
+    for chunk in chunks:
+        client.send_message(CHAT, chunk.html, parse_mode="HTML")
+    # Then Telegram (the fake) accepted them all and the reader sees the plain text
+    assert len(api.messages(CHAT)) == len(chunks) > 1
+    assert [api.text_of(m) for m in api.messages(CHAT)] == [chunk.plain for chunk in chunks]
+
+
+def test_unknown_field_is_rejected(api: FakeBotApi) -> None:
+    # Given a request with a field sendMessage does not have
+    status, body = raw_post(api, "sendMessage", {"chat_id": CHAT, "text": "hi", "colour": "red"})
+    # Then it is a 400 naming the field, and nothing was recorded
+    assert status == 400
+    assert body["ok"] is False and "colour" in body["description"]
+    assert api.calls() == []
+
+
+def test_missing_required_field_and_unknown_method(api: FakeBotApi) -> None:
+    # Given requests missing chat_id and calling a method that does not exist
+    status, body = raw_post(api, "sendMessage", {"text": "hi"})
+    assert (status, "chat_id" in body["description"]) == (400, True)
+    status, body = raw_post(api, "sendTelepathy", {"chat_id": CHAT})
+    assert (status, body["error_code"]) == (404, 404)
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        ("<div>hi</div>", "Unsupported start tag"),
+        ("<b>hi", "Can't find end tag"),
+        ("<b><i>x</b></i>", "Unmatched end tag"),
+        ("a < b", "reserved"),
+        ("fish & chips", "reserved"),
+    ],
+)
+def test_bad_html_is_rejected(api: FakeBotApi, text: str, fragment: str) -> None:
+    # Given a client sending invalid Telegram HTML
+    client = make_client(api)
+    # When / Then Telegram's "can't parse entities" bad request comes back
+    with pytest.raises(TelegramBadRequest, match="can't parse entities") as caught:
+        client.send_message(CHAT, text, parse_mode="HTML")
+    assert fragment in caught.value.description
+
+
+def test_length_limits(api: FakeBotApi) -> None:
+    # Given texts at, above and below the limits (counted after entity parsing)
+    client = make_client(api)
+    client.send_message(CHAT, "<b>" + "x" * 4096 + "</b>", parse_mode="HTML")
+    # When / Then too long and empty texts are bad requests
+    with pytest.raises(TelegramBadRequest, match="message is too long"):
+        client.send_message(CHAT, "x" * 4097)
+    with pytest.raises(TelegramBadRequest, match="text must be non-empty"):
+        client.send_message(CHAT, "<b> </b>", parse_mode="HTML")
+    keyboard = InlineKeyboardMarkup(
+        inline_keyboard=[[InlineKeyboardButton(text="x", callback_data="d" * 65)]]
+    )
+    with pytest.raises(TelegramBadRequest, match="BUTTON_DATA_INVALID"):
+        client.send_message(CHAT, "hi", reply_markup=keyboard)
+    with pytest.raises(TelegramBadRequest, match="action"):
+        client.send_chat_action(CHAT, "dancing")
+
+
+def test_rate_limit_is_waited_out_by_the_client(api: FakeBotApi) -> None:
+    # Given the next two sendMessage calls are rate limited (retry_after 1s, slept as 10 ms)
+    api.fail_next("sendMessage", 429, "Too Many Requests: retry after 1", retry_after=1, times=2)
+    slept: list[float] = []
+
+    def tiny_sleep(seconds: float) -> None:
+        slept.append(seconds)
+        time.sleep(0.01)
+
+    client = make_client(api, sleep=tiny_sleep)
+    # When a message is sent
+    message_id = client.send_message(CHAT, "patience")
+    # Then the client waited twice and the third attempt got through
+    assert message_id == 1
+    assert slept == [1, 1]
+    assert [a["status"] for a in api.attempts("sendMessage")] == [429, 429, 200]
+
+
+def test_injected_server_error_is_transient_and_html_rejection_allows_plain_fallback(api: FakeBotApi) -> None:
+    # Given a 502 and then one HTML rejection are injected
+    client = make_client(api)
+    api.fail_next("sendMessage", 502, "Bad Gateway")
+    api.reject_html_next()
+    # When / Then the 502 is transient, the HTML send is rejected and the plain fallback succeeds
+    with pytest.raises(TelegramTransientError):
+        client.send_message(CHAT, "one")
+    with pytest.raises(TelegramBadRequest, match="can't parse entities"):
+        client.send_message(CHAT, "<b>two</b>", parse_mode="HTML")
+    assert client.send_message(CHAT, "two") == 1
+
+
+def test_wrong_token_is_unauthorized(api: FakeBotApi) -> None:
+    # Given a client with the wrong token
+    client = make_client(api, token="1:wrong")
+    # When / Then every call is forbidden, and the token is not in the error
+    with pytest.raises(TelegramForbidden) as caught:
+        client.send_chat_action(CHAT)
+    assert caught.value.status == 401
+    assert "1:wrong" not in str(caught.value)
+
+
+def test_form_encoded_requests_webhook_and_get_me(api: FakeBotApi) -> None:
+    # Given form-encoded calls as some tools send them
+    form = urllib.parse.urlencode(
+        {"url": "https://example.org/hook", "secret_token": "abc_DEF-1", "allowed_updates": '["message"]'}
+    ).encode()
+    request = urllib.request.Request(f"{api.base_url}/bot{TOKEN}/setWebhook", data=form, method="POST")
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    with opener.open(request, timeout=5) as response:
+        assert json.load(response) == {"ok": True, "result": True}
+    # When getMe and deleteWebhook are called through the client's generic call
+    client = make_client(api)
+    me = client.call("getMe", {})
+    # Then the webhook was recorded with decoded values, and the bot identity comes from the token
+    assert api.calls("setWebhook")[0]["params"]["allowed_updates"] == ["message"]
+    assert me["id"] == 424242 and me["is_bot"] is True
+    assert client.call("deleteWebhook", {}) is True
+    with pytest.raises(TelegramBadRequest, match="secret token"):
+        client.set_webhook("https://example.org/hook", "bad secret!", ["message"])
+
+
+def test_concurrent_sends_get_distinct_ids(api: FakeBotApi) -> None:
+    # Given eight threads sending to the same chat
+    client_ids: list[int] = []
+    lock = threading.Lock()
+
+    def send(n: int) -> None:
+        message_id = make_client(api).send_message(CHAT, f"m{n}")
+        with lock:
+            client_ids.append(message_id)
+
+    threads = [threading.Thread(target=send, args=(n,)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    # Then every message got its own id
+    assert sorted(client_ids) == list(range(1, 9))
+    assert len(api.messages(CHAT)) == 8

@@ -1,0 +1,214 @@
+"""The turn pipeline through the real state machine on the emulation, with fake Anthropic and Telegram
+servers speaking real HTTP on 127.0.0.1."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from support.stack import NOT_ALLOWED_USER, Stack
+
+from stepwise.history.dynamodb import DynamoMessageRepository
+from stepwise.history.models import StoredMessage
+from stepwise.turn.deliver import FRIENDLY_ERROR
+from stepwise_local import updates
+from stepwise_local.anthropic_server import error, hang, text
+
+
+def user_texts(request: dict) -> list[str]:  # type: ignore[type-arg]
+    return [
+        block["text"]
+        for message in request["messages"]
+        for block in message["content"]
+        if block.get("type") == "text"
+    ]
+
+
+def test_an_allowlisted_message_gets_exactly_one_reply_and_both_messages_are_stored(stack: Stack) -> None:
+    # Given an allowlisted user and a model that answers
+    user = stack.new_user()
+    stack.anthropic.script(text("Hello! How can I help?"))
+    # When the user says hello
+    execution = stack.say(user, "hello")
+    # Then the turn succeeds with exactly one reply carrying the model's text
+    assert execution["status"] == "SUCCEEDED"
+    assert stack.replies(user) == ["Hello! How can I help?"]
+    # And both messages are stored with the documented fields
+    stored = stack.stored(user)
+    assert [(m["role"], m["content"]) for m in stored] == [
+        ("user", "hello"),
+        ("assistant", "Hello! How can I help?"),
+    ]
+    for item in stored:
+        assert {"id", "chat_id", "role", "content", "created_at"} <= set(item)
+        assert len(item["id"]) == 21
+        assert datetime.fromisoformat(item["created_at"]).tzinfo is not None
+
+
+def test_a_non_allowlisted_user_gets_200_and_nothing_happens(stack: Stack) -> None:
+    before = len(stack.emulation.executions())
+    update = updates.text_message(NOT_ALLOWED_USER, "let me in")
+    response = stack.emulation.post_update(update)
+    assert response["statusCode"] == 200
+    assert len(stack.emulation.executions()) == before
+    assert stack.telegram.messages(NOT_ALLOWED_USER) == []
+    assert stack.stored(NOT_ALLOWED_USER) == []
+    assert stack.anthropic.requests == []
+
+
+@pytest.mark.parametrize(("secret", "status"), [(None, 401), ("not-the-secret", 403)])
+def test_a_wrong_or_missing_secret_is_rejected_and_starts_nothing(
+    stack: Stack, secret: str | None, status: int
+) -> None:
+    user = stack.new_user()
+    before = len(stack.emulation.executions())
+    response = stack.emulation.post_update(updates.text_message(user, "hello"), secret=secret)
+    assert response["statusCode"] == status
+    assert len(stack.emulation.executions()) == before
+    assert stack.stored(user) == []
+
+
+def test_the_same_update_delivered_twice_runs_one_turn_with_one_reply(stack: Stack) -> None:
+    user = stack.new_user()
+    update = updates.text_message(user, "hello once")
+    first = stack.emulation.post_update(update)
+    second = stack.emulation.post_update(update)  # Telegram retrying while the turn runs
+    stack.emulation.wait(f"update-{update['update_id']}")
+    third = stack.emulation.post_update(update)  # and again after it finished
+    assert [r["statusCode"] for r in (first, second, third)] == [200, 200, 200]
+    names = [e["name"] for e in stack.emulation.executions()]
+    assert names.count(f"update-{update['update_id']}") == 1
+    assert stack.replies(user) == ["You said: hello once"]
+    assert len(stack.anthropic.requests) == 1
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [error(500), error(529, "overloaded_error"), hang(2.0)],
+    ids=["http-500", "overloaded-529", "timeout"],
+)
+def test_a_model_that_keeps_failing_gets_one_friendly_reply_and_the_message_survives(
+    stack: Stack, failure: object
+) -> None:
+    # Given a model API that fails every time (the client times out after 0.3 s)
+    user = stack.new_user()
+    stack.emulation.config.env["ANTHROPIC_TIMEOUT_SECONDS"] = "0.3"
+    stack.anthropic.always(failure)  # type: ignore[arg-type]
+    # When the user writes
+    execution = stack.say(user, "are you there?")
+    # Then the state machine retried, and the user got one short friendly message; the turn ended cleanly
+    assert execution["status"] == "SUCCEEDED"
+    assert stack.replies(user) == [FRIENDLY_ERROR]
+    model_calls = [e for e in stack.emulation.history(execution["name"]) if e["type"] == "TaskFailed"]
+    assert len(model_calls) == 4, "one call and three retries"
+    assert [m["content"] for m in stack.stored(user)] == ["are you there?"]
+    # And when the model is back, the next turn's context holds the earlier message
+    stack.anthropic.reset()
+    stack.anthropic.script(text("Yes, I'm here."))
+    stack.say(user, "hello?")
+    assert user_texts(stack.anthropic.requests[-1]) == ["are you there?", "hello?"]
+    assert stack.replies(user) == [FRIENDLY_ERROR, "Yes, I'm here."]
+
+
+def test_a_permanent_model_error_is_not_retried(stack: Stack) -> None:
+    user = stack.new_user()
+    stack.anthropic.always(error(400, "invalid_request_error"))
+    execution = stack.say(user, "hello")
+    assert execution["status"] == "SUCCEEDED"
+    assert len(stack.anthropic.requests) == 1
+    assert stack.replies(user) == [FRIENDLY_ERROR]
+
+
+def test_with_more_than_20_stored_messages_the_model_sees_the_newest_20_oldest_first(stack: Stack) -> None:
+    # Given 30 earlier messages in the chat
+    user = stack.new_user()
+    repository = DynamoMessageRepository(stack.emulation.table("MessagesTable"))
+    for n in range(30):
+        repository.add(
+            StoredMessage(
+                id=f"seed{n:02d}",
+                chat_id=user,
+                role="assistant" if n % 2 == 0 else "user",
+                content=f"earlier {n}",
+                created_at=f"2026-11-01T10:00:{n:02d}.000Z",
+            )
+        )
+    # When the user writes again
+    stack.say(user, "and now?")
+    # Then the model sees the newest 20 messages (19 earlier + this one), oldest first
+    assert user_texts(stack.anthropic.requests[0]) == [f"earlier {n}" for n in range(11, 30)] + ["and now?"]
+
+
+def test_anthropic_model_defaults_to_haiku_and_can_be_changed(stack: Stack) -> None:
+    user = stack.new_user()
+    stack.say(user, "first")
+    stack.emulation.config.env["ANTHROPIC_MODEL"] = "claude-opus-4-7"
+    stack.say(user, "second")
+    assert [r["model"] for r in stack.anthropic.requests] == ["claude-haiku-4-5", "claude-opus-4-7"]
+
+
+def test_the_system_prompt_holds_the_role_the_tools_section_and_the_current_time(stack: Stack) -> None:
+    user = stack.new_user()
+    stack.say(user, "hello")
+    system = stack.anthropic.requests[0]["system"]
+    prompt = "\n".join(block["text"] for block in system)
+    assert "You are Stepwise, a personal assistant" in prompt
+    assert "## Tools" in prompt
+    stamp = prompt.split("The current date and time is ")[1].split()[0].rstrip(".")
+    assert abs((datetime.fromisoformat(stamp) - datetime.now(UTC)).total_seconds()) < 120
+    assert system[0].get("cache_control") == {"type": "ephemeral"}
+    assert stamp not in system[0]["text"]
+
+
+def test_a_long_reply_arrives_as_several_messages_none_over_the_limit(stack: Stack) -> None:
+    user = stack.new_user()
+    paragraphs = [f"Part {n}. " + "All work and no play makes a long answer. " * 40 for n in range(7)]
+    stack.anthropic.script(text("\n\n".join(paragraphs)))
+    stack.say(user, "write a lot")
+    replies = stack.replies(user)
+    assert len(replies) >= 3
+    assert all(0 < len(reply) <= 4096 for reply in replies)
+    joined = "\n".join(replies)
+    assert [joined.index(f"Part {n}.") for n in range(7)] == sorted(
+        joined.index(f"Part {n}.") for n in range(7)
+    )
+
+
+def test_angle_brackets_and_ampersands_arrive_intact(stack: Stack) -> None:
+    user = stack.new_user()
+    answer = 'Use if a < b && c > d: print("<tag>") — and R&D & <b>not bold</b>'
+    stack.anthropic.script(text(answer))
+    stack.say(user, "show me")
+    assert stack.replies(user) == [answer]
+    assert stack.telegram.messages(user)[0]["parse_mode"] == "HTML"
+
+
+def test_a_telegram_429_is_waited_out_and_the_reply_arrives_once(stack: Stack) -> None:
+    user = stack.new_user()
+    stack.telegram.fail_next("sendMessage", 429, "Too Many Requests: retry after 1", retry_after=1)
+    stack.anthropic.script(text("Patience pays."))
+    stack.say(user, "hello")
+    assert stack.replies(user) == ["Patience pays."]
+    statuses = [a["status"] for a in stack.telegram.attempts("sendMessage") if a["params"]["chat_id"] == user]
+    assert statuses == [429, 200]
+
+
+def test_rejected_entities_fall_back_to_plain_text_once(stack: Stack) -> None:
+    user = stack.new_user()
+    stack.telegram.reject_html_next()
+    stack.anthropic.script(text("**Bold** move"))
+    stack.say(user, "hello")
+    assert stack.replies(user) == ["Bold move"]
+    assert "parse_mode" not in stack.telegram.messages(user)[0]
+
+
+def test_a_telegram_server_error_is_retried_by_the_state_machine_without_duplicates(stack: Stack) -> None:
+    user = stack.new_user()
+    stack.telegram.fail_next("sendMessage", 502, "Bad Gateway")
+    stack.anthropic.script(text("Still here."))
+    execution = stack.say(user, "hello")
+    assert execution["status"] == "SUCCEEDED"
+    assert stack.replies(user) == ["Still here."]
+    assert [e["type"] for e in stack.emulation.history(execution["name"]) if e["type"] == "TaskFailed"] == [
+        "TaskFailed"
+    ]

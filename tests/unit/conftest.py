@@ -1,0 +1,38 @@
+"""Unit-test fixtures: the turn's ports as in-memory fakes, a fixed clock and predictable ids."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from support.turn_fakes import Clock, ScriptedModel
+
+from stepwise.history.memory import InMemoryMessageRepository
+from stepwise.telegram.fake import InMemoryTelegram
+from stepwise.turn.services import TurnServices
+from stepwise.turns.memory import InMemoryTurnStore
+
+
+@pytest.fixture
+def telegram() -> InMemoryTelegram:
+    return InMemoryTelegram()
+
+
+@pytest.fixture
+def model() -> ScriptedModel:
+    return ScriptedModel()
+
+
+@pytest.fixture
+def services(telegram: InMemoryTelegram, model: ScriptedModel) -> TurnServices:
+    counter = itertools.count(1)
+    return TurnServices(
+        messages=InMemoryMessageRepository(),
+        turns=InMemoryTurnStore(),
+        telegram=lambda: telegram,
+        model=lambda: model,
+        model_name="claude-test",
+        history_limit=20,
+        clock=Clock(),
+        new_id=lambda: f"id{next(counter):04d}",
+    )

@@ -1,0 +1,310 @@
+"""Tests for BotApiClient (over a scripted requests adapter, no sockets) and InMemoryTelegram."""
+
+from __future__ import annotations
+
+import io
+import json
+import traceback
+from typing import Any
+
+import pytest
+import requests
+from requests.adapters import BaseAdapter
+
+from stepwise.telegram import (
+    BotApiClient,
+    InlineKeyboardButton,
+    InlineKeyboardMarkup,
+    InMemoryTelegram,
+    TelegramBadRequest,
+    TelegramClient,
+    TelegramError,
+    TelegramForbidden,
+    TelegramTransientError,
+)
+
+TOKEN = "123456:AAH-secret_token-value"
+Answer = tuple[int, Any] | Exception
+
+
+class ScriptedAdapter(BaseAdapter):
+    """Answers requests from a script: (status, JSON body) pairs or exceptions to raise."""
+
+    def __init__(self, answers: list[Answer]) -> None:
+        super().__init__()
+        self.answers = list(answers)
+        self.requests: list[requests.PreparedRequest] = []
+
+    def send(self, request: requests.PreparedRequest, *args: Any, **kwargs: Any) -> requests.Response:
+        self.requests.append(request)
+        answer = self.answers.pop(0)
+        if isinstance(answer, Exception):
+            raise answer
+        status, body = answer
+        response = requests.Response()
+        response.status_code = status
+        response.raw = io.BytesIO(body if isinstance(body, bytes) else json.dumps(body).encode())
+        response.headers["Content-Type"] = "application/json"
+        response.url = request.url or ""
+        response.request = request
+        return response
+
+    def close(self) -> None:
+        pass
+
+    def bodies(self) -> list[dict[str, Any]]:
+        return [json.loads(request.body or b"{}") for request in self.requests]
+
+
+def make_client(answers: list[Answer], **kwargs: Any) -> tuple[BotApiClient, ScriptedAdapter, list[float]]:
+    adapter = ScriptedAdapter(answers)
+    session = requests.Session()
+    session.mount("https://", adapter)
+    sleeps: list[float] = []
+    client = BotApiClient(TOKEN, session=session, sleep=sleeps.append, **kwargs)
+    return client, adapter, sleeps
+
+
+def ok(result: Any) -> tuple[int, Any]:
+    return 200, {"ok": True, "result": result}
+
+
+def failure(status: int, description: str, retry_after: int | None = None) -> tuple[int, Any]:
+    body: dict[str, Any] = {"ok": False, "error_code": status, "description": description}
+    if retry_after is not None:
+        body["parameters"] = {"retry_after": retry_after}
+    return status, body
+
+
+def test_send_message_posts_json_without_none_fields_and_returns_message_id() -> None:
+    # Given Telegram accepts the message
+    client, adapter, _ = make_client(
+        [ok({"message_id": 77, "date": 0, "chat": {"id": 5, "type": "private"}})]
+    )
+    keyboard = InlineKeyboardMarkup(inline_keyboard=[[InlineKeyboardButton(text="Go", callback_data="go")]])
+    # When a message is sent with a keyboard but no parse_mode
+    message_id = client.send_message(5, "hi <there>", reply_markup=keyboard)
+    # Then it went to POST /bot<token>/sendMessage with only the given fields
+    assert message_id == 77
+    request = adapter.requests[0]
+    assert request.method == "POST"
+    assert request.url == f"https://api.telegram.org/bot{TOKEN}/sendMessage"
+    assert adapter.bodies() == [
+        {
+            "chat_id": 5,
+            "text": "hi <there>",
+            "reply_markup": {"inline_keyboard": [[{"text": "Go", "callback_data": "go"}]]},
+        }
+    ]
+
+
+def test_other_methods_send_their_parameters() -> None:
+    # Given a client whose calls all succeed
+    client, adapter, _ = make_client([ok(True), ok(True), ok({"message_id": 3}), ok(True)])
+    # When each method is called
+    client.send_chat_action(5)
+    client.answer_callback_query("cb-1")
+    client.edit_message_text(5, 3, "<b>new</b>", parse_mode="HTML")
+    client.set_webhook("https://example.org/hook", "s3cret", ["message", "callback_query"])
+    # Then the right methods and bodies were posted
+    assert [r.url.rsplit("/", 1)[1] for r in adapter.requests if r.url] == [
+        "sendChatAction",
+        "answerCallbackQuery",
+        "editMessageText",
+        "setWebhook",
+    ]
+    assert adapter.bodies() == [
+        {"chat_id": 5, "action": "typing"},
+        {"callback_query_id": "cb-1"},
+        {"chat_id": 5, "message_id": 3, "text": "<b>new</b>", "parse_mode": "HTML"},
+        {
+            "url": "https://example.org/hook",
+            "secret_token": "s3cret",
+            "allowed_updates": ["message", "callback_query"],
+        },
+    ]
+
+
+def test_rate_limit_is_waited_out_with_the_injected_sleep() -> None:
+    # Given Telegram rate-limits twice, then accepts
+    client, adapter, sleeps = make_client(
+        [failure(429, "Too Many Requests: retry after 2", 2), failure(429, "Too Many Requests", 5), ok(True)]
+    )
+    # When a chat action is sent
+    client.send_chat_action(1)
+    # Then the client slept for each retry_after and retried
+    assert sleeps == [2, 5]
+    assert len(adapter.requests) == 3
+
+
+def test_rate_limit_above_the_bound_is_transient_without_waiting() -> None:
+    # Given a retry_after longer than the client may wait
+    client, _, sleeps = make_client([failure(429, "Too Many Requests", 60)], max_retry_after_seconds=30)
+    # When / Then the call fails as transient and carries retry_after
+    with pytest.raises(TelegramTransientError) as caught:
+        client.send_chat_action(1)
+    assert caught.value.status == 429
+    assert caught.value.retry_after == 60
+    assert sleeps == []
+
+
+def test_rate_limit_that_persists_after_the_allowed_waits_is_transient() -> None:
+    # Given Telegram keeps rate limiting
+    client, adapter, sleeps = make_client([failure(429, "Too Many Requests", 1)] * 3, max_rate_limit_waits=2)
+    # When / Then the client waits twice and then gives up
+    with pytest.raises(TelegramTransientError):
+        client.send_chat_action(1)
+    assert sleeps == [1, 1]
+    assert len(adapter.requests) == 3
+
+
+@pytest.mark.parametrize("status", [500, 502, 503])
+def test_server_errors_are_transient_and_not_retried(status: int) -> None:
+    # Given Telegram answers with a 5xx
+    client, adapter, _ = make_client([failure(status, "Internal Server Error")])
+    # When / Then the error is transient and only one request was made
+    with pytest.raises(TelegramTransientError) as caught:
+        client.send_message(1, "x")
+    assert caught.value.status == status
+    assert caught.value.method == "sendMessage"
+    assert len(adapter.requests) == 1
+
+
+def test_non_json_gateway_error_is_transient() -> None:
+    # Given a proxy answers 502 with an HTML page
+    client, _, _ = make_client([(502, b"<html>Bad Gateway</html>")])
+    # When / Then it is a transient error
+    with pytest.raises(TelegramTransientError):
+        client.send_chat_action(1)
+
+
+@pytest.mark.parametrize(
+    "error", [requests.ConnectTimeout("connect timed out"), requests.ReadTimeout("read timed out")]
+)
+def test_timeouts_are_transient(error: Exception) -> None:
+    # Given the request times out
+    client, _, _ = make_client([error])
+    # When / Then a transient error is raised
+    with pytest.raises(TelegramTransientError, match="timed out"):
+        client.send_chat_action(1)
+
+
+def test_bad_request_and_forbidden_are_classified() -> None:
+    # Given a 400, a 403 and a 401 answer
+    client, _, _ = make_client(
+        [
+            failure(400, "Bad Request: can't parse entities: Unsupported start tag"),
+            failure(403, "Forbidden: bot was blocked by the user"),
+            failure(401, "Unauthorized"),
+            failure(409, "Conflict: terminated by other getUpdates request"),
+        ]
+    )
+    # When / Then each maps to its exception class
+    with pytest.raises(TelegramBadRequest, match="can't parse entities") as bad:
+        client.send_message(1, "<x>", parse_mode="HTML")
+    assert bad.value.status == 400
+    with pytest.raises(TelegramForbidden, match="blocked"):
+        client.send_message(1, "hi")
+    with pytest.raises(TelegramForbidden):
+        client.send_message(1, "hi")
+    with pytest.raises(TelegramError) as other:
+        client.send_message(1, "hi")
+    assert type(other.value) is TelegramError
+
+
+def test_token_never_appears_in_errors() -> None:
+    # Given a network error and an error description that both mention the token
+    client, _, _ = make_client(
+        [
+            requests.ConnectionError(f"Max retries exceeded with url: /bot{TOKEN}/sendMessage"),
+            failure(404, f"Not Found: /bot{TOKEN}/sendMessage"),
+        ]
+    )
+    for _ in range(2):
+        # When the call fails
+        with pytest.raises(TelegramError) as caught:
+            client.send_message(1, "hi")
+        # Then neither the message, the description nor the formatted traceback holds the token
+        rendered = "".join(traceback.format_exception(caught.value))
+        assert TOKEN not in rendered
+        assert TOKEN not in caught.value.description
+        assert "<redacted>" in caught.value.description
+    assert TOKEN not in repr(client)
+
+
+def test_message_not_modified_is_success_for_edits() -> None:
+    # Given Telegram says the edited message is unchanged
+    client, _, _ = make_client(
+        [failure(400, "Bad Request: message is not modified: specified new message content ...")]
+    )
+    # When the text is edited, Then no error is raised
+    client.edit_message_text(1, 2, "same")
+
+
+def test_other_bad_requests_on_edit_still_raise() -> None:
+    # Given the message to edit does not exist
+    client, _, _ = make_client([failure(400, "Bad Request: message to edit not found")])
+    # When / Then the bad request is raised
+    with pytest.raises(TelegramBadRequest):
+        client.edit_message_text(1, 2, "new")
+
+
+def test_custom_base_url_is_used() -> None:
+    # Given a client pointed at a local Bot API server
+    adapter = ScriptedAdapter([ok(True)])
+    session = requests.Session()
+    session.mount("http://", adapter)
+    client = BotApiClient(TOKEN, "http://127.0.0.1:8081/", session=session)
+    # When a call is made
+    client.answer_callback_query("q", text="Done")
+    # Then it goes to that server
+    assert adapter.requests[0].url == f"http://127.0.0.1:8081/bot{TOKEN}/answerCallbackQuery"
+
+
+def test_in_memory_telegram_records_calls_and_messages() -> None:
+    # Given the in-memory fake used by other modules' unit tests
+    fake = InMemoryTelegram()
+    client: TelegramClient = fake
+    # When messages are sent and one is edited
+    first = client.send_message(10, "hello", parse_mode="HTML")
+    second = client.send_message(10, "world")
+    client.edit_message_text(10, first, "hello again")
+    client.send_chat_action(10)
+    # Then calls, message ids and current texts are recorded
+    assert (first, second) == (1, 2)
+    assert fake.texts(10) == ["hello again", "world"]
+    assert [name for name, _ in fake.calls] == [
+        "send_message",
+        "send_message",
+        "edit_message_text",
+        "send_chat_action",
+    ]
+    assert fake.calls_of("send_chat_action") == [{"chat_id": 10, "action": "typing"}]
+
+
+def test_in_memory_telegram_raises_injected_failures_once() -> None:
+    # Given a failure injected for the next send_message
+    fake = InMemoryTelegram()
+    fake.fail_next("send_message", TelegramForbidden("sendMessage", 403, "Forbidden: bot was blocked"))
+    # When messages are sent
+    with pytest.raises(TelegramForbidden):
+        fake.send_message(1, "a")
+    message_id = fake.send_message(1, "b")
+    # Then only the first failed, and both attempts were recorded
+    assert message_id == 1
+    assert len(fake.calls_of("send_message")) == 2
+    assert fake.texts() == ["b"]
+
+
+def test_in_memory_telegram_rejects_what_telegram_rejects() -> None:
+    # Given the in-memory fake
+    fake = InMemoryTelegram()
+    # When / Then empty and over-long texts and unknown edits are bad requests
+    with pytest.raises(TelegramBadRequest):
+        fake.send_message(1, "  ")
+    with pytest.raises(TelegramBadRequest):
+        fake.send_message(1, "x" * 4097)
+    with pytest.raises(TelegramBadRequest):
+        fake.edit_message_text(1, 99, "x")
+    with pytest.raises(ValueError):
+        fake.fail_next("no_such_method", RuntimeError())

@@ -1,0 +1,56 @@
+"""Settings: defaults, the allowlist and validation of bad values."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from stepwise.config import DEFAULT_MODEL, Settings
+
+
+def test_defaults_match_the_documented_contract() -> None:
+    settings = Settings(_env_file=None)  # type: ignore[call-arg]
+    assert settings.anthropic_model == DEFAULT_MODEL == "claude-haiku-4-5"
+    assert settings.max_tool_steps == 5
+    assert settings.history_limit == 20
+    assert settings.telegram_api_base_url == "https://api.telegram.org"
+    assert settings.allowed_users == frozenset()
+
+
+def test_allowlist_is_parsed_from_comma_separated_ids(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ALLOWED_USER_IDS", " 42, 7 ,,1001")
+    assert Settings().allowed_users == frozenset({42, 7, 1001})
+
+
+def test_an_allowlist_with_a_name_in_it_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ALLOWED_USER_IDS", "42,alice")
+    with pytest.raises(ValidationError, match="ALLOWED_USER_IDS"):
+        Settings()
+
+
+@pytest.mark.parametrize(
+    ("name", "value"), [("MAX_TOOL_STEPS", "0"), ("HISTORY_LIMIT", "-1"), ("HISTORY_LIMIT", "many")]
+)
+def test_out_of_range_numbers_are_rejected(monkeypatch: pytest.MonkeyPatch, name: str, value: str) -> None:
+    monkeypatch.setenv(name, value)
+    with pytest.raises(ValidationError):
+        Settings()
+
+
+def test_blank_values_count_as_unset(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY_PARAMETER", "")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", " ")
+    monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
+    settings = Settings()
+    assert settings.anthropic_api_key is None and settings.anthropic_api_key_parameter is None
+    assert not settings.uses_anthropic
+
+
+@pytest.mark.parametrize(
+    "variable", ["ANTHROPIC_API_KEY", "ANTHROPIC_API_KEY_PARAMETER", "ANTHROPIC_BASE_URL"]
+)
+def test_any_model_api_setting_selects_anthropic(monkeypatch: pytest.MonkeyPatch, variable: str) -> None:
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_API_KEY_PARAMETER", "ANTHROPIC_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv(variable, "http://127.0.0.1:1" if variable.endswith("URL") else "value")
+    assert Settings().uses_anthropic

@@ -1,0 +1,221 @@
+"""The states of a turn, on in-memory ports."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from support.turn_fakes import ScriptedModel, text_response, turn_start
+
+from stepwise.history.models import StoredMessage
+from stepwise.model.errors import ModelTransientError
+from stepwise.telegram.errors import TelegramBadRequest, TelegramTransientError
+from stepwise.telegram.fake import InMemoryTelegram
+from stepwise.turn.call_model import EMPTY_ANSWER, REFUSAL_ANSWER, call_model
+from stepwise.turn.contracts import CallModelInput, SendErrorInput, TurnInput
+from stepwise.turn.deliver import FRIENDLY_ERROR, ReplyMissingError, deliver_error, deliver_reply
+from stepwise.turn.load_context import load_context
+from stepwise.turn.save_turn import save_turn
+from stepwise.turn.services import TurnServices
+
+
+def run_turn(services: TurnServices, text: str, update_id: int) -> None:
+    start = turn_start(text, update_id=update_id, created_at=f"2026-11-22T09:{update_id:02d}:00.000Z")
+    load_context(start, services)
+    call_model(CallModelInput(turn=start.turn), services)
+    deliver_reply(start.turn, services)
+    save_turn(TurnInput(turn=start.turn), services)
+
+
+def test_the_user_message_is_stored_once_even_when_load_context_runs_twice(services: TurnServices) -> None:
+    start = turn_start("hello")
+    first = load_context(start, services)
+    again = load_context(start, services)
+    assert first.stored and not again.stored
+    assert [m.content for m in services.messages.recent(7, 20)] == ["hello"]
+
+
+def test_load_context_shows_typing(services: TurnServices, telegram: InMemoryTelegram) -> None:
+    load_context(turn_start("hello"), services)
+    assert telegram.calls_of("send_chat_action") == [{"chat_id": 7, "action": "typing"}]
+
+
+def test_a_failing_typing_indicator_does_not_fail_the_turn(
+    services: TurnServices, telegram: InMemoryTelegram
+) -> None:
+    telegram.fail_next("send_chat_action", TelegramTransientError("sendChatAction", 502, "Bad Gateway"))
+    assert load_context(turn_start("hello"), services).stored
+
+
+def test_a_full_turn_replies_with_the_model_text_and_stores_both_messages(
+    services: TurnServices, model: ScriptedModel, telegram: InMemoryTelegram
+) -> None:
+    model.responses.append(text_response("Hi **there**"))
+    run_turn(services, "hello", 1)
+    assert telegram.texts(7) == ["Hi <b>there</b>"]
+    stored = services.messages.recent(7, 20)
+    assert [(m.role, m.content) for m in stored] == [("user", "hello"), ("assistant", "Hi **there**")]
+
+
+def test_the_model_sees_only_the_newest_history_limit_messages_oldest_first(
+    services: TurnServices, model: ScriptedModel
+) -> None:
+    services.history_limit = 4
+    for n in range(6):
+        services.messages.add(
+            StoredMessage(
+                id=f"old{n}",
+                chat_id=7,
+                role="user" if n % 2 == 0 else "assistant",
+                content=f"old {n}",
+                created_at=f"2026-11-22T08:00:0{n}.000Z",
+            )
+        )
+    model.responses.append(text_response("ok"))
+    start = turn_start("newest", created_at="2026-11-22T09:00:00.000Z")
+    assert load_context(start, services).context_messages == 4
+    call_model(CallModelInput(turn=start.turn), services)
+    texts = [block["text"] for m in model.requests[0].messages for block in m["content"]]
+    # the window is old 3..newest; old 3 is an assistant message and the list must start with the user
+    assert texts == ["old 4", "old 5", "newest"]
+
+
+def test_a_message_stored_after_the_turn_began_stays_out_of_its_context(
+    services: TurnServices, model: ScriptedModel
+) -> None:
+    start = turn_start("first", created_at="2026-11-22T09:00:00.000Z")
+    load_context(start, services)
+    services.messages.add(
+        StoredMessage(
+            id="later", chat_id=7, role="user", content="later", created_at="2026-11-22T09:00:05.000Z"
+        )
+    )
+    model.responses.append(text_response("ok"))
+    call_model(CallModelInput(turn=start.turn), services)
+    assert [b["text"] for m in model.requests[0].messages for b in m["content"]] == ["first"]
+
+
+def test_call_model_sends_the_configured_model_and_a_system_prompt(
+    services: TurnServices, model: ScriptedModel
+) -> None:
+    services.model_name = "claude-sonnet-4-5"
+    model.responses.append(text_response("ok"))
+    start = turn_start("hello")
+    load_context(start, services)
+    call_model(CallModelInput(turn=start.turn), services)
+    request = model.requests[0]
+    assert request.model == "claude-sonnet-4-5"
+    assert "No tools are available" in request.system[0]["text"]
+    assert request.tools == []
+
+
+@pytest.mark.parametrize(
+    ("text", "stop", "expected"),
+    [("", "end_turn", EMPTY_ANSWER), ("", "refusal", REFUSAL_ANSWER), ("cut o", "max_tokens", "cut o")],
+)
+def test_a_final_answer_is_never_empty(
+    services: TurnServices,
+    model: ScriptedModel,
+    telegram: InMemoryTelegram,
+    text: str,
+    stop: str,
+    expected: str,
+) -> None:
+    model.responses.append(text_response(text, stop))
+    run_turn(services, "hello", 1)
+    assert telegram.texts(7) == [expected]
+
+
+def test_model_errors_propagate_for_the_state_machine_to_retry(
+    services: TurnServices, model: ScriptedModel
+) -> None:
+    model.responses.append(ModelTransientError("overloaded"))
+    start = turn_start("hello")
+    load_context(start, services)
+    with pytest.raises(ModelTransientError):
+        call_model(CallModelInput(turn=start.turn), services)
+    assert services.turns.get_reply(start.turn.turn_id) is None
+
+
+class FailsOnce:
+    """Wraps a TelegramClient; the n-th send_message fails once with a transient error."""
+
+    def __init__(self, inner: InMemoryTelegram, fail_at: int) -> None:
+        self.inner, self.fail_at, self.count = inner, fail_at, 0
+
+    def send_message(self, *args: Any, **kwargs: Any) -> int:
+        self.count += 1
+        if self.count == self.fail_at:
+            raise TelegramTransientError("sendMessage", 502, "Bad Gateway")
+        return self.inner.send_message(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+def test_a_long_reply_is_split_and_a_retried_delivery_resumes_where_it_stopped(
+    services: TurnServices, model: ScriptedModel, telegram: InMemoryTelegram
+) -> None:
+    # Given a long answer, and Telegram failing once on the third chunk
+    paragraphs = [f"Paragraph {n}: " + "word " * 300 for n in range(8)]
+    model.responses.append(text_response("\n\n".join(paragraphs)))
+    start = turn_start("write a lot")
+    load_context(start, services)
+    call_model(CallModelInput(turn=start.turn), services)
+    flaky = FailsOnce(telegram, fail_at=3)
+    services.telegram = lambda: flaky  # type: ignore[assignment,return-value]
+    with pytest.raises(TelegramTransientError):
+        deliver_reply(start.turn, services)
+    # When the state machine retries the delivery
+    result = deliver_reply(start.turn, services)
+    # Then every chunk arrives exactly once, in order, none over the limit
+    assert result.sent_chunks == result.chunks > 2
+    assert len(telegram.sent) == result.chunks
+    assert all(len(m.text) <= 4096 for m in telegram.sent)
+    joined = " ".join(telegram.texts(7))
+    positions = [joined.index(f"Paragraph {n}:") for n in range(8)]
+    assert positions == sorted(positions)
+    assert joined.count("Paragraph 0:") == 1
+
+
+def test_rejected_html_falls_back_to_plain_text(
+    services: TurnServices, model: ScriptedModel, telegram: InMemoryTelegram
+) -> None:
+    model.responses.append(text_response("a < b && **c**"))
+    start = turn_start("compare")
+    load_context(start, services)
+    call_model(CallModelInput(turn=start.turn), services)
+    telegram.fail_next("send_message", TelegramBadRequest("sendMessage", 400, "can't parse entities"))
+    deliver_reply(start.turn, services)
+    assert telegram.texts(7) == ["a < b && c"]
+
+
+def test_sending_without_a_reply_is_a_wiring_error(services: TurnServices) -> None:
+    with pytest.raises(ReplyMissingError):
+        deliver_reply(turn_start("x").turn, services)
+
+
+def test_the_error_path_tells_the_user_and_keeps_the_message_for_the_next_turn(
+    services: TurnServices, model: ScriptedModel, telegram: InMemoryTelegram
+) -> None:
+    # Given a turn whose model calls all failed
+    start = turn_start("are you there?", update_id=1, created_at="2026-11-22T09:01:00.000Z")
+    load_context(start, services)
+    # When the error path runs
+    deliver_error(SendErrorInput(turn=start.turn, error="ModelTransientError"), services)
+    saved = save_turn(TurnInput(turn=start.turn), services)
+    # Then the user got the friendly message, which is not stored as history
+    assert telegram.texts(7) == [FRIENDLY_ERROR]
+    assert not saved.saved
+    # And the next turn's model call sees the earlier message too
+    model.responses.append(text_response("yes"))
+    run_turn(services, "hello?", 2)
+    texts = [b["text"] for m in model.requests[0].messages for b in m["content"]]
+    assert texts == ["are you there?", "hello?"]
+
+
+def test_save_turn_is_idempotent(services: TurnServices, model: ScriptedModel) -> None:
+    model.responses.append(text_response("hi"))
+    run_turn(services, "hello", 1)
+    save_turn(TurnInput(turn=turn_start("hello", update_id=1).turn), services)
+    assert [m.role for m in services.messages.recent(7, 20)] == ["user", "assistant"]
