@@ -24,6 +24,7 @@ from unittest import mock
 
 import boto3
 import moto.stepfunctions.parser.asl.component.common.retry.retrier_decl as moto_retrier
+from aws_lambda_powertools.utilities import parameters
 from moto import mock_aws
 from moto.awslambda.exceptions import UnknownFunctionException
 from moto.awslambda_simple.models import LambdaSimpleBackend
@@ -119,6 +120,8 @@ class Emulation:
         )
         # moto logs every caught task failure at ERROR with a huge repr; the execution history has the facts.
         logging.getLogger("moto.stepfunctions.parser.asl.component.eval_component").setLevel(logging.CRITICAL)
+        # Powertools caches SSM values per process; a Lambda process never sees two stacks, but tests do.
+        parameters.clear_caches()
         try:
             self._create_tables()
             self._create_secrets()
