@@ -221,6 +221,18 @@ def validate_request(request: dict[str, Any]) -> str | None:
         pending_tool_ids = {b["id"] for b in blocks if b.get("type") == "tool_use"}
     if pending_tool_ids:
         return "the last message has tool_use blocks without results"
+    uses_tool_blocks = any(
+        isinstance(m.get("content"), list)
+        and any(b.get("type") in ("tool_use", "tool_result") for b in m["content"])
+        for m in messages
+    )
+    if uses_tool_blocks and not request.get("tools"):
+        return "Requests which include `tool_use` or `tool_result` blocks must define tools."
+    names = [tool.get("name") for tool in request.get("tools") or []]
+    if len(set(names)) != len(names) or not all(
+        isinstance(t.get("input_schema"), dict) for t in request.get("tools") or []
+    ):
+        return "tools: names must be unique and each tool needs an input_schema"
     return None
 
 

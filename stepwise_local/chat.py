@@ -13,6 +13,8 @@ import os
 import re
 import sys
 import threading
+import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -30,27 +32,75 @@ PARAMETER_VARIABLES = {
 TURN_TIMEOUT_SECONDS = 300.0
 
 
+@dataclass
+class Keyboard:
+    """Inline buttons the bot showed, waiting for a choice."""
+
+    message: dict[str, Any]
+    buttons: list[dict[str, str]]
+
+    def pick(self, choice: str) -> dict[str, str] | None:
+        """The button meant by "1", "2" or (the start of) its label, case-insensitive."""
+        choice = choice.strip().lower()
+        if choice.isdigit() and 1 <= int(choice) <= len(self.buttons):
+            return self.buttons[int(choice) - 1]
+        matches = [b for b in self.buttons if b["text"].lower().startswith(choice)] if choice else []
+        return matches[0] if len(matches) == 1 else None
+
+
 class Terminal:
-    """Prints what the bot sends, as a person would see it in Telegram."""
+    """Prints what the bot sends, as a person sees it in Telegram; remembers the newest inline keyboard."""
 
     def __init__(self, out: TextIO) -> None:
         self.out = out
         self.lock = threading.Lock()
+        self.keyboard: Keyboard | None = None
+        self.keyboard_shown = threading.Event()
 
     def show(self, params: dict[str, Any]) -> None:
         text = params.get("text", "")
         if params.get("parse_mode") == "HTML":
             text = html.unescape(re.sub(r"<[^>]+>", "", text))
+        edited = params.get("method") == "editMessageText"
+        rows = (params.get("reply_markup") or {}).get("inline_keyboard", [])
+        buttons = [button for row in rows for button in row]
         with self.lock:
-            self.out.write(f"stepwise> {text}\n")
-            for row in (params.get("reply_markup") or {}).get("inline_keyboard", []):
-                self.out.write("          " + "  ".join(f"[{b['text']}]" for b in row) + "\n")
+            self.out.write(f"stepwise> {'(edited) ' if edited else ''}{text}\n")
+            if buttons:
+                self.out.write(
+                    "          " + "  ".join(f"[{n}] {b['text']}" for n, b in enumerate(buttons, 1)) + "\n"
+                )
+                message = {
+                    "message_id": params["message_id"],
+                    "date": int(time.time()),
+                    "text": text,
+                    "chat": {"id": params["chat_id"], "type": "private"},
+                }
+                self.keyboard = Keyboard(message, buttons)
+                self.keyboard_shown.set()
+            elif edited and self.keyboard and self.keyboard.message["message_id"] == params.get("message_id"):
+                self.keyboard = None
             self.out.flush()
 
     def say(self, line: str) -> None:
         with self.lock:
             self.out.write(line + "\n")
             self.out.flush()
+
+
+def wait_for_turn(emulation: Emulation, terminal: Terminal, name: str, log_path: Path) -> str | None:
+    """Wait until the turn ends or shows buttons; returns its name while it waits for a button press."""
+    deadline = time.monotonic() + TURN_TIMEOUT_SECONDS
+    while time.monotonic() < deadline:
+        status = emulation.describe(name)["status"]
+        if status != "RUNNING":
+            if status != "SUCCEEDED":
+                terminal.say(f"(the turn ended with {status}: see {log_path})")
+            return None
+        if terminal.keyboard_shown.wait(timeout=0.02):
+            return name
+    terminal.say(f"(still waiting for the turn after {TURN_TIMEOUT_SECONDS:.0f}s: see {log_path})")
+    return None
 
 
 def model_description(config: LocalConfig) -> str:
@@ -79,6 +129,7 @@ def run(lines: TextIO, out: TextIO, interactive: bool, user_id: int, log_path: P
             log_stream=log,
         )
         with Emulation(config) as emulation:
+            waiting_turn: str | None = None
             print(
                 f"Stepwise, running locally with {model_description(config)}.\n"
                 f"Logs go to {log_path}. Type a message; Ctrl-D or /quit ends the chat.",
@@ -96,11 +147,20 @@ def run(lines: TextIO, out: TextIO, interactive: bool, user_id: int, log_path: P
                     continue
                 if not interactive:
                     terminal.say(f"you> {text}")
+                keyboard = terminal.keyboard
+                button = keyboard.pick(text) if keyboard else None
+                if keyboard and button:
+                    terminal.keyboard_shown.clear()
+                    emulation.post_update(
+                        updates.callback_query(user_id, button["callback_data"], keyboard.message)
+                    )
+                    if waiting_turn:
+                        waiting_turn = wait_for_turn(emulation, terminal, waiting_turn, log_path)
+                    continue
+                terminal.keyboard_shown.clear()
                 update = updates.text_message(user_id, text)
                 emulation.post_update(update)
-                result = emulation.wait(f"update-{update['update_id']}", timeout=TURN_TIMEOUT_SECONDS)
-                if result["status"] != "SUCCEEDED":
-                    terminal.say(f"(the turn ended with {result['status']}: see {log_path})")
+                waiting_turn = wait_for_turn(emulation, terminal, f"update-{update['update_id']}", log_path)
 
 
 def main(argv: list[str] | None = None) -> int:

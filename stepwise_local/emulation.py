@@ -60,6 +60,14 @@ SECRET_PARAMETERS = {
 }
 
 
+def _serialized(factory: Callable[..., Any], lock: threading.RLock) -> Callable[..., Any]:
+    def create(*args: Any, **kwargs: Any) -> Any:
+        with lock:
+            return factory(*args, **kwargs)
+
+    return create
+
+
 @dataclass
 class LocalConfig:
     """How the emulated stack is wired to its local peers."""
@@ -96,6 +104,8 @@ class Emulation:
         self._lock = threading.Lock()
         self._stack = ExitStack()
         self.state_machine_arn = ""
+        self._stepfunctions: Any = None
+        self._dynamodb: Any = None
 
     # ------------------------------------------------------------------ lifecycle
     def __enter__(self) -> Emulation:
@@ -103,6 +113,11 @@ class Emulation:
             sys.path.insert(0, str(LAYER_DIR))
         stack = self._stack
         stack.enter_context(mock.patch.dict(os.environ, FAKE_AWS_ENV))
+        # boto3's default session is not thread-safe while clients are created, and here moto's execution
+        # threads, the handlers and the caller all create them: serialize creation (use is thread-safe).
+        creation_lock = threading.RLock()
+        stack.enter_context(mock.patch.object(boto3, "client", _serialized(boto3.client, creation_lock)))
+        stack.enter_context(mock.patch.object(boto3, "resource", _serialized(boto3.resource, creation_lock)))
         # moto gap: Lambda invocations are routed to the in-process handlers, with the real error envelope
         # (x-amz-function-error + errorType/errorMessage) so that the ASL's Retry and Catch can match errors.
         stack.enter_context(mock.patch.object(LambdaSimpleBackend, "invoke", self._moto_invoke()))
@@ -123,6 +138,8 @@ class Emulation:
         # Powertools caches SSM values per process; a Lambda process never sees two stacks, but tests do.
         parameters.clear_caches()
         try:
+            self._stepfunctions = boto3.client("stepfunctions")
+            self._dynamodb = boto3.resource("dynamodb")
             self._create_tables()
             self._create_secrets()
             self._create_state_machine()
@@ -138,7 +155,7 @@ class Emulation:
 
     # ------------------------------------------------------------------ setup from the template
     def _create_tables(self) -> None:
-        client = boto3.client("dynamodb")
+        client = self._dynamodb.meta.client
         for table in self.template.tables():
             client.create_table(**table.create_args)
             if table.ttl_attribute:
@@ -157,7 +174,7 @@ class Emulation:
     def _create_state_machine(self) -> None:
         (logical_id,) = self.template.of_type("AWS::Serverless::StateMachine")
         name, definition = self.template.state_machine(logical_id)
-        self.state_machine_arn = boto3.client("stepfunctions").create_state_machine(
+        self.state_machine_arn = self._stepfunctions.create_state_machine(
             name=name,
             definition=definition,
             roleArn="arn:aws:iam::123456789012:role/stepwise-local",
@@ -279,21 +296,16 @@ class Emulation:
         return self.state_machine_arn.replace(":stateMachine:", ":execution:") + f":{name}"
 
     def describe(self, name: str) -> dict[str, Any]:
-        result: dict[str, Any] = boto3.client("stepfunctions").describe_execution(
-            executionArn=self.execution_arn(name)
-        )
+        result: dict[str, Any] = self._stepfunctions.describe_execution(executionArn=self.execution_arn(name))
         return result
 
     def executions(self) -> list[dict[str, Any]]:
-        client = boto3.client("stepfunctions")
-        result: list[dict[str, Any]] = client.list_executions(stateMachineArn=self.state_machine_arn)[
-            "executions"
-        ]
-        return result
+        paginator = self._stepfunctions.get_paginator("list_executions")
+        pages = paginator.paginate(stateMachineArn=self.state_machine_arn)
+        return [execution for page in pages for execution in page["executions"]]
 
     def history(self, name: str) -> list[dict[str, Any]]:
-        client = boto3.client("stepfunctions")
-        result: list[dict[str, Any]] = client.get_execution_history(
+        result: list[dict[str, Any]] = self._stepfunctions.get_execution_history(
             executionArn=self.execution_arn(name), maxResults=1000
         )["events"]
         return result
@@ -321,7 +333,7 @@ class Emulation:
 
     def table(self, logical_id: str) -> Any:
         """A boto3 Table resource for one of the template's tables."""
-        return boto3.resource("dynamodb").Table(logical_id)
+        return self._dynamodb.Table(logical_id)
 
 
 def http_api_event(body: str, headers: dict[str, str], path: str = "/webhook") -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""CallModel state: one model call; its stop reason routes the state machine."""
+"""CallModel state: one model call; its route (reply, tools, limit) steers the state machine."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ USAGE_METRICS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "ca
 @metrics.log_metrics
 @event_parser(model=CallModelInput)
 def handler(event: CallModelInput, context: LambdaContext) -> dict[str, Any]:
-    """Returns the stop reason, the step and the token usage (also published as metrics)."""
+    """Returns the route, the step and the token usage (also published as metrics)."""
     logger.append_keys(**event.turn.log_keys())
     result = call_model(event, get_runtime().turn_services)
     for name in USAGE_METRICS:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from boto3.dynamodb.conditions import Key
@@ -43,3 +44,41 @@ class Stack:
         table = self.emulation.table("MessagesTable")
         items: list[dict[str, Any]] = table.query(KeyConditionExpression=Key("chat_id").eq(chat_id))["Items"]
         return items
+
+    def send(self, user_id: int, text: str) -> str:
+        """Send a text message without waiting; returns the execution name."""
+        update = updates.text_message(user_id, text)
+        response = self.emulation.post_update(update)
+        assert response["statusCode"] == 200, response
+        return f"update-{update['update_id']}"
+
+    def buttons(self, chat_id: int, timeout: float = 20.0) -> dict[str, Any]:
+        """Wait for the newest message with an inline keyboard in the chat; returns it."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with_keyboard = [m for m in self.telegram.messages(chat_id) if m.get("reply_markup")]
+            if with_keyboard:
+                return with_keyboard[-1]
+            time.sleep(0.01)
+        raise AssertionError(f"no buttons in chat {chat_id}: {self.replies(chat_id)}")
+
+    def press(self, user_id: int, message: dict[str, Any], label: str) -> dict[str, Any]:
+        """Press the button whose label starts with `label`; returns the webhook's answer."""
+        rows = message["reply_markup"]["inline_keyboard"]
+        (button,) = [b for row in rows for b in row if b["text"].startswith(label)]
+        sent = {
+            "message_id": message["message_id"],
+            "date": 0,
+            "text": message["text"],
+            "chat": {"id": message["chat_id"], "type": "private"},
+        }
+        result: dict[str, Any] = self.emulation.post_update(
+            updates.callback_query(user_id, button["callback_data"], sent)
+        )
+        return result
+
+    def tasks(self, user_id: int) -> list[dict[str, Any]]:
+        """The user's task items (without the id counter)."""
+        table = self.emulation.table("TasksTable")
+        items = table.query(KeyConditionExpression=Key("user_id").eq(user_id) & Key("task_id").gt(0))["Items"]
+        return list(items)

@@ -7,8 +7,12 @@ import itertools
 import pytest
 from support.turn_fakes import Clock, ScriptedModel
 
+from stepwise.approvals.memory import InMemoryApprovalStore
+from stepwise.audit.memory import InMemoryAuditLog
 from stepwise.history.memory import InMemoryMessageRepository
+from stepwise.tasks.memory import InMemoryTaskRepository
 from stepwise.telegram.fake import InMemoryTelegram
+from stepwise.tools.catalog import build_registry
 from stepwise.turn.services import TurnServices
 from stepwise.turns.memory import InMemoryTurnStore
 
@@ -29,6 +33,10 @@ def services(telegram: InMemoryTelegram, model: ScriptedModel) -> TurnServices:
     return TurnServices(
         messages=InMemoryMessageRepository(),
         turns=InMemoryTurnStore(),
+        tasks=InMemoryTaskRepository(),
+        audit=InMemoryAuditLog(),
+        approvals=InMemoryApprovalStore(),
+        tools=build_registry(),
         telegram=lambda: telegram,
         model=lambda: model,
         model_name="claude-test",

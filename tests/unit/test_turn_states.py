@@ -11,6 +11,7 @@ from stepwise.history.models import StoredMessage
 from stepwise.model.errors import ModelTransientError
 from stepwise.telegram.errors import TelegramBadRequest, TelegramTransientError
 from stepwise.telegram.fake import InMemoryTelegram
+from stepwise.tools.registry import ToolRegistry
 from stepwise.turn.call_model import EMPTY_ANSWER, REFUSAL_ANSWER, call_model
 from stepwise.turn.contracts import CallModelInput, SendErrorInput, TurnInput
 from stepwise.turn.deliver import FRIENDLY_ERROR, ReplyMissingError, deliver_error, deliver_reply
@@ -99,6 +100,7 @@ def test_call_model_sends_the_configured_model_and_a_system_prompt(
     services: TurnServices, model: ScriptedModel
 ) -> None:
     services.model_name = "claude-sonnet-4-5"
+    services.tools = ToolRegistry([])
     model.responses.append(text_response("ok"))
     start = turn_start("hello")
     load_context(start, services)

@@ -7,6 +7,9 @@ from typing import Any
 
 import pytest
 
+from stepwise.approvals.memory import InMemoryApprovalStore
+from stepwise.approvals.press import PressServices
+from stepwise.telegram.fake import InMemoryTelegram
 from stepwise.webhook import WebhookServices, handle_update, secret_matches
 from stepwise_local import updates
 
@@ -31,9 +34,50 @@ def starter() -> RecordingStarter:
     return RecordingStarter()
 
 
+class RecordingResumer:
+    """A TurnResumer that remembers what it resumed; tokens in `stale` have timed out."""
+
+    def __init__(self) -> None:
+        self.resumed: list[tuple[str, dict[str, Any]]] = []
+        self.stale: set[str] = set()
+
+    def resume(self, task_token: str, output: dict[str, Any]) -> bool:
+        if task_token in self.stale:
+            return False
+        self.resumed.append((task_token, output))
+        return True
+
+
 @pytest.fixture
-def services(starter: RecordingStarter) -> WebhookServices:
-    return WebhookServices(secret=SECRET, allowed_users=frozenset({42}), starter=starter)
+def telegram() -> InMemoryTelegram:
+    return InMemoryTelegram()
+
+
+@pytest.fixture
+def approvals() -> InMemoryApprovalStore:
+    return InMemoryApprovalStore()
+
+
+@pytest.fixture
+def resumer() -> RecordingResumer:
+    return RecordingResumer()
+
+
+@pytest.fixture
+def services(
+    starter: RecordingStarter,
+    telegram: InMemoryTelegram,
+    approvals: InMemoryApprovalStore,
+    resumer: RecordingResumer,
+) -> WebhookServices:
+    presses = PressServices(approvals=approvals, telegram=lambda: telegram, resumer=resumer)
+    return WebhookServices(
+        secret=SECRET,
+        allowed_users=frozenset({42, 43}),
+        starter=starter,
+        presses=presses,
+        approval_timeout_seconds=120,
+    )
 
 
 def post(services: WebhookServices, update: dict[str, Any] | str, secret: str | None = SECRET) -> Any:
@@ -59,6 +103,7 @@ def test_an_allowlisted_text_message_starts_one_turn_named_after_the_update(
     }
     assert payload["message"]["text"] == "hello"
     assert payload["message"]["created_at"].endswith("Z")
+    assert payload["limits"] == {"approval_timeout_seconds": 120}
 
 
 def test_the_same_update_twice_starts_one_turn(services: WebhookServices, starter: RecordingStarter) -> None:
@@ -107,8 +152,8 @@ def test_a_bot_sender_is_never_allowed(services: WebhookServices, starter: Recor
     assert starter.started == {}
 
 
-def test_an_empty_allowlist_allows_nobody(starter: RecordingStarter) -> None:
-    services = WebhookServices(secret=SECRET, allowed_users=frozenset(), starter=starter)
+def test_an_empty_allowlist_allows_nobody(services: WebhookServices, starter: RecordingStarter) -> None:
+    services.allowed_users = frozenset()
     assert post(services, updates.text_message(42, "hello")).action == "not_allowed"
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from functools import cache
+from typing import Literal
 
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -39,8 +40,14 @@ class Settings(BaseSettings):
     max_tool_steps: int = Field(default=5, ge=1, le=25)
     history_limit: int = Field(default=20, ge=1, le=200)
 
+    approval_timeout_seconds: int = Field(default=3600, ge=1, le=518_400)
+    fallback_model: Literal["rules", "off"] = "rules"
+
     messages_table: str = "stepwise-messages"
     turns_table: str = "stepwise-turns"
+    tasks_table: str = "stepwise-tasks"
+    audit_table: str = "stepwise-audit"
+    approvals_table: str = "stepwise-approvals"
     turn_ttl_days: int = Field(default=7, ge=1)
     state_machine_arn: str | None = None
 

@@ -8,14 +8,21 @@ from typing import Any
 import boto3
 
 from stepwise import secrets
+from stepwise.approvals.dynamodb import DynamoApprovalStore
+from stepwise.approvals.press import PressServices
+from stepwise.audit.dynamodb import DynamoAuditLog
 from stepwise.config import Settings, get_settings
 from stepwise.history.dynamodb import DynamoMessageRepository
 from stepwise.model.types import ChatModel
+from stepwise.tasks.dynamodb import DynamoTaskRepository
 from stepwise.telegram.client import BotApiClient
+from stepwise.tools.catalog import build_registry
 from stepwise.turn.services import TurnServices
 from stepwise.turns.dynamodb import DynamoTurnStore
 from stepwise.webhook import WebhookServices
-from stepwise.workflow import StepFunctionsStarter
+from stepwise.workflow import StepFunctionsResumer, StepFunctionsStarter
+
+APPROVAL_RECORD_GRACE_SECONDS = 86_400  # approval records outlive their timeout by a day, then expire
 
 
 class Runtime:
@@ -55,16 +62,31 @@ class Runtime:
         )
 
     @cached_property
+    def approvals(self) -> DynamoApprovalStore:
+        s = self.settings
+        return DynamoApprovalStore(
+            self._dynamodb.Table(s.approvals_table),
+            s.approval_timeout_seconds + APPROVAL_RECORD_GRACE_SECONDS,
+        )
+
+    @cached_property
     def turn_services(self) -> TurnServices:
         s = self.settings
         return TurnServices(
             messages=DynamoMessageRepository(self._dynamodb.Table(s.messages_table)),
             turns=DynamoTurnStore(self._dynamodb.Table(s.turns_table), s.turn_ttl_days),
+            tasks=DynamoTaskRepository(self._dynamodb.Table(s.tasks_table)),
+            audit=DynamoAuditLog(self._dynamodb.Table(s.audit_table)),
+            approvals=self.approvals,
             telegram=lambda: self.telegram,
             model=lambda: self.model,
             model_name=s.anthropic_model,
+            tools=build_registry(),
             max_tokens=s.anthropic_max_tokens,
             history_limit=s.history_limit,
+            max_tool_steps=s.max_tool_steps,
+            approval_timeout_seconds=s.approval_timeout_seconds,
+            fallback_model=s.fallback_model,
         )
 
     @cached_property
@@ -72,10 +94,17 @@ class Runtime:
         s = self.settings
         if not s.state_machine_arn:
             raise RuntimeError("STATE_MACHINE_ARN is not configured")
+        stepfunctions = boto3.client("stepfunctions")
         return WebhookServices(
             secret=secrets.telegram_webhook_secret(s),
             allowed_users=s.allowed_users,
-            starter=StepFunctionsStarter(boto3.client("stepfunctions"), s.state_machine_arn),
+            starter=StepFunctionsStarter(stepfunctions, s.state_machine_arn),
+            presses=PressServices(
+                approvals=self.approvals,
+                telegram=lambda: self.telegram,
+                resumer=StepFunctionsResumer(stepfunctions),
+            ),
+            approval_timeout_seconds=s.approval_timeout_seconds,
         )
 
 

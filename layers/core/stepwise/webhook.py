@@ -11,16 +11,29 @@ from typing import Literal
 from aws_lambda_powertools import Logger
 from pydantic import BaseModel, ValidationError
 
+from stepwise.approvals.press import PressServices, handle_press
 from stepwise.ids import iso_utc, new_id, utc_now
-from stepwise.telegram.models import Update
-from stepwise.turn.contracts import IncomingMessage, TurnRef, TurnStart
+from stepwise.telegram.models import CallbackQuery, Update
+from stepwise.turn.contracts import IncomingMessage, Limits, TurnRef, TurnStart
 from stepwise.workflow import TurnStarter, execution_name
 
 logger = Logger(child=True)
 
-Action = Literal["started", "duplicate", "ignored", "not_allowed", "unauthorized", "forbidden", "invalid"]
+Action = Literal[
+    "started",
+    "duplicate",
+    "ignored",
+    "not_allowed",
+    "unauthorized",
+    "forbidden",
+    "invalid",
+    "decided",
+    "already_decided",
+    "expired",
+    "not_ready",
+]
 # The update types the webhook acts on; `make webhook` asks Telegram for exactly these.
-HANDLED_UPDATES = ("message",)
+HANDLED_UPDATES = ("message", "callback_query")
 SECRET_HEADER = "x-telegram-bot-api-secret-token"  # noqa: S105 (a header name)
 
 
@@ -36,11 +49,13 @@ class WebhookOutcome(BaseModel):
 
 @dataclass
 class WebhookServices:
-    """What the webhook needs: the expected secret, the allowlist and a way to start turns."""
+    """What the webhook needs: the secret, the allowlist, a way to start turns and to settle approvals."""
 
     secret: str
     allowed_users: frozenset[int]
     starter: TurnStarter
+    presses: PressServices
+    approval_timeout_seconds: int = 3600
     clock: Callable[[], datetime] = utc_now
     new_id: Callable[[], str] = new_id
 
@@ -61,6 +76,8 @@ def handle_update(secret_header: str | None, body: str | None, services: Webhook
     except ValidationError as error:
         logger.warning("body is not a Telegram update", extra={"errors": error.error_count()})
         return WebhookOutcome(status=400, action="invalid", detail="body is not a Telegram update")
+    if update.callback_query is not None:
+        return _handle_press(update.update_id, update.callback_query, services)
     message = update.message
     if message is None or message.text is None or message.from_user is None:
         return WebhookOutcome(
@@ -82,9 +99,19 @@ def handle_update(secret_header: str | None, body: str | None, services: Webhook
             created_at=iso_utc(services.clock()),
             telegram_message_id=message.message_id,
         ),
+        limits=Limits(approval_timeout_seconds=services.approval_timeout_seconds),
     )
     if not services.starter.start(execution_name(update.update_id), start.model_dump()):
         logger.info("duplicate update", extra=ids)
         return WebhookOutcome(status=200, action="duplicate", detail="update already handled", **ids)
     logger.info("turn started", extra={"turn_id": start.turn.turn_id, **ids})
     return WebhookOutcome(status=200, action="started", **ids)
+
+
+def _handle_press(update_id: int, query: CallbackQuery, services: WebhookServices) -> WebhookOutcome:
+    """A button press on an approval request."""
+    chat_id = query.message.chat.id if query.message else None
+    ids = {"update_id": update_id, "chat_id": chat_id}
+    outcome = handle_press(query, services.presses, services.allowed_users)
+    logger.info("button pressed", extra={"action": outcome.action, "user_id": query.from_user.id, **ids})
+    return WebhookOutcome(status=200, action=outcome.action, detail=outcome.answer, **ids)  # type: ignore[arg-type]

@@ -33,6 +33,32 @@ class StepFunctionsStarter:
         return True
 
 
+class TurnResumer(Protocol):
+    """Resumes a turn waiting on a task token."""
+
+    def resume(self, task_token: str, output: dict[str, Any]) -> bool:
+        """Deliver the output; False when the token is no longer valid (timed out, already used)."""
+        ...
+
+
+class StepFunctionsResumer:
+    """TurnResumer on SendTaskSuccess."""
+
+    STALE_TOKEN_ERRORS = frozenset({"TaskTimedOut", "InvalidToken", "TaskDoesNotExist"})
+
+    def __init__(self, client: Any) -> None:
+        self._client = client
+
+    def resume(self, task_token: str, output: dict[str, Any]) -> bool:
+        try:
+            self._client.send_task_success(taskToken=task_token, output=json.dumps(output))
+        except ClientError as error:
+            if error.response["Error"]["Code"] in self.STALE_TOKEN_ERRORS:
+                return False
+            raise
+        return True
+
+
 def execution_name(update_id: int) -> str:
     """The execution name for a Telegram update: a retried delivery maps to the same name."""
     return f"update-{update_id}"

@@ -50,6 +50,8 @@ class AnthropicModel:
         }
         if request.tools:
             kwargs["tools"] = request.tools
+        if request.tool_choice:
+            kwargs["tool_choice"] = request.tool_choice
         try:
             message = self._sdk().messages.create(**kwargs)
         except (anthropic.APITimeoutError, anthropic.APIConnectionError) as error:

@@ -1,16 +1,19 @@
-"""The offline model: a small rule-based stand-in used when no Messages API is configured.
+"""The offline model: a rule-based stand-in without a Messages API, and the fallback when that API fails.
 
-It answers greetings, help and the time itself, and says plainly that it is offline otherwise.
+It drives the same task tools the real model would ("add buy milk", "list", "done 3", "delete 3"...), reports
+their results, answers greetings, help and the time, and says plainly what it does not understand.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
 from stepwise.ids import utc_now
+from stepwise.model.rules import parse_intent, summarize_results
 from stepwise.model.types import ModelRequest, ModelResponse
 
 OFFLINE_MODEL_NAME = "stepwise-offline"
@@ -20,33 +23,56 @@ HELP = re.compile(r"^\s*(/help|help|what can you do)\b", re.IGNORECASE)
 TIME = re.compile(
     r"\b(what time|what's the time|what is the time|what day|what's the date|today's date)\b", re.IGNORECASE
 )
+COMMANDS = (
+    "*add* buy milk · *remind me to* call mom · *list* (or: what's on my list) · *show task* 2 · "
+    "*rename* 2 to new title · *done* 3 · *delete* 3"
+)
+_tool_ids = itertools.count(1)
 
 
 class OfflineModel:
-    """ChatModel that needs no network: it reads the newest user text and answers by rules."""
+    """ChatModel that needs no network: it reads the newest user message and answers by rules."""
 
     def __init__(self, clock: Callable[[], datetime] = utc_now) -> None:
         self._clock = clock
 
     def complete(self, request: ModelRequest) -> ModelResponse:
+        results = last_tool_results(request.messages)
+        if results is not None:
+            return self._text(summarize_results(results))
         text = last_user_text(request.messages)
+        available = {tool["name"] for tool in request.tools}
+        calls = parse_intent(text)
+        tools_allowed = request.tool_choice is None or request.tool_choice.get("type") != "none"
+        if calls and tools_allowed and all(name in available for name, _ in calls):
+            content = [
+                {
+                    "type": "tool_use",
+                    "id": f"toolu_offline_{next(_tool_ids):06d}",
+                    "name": name,
+                    "input": args,
+                }
+                for name, args in calls
+            ]
+            return ModelResponse(content=content, stop_reason="tool_use", model=OFFLINE_MODEL_NAME)
+        return self._text(self.answer(text))
+
+    def _text(self, text: str) -> ModelResponse:
         return ModelResponse(
-            content=[{"type": "text", "text": self.answer(text)}],
-            stop_reason="end_turn",
-            model=OFFLINE_MODEL_NAME,
+            content=[{"type": "text", "text": text}], stop_reason="end_turn", model=OFFLINE_MODEL_NAME
         )
 
     def answer(self, text: str) -> str:
-        """The rule-based answer to one message."""
+        """The rule-based answer to a message that is not a task command."""
         if GREETING.search(text):
             return (
                 "Hello! I'm Stepwise, running in offline mode (no model API is configured), "
-                "so I can only follow simple commands. Send *help* to see them."
+                f"so I follow simple commands for your task list: {COMMANDS}."
             )
         if HELP.search(text):
             return (
-                "I'm in offline mode: set `ANTHROPIC_API_KEY` to talk to Claude. "
-                "Offline I can tell you the date and time."
+                f"Offline I understand these task commands: {COMMANDS}. "
+                "Set `ANTHROPIC_API_KEY` to talk to Claude."
             )
         if TIME.search(text):
             return f"It is {self._clock().isoformat(timespec='seconds')} (UTC)."
@@ -54,6 +80,14 @@ class OfflineModel:
             "I'm in offline mode (no model API is configured), so I didn't understand that. "
             "Send *help* to see what I can do offline."
         )
+
+
+def last_tool_results(messages: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+    """The tool_result blocks of the newest message, when it is a user message carrying them."""
+    if not messages or messages[-1].get("role") != "user" or isinstance(messages[-1].get("content"), str):
+        return None
+    blocks = [b for b in messages[-1].get("content") or [] if b.get("type") == "tool_result"]
+    return blocks or None
 
 
 def last_user_text(messages: list[dict[str, Any]]) -> str:

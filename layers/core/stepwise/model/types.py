@@ -24,6 +24,7 @@ class ModelRequest(BaseModel):
     system: list[dict[str, Any]]
     messages: list[dict[str, Any]]
     tools: list[dict[str, Any]] = Field(default_factory=list)
+    tool_choice: dict[str, Any] | None = None
 
 
 class ModelResponse(BaseModel):

@@ -8,7 +8,7 @@ from stepwise.ids import iso_utc
 from stepwise.model.types import ModelRequest
 from stepwise.prompt.messages import build_messages
 from stepwise.prompt.system import build_system_prompt
-from stepwise.turn.contracts import CallModelInput, CallModelOutput
+from stepwise.turn.contracts import CallModelInput, CallModelOutput, Route
 from stepwise.turn.load_context import show_typing
 from stepwise.turn.services import TurnServices
 from stepwise.turns.models import ModelStep, Reply
@@ -17,6 +17,24 @@ logger = Logger(child=True)
 
 EMPTY_ANSWER = "I don't have an answer to that — could you rephrase it?"
 REFUSAL_ANSWER = "I can't help with that one."
+FALLBACK_NOTE = "_(My language model is unavailable right now, so I handled this with simple offline rules.)_"
+
+
+def limit_note(max_tool_steps: int) -> str:
+    """The per-turn prompt section of the final call at the tool-round limit."""
+    return (
+        f"## Tool limit reached\nThis turn has used all {max_tool_steps} tool rounds. Do not call tools: "
+        "tell the user what was done, what was not, and what they can ask next."
+    )
+
+
+def limit_result(tool_use_id: str, max_tool_steps: int) -> dict[str, object]:
+    return {
+        "type": "tool_result",
+        "tool_use_id": tool_use_id,
+        "is_error": True,
+        "content": f"Not run: this turn reached its limit of {max_tool_steps} tool rounds.",
+    }
 
 
 def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutput:
@@ -24,16 +42,30 @@ def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutp
     turn = request.turn
     meta = services.turns.get_meta(turn.turn_id)
     history = services.messages.between(turn.chat_id, meta.first_key, meta.last_key)
-    rounds = [step for step in services.turns.steps(turn.turn_id) if step.tool_results]
-    offer_tools = bool(services.tools) and not request.final
+    steps = services.turns.steps(turn.turn_id)
+    if request.final and steps and steps[-1].tool_uses and not steps[-1].tool_results:
+        unanswered = steps[-1]
+        unanswered.tool_results = [
+            limit_result(b["id"], services.max_tool_steps) for b in unanswered.tool_uses
+        ]
+        services.turns.put_step(turn.turn_id, unanswered)
+    rounds = [step for step in steps if step.tool_results]
+    tools = services.tools.api_tools()
     model_request = ModelRequest(
         model=services.model_name,
         max_tokens=services.max_tokens,
-        system=build_system_prompt(services.tools if offer_tools else [], services.clock()),
+        system=build_system_prompt(
+            services.tools.summaries(),
+            services.clock(),
+            per_turn=[limit_note(services.max_tool_steps)] if request.final else [],
+        ),
         messages=build_messages(history, rounds),
+        tools=tools,
+        tool_choice={"type": "none"} if request.final and tools else None,
     )
     show_typing(services, turn.chat_id)
-    response = services.model().complete(model_request)
+    fallback = meta.model_override == "rules"
+    response = (services.rules_model() if fallback else services.model()).complete(model_request)
     usage = response.usage
     logger.info(
         "model answered",
@@ -44,6 +76,7 @@ def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutp
             "output_tokens": usage.output_tokens,
             "cache_read_input_tokens": usage.cache_read_input_tokens,
             "cache_creation_input_tokens": usage.cache_creation_input_tokens,
+            "final": request.final,
         },
     )
     step = ModelStep(
@@ -55,18 +88,25 @@ def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutp
         created_at=iso_utc(services.clock()),
     )
     services.turns.put_step(turn.turn_id, step)
-    wants_tools = offer_tools and response.stop_reason == "tool_use" and bool(response.tool_uses)
-    if not wants_tools:
+    route: Route = "reply"
+    if response.stop_reason == "tool_use" and step.tool_uses and tools and not request.final:
+        route = "tools" if step.step < services.max_tool_steps else "limit"
+    if route == "reply":
+        text = final_text(step)
         services.turns.put_reply(
             turn.turn_id,
             Reply(
-                text=final_text(step), source="model", message_id=step.message_id, created_at=step.created_at
+                text=f"{FALLBACK_NOTE}\n\n{text}" if fallback else text,
+                source="fallback" if fallback else "model",
+                message_id=step.message_id,
+                created_at=step.created_at,
             ),
         )
     return CallModelOutput(
-        stop_reason="tool_use" if wants_tools else "end_turn",
+        route=route,
+        stop_reason=response.stop_reason,
         step=step.step,
-        tool_calls=len(response.tool_uses),
+        tool_calls=len(step.tool_uses),
         input_tokens=usage.input_tokens,
         output_tokens=usage.output_tokens,
         cache_read_input_tokens=usage.cache_read_input_tokens,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
 
@@ -31,11 +33,18 @@ class IncomingMessage(_Contract):
     telegram_message_id: int | None = None
 
 
+class Limits(_Contract):
+    """Per-deployment limits the state machine itself reads (TimeoutSecondsPath)."""
+
+    approval_timeout_seconds: int = Field(ge=1)
+
+
 class TurnStart(_Contract):
     """The execution's input, built by the webhook."""
 
     turn: TurnRef
     message: IncomingMessage
+    limits: Limits | None = None
 
 
 class LoadContextOutput(_Contract):
@@ -53,9 +62,14 @@ class CallModelInput(_Contract):
     final: bool = False
 
 
-class CallModelOutput(_Contract):
-    """CallModel's result: the stop reason routes the state machine."""
+Route = Literal["reply", "tools", "limit"]
 
+
+class CallModelOutput(_Contract):
+    """CallModel's result. `route` (from the stop reason and the step limit) steers the state machine:
+    reply -> SendReply, tools -> RunTools, limit -> a final call without tools."""
+
+    route: Route
     stop_reason: str
     step: int
     tool_calls: int = 0
@@ -63,6 +77,42 @@ class CallModelOutput(_Contract):
     output_tokens: int = 0
     cache_read_input_tokens: int = 0
     cache_creation_input_tokens: int = 0
+
+
+class RunToolsInput(_Contract):
+    """RunTools' input: the step whose tool calls to run."""
+
+    turn: TurnRef
+    step: int = Field(ge=0)
+
+
+class RunToolsOutput(_Contract):
+    """done: every call has a result; needs_approval: some wait for the user (approval_id)."""
+
+    status: Literal["done", "needs_approval"]
+    approval_id: str | None = None
+    results: int = 0
+    errors: int = 0
+
+
+class RequestApprovalInput(_Contract):
+    """RequestApproval's input: the request to show and the token that resumes the turn."""
+
+    turn: TurnRef
+    approval_id: str
+    task_token: str = Field(min_length=1)
+
+
+class RequestApprovalOutput(_Contract):
+    """The Telegram message that carries the buttons."""
+
+    message_id: int
+
+
+class FallbackOutput(_Contract):
+    """Whether the turn continues with the offline rules model."""
+
+    use_fallback: bool
 
 
 class SendErrorInput(_Contract):

@@ -7,7 +7,7 @@ from aws_lambda_powertools import Logger
 from stepwise.ids import iso_utc
 from stepwise.telegram.errors import TelegramBadRequest
 from stepwise.telegram.formatting import render_reply
-from stepwise.turn.contracts import DeliveryOutput, SendErrorInput, TurnRef
+from stepwise.turn.contracts import DeliveryOutput, SendErrorInput, TurnInput, TurnRef
 from stepwise.turn.services import TurnServices
 from stepwise.turns.models import Reply
 
@@ -39,6 +39,11 @@ def deliver_reply(turn: TurnRef, services: TurnServices) -> DeliveryOutput:
         services.turns.mark_sent(turn.turn_id, index + 1)
     logger.info("reply delivered", extra={"source": reply.source, "chunks": len(chunks)})
     return DeliveryOutput(source=reply.source, chunks=len(chunks), sent_chunks=len(chunks))
+
+
+def deliver_reply_state(request: TurnInput, services: TurnServices) -> DeliveryOutput:
+    """SendReply's entry point."""
+    return deliver_reply(request.turn, services)
 
 
 def deliver_error(request: SendErrorInput, services: TurnServices) -> DeliveryOutput:

@@ -18,12 +18,20 @@ def save_turn(request: TurnInput, services: TurnServices) -> SaveTurnOutput:
     if reply is None or reply.source == "error":
         logger.info("nothing to save", extra={"reason": "no reply" if reply is None else "error reply"})
         return SaveTurnOutput(saved=False)
-    tool_calls = [
-        {"id": block["id"], "name": block["name"], "input": block.get("input", {})}
-        for step in services.turns.steps(turn.turn_id)
-        for block in step.content
-        if block.get("type") == "tool_use"
-    ]
+    tool_calls = []
+    for step in services.turns.steps(turn.turn_id):
+        results = {r["tool_use_id"]: r for r in step.tool_results}
+        for block in step.tool_uses:
+            result = results.get(block["id"], {})
+            tool_calls.append(
+                {
+                    "id": block["id"],
+                    "name": block["name"],
+                    "input": block.get("input", {}),
+                    "is_error": bool(result.get("is_error")),
+                    "result": str(result.get("content", ""))[:500],
+                }
+            )
     message = StoredMessage(
         id=reply.message_id,
         chat_id=turn.chat_id,

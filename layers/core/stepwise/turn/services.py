@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
+from typing import Literal
 
+from stepwise.approvals.store import ApprovalStore
+from stepwise.audit.log import AuditLog
 from stepwise.history.repository import MessageRepository
 from stepwise.ids import new_id, utc_now
+from stepwise.model.offline import OfflineModel
 from stepwise.model.types import ChatModel
-from stepwise.prompt.system import ToolSummary
+from stepwise.tasks.repository import TaskRepository
 from stepwise.telegram.client import TelegramClient
+from stepwise.tools.registry import ToolRegistry
 from stepwise.turns.store import TurnStore
 
 
@@ -18,16 +23,24 @@ from stepwise.turns.store import TurnStore
 class TurnServices:
     """Ports and per-deployment values used by the states.
 
-    `telegram` and `model` are factories: an adapter (and its secret) is only built by a state that uses it.
+    `telegram`, `model` and `rules_model` are factories: an adapter (and its secret) is only built by a state
+    that uses it.
     """
 
     messages: MessageRepository
     turns: TurnStore
+    tasks: TaskRepository
+    audit: AuditLog
+    approvals: ApprovalStore
     telegram: Callable[[], TelegramClient]
     model: Callable[[], ChatModel]
     model_name: str
+    tools: ToolRegistry
     max_tokens: int = 2048
     history_limit: int = 20
-    tools: list[ToolSummary] = field(default_factory=list)
+    max_tool_steps: int = 5
+    approval_timeout_seconds: int = 3600
+    fallback_model: Literal["rules", "off"] = "rules"
+    rules_model: Callable[[], ChatModel] = OfflineModel
     clock: Callable[[], datetime] = utc_now
     new_id: Callable[[], str] = new_id

@@ -47,14 +47,12 @@ class DynamoTurnStore:
             }
         )
 
-    def set_tool_results(self, turn_id: str, step: int, results: list[dict[str, Any]]) -> None:
+    def get_step(self, turn_id: str, step: int) -> ModelStep:
         key = {"turn_id": turn_id, "sk": f"step#{step:03d}"}
         item = self._table.get_item(Key=key, ConsistentRead=True).get("Item")
         if item is None:
             raise KeyError(f"turn {turn_id} has no step {step}")
-        model_step = ModelStep.model_validate_json(item["data"])
-        model_step.tool_results = results
-        self.put_step(turn_id, model_step)
+        return ModelStep.model_validate_json(item["data"])
 
     def steps(self, turn_id: str) -> list[ModelStep]:
         response = self._table.query(

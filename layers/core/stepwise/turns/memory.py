@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from stepwise.turns.models import ModelStep, Reply, TurnMeta
 
 
@@ -24,8 +22,8 @@ class InMemoryTurnStore:
     def put_step(self, turn_id: str, step: ModelStep) -> None:
         self.step_records[(turn_id, step.step)] = step.model_copy(deep=True)
 
-    def set_tool_results(self, turn_id: str, step: int, results: list[dict[str, Any]]) -> None:
-        self.step_records[(turn_id, step)].tool_results = results
+    def get_step(self, turn_id: str, step: int) -> ModelStep:
+        return self.step_records[(turn_id, step)].model_copy(deep=True)
 
     def steps(self, turn_id: str) -> list[ModelStep]:
         return [s.model_copy(deep=True) for (t, _), s in sorted(self.step_records.items()) if t == turn_id]

@@ -20,6 +20,7 @@ class TurnMeta(BaseModel):
     first_key: str = Field(description="sort key of the oldest message in the context window")
     last_key: str = Field(description="sort key of the newest message in the context window (the user's)")
     created_at: str
+    model_override: str | None = Field(default=None, description='"rules" once the turn fell back offline')
 
 
 class ModelStep(BaseModel):
@@ -32,6 +33,8 @@ class ModelStep(BaseModel):
     message_id: str
     created_at: str
     tool_results: list[dict[str, Any]] = Field(default_factory=list)
+    partial_results: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    approval_id: str | None = None
 
     @property
     def text(self) -> str:
@@ -39,6 +42,11 @@ class ModelStep(BaseModel):
         return "\n\n".join(
             b["text"] for b in self.content if b.get("type") == "text" and b.get("text")
         ).strip()
+
+    @property
+    def tool_uses(self) -> list[dict[str, Any]]:
+        """The response's tool_use blocks, in order."""
+        return [block for block in self.content if block.get("type") == "tool_use"]
 
 
 class Reply(BaseModel):

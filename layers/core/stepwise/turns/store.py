@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Protocol
 
 from stepwise.turns.models import ModelStep, Reply, TurnMeta
 
@@ -22,8 +22,8 @@ class TurnStore(Protocol):
         """Store a model response (replacing one of the same step, as a retried call does)."""
         ...
 
-    def set_tool_results(self, turn_id: str, step: int, results: list[dict[str, Any]]) -> None:
-        """Attach the tool results that answer the response of `step`."""
+    def get_step(self, turn_id: str, step: int) -> ModelStep:
+        """One model response; KeyError when it does not exist."""
         ...
 
     def steps(self, turn_id: str) -> list[ModelStep]:

@@ -1,0 +1,9 @@
+"""RequestApproval state (waitForTaskToken): send Approve / Deny buttons and store the token."""
+
+from aws_lambda_powertools import Logger
+
+from stepwise.lambda_support import state_handler
+from stepwise.turn.contracts import RequestApprovalInput
+from stepwise.turn.request_approval import request_approval
+
+handler = state_handler(RequestApprovalInput, request_approval, Logger())

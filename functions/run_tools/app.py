@@ -1,0 +1,9 @@
+"""RunTools state: run the step's tool calls; approval-needing ones wait for the user."""
+
+from aws_lambda_powertools import Logger
+
+from stepwise.lambda_support import state_handler
+from stepwise.turn.contracts import RunToolsInput
+from stepwise.turn.run_tools import run_tools
+
+handler = state_handler(RunToolsInput, run_tools, Logger())

@@ -1,0 +1,9 @@
+"""UseFallback state: may the offline rules model take over the turn after the model failed?"""
+
+from aws_lambda_powertools import Logger
+
+from stepwise.lambda_support import state_handler
+from stepwise.turn.contracts import SendErrorInput
+from stepwise.turn.fallback import use_fallback
+
+handler = state_handler(SendErrorInput, use_fallback, Logger())

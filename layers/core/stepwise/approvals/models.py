@@ -1,0 +1,34 @@
+"""An approval request: the calls it covers, the task token that resumes the turn, and its decision."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel
+
+ApprovalStatus = Literal["pending", "approved", "denied", "expired"]
+
+
+class ApprovalCall(BaseModel):
+    """One tool call awaiting approval, described for the user."""
+
+    tool_use_id: str
+    description: str
+
+
+class ApprovalRequest(BaseModel):
+    """Kept server-side; the Telegram button carries only `approval_id`."""
+
+    approval_id: str
+    turn_id: str
+    chat_id: int
+    user_id: int
+    step: int
+    calls: list[ApprovalCall]
+    status: ApprovalStatus = "pending"
+    task_token: str | None = None
+    message_id: int | None = None
+    message_html: str = ""
+    created_at: str
+    decided_at: str | None = None
+    decided_by: int | None = None

@@ -1,0 +1,37 @@
+"""Audit entries and the port that records them."""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel
+
+Outcome = Literal["ok", "error", "denied", "unknown_tool", "invalid_arguments"]
+Approval = Literal["not_needed", "approved", "denied", "expired", "unavailable"]
+
+
+class AuditEntry(BaseModel):
+    """One tool call: tool, user, arguments, outcome, approval decision, time."""
+
+    user_id: int
+    chat_id: int
+    turn_id: str
+    tool_use_id: str
+    tool: str
+    arguments: dict[str, Any]
+    outcome: Outcome
+    result: str
+    approval: Approval
+    created_at: str
+
+
+class AuditLog(Protocol):
+    """Where audit entries go. Implementations: DynamoDB, and in memory for tests."""
+
+    def record(self, entry: AuditEntry) -> None:
+        """Append an entry (idempotent per tool call)."""
+        ...
+
+    def entries(self, user_id: int) -> list[AuditEntry]:
+        """The user's entries, oldest first."""
+        ...

@@ -1,0 +1,33 @@
+"""The one shape every state handler has: parse the event with a pydantic model, log with the turn's ids,
+call the core with the runtime's services, return the result as a plain dict."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from aws_lambda_powertools import Logger
+from aws_lambda_powertools.utilities.parser import parse
+from aws_lambda_powertools.utilities.typing import LambdaContext
+from pydantic import BaseModel
+
+from stepwise.runtime import get_runtime
+from stepwise.turn.contracts import TurnRef
+from stepwise.turn.services import TurnServices
+
+Event = TypeVar("Event", bound=BaseModel)
+
+
+def state_handler(
+    model: type[Event], logic: Callable[[Event, TurnServices], BaseModel], logger: Logger
+) -> Callable[[dict[str, Any], LambdaContext], dict[str, Any]]:
+    """A Lambda handler for one state of the turn."""
+
+    @logger.inject_lambda_context(clear_state=True)
+    def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+        parsed = parse(event=event, model=model)
+        turn: TurnRef = parsed.turn  # type: ignore[attr-defined]
+        logger.append_keys(**turn.log_keys())
+        return logic(parsed, get_runtime().turn_services).model_dump()
+
+    return handler

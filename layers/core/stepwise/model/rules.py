@@ -1,0 +1,110 @@
+"""Rule-based intents for the task tools: "add buy milk", "what's on my list", "done 3", "delete 3"...
+
+`parse_intent` returns the tool calls the real model would make, or None when the text is not a task command.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+ToolCall = tuple[str, dict[str, Any]]
+
+_IDS = r"#?(\d+(?:\s*(?:,|and|&)\s*#?\d+)*)"
+_STATUS_WORDS = {
+    "pending": "pending",
+    "open": "pending",
+    "todo": "pending",
+    "to do": "pending",
+    "done": "completed",
+    "completed": "completed",
+    "finished": "completed",
+    "all": "all",
+}
+
+
+def _ids(text: str) -> list[int]:
+    return [int(n) for n in re.findall(r"\d+", text)]
+
+
+def _add(match: re.Match[str]) -> list[ToolCall]:
+    title = match.group("title").strip().rstrip(".!")
+    return [("add_task", {"title": title})] if title else []
+
+
+def _list(match: re.Match[str]) -> list[ToolCall]:
+    word = (match.groupdict().get("status") or "all").lower()
+    return [("list_tasks", {"status": _STATUS_WORDS.get(word, "all")})]
+
+
+def _get(match: re.Match[str]) -> list[ToolCall]:
+    return [("get_task", {"task_id": int(match.group("id"))})]
+
+
+def _rename(match: re.Match[str]) -> list[ToolCall]:
+    title = match.group("title").strip().strip("\"'“”").rstrip(".!")
+    return [("update_task", {"task_id": int(match.group("id")), "title": title})] if title else []
+
+
+def _complete(match: re.Match[str]) -> list[ToolCall]:
+    return [("complete_task", {"task_id": n}) for n in _ids(match.group("ids"))]
+
+
+def _delete(match: re.Match[str]) -> list[ToolCall]:
+    return [("delete_task", {"task_id": n}) for n in _ids(match.group("ids"))]
+
+
+RULES: list[tuple[re.Pattern[str], Callable[[re.Match[str]], list[ToolCall]]]] = [
+    (re.compile(r"^(?:please\s+)?(?:add|new task|todo|to-do)\s*:?\s+(?P<title>.+)$", re.I), _add),
+    (re.compile(r"^(?:please\s+)?remind me to\s+(?P<title>.+)$", re.I), _add),
+    (re.compile(r"^rename\s+(?:task\s+)?#?(?P<id>\d+)\s+(?:to|as)\s+(?P<title>.+)$", re.I), _rename),
+    (
+        re.compile(
+            rf"^(?:done|complete|completed|finish|finished|check|tick)\s+(?:task\s+)?(?P<ids>{_IDS})$", re.I
+        ),
+        _complete,
+    ),
+    (re.compile(rf"^(?:task\s+)?(?P<ids>{_IDS})\s+(?:is\s+)?(?:done|completed|finished)$", re.I), _complete),
+    (re.compile(rf"^(?:delete|remove|drop)\s+(?:task\s+)?(?P<ids>{_IDS})$", re.I), _delete),
+    (re.compile(r"^(?:show|get|view|open|details of|what'?s|what is)\s+task\s+#?(?P<id>\d+)$", re.I), _get),
+    (re.compile(r"^task\s+#?(?P<id>\d+)$", re.I), _get),
+    (
+        re.compile(
+            r"^(?:list|tasks|todos|my tasks|my list|show (?:me )?(?:my )?(?:tasks|list|todos))"
+            r"(?:\s+(?P<status>all|pending|open|done|completed|finished))?$",
+            re.I,
+        ),
+        _list,
+    ),
+    (
+        re.compile(
+            r"^(?:list|show)\s+(?:my\s+)?(?P<status>pending|open|done|completed|finished)(?:\s+tasks)?$", re.I
+        ),
+        _list,
+    ),
+    (re.compile(r"^what'?s\s+(?P<status>done|pending|open)$", re.I), _list),
+    (re.compile(r"^(?:what'?s|what is)\s+on\s+my\s+(?:list|plate|todo list|to-do list)$", re.I), _list),
+    (re.compile(r"^what\s+(?:do i have to do|tasks do i have)(?:\s+today)?$", re.I), _list),
+]
+
+
+def parse_intent(text: str) -> list[ToolCall] | None:
+    """The tool calls a task command asks for, or None when the text is not one."""
+    cleaned = re.sub(r"\s+", " ", text.strip()).rstrip("?!. ")
+    for pattern, build in RULES:
+        match = pattern.match(cleaned)
+        if match:
+            calls = build(match)
+            return calls or None
+    return None
+
+
+def summarize_results(results: list[dict[str, Any]]) -> str:
+    """The user-facing text for a round of tool results (the tools already speak plainly)."""
+    lines = []
+    for block in results:
+        content = block.get("content", "")
+        text = content if isinstance(content, str) else " ".join(c.get("text", "") for c in content)
+        lines.append(f"⚠️ {text}" if block.get("is_error") else text)
+    return "\n".join(lines) or "Done."

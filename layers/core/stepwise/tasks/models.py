@@ -1,0 +1,28 @@
+"""A task on a user's list."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel
+
+TaskStatus = Literal["pending", "completed"]
+TaskStatusFilter = Literal["all", "pending", "completed"]
+
+
+class Task(BaseModel):
+    """One task; `task_id` is short and unique per user (1, 2, 3...)."""
+
+    user_id: int
+    task_id: int
+    title: str
+    description: str = ""
+    status: TaskStatus = "pending"
+    created_at: str
+    updated_at: str
+    completed_at: str | None = None
+
+    def line(self) -> str:
+        """One line for lists: `#3 [ ] buy milk`."""
+        mark = "x" if self.status == "completed" else " "
+        return f"#{self.task_id} [{mark}] {self.title}"

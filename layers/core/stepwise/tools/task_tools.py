@@ -1,0 +1,144 @@
+"""The task tools: add, list, get, update, complete and delete tasks on the user's own list."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+
+from stepwise.tasks.models import Task, TaskStatusFilter
+from stepwise.tools.registry import Tool, ToolContext, ToolError
+
+MAX_TITLE = 200
+MAX_DESCRIPTION = 2000
+Title = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_TITLE)]
+Description = Annotated[str, StringConstraints(strip_whitespace=True, max_length=MAX_DESCRIPTION)]
+TaskId = Annotated[int, Field(ge=1, description="The task's number, as shown in lists (#3 is 3).")]
+
+
+class _Input(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class AddTaskInput(_Input):
+    title: Title = Field(description=f"Short title, at most {MAX_TITLE} characters.")
+    description: Description = Field(default="", description="Optional details.")
+
+
+class ListTasksInput(_Input):
+    status: TaskStatusFilter = Field(default="all", description="Which tasks: all, pending or completed.")
+
+
+class TaskIdInput(_Input):
+    task_id: TaskId
+
+
+class UpdateTaskInput(_Input):
+    task_id: TaskId
+    title: Title | None = Field(default=None, description="The new title.")
+    description: Description | None = Field(default=None, description="The new description.")
+
+    @model_validator(mode="after")
+    def _something_changes(self) -> UpdateTaskInput:
+        if self.title is None and self.description is None:
+            raise ValueError("give a new title, a new description, or both")
+        return self
+
+
+def _existing(context: ToolContext, task_id: int) -> Task:
+    task = context.tasks.get(context.user_id, task_id)
+    if task is None:
+        raise ToolError(f"There is no task #{task_id} on the user's list.")
+    return task
+
+
+def add_task(context: ToolContext, args: AddTaskInput) -> str:
+    task = context.tasks.add(context.user_id, args.title, args.description, context.now)
+    return f"Added task #{task.task_id}: {task.title}"
+
+
+def list_tasks(context: ToolContext, args: ListTasksInput) -> str:
+    tasks = context.tasks.list(context.user_id, args.status)
+    kind = "" if args.status == "all" else f"{args.status} "
+    if not tasks:
+        return f"No {kind}tasks."
+    return f"{len(tasks)} {kind}task{'s' if len(tasks) != 1 else ''}:\n" + "\n".join(t.line() for t in tasks)
+
+
+def get_task(context: ToolContext, args: TaskIdInput) -> str:
+    task = _existing(context, args.task_id)
+    lines = [task.line(), f"Status: {task.status}", f"Created: {task.created_at}"]
+    if task.description:
+        lines.insert(1, f"Description: {task.description}")
+    if task.completed_at:
+        lines.append(f"Completed: {task.completed_at}")
+    return "\n".join(lines)
+
+
+def update_task(context: ToolContext, args: UpdateTaskInput) -> str:
+    task = context.tasks.update(
+        context.user_id, args.task_id, title=args.title, description=args.description, now=context.now
+    )
+    if task is None:
+        raise ToolError(f"There is no task #{args.task_id} on the user's list.")
+    return f"Updated task #{task.task_id}: {task.title}"
+
+
+def describe_update(context: ToolContext, args: UpdateTaskInput) -> str:
+    task = _existing(context, args.task_id)
+    changes = []
+    if args.title is not None:
+        changes.append(f"rename it to “{args.title}”")
+    if args.description is not None:
+        changes.append(
+            "clear its description"
+            if not args.description
+            else f"set its description to “{args.description}”"
+        )
+    return f"Change task #{task.task_id} “{task.title}”: {' and '.join(changes)}."
+
+
+def complete_task(context: ToolContext, args: TaskIdInput) -> str:
+    task = _existing(context, args.task_id)
+    if task.status == "completed":
+        return f"Task #{task.task_id} was already completed: {task.title}"
+    done = context.tasks.complete(context.user_id, args.task_id, context.now)
+    if done is None:
+        raise ToolError(f"There is no task #{args.task_id} on the user's list.")
+    return f"Completed task #{done.task_id}: {done.title}"
+
+
+def delete_task(context: ToolContext, args: TaskIdInput) -> str:
+    task = context.tasks.delete(context.user_id, args.task_id)
+    if task is None:
+        raise ToolError(f"There is no task #{args.task_id} on the user's list.")
+    return f"Deleted task #{task.task_id}: {task.title}"
+
+
+def describe_delete(context: ToolContext, args: TaskIdInput) -> str:
+    task = _existing(context, args.task_id)
+    return f"Delete task #{task.task_id} “{task.title}”."
+
+
+TASK_TOOLS: list[Tool[AddTaskInput] | Tool[ListTasksInput] | Tool[TaskIdInput] | Tool[UpdateTaskInput]] = [
+    Tool("add_task", "Add a task to the user's list.", AddTaskInput, add_task),
+    Tool("list_tasks", "List the user's tasks with their numbers and status.", ListTasksInput, list_tasks),
+    Tool("get_task", "Show one task with its details.", TaskIdInput, get_task),
+    Tool(
+        "update_task",
+        "Change a task's title and/or description.",
+        UpdateTaskInput,
+        update_task,
+        needs_approval=True,
+        describe=describe_update,
+    ),
+    Tool("complete_task", "Mark a task as done.", TaskIdInput, complete_task),
+    Tool(
+        "delete_task",
+        "Delete a task for good.",
+        TaskIdInput,
+        delete_task,
+        needs_approval=True,
+        describe=describe_delete,
+    ),
+]

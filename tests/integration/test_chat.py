@@ -1,0 +1,65 @@
+"""`make chat` end to end: a subprocess fed through stdin, offline model, the real state machine."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from support.tools import ROOT
+
+
+def chat(lines: list[str], tmp_path: Path) -> str:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "AWS_"))}
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "layers" / "core"), str(ROOT)])
+    result = subprocess.run(
+        [sys.executable, "-m", "stepwise_local.chat", "--log", str(tmp_path / "chat.log")],
+        input="\n".join(lines) + "\n",
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "offline rule-based model" in result.stderr
+    return result.stdout
+
+
+def test_hello_gets_an_answer(tmp_path: Path) -> None:
+    out = chat(["hello"], tmp_path)
+    assert out.startswith("you> hello\nstepwise> Hello! I'm Stepwise")
+
+
+def test_offline_chat_manages_a_task_list_with_an_approval(tmp_path: Path) -> None:
+    out = chat(["add buy milk", "list", "done 1", "delete 1", "1", "list"], tmp_path)
+    expected = [
+        "you> add buy milk",
+        "stepwise> Added task #1: buy milk",
+        "you> list",
+        "stepwise> 1 task:",
+        "#1 [ ] buy milk",
+        "you> done 1",
+        "stepwise> Completed task #1: buy milk",
+        "you> delete 1",
+        "stepwise> 🔐 Approval needed",
+        "Delete task #1 “buy milk”.",
+        "          [1] Approve ✅  [2] Deny ❌",
+        "you> 1",
+        "✅ Approved",
+        "stepwise> Deleted task #1: buy milk",
+        "you> list",
+        "stepwise> No tasks.",
+    ]
+    lines = out.splitlines()
+    position = -1
+    for line in expected:  # each expected line appears, in this order
+        position = lines.index(line, position + 1)
+
+
+def test_deny_in_the_chat_keeps_the_task(tmp_path: Path) -> None:
+    out = chat(["add water plants", "delete 1", "deny", "list"], tmp_path)
+    assert "❌ Denied — nothing was changed." in out
+    assert out.rstrip().endswith("#1 [ ] water plants")

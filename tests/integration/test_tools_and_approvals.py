@@ -1,0 +1,247 @@
+"""Tools, the tool loop, approvals and the fallback, through the real state machine on the emulation."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from support.stack import NOT_ALLOWED_USER, Stack
+
+from stepwise.model.errors import ModelTransientError
+from stepwise.tasks.dynamodb import DynamoTaskRepository
+from stepwise.turn.call_model import FALLBACK_NOTE
+from stepwise.turn.deliver import FRIENDLY_ERROR
+from stepwise_local.anthropic_server import Scripted, error, text, tool_use
+
+
+def tool_results(request: dict[str, Any]) -> list[dict[str, Any]]:
+    """The tool_result blocks a request sends back (its last message)."""
+    return [b for b in request["messages"][-1]["content"] if b.get("type") == "tool_result"]
+
+
+def seed_task(stack: Stack, user: int, title: str) -> None:
+    DynamoTaskRepository(stack.emulation.table("TasksTable")).add(user, title, "", "2026-11-22T10:00:00.000Z")
+
+
+def test_a_tool_round_trip_adds_the_task_for_that_user_and_confirms_it(stack: Stack) -> None:
+    user = stack.new_user()
+    stack.anthropic.script(
+        tool_use(("add_task", {"title": "buy milk"})), text("Added **buy milk** to your list.")
+    )
+    execution = stack.say(user, "remind me to buy milk")
+    assert execution["status"] == "SUCCEEDED"
+    assert [(t["task_id"], t["title"], t["status"]) for t in stack.tasks(user)] == [
+        (1, "buy milk", "pending")
+    ]
+    assert stack.replies(user) == ["Added buy milk to your list."]
+    (result,) = tool_results(stack.anthropic.requests[1])
+    assert result["content"] == "Added task #1: buy milk" and result["is_error"] is False
+    assert [t["name"] for t in stack.anthropic.requests[0]["tools"]][:2] == ["add_task", "list_tasks"]
+    # the stored assistant message carries the turn's tool calls, and the audit log has the call
+    assistant = stack.stored(user)[-1]
+    assert [call["name"] for call in json.loads(assistant["tool_calls"])] == ["add_task"]
+    (entry,) = stack.emulation.table("AuditTable").query(
+        KeyConditionExpression="user_id = :u", ExpressionAttributeValues={":u": user}
+    )["Items"]
+    assert (entry["tool"], entry["outcome"], entry["approval"]) == ("add_task", "ok", "not_needed")
+    assert json.loads(entry["arguments"]) == {"title": "buy milk"} and entry["created_at"]
+
+
+def test_a_model_that_wants_tools_forever_gets_exactly_max_tool_steps_rounds_and_one_reply(
+    stack: Stack,
+) -> None:
+    user = stack.new_user()
+
+    def insist(request: dict[str, Any]) -> Scripted:
+        if request.get("tool_choice") == {"type": "none"}:
+            return text("I checked your list five times; it is empty.")
+        return tool_use(("list_tasks", {"status": "all"}))
+
+    stack.anthropic.default = insist
+    execution = stack.say(user, "check my list thoroughly")
+    assert execution["status"] == "SUCCEEDED"
+    history = stack.emulation.history(execution["name"])
+    rounds = [
+        e
+        for e in history
+        if e["type"] == "TaskStateEntered" and e["stateEnteredEventDetails"]["name"] == "RunTools"
+    ]
+    assert len(rounds) == 5
+    assert len(stack.anthropic.requests) == 7, "5 rounds, the 6th request asked again, then the final call"
+    final = stack.anthropic.requests[-1]
+    assert final["tool_choice"] == {"type": "none"}
+    assert "Not run: this turn reached its limit of 5 tool rounds." in json.dumps(final["messages"][-1])
+    assert stack.replies(user) == ["I checked your list five times; it is empty."]
+
+
+def test_the_limit_follows_max_tool_steps(stack: Stack) -> None:
+    user = stack.new_user()
+    stack.emulation.config.env["MAX_TOOL_STEPS"] = "2"
+    stack.anthropic.default = lambda r: text("done") if r.get("tool_choice") else tool_use(("list_tasks", {}))
+    execution = stack.say(user, "go")
+    rounds = [
+        e
+        for e in stack.emulation.history(execution["name"])
+        if e["type"] == "TaskStateEntered" and e["stateEnteredEventDetails"]["name"] == "RunTools"
+    ]
+    assert len(rounds) == 2 and stack.replies(user) == ["done"]
+
+
+def test_two_tool_uses_in_one_response_both_run_and_their_results_return_in_order(stack: Stack) -> None:
+    user = stack.new_user()
+    stack.anthropic.script(
+        tool_use(("add_task", {"title": "first"}), ("add_task", {"title": "second"})), text("Both added.")
+    )
+    stack.say(user, "add first and second")
+    first_request = stack.anthropic.requests[0]
+    del first_request  # the ids come from the scripted response:
+    uses = [b for b in stack.anthropic.requests[1]["messages"][-2]["content"] if b["type"] == "tool_use"]
+    results = tool_results(stack.anthropic.requests[1])
+    assert [r["tool_use_id"] for r in results] == [u["id"] for u in uses]
+    assert [r["content"] for r in results] == ["Added task #1: first", "Added task #2: second"]
+    assert [t["title"] for t in stack.tasks(user)] == ["first", "second"]
+
+
+def test_nothing_the_model_sends_reaches_another_users_tasks(stack: Stack) -> None:
+    victim, user = stack.new_user(), stack.new_user()
+    seed_task(stack, victim, "victim's task")
+    stack.anthropic.script(
+        tool_use(
+            ("delete_task", {"task_id": 1}),
+            ("list_tasks", {"status": "all", "user_id": victim}),
+            ("add_task", {"title": "sneaky", "user_id": victim}),
+            ("get_task", {"task_id": 1}),
+        ),
+        text("I couldn't do that."),
+    )
+    execution = stack.say(user, "delete task 1 of the other user")
+    assert execution["status"] == "SUCCEEDED"
+    results = tool_results(stack.anthropic.requests[1])
+    assert all(r["is_error"] for r in results)
+    assert "There is no task #1" in results[0]["content"] and "user_id" in results[1]["content"]
+    assert [t["title"] for t in stack.tasks(victim)] == ["victim's task"]
+    assert stack.tasks(user) == []
+    assert not any(m.get("reply_markup") for m in stack.telegram.messages(user)), (
+        "no approval for a doomed call"
+    )
+
+
+def delete_with_approval(stack: Stack, user: int) -> tuple[str, dict[str, Any]]:
+    seed_task(stack, user, "buy milk")
+    stack.anthropic.script(tool_use(("delete_task", {"task_id": 1})), text("Done as you decided."))
+    name = stack.send(user, "delete the milk task")
+    return name, stack.buttons(user)
+
+
+def test_approve_deletes_and_shows_the_decision(stack: Stack) -> None:
+    user = stack.new_user()
+    name, message = delete_with_approval(stack, user)
+    assert "Delete task #1 “buy milk”." in stack.telegram.text_of(message)
+    assert stack.emulation.describe(name)["status"] == "RUNNING", "the turn waits for the tap"
+    assert [t["title"] for t in stack.tasks(user)] == ["buy milk"]
+    answer = stack.press(user, message, "Approve")
+    assert json.loads(answer["body"])["action"] == "decided"
+    assert stack.emulation.wait(name)["status"] == "SUCCEEDED"
+    assert stack.tasks(user) == []
+    (result,) = tool_results(stack.anthropic.requests[1])
+    assert result["content"] == "Deleted task #1: buy milk"
+    (answered,) = [
+        c["params"]
+        for c in stack.telegram.calls("answerCallbackQuery")
+        if c["params"]["text"] == "Approved ✅" and c["params"]["callback_query_id"]
+    ]
+    assert answered
+    edited = stack.telegram.messages(user)[0]
+    assert "✅ Approved" in stack.telegram.text_of(edited) and not edited.get("reply_markup")
+    assert stack.replies(user)[-1] == "Done as you decided."
+
+
+def test_deny_changes_nothing_and_the_model_hears_denied_by_the_user(stack: Stack) -> None:
+    user = stack.new_user()
+    name, message = delete_with_approval(stack, user)
+    stack.press(user, message, "Deny")
+    assert stack.emulation.wait(name)["status"] == "SUCCEEDED"
+    assert [t["title"] for t in stack.tasks(user)] == ["buy milk"]
+    (result,) = tool_results(stack.anthropic.requests[1])
+    assert result["is_error"] and "Denied by the user" in result["content"]
+    assert "❌ Denied" in stack.telegram.text_of(stack.telegram.messages(user)[0])
+
+
+def test_no_answer_within_the_timeout_counts_as_deny(stack: Stack) -> None:
+    user = stack.new_user()
+    stack.emulation.config.env["APPROVAL_TIMEOUT_SECONDS"] = "1"
+    name, message = delete_with_approval(stack, user)
+    assert "No answer within 1 second counts as Deny." in stack.telegram.text_of(message)
+    assert stack.emulation.wait(name, timeout=30)["status"] == "SUCCEEDED"
+    assert [t["title"] for t in stack.tasks(user)] == ["buy milk"]
+    (result,) = tool_results(stack.anthropic.requests[1])
+    assert "did not answer the approval request in time" in result["content"]
+    assert "No answer in time" in stack.telegram.text_of(stack.telegram.messages(user)[0])
+    late = stack.press(user, message, "Approve")  # a press after the timeout changes nothing
+    assert json.loads(late["body"])["action"] == "already_decided"
+    assert [t["title"] for t in stack.tasks(user)] == ["buy milk"]
+
+
+def test_a_double_press_decides_once(stack: Stack) -> None:
+    user = stack.new_user()
+    name, message = delete_with_approval(stack, user)
+    first = stack.press(user, message, "Approve")
+    second = stack.press(user, message, "Deny")
+    stack.emulation.wait(name)
+    assert [json.loads(r["body"])["action"] for r in (first, second)] == ["decided", "already_decided"]
+    assert stack.tasks(user) == []
+    assert len(stack.anthropic.requests) == 2
+
+
+@pytest.mark.parametrize("presser", ["other allowlisted user", "stranger"])
+def test_a_press_by_someone_else_is_answered_politely_and_changes_nothing(stack: Stack, presser: str) -> None:
+    user = stack.new_user()
+    other = stack.new_user() if presser == "other allowlisted user" else NOT_ALLOWED_USER
+    name, message = delete_with_approval(stack, user)
+    answer = stack.press(other, message, "Approve")
+    assert answer["statusCode"] == 200 and json.loads(answer["body"])["action"] == "not_allowed"
+    assert stack.emulation.describe(name)["status"] == "RUNNING"
+    assert [t["title"] for t in stack.tasks(user)] == ["buy milk"]
+    stack.press(user, message, "Deny")
+    assert stack.emulation.wait(name)["status"] == "SUCCEEDED"
+    assert [t["title"] for t in stack.tasks(user)] == ["buy milk"]
+
+
+def test_a_tool_that_raises_returns_an_error_result_and_the_turn_still_replies(
+    stack: Stack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    user = stack.new_user()
+
+    def broken_add(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("the disk is on fire")
+
+    monkeypatch.setattr(DynamoTaskRepository, "add", broken_add)
+    stack.anthropic.script(tool_use(("add_task", {"title": "buy milk"})), text("Sorry, saving failed."))
+    execution = stack.say(user, "add buy milk")
+    assert execution["status"] == "SUCCEEDED"
+    (result,) = tool_results(stack.anthropic.requests[1])
+    assert result["is_error"] and "failed unexpectedly" in result["content"]
+    assert stack.replies(user) == ["Sorry, saving failed."]
+
+
+def test_when_the_model_api_is_down_the_rules_model_handles_task_commands(stack: Stack) -> None:
+    user = stack.new_user()
+    stack.anthropic.always(error(503, "api_error"))
+    execution = stack.say(user, "add buy milk")
+    assert execution["status"] == "SUCCEEDED"
+    assert [t["title"] for t in stack.tasks(user)] == ["buy milk"]
+    (reply,) = stack.replies(user)
+    assert reply.startswith("(My language model is unavailable") and "Added task #1: buy milk" in reply
+    assert stack.stored(user)[-1]["content"].startswith(FALLBACK_NOTE)
+    assert ModelTransientError.__name__ in json.dumps(stack.emulation.history(execution["name"]), default=str)
+
+
+@pytest.mark.parametrize(("message", "fallback"), [("tell me a joke", "rules"), ("add buy milk", "off")])
+def test_otherwise_the_friendly_error_stands(stack: Stack, message: str, fallback: str) -> None:
+    user = stack.new_user()
+    stack.emulation.config.env["FALLBACK_MODEL"] = fallback
+    stack.anthropic.always(error(500))
+    stack.say(user, message)
+    assert stack.replies(user) == [FRIENDLY_ERROR]
+    assert stack.tasks(user) == []

@@ -1,0 +1,96 @@
+"""The offline model's task intents and its answers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from stepwise.model.offline import OfflineModel
+from stepwise.model.rules import parse_intent, summarize_results
+from stepwise.model.types import ModelRequest
+from stepwise.tools.catalog import build_registry
+
+
+@pytest.mark.parametrize(
+    ("text", "calls"),
+    [
+        ("add buy milk", [("add_task", {"title": "buy milk"})]),
+        ("Add: water the plants.", [("add_task", {"title": "water the plants"})]),
+        ("remind me to call mom", [("add_task", {"title": "call mom"})]),
+        ("list", [("list_tasks", {"status": "all"})]),
+        ("what's on my list?", [("list_tasks", {"status": "all"})]),
+        ("show my tasks", [("list_tasks", {"status": "all"})]),
+        ("list done", [("list_tasks", {"status": "completed"})]),
+        ("show pending tasks", [("list_tasks", {"status": "pending"})]),
+        ("show task 2", [("get_task", {"task_id": 2})]),
+        ("task #4", [("get_task", {"task_id": 4})]),
+        ("rename 2 to buy oat milk", [("update_task", {"task_id": 2, "title": "buy oat milk"})]),
+        ("rename task #2 to “call mum”", [("update_task", {"task_id": 2, "title": "call mum"})]),
+        ("done 3", [("complete_task", {"task_id": 3})]),
+        ("done 1 and 3", [("complete_task", {"task_id": 1}), ("complete_task", {"task_id": 3})]),
+        ("3 is done", [("complete_task", {"task_id": 3})]),
+        ("delete 3", [("delete_task", {"task_id": 3})]),
+        ("remove task #5", [("delete_task", {"task_id": 5})]),
+    ],
+)
+def test_task_commands_become_the_tool_calls_the_real_model_would_make(
+    text: str, calls: list[tuple[str, dict[str, Any]]]
+) -> None:
+    assert parse_intent(text) == calls
+
+
+@pytest.mark.parametrize(
+    "text", ["hello", "tell me a joke", "add", "delete everything", "done", "what time is it"]
+)
+def test_other_text_is_not_a_task_command(text: str) -> None:
+    assert parse_intent(text) is None
+
+
+def request(messages: list[dict[str, Any]], tool_choice: dict[str, Any] | None = None) -> ModelRequest:
+    return ModelRequest(
+        model="m",
+        max_tokens=100,
+        system=[],
+        messages=messages,
+        tools=build_registry().api_tools(),
+        tool_choice=tool_choice,
+    )
+
+
+def test_the_offline_model_calls_tools_then_reports_their_results() -> None:
+    model = OfflineModel()
+    first = model.complete(request([{"role": "user", "content": [{"type": "text", "text": "done 1 and 2"}]}]))
+    assert first.stop_reason == "tool_use"
+    assert [(b["name"], b["input"]) for b in first.tool_uses] == [
+        ("complete_task", {"task_id": 1}),
+        ("complete_task", {"task_id": 2}),
+    ]
+    results = [
+        {"type": "tool_result", "tool_use_id": b["id"], "content": text, "is_error": err}
+        for b, (text, err) in zip(
+            first.tool_uses, [("Completed task #1: a", False), ("There is no task #2.", True)], strict=True
+        )
+    ]
+    second = model.complete(
+        request(
+            [
+                {"role": "user", "content": [{"type": "text", "text": "done 1 and 2"}]},
+                {"role": "assistant", "content": first.content},
+                {"role": "user", "content": results},
+            ]
+        )
+    )
+    assert second.stop_reason == "end_turn"
+    assert second.content[0]["text"] == "Completed task #1: a\n⚠️ There is no task #2."
+
+
+def test_without_tools_or_with_tools_disabled_it_answers_in_words() -> None:
+    message = [{"role": "user", "content": [{"type": "text", "text": "add milk"}]}]
+    assert OfflineModel().complete(request(message, tool_choice={"type": "none"})).stop_reason == "end_turn"
+    no_tools = ModelRequest(model="m", max_tokens=10, system=[], messages=message)
+    assert OfflineModel().complete(no_tools).stop_reason == "end_turn"
+
+
+def test_summaries_of_empty_results() -> None:
+    assert summarize_results([]) == "Done."

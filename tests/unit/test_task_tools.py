@@ -1,0 +1,141 @@
+"""The tool registry and the task tools, on an in-memory task store."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from stepwise.tasks.memory import InMemoryTaskRepository
+from stepwise.tools.catalog import build_registry
+from stepwise.tools.registry import Tool, ToolContext, ToolError, ToolRegistry
+from stepwise.tools.task_tools import MAX_TITLE, TaskIdInput
+
+REGISTRY = build_registry()
+
+
+@pytest.fixture
+def tasks() -> InMemoryTaskRepository:
+    return InMemoryTaskRepository()
+
+
+def context(tasks: InMemoryTaskRepository, user_id: int = 1) -> ToolContext:
+    return ToolContext(
+        user_id=user_id, chat_id=user_id, turn_id="t", now="2026-11-22T10:00:00.000Z", tasks=tasks
+    )
+
+
+def call(
+    tasks: InMemoryTaskRepository, name: str, args: dict[str, Any], user_id: int = 1
+) -> tuple[str, bool]:
+    try:
+        tool, parsed = REGISTRY.parse(name, args)
+    except ToolError as error:
+        return str(error), True
+    result = REGISTRY.run(context(tasks, user_id), tool, parsed)
+    return result.content, result.is_error
+
+
+def test_the_api_tools_and_the_prompt_come_from_the_same_registry() -> None:
+    specs = REGISTRY.api_tools()
+    names = [spec["name"] for spec in specs]
+    assert names == ["add_task", "list_tasks", "get_task", "update_task", "complete_task", "delete_task"]
+    assert [s.name for s in REGISTRY.summaries()] == names
+    add = specs[0]["input_schema"]
+    assert add["required"] == ["title"] and add["additionalProperties"] is False
+    assert specs[1]["input_schema"]["properties"]["status"]["enum"] == ["all", "pending", "completed"]
+    assert {s.name for s in REGISTRY.summaries() if s.needs_approval} == {"update_task", "delete_task"}
+
+
+def test_a_task_round_trip(tasks: InMemoryTaskRepository) -> None:
+    assert call(tasks, "add_task", {"title": " buy milk ", "description": "2 litres"}) == (
+        "Added task #1: buy milk",
+        False,
+    )
+    assert call(tasks, "add_task", {"title": "call mom"}) == ("Added task #2: call mom", False)
+    assert call(tasks, "complete_task", {"task_id": 1}) == ("Completed task #1: buy milk", False)
+    assert call(tasks, "list_tasks", {"status": "pending"}) == ("1 pending task:\n#2 [ ] call mom", False)
+    assert call(tasks, "list_tasks", {}) == ("2 tasks:\n#1 [x] buy milk\n#2 [ ] call mom", False)
+    details, _ = call(tasks, "get_task", {"task_id": 1})
+    assert "Description: 2 litres" in details and "Status: completed" in details
+    assert call(tasks, "update_task", {"task_id": 2, "title": "call mum"}) == (
+        "Updated task #2: call mum",
+        False,
+    )
+    assert call(tasks, "delete_task", {"task_id": 2}) == ("Deleted task #2: call mum", False)
+    assert call(tasks, "list_tasks", {"status": "pending"}) == ("No pending tasks.", False)
+
+
+def test_task_ids_are_short_and_per_user(tasks: InMemoryTaskRepository) -> None:
+    call(tasks, "add_task", {"title": "mine"}, user_id=1)
+    assert call(tasks, "add_task", {"title": "theirs"}, user_id=2) == ("Added task #1: theirs", False)
+
+
+def test_another_users_tasks_are_out_of_reach_whatever_the_arguments(tasks: InMemoryTaskRepository) -> None:
+    call(tasks, "add_task", {"title": "secret plans"}, user_id=2)
+    assert call(tasks, "get_task", {"task_id": 1}, user_id=1) == (
+        "There is no task #1 on the user's list.",
+        True,
+    )
+    assert call(tasks, "delete_task", {"task_id": 1}, user_id=1)[1]
+    content, is_error = call(tasks, "list_tasks", {"status": "all", "user_id": 2}, user_id=1)
+    assert is_error and "user_id" in content
+    assert call(tasks, "list_tasks", {}, user_id=2) == ("1 task:\n#1 [ ] secret plans", False)
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "expected"),
+    [
+        ("add_task", {"title": "x" * (MAX_TITLE + 1)}, "at most 200 characters"),
+        ("add_task", {"title": "   "}, "title"),
+        ("add_task", {}, "title: Field required"),
+        ("get_task", {"task_id": "three"}, "task_id"),
+        ("get_task", {"task_id": 0}, "greater than or equal to 1"),
+        ("update_task", {"task_id": 1}, "give a new title"),
+        ("list_tasks", {"status": "urgent"}, "status"),
+        ("launch_rocket", {}, "Unknown tool 'launch_rocket'"),
+    ],
+)
+def test_bad_calls_become_error_results_the_model_can_explain(
+    tasks: InMemoryTaskRepository, name: str, args: dict[str, Any], expected: str
+) -> None:
+    content, is_error = call(tasks, name, args)
+    assert is_error and expected in content
+
+
+def test_a_tool_that_raises_becomes_an_error_result(tasks: InMemoryTaskRepository) -> None:
+    def explode(context: ToolContext, args: TaskIdInput) -> str:
+        raise RuntimeError("disk on fire")
+
+    registry = ToolRegistry([Tool("explode", "Fails.", TaskIdInput, explode)])
+    tool, args = registry.parse("explode", {"task_id": 1})
+    result = registry.run(context(tasks), tool, args)
+    assert result.is_error and "failed unexpectedly" in result.content and "disk" not in result.content
+
+
+def test_approval_descriptions_say_exactly_what_will_happen(tasks: InMemoryTaskRepository) -> None:
+    call(tasks, "add_task", {"title": "buy milk"})
+    delete, args = REGISTRY.parse("delete_task", {"task_id": 1})
+    assert REGISTRY.describe(context(tasks), delete, args) == "Delete task #1 “buy milk”."
+    update, args = REGISTRY.parse("update_task", {"task_id": 1, "title": "buy oat milk", "description": ""})
+    assert REGISTRY.describe(context(tasks), update, args) == (
+        "Change task #1 “buy milk”: rename it to “buy oat milk” and clear its description."
+    )
+    missing, args = REGISTRY.parse("delete_task", {"task_id": 9})
+    with pytest.raises(ToolError, match="no task #9"):
+        REGISTRY.describe(context(tasks), missing, args)
+
+
+def test_tool_results_are_bounded() -> None:
+    from stepwise.tools.registry import MAX_RESULT_CHARS, ToolResult
+
+    block = ToolResult(content="x" * (MAX_RESULT_CHARS * 3)).block("toolu_1")
+    assert len(block["content"]) <= MAX_RESULT_CHARS + 1
+    assert block == block | {"type": "tool_result", "tool_use_id": "toolu_1", "is_error": False}
+
+
+def test_duplicate_tool_names_are_refused() -> None:
+    tool = REGISTRY.get("add_task")
+    assert tool is not None
+    with pytest.raises(ValueError, match="duplicate"):
+        ToolRegistry([tool, tool])

@@ -1,0 +1,293 @@
+"""CallModel's routing, RunTools, RequestApproval, presses on the buttons, and the fallback decision."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from support.turn_fakes import ScriptedModel, text_response, turn_start
+
+from stepwise.approvals.messages import parse_callback
+from stepwise.approvals.press import NOT_YOURS, PressServices, handle_press
+from stepwise.model.errors import ModelTransientError
+from stepwise.model.types import ModelResponse
+from stepwise.telegram.fake import InMemoryTelegram
+from stepwise.telegram.models import CallbackQuery
+from stepwise.turn.call_model import FALLBACK_NOTE, call_model
+from stepwise.turn.contracts import (
+    CallModelInput,
+    RequestApprovalInput,
+    RunToolsInput,
+    SendErrorInput,
+    TurnInput,
+    TurnStart,
+)
+from stepwise.turn.deliver import deliver_reply
+from stepwise.turn.fallback import use_fallback
+from stepwise.turn.load_context import load_context
+from stepwise.turn.request_approval import request_approval
+from stepwise.turn.run_tools import DENIED, EXPIRED, run_tools
+from stepwise.turn.save_turn import save_turn
+from stepwise.turn.services import TurnServices
+
+
+def tool_use(*calls: tuple[str, dict[str, Any]]) -> ModelResponse:
+    return ModelResponse(
+        content=[
+            {"type": "tool_use", "id": f"toolu_{n}_{name}", "name": name, "input": args}
+            for n, (name, args) in enumerate(calls)
+        ],
+        stop_reason="tool_use",
+        model="m",
+    )
+
+
+class Resumer:
+    def __init__(self, alive: bool = True) -> None:
+        self.alive, self.resumed = alive, []  # type: ignore[var-annotated]
+
+    def resume(self, task_token: str, output: dict[str, Any]) -> bool:
+        self.resumed.append((task_token, output))
+        return self.alive
+
+
+def start(services: TurnServices, text: str = "please") -> TurnStart:
+    begin = turn_start(text)
+    load_context(begin, services)
+    return begin
+
+
+def round_of(services: TurnServices, begin: TurnStart) -> Any:
+    """CallModel then RunTools, as the state machine runs them."""
+    routed = call_model(CallModelInput(turn=begin.turn), services)
+    assert routed.route == "tools"
+    return run_tools(RunToolsInput(turn=begin.turn, step=routed.step), services)
+
+
+def press(
+    services: TurnServices,
+    telegram: InMemoryTelegram,
+    resumer: Resumer,
+    approval_id: str,
+    choice: str = "a",
+    user_id: int = 7,
+) -> str:
+    query = CallbackQuery.model_validate(
+        {"id": "cq1", "from": {"id": user_id, "first_name": "U"}, "data": f"ap:{approval_id}:{choice}"}
+    )
+    presses = PressServices(approvals=services.approvals, telegram=lambda: telegram, resumer=resumer)
+    return handle_press(query, presses, frozenset({7, 8})).action
+
+
+def test_tool_calls_route_to_run_tools_and_results_go_back_in_order(
+    services: TurnServices, model: ScriptedModel
+) -> None:
+    begin = start(services)
+    model.responses += [
+        tool_use(("add_task", {"title": "a"}), ("add_task", {"title": "b"})),
+        text_response("ok"),
+    ]
+    assert round_of(services, begin).status == "done"
+    final = call_model(CallModelInput(turn=begin.turn), services)
+    assert final.route == "reply"
+    results = model.requests[1].messages[-1]["content"]
+    assert [(r["tool_use_id"], r["content"]) for r in results] == [
+        ("toolu_0_add_task", "Added task #1: a"),
+        ("toolu_1_add_task", "Added task #2: b"),
+    ]
+    assert model.requests[0].tools == services.tools.api_tools()
+
+
+def test_past_max_tool_steps_the_route_is_limit_and_the_final_call_has_tools_disabled(
+    services: TurnServices, model: ScriptedModel
+) -> None:
+    services.max_tool_steps = 2
+    begin = start(services)
+    model.responses += [tool_use(("list_tasks", {}))] * 3 + [text_response("Here is what I did.")]
+    round_of(services, begin)
+    round_of(services, begin)
+    assert call_model(CallModelInput(turn=begin.turn), services).route == "limit"
+    final = call_model(CallModelInput(turn=begin.turn, final=True), services)
+    assert final.route == "reply"
+    request = model.requests[-1]
+    assert request.tool_choice == {"type": "none"}
+    assert "Tool limit reached" in request.system[1]["text"]
+    assert request.messages[-1]["content"][0]["content"].startswith(
+        "Not run: this turn reached its limit of 2"
+    )
+    assert services.turns.get_reply(begin.turn.turn_id).text == "Here is what I did."  # type: ignore[union-attr]
+
+
+def test_an_approval_needing_call_waits_and_approve_runs_it(
+    services: TurnServices, model: ScriptedModel, telegram: InMemoryTelegram
+) -> None:
+    services.tasks.add(7, "buy milk", "", "now")
+    begin = start(services)
+    model.responses.append(tool_use(("list_tasks", {}), ("delete_task", {"task_id": 1})))
+    waiting = round_of(services, begin)
+    assert waiting.status == "needs_approval" and waiting.approval_id
+    assert services.tasks.get(7, 1) is not None, "nothing is deleted before the tap"
+    request_approval(
+        RequestApprovalInput(turn=begin.turn, approval_id=waiting.approval_id, task_token="tok"), services
+    )
+    (sent,) = telegram.sent
+    assert "Delete task #1 “buy milk”." in sent.text and sent.reply_markup is not None
+    buttons = sent.reply_markup.inline_keyboard[0]
+    assert [parse_callback(b.callback_data) for b in buttons] == [
+        (waiting.approval_id, "approved"),
+        (waiting.approval_id, "denied"),
+    ]
+    assert all(len((b.callback_data or "").encode()) <= 64 for b in buttons)
+    resumer = Resumer()
+    assert press(services, telegram, resumer, waiting.approval_id) == "decided"
+    assert resumer.resumed == [("tok", {"decision": "approved"})]
+    done = run_tools(RunToolsInput(turn=begin.turn, step=0), services)
+    assert done.status == "done"
+    assert services.tasks.get(7, 1) is None
+    results = services.turns.get_step(begin.turn.turn_id, 0).tool_results
+    assert [r["content"] for r in results] == ["1 task:\n#1 [ ] buy milk", "Deleted task #1: buy milk"]
+    audit = services.audit.entries(7)
+    assert [(e.tool, e.outcome, e.approval) for e in audit] == [
+        ("list_tasks", "ok", "not_needed"),
+        ("delete_task", "ok", "approved"),
+    ]
+
+
+@pytest.mark.parametrize(("choice", "message"), [("d", DENIED), (None, EXPIRED)])
+def test_deny_or_no_answer_changes_nothing(
+    services: TurnServices, model: ScriptedModel, telegram: InMemoryTelegram, choice: str | None, message: str
+) -> None:
+    services.tasks.add(7, "buy milk", "", "now")
+    begin = start(services)
+    model.responses.append(tool_use(("delete_task", {"task_id": 1})))
+    waiting = round_of(services, begin)
+    request_approval(
+        RequestApprovalInput(turn=begin.turn, approval_id=waiting.approval_id, task_token="tok"), services
+    )
+    if choice:
+        press(services, telegram, Resumer(), waiting.approval_id, choice)
+    run_tools(RunToolsInput(turn=begin.turn, step=0), services)
+    assert services.tasks.get(7, 1) is not None
+    (result,) = services.turns.get_step(begin.turn.turn_id, 0).tool_results
+    assert result == {
+        "type": "tool_result",
+        "tool_use_id": "toolu_0_delete_task",
+        "content": message,
+        "is_error": True,
+    }
+    assert services.approvals.get(waiting.approval_id).status == ("denied" if choice else "expired")  # type: ignore[union-attr]
+    assert ("Denied" if choice else "No answer in time") in telegram.sent[0].text, (
+        "the message shows the outcome"
+    )
+
+
+def test_a_call_that_cannot_succeed_fails_without_asking(
+    services: TurnServices, model: ScriptedModel
+) -> None:
+    begin = start(services)
+    model.responses.append(tool_use(("delete_task", {"task_id": 42})))
+    outcome = round_of(services, begin)
+    assert outcome.status == "done" and outcome.errors == 1
+    assert services.approvals.requests == {}  # type: ignore[attr-defined]
+
+
+def test_a_retried_run_tools_never_runs_a_call_twice(services: TurnServices, model: ScriptedModel) -> None:
+    begin = start(services)
+    model.responses.append(tool_use(("add_task", {"title": "once"})))
+    round_of(services, begin)
+    run_tools(RunToolsInput(turn=begin.turn, step=0), services)
+    assert [t.title for t in services.tasks.list(7, "all")] == ["once"]
+
+
+def test_presses_that_must_change_nothing(
+    services: TurnServices, model: ScriptedModel, telegram: InMemoryTelegram
+) -> None:
+    services.tasks.add(7, "buy milk", "", "now")
+    begin = start(services)
+    model.responses.append(tool_use(("delete_task", {"task_id": 1})))
+    waiting = round_of(services, begin)
+    assert waiting.approval_id
+    resumer = Resumer()
+    assert press(services, telegram, resumer, waiting.approval_id) == "not_ready", "no token yet"
+    request_approval(
+        RequestApprovalInput(turn=begin.turn, approval_id=waiting.approval_id, task_token="tok"), services
+    )
+    assert press(services, telegram, resumer, waiting.approval_id, user_id=8) == "not_allowed"
+    assert press(services, telegram, resumer, waiting.approval_id, user_id=999) == "not_allowed"
+    assert press(services, telegram, resumer, "unknown-id") == "ignored"
+    assert press(services, telegram, resumer, waiting.approval_id) == "decided"
+    assert press(services, telegram, resumer, waiting.approval_id, "d") == "already_decided"
+    assert len(resumer.resumed) == 1
+    answers = [c["text"] for c in telegram.calls_of("answer_callback_query")]
+    assert (
+        answers[1] == NOT_YOURS and answers[4] == "Approved ✅" and answers[5].startswith("Already decided")
+    )
+
+
+def test_a_press_after_the_turn_stopped_waiting_expires_the_request(
+    services: TurnServices, model: ScriptedModel, telegram: InMemoryTelegram
+) -> None:
+    begin = start(services)
+    services.tasks.add(7, "buy milk", "", "now")
+    model.responses.append(tool_use(("delete_task", {"task_id": 1})))
+    waiting = round_of(services, begin)
+    request_approval(
+        RequestApprovalInput(turn=begin.turn, approval_id=waiting.approval_id, task_token="tok"), services
+    )
+    assert press(services, telegram, Resumer(alive=False), waiting.approval_id) == "expired"
+    assert services.approvals.get(waiting.approval_id).status == "expired"  # type: ignore[union-attr]
+
+
+def test_a_retried_request_approval_does_not_send_the_buttons_twice(
+    services: TurnServices, model: ScriptedModel, telegram: InMemoryTelegram
+) -> None:
+    services.tasks.add(7, "buy milk", "", "now")
+    begin = start(services)
+    model.responses.append(tool_use(("delete_task", {"task_id": 1})))
+    waiting = round_of(services, begin)
+    for token in ("tok1", "tok2"):
+        request_approval(
+            RequestApprovalInput(turn=begin.turn, approval_id=waiting.approval_id, task_token=token), services
+        )
+    assert len(telegram.sent) == 1
+    assert services.approvals.get(waiting.approval_id).task_token == "tok2"  # type: ignore[union-attr]
+
+
+def test_titles_are_escaped_in_the_approval_message(
+    services: TurnServices, model: ScriptedModel, telegram: InMemoryTelegram
+) -> None:
+    services.tasks.add(7, "<b>bold</b> & co", "", "now")
+    begin = start(services)
+    model.responses.append(tool_use(("delete_task", {"task_id": 1})))
+    waiting = round_of(services, begin)
+    request_approval(
+        RequestApprovalInput(turn=begin.turn, approval_id=waiting.approval_id, task_token="t"), services
+    )
+    assert "&lt;b&gt;bold&lt;/b&gt; &amp; co" in telegram.sent[0].text
+
+
+def test_the_fallback_takes_over_task_commands_only(
+    services: TurnServices, model: ScriptedModel, telegram: InMemoryTelegram
+) -> None:
+    begin = start(services, "add buy milk")
+    model.responses.append(ModelTransientError("overloaded"))
+    with pytest.raises(ModelTransientError):
+        call_model(CallModelInput(turn=begin.turn), services)
+    assert use_fallback(SendErrorInput(turn=begin.turn, error="ModelTransientError"), services).use_fallback
+    assert not use_fallback(SendErrorInput(turn=begin.turn), services).use_fallback, "only once per turn"
+    round_of(services, begin)
+    assert call_model(CallModelInput(turn=begin.turn), services).route == "reply"
+    deliver_reply(begin.turn, services)
+    save_turn(TurnInput(turn=begin.turn), services)
+    assert telegram.sent[-1].text.startswith("<i>(My language model is unavailable")
+    assert "Added task #1: buy milk" in telegram.sent[-1].text
+    assert services.messages.recent(7, 5)[-1].content.startswith(FALLBACK_NOTE)
+
+
+@pytest.mark.parametrize(("text", "mode"), [("tell me a joke", "rules"), ("add buy milk", "off")])
+def test_no_fallback_for_what_the_rules_do_not_understand_or_when_off(
+    services: TurnServices, text: str, mode: str
+) -> None:
+    services.fallback_model = mode  # type: ignore[assignment]
+    begin = start(services, text)
+    assert not use_fallback(SendErrorInput(turn=begin.turn), services).use_fallback
