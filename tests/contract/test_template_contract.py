@@ -47,8 +47,12 @@ def test_every_function_has_a_thin_app_handler() -> None:
         assert spec.handler == "app.handler"
         source = (spec.code_dir / "app.py").read_text()
         tree = ast.parse(source)
-        defined = [node for node in tree.body if (isinstance(node, ast.FunctionDef) and node.name == "handler")
-                   or (isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "handler" for t in node.targets))]
+        defined = [
+            node
+            for node in tree.body
+            if (isinstance(node, ast.FunctionDef) and node.name == "handler")
+            or (isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "handler" for t in node.targets))
+        ]
         assert defined, f"{spec.logical_id} has no handler"
         assert "boto3" not in source and "requests" not in source, (
             f"{spec.logical_id} talks to AWS/HTTP itself"
