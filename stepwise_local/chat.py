@@ -132,7 +132,8 @@ def run(lines: TextIO, out: TextIO, interactive: bool, user_id: int, log_path: P
             waiting_turn: str | None = None
             print(
                 f"Stepwise, running locally with {model_description(config)}.\n"
-                f"Logs go to {log_path}. Type a message; Ctrl-D or /quit ends the chat.",
+                f"Logs go to {log_path}. Type a message; /summarize runs the memory summarizer now; "
+                "Ctrl-D or /quit ends the chat.",
                 file=sys.stderr,
             )
             while True:
@@ -144,6 +145,15 @@ def run(lines: TextIO, out: TextIO, interactive: bool, user_id: int, log_path: P
                     return 0
                 text = line.strip()
                 if not text:
+                    continue
+                if text == "/summarize":
+                    if not interactive:
+                        terminal.say(f"you> {text}")
+                    summary = emulation.run_summarizer(force=True)
+                    terminal.say(
+                        f"(memory: summarized {summary['summarized']} chat(s), "
+                        f"{summary['messages']} message(s))"
+                    )
                     continue
                 if not interactive:
                     terminal.say(f"you> {text}")

@@ -135,8 +135,14 @@ class Emulation:
         )
         # moto logs every caught task failure at ERROR with a huge repr; the execution history has the facts.
         logging.getLogger("moto.stepfunctions.parser.asl.component.eval_component").setLevel(logging.CRITICAL)
-        # Powertools caches SSM values per process; a Lambda process never sees two stacks, but tests do.
+        # Powertools caches SSM values per process, and the local memory index lives in the process: a Lambda
+        # process never sees two stacks, but tests do.
         parameters.clear_caches()
+        if str(LAYER_DIR) not in sys.path:
+            sys.path.insert(0, str(LAYER_DIR))
+        from stepwise.memory.local import reset_local_index
+
+        reset_local_index()
         try:
             self._stepfunctions = boto3.client("stepfunctions")
             self._dynamodb = boto3.resource("dynamodb")
@@ -185,6 +191,7 @@ class Emulation:
         env = dict(spec.environment)
         env["TELEGRAM_API_BASE_URL"] = self.config.telegram_base_url
         env["POWERTOOLS_METRICS_DISABLED"] = "true"
+        env["MEMORY_BACKEND"] = "local"  # moto emulates neither Bedrock embeddings nor S3 Vectors queries
         if self.config.anthropic_base_url:
             env["ANTHROPIC_BASE_URL"] = self.config.anthropic_base_url
         if not self.config.anthropic_api_key:
@@ -330,6 +337,16 @@ class Emulation:
             except Exception:  # the stack may be half set up
                 return
             time.sleep(0.02)
+
+    def run_summarizer(self, force: bool = False) -> dict[str, Any]:
+        """Invoke the scheduled summarizer now, with the event its schedule sends."""
+        (logical_id,) = [
+            name
+            for name, resource in self.template.of_type("AWS::Serverless::Function").items()
+            if any(e["Type"] == "ScheduleV2" for e in resource["Properties"].get("Events", {}).values())
+        ]
+        result: dict[str, Any] = self.invoke(logical_id, {"force": force})
+        return result
 
     def table(self, logical_id: str) -> Any:
         """A boto3 Table resource for one of the template's tables."""

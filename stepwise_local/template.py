@@ -94,6 +94,12 @@ class Template:
                 return self._get_att(*arg)
             if key == "Fn::Sub":
                 return self._sub(arg)
+            if key == "Fn::Select":
+                index, items = self.resolve(arg[0]), self.resolve(arg[1])
+                return items[int(index)]
+            if key == "Fn::Split":
+                separator, text = arg[0], self.resolve(arg[1])
+                return str(text).split(separator)
         if isinstance(value, dict):
             return {k: self.resolve(v) for k, v in value.items()}
         if isinstance(value, list):
@@ -107,6 +113,7 @@ class Template:
             "AWS::Region": REGION,
             "AWS::AccountId": ACCOUNT,
             "AWS::StackName": "stepwise-local",
+            "AWS::StackId": f"arn:aws:cloudformation:{REGION}:{ACCOUNT}:stack/stepwise-local/local-stack",
             "AWS::Partition": "aws",
             "AWS::URLSuffix": "amazonaws.com",
         }
@@ -125,7 +132,7 @@ class Template:
             return state_machine_arn(name)
         if attribute == "Name":
             return name
-        if attribute == "Arn":
+        if attribute.endswith("Arn"):
             return f"arn:aws:local:{REGION}:{ACCOUNT}:{name}"
         raise ValueError(f"GetAtt {name}.{attribute} is not emulated")
 

@@ -77,3 +77,36 @@ def test_tables_are_on_demand_and_turn_records_expire() -> None:
     assert all(t.create_args["BillingMode"] == "PAY_PER_REQUEST" for t in tables.values())
     assert tables["TurnsTable"].ttl_attribute == "expires_at"
     assert tables["MessagesTable"].ttl_attribute is None, "history is never expired"
+
+
+def test_the_vector_index_matches_the_embeddings_and_keeps_text_unfilterable() -> None:
+    index = TEMPLATE.resources["MemoryIndex"]["Properties"]
+    assert TEMPLATE.resources["MemoryVectorBucket"]["Type"] == "AWS::S3Vectors::VectorBucket"
+    assert (index["DataType"], index["DistanceMetric"]) == ("float32", "cosine")
+    env = TEMPLATE.doc["Globals"]["Function"]["Environment"]["Variables"]
+    assert str(index["Dimension"]) == env["EMBEDDING_DIMENSIONS"]
+    assert index["IndexName"] == env["VECTOR_INDEX_NAME"]
+    assert index["MetadataConfiguration"]["NonFilterableMetadataKeys"] == ["text"]
+
+
+def test_memory_permissions_are_scoped_to_the_index_and_the_titan_model() -> None:
+    for name in ("LoadContextFunction", "RunToolsFunction", "SummarizeFunction"):
+        statements = [
+            s
+            for p in TEMPLATE.resources[name]["Properties"]["Policies"]
+            if isinstance(p, dict)
+            for s in p.get("Statement", [])
+        ]
+        vectors = [s for s in statements if "s3vectors:" in str(s["Action"])]
+        assert vectors and all(s["Resource"] == {"Fn::GetAtt": ["MemoryIndex", "IndexArn"]} for s in vectors)
+        (bedrock,) = [s for s in statements if s["Action"] == "bedrock:InvokeModel"]
+        assert bedrock["Resource"]["Fn::Sub"].endswith("foundation-model/amazon.titan-embed-text-v2:0")
+
+
+def test_the_summarizer_runs_on_a_schedule_and_finds_due_chats_through_a_sparse_index() -> None:
+    (event,) = TEMPLATE.resources["SummarizeFunction"]["Properties"]["Events"].values()
+    assert event["Type"] == "ScheduleV2"
+    chats = TEMPLATE.resources["ChatsTable"]["Properties"]
+    (index,) = chats["GlobalSecondaryIndexes"]
+    assert index["IndexName"] == "SummaryDue"
+    assert index["KeySchema"][0]["AttributeName"] == "summary_due"

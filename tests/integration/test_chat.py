@@ -63,3 +63,22 @@ def test_deny_in_the_chat_keeps_the_task(tmp_path: Path) -> None:
     out = chat(["add water plants", "delete 1", "deny", "list"], tmp_path)
     assert "❌ Denied — nothing was changed." in out
     assert out.rstrip().endswith("#1 [ ] water plants")
+
+
+def test_memory_works_offline_in_the_chat(tmp_path: Path) -> None:
+    out = chat(
+        [
+            "my sister Anna lives in Lisbon",
+            "remember that I take my coffee black",
+            "/summarize",
+            "what do you remember about coffee",
+            "tell me about Anna",
+        ],
+        tmp_path,
+    )
+    assert "stepwise> Remembered (fact-" in out
+    assert "(memory: summarized 1 chat(s), 4 message(s))" in out
+    recalled = out.split("you> what do you remember about coffee\n")[1].split("you>")[0]
+    assert "I take my coffee black" in recalled
+    fallback = out.split("you> tell me about Anna\n")[1]
+    assert "here is what I remember" in fallback and "Anna lives in Lisbon" in fallback

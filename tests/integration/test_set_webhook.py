@@ -40,8 +40,8 @@ def test_set_webhook_reads_the_secrets_from_ssm_and_registers_the_url(
     aws: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     ssm = boto3.client("ssm")
-    ssm.put_parameter(Name="/stepwise/telegram-bot-token", Value=TOKEN, Type="SecureString")
-    ssm.put_parameter(Name="/stepwise/telegram-webhook-secret", Value="hook-secret_1", Type="SecureString")
+    ssm.put_parameter(Name="/set-webhook-test/token", Value=TOKEN, Type="SecureString")
+    ssm.put_parameter(Name="/set-webhook-test/secret", Value="hook-secret_1", Type="SecureString")
     script = load_script()
     url = "https://abc123.execute-api.eu-west-1.amazonaws.com/webhook"
     monkeypatch.setattr(
@@ -53,7 +53,19 @@ def test_set_webhook_reads_the_secrets_from_ssm_and_registers_the_url(
     )
     with FakeBotApi(TOKEN) as telegram:
         monkeypatch.setenv("TELEGRAM_API_BASE_URL", telegram.base_url)
-        assert script.main(["--stack", "mine"]) == 0
+        assert (
+            script.main(
+                [
+                    "--stack",
+                    "mine",
+                    "--token-parameter",
+                    "/set-webhook-test/token",
+                    "--secret-parameter",
+                    "/set-webhook-test/secret",
+                ]
+            )
+            == 0
+        )
         (call,) = telegram.calls("setWebhook")
     assert call["params"] == {
         "url": url,

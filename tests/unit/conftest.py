@@ -9,7 +9,11 @@ from support.turn_fakes import Clock, ScriptedModel
 
 from stepwise.approvals.memory import InMemoryApprovalStore
 from stepwise.audit.memory import InMemoryAuditLog
+from stepwise.chats.memory import InMemoryChatStore
 from stepwise.history.memory import InMemoryMessageRepository
+from stepwise.memory.embedder import LocalHashEmbedder
+from stepwise.memory.service import MemoryService
+from stepwise.memory.vector_index import InMemoryVectorIndex
 from stepwise.tasks.memory import InMemoryTaskRepository
 from stepwise.telegram.fake import InMemoryTelegram
 from stepwise.tools.catalog import build_registry
@@ -36,6 +40,10 @@ def services(telegram: InMemoryTelegram, model: ScriptedModel) -> TurnServices:
         tasks=InMemoryTaskRepository(),
         audit=InMemoryAuditLog(),
         approvals=InMemoryApprovalStore(),
+        chats=InMemoryChatStore(),
+        memory=MemoryService(
+            LocalHashEmbedder(), InMemoryVectorIndex(), new_key=lambda: f"k{next(counter):04d}"
+        ),
         tools=build_registry(),
         telegram=lambda: telegram,
         model=lambda: model,

@@ -39,12 +39,26 @@ def call(
 def test_the_api_tools_and_the_prompt_come_from_the_same_registry() -> None:
     specs = REGISTRY.api_tools()
     names = [spec["name"] for spec in specs]
-    assert names == ["add_task", "list_tasks", "get_task", "update_task", "complete_task", "delete_task"]
+    assert names == [
+        "add_task",
+        "list_tasks",
+        "get_task",
+        "update_task",
+        "complete_task",
+        "delete_task",
+        "remember",
+        "recall",
+        "forget",
+    ]
     assert [s.name for s in REGISTRY.summaries()] == names
     add = specs[0]["input_schema"]
     assert add["required"] == ["title"] and add["additionalProperties"] is False
     assert specs[1]["input_schema"]["properties"]["status"]["enum"] == ["all", "pending", "completed"]
-    assert {s.name for s in REGISTRY.summaries() if s.needs_approval} == {"update_task", "delete_task"}
+    assert {s.name for s in REGISTRY.summaries() if s.needs_approval} == {
+        "update_task",
+        "delete_task",
+        "forget",
+    }
 
 
 def test_a_task_round_trip(tasks: InMemoryTaskRepository) -> None:

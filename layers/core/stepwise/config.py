@@ -43,11 +43,21 @@ class Settings(BaseSettings):
     approval_timeout_seconds: int = Field(default=3600, ge=1, le=518_400)
     fallback_model: Literal["rules", "off"] = "rules"
 
+    memory_backend: Literal["aws", "local"] = "aws"
+    vector_bucket_name: str | None = None
+    vector_index_name: str = "memories"
+    embedding_model_id: str = "amazon.titan-embed-text-v2:0"
+    embedding_dimensions: int = 256
+    memory_top_k: int = Field(default=3, ge=0, le=20)
+    summary_threshold: int = Field(default=20, ge=1, le=1000)
+    summary_batch_limit: int = Field(default=200, ge=1, le=2000)
+
     messages_table: str = "stepwise-messages"
     turns_table: str = "stepwise-turns"
     tasks_table: str = "stepwise-tasks"
     audit_table: str = "stepwise-audit"
     approvals_table: str = "stepwise-approvals"
+    chats_table: str = "stepwise-chats"
     turn_ttl_days: int = Field(default=7, ge=1)
     state_machine_arn: str | None = None
 
@@ -65,6 +75,7 @@ class Settings(BaseSettings):
         "telegram_bot_token_parameter",
         "telegram_webhook_secret_parameter",
         "state_machine_arn",
+        "vector_bucket_name",
         mode="before",
     )
     @classmethod
@@ -75,6 +86,13 @@ class Settings(BaseSettings):
     @classmethod
     def _blank_secret_is_none(cls, value: object) -> object:
         return None if isinstance(value, str) and not value.strip() else value
+
+    @field_validator("embedding_dimensions")
+    @classmethod
+    def _titan_dimensions(cls, value: int) -> int:
+        if value not in (256, 512, 1024):
+            raise ValueError("EMBEDDING_DIMENSIONS must be 256, 512 or 1024 (Titan Text Embeddings V2)")
+        return value
 
     @property
     def allowed_users(self) -> frozenset[int]:

@@ -11,8 +11,11 @@ from stepwise import secrets
 from stepwise.approvals.dynamodb import DynamoApprovalStore
 from stepwise.approvals.press import PressServices
 from stepwise.audit.dynamodb import DynamoAuditLog
+from stepwise.chats.dynamodb import DynamoChatStore
 from stepwise.config import Settings, get_settings
 from stepwise.history.dynamodb import DynamoMessageRepository
+from stepwise.memory.service import MemoryService
+from stepwise.memory.summarizer import ExtractiveSummarizer, ModelSummarizer, Summarizer, SummarizeServices
 from stepwise.model.types import ChatModel
 from stepwise.tasks.dynamodb import DynamoTaskRepository
 from stepwise.telegram.client import BotApiClient
@@ -70,6 +73,51 @@ class Runtime:
         )
 
     @cached_property
+    def chats(self) -> DynamoChatStore:
+        return DynamoChatStore(self._dynamodb.Table(self.settings.chats_table))
+
+    @cached_property
+    def memory(self) -> MemoryService | None:
+        """Bedrock Titan embeddings and S3 Vectors, or the local backend; None when no index is configured."""
+        s = self.settings
+        if s.memory_backend == "local":
+            from stepwise.memory.local import local_embedder, local_index
+
+            return MemoryService(local_embedder(s.embedding_dimensions), local_index())
+        if not s.vector_bucket_name:
+            return None
+        from stepwise.memory.embedder import BedrockTitanEmbedder
+        from stepwise.memory.vector_index import S3VectorsIndex
+
+        return MemoryService(
+            BedrockTitanEmbedder(
+                boto3.client("bedrock-runtime"), s.embedding_model_id, s.embedding_dimensions
+            ),
+            S3VectorsIndex(boto3.client("s3vectors"), s.vector_bucket_name, s.vector_index_name),
+        )
+
+    @cached_property
+    def summarize_services(self) -> SummarizeServices:
+        s = self.settings
+        memory = self.memory
+        if memory is None:
+            raise RuntimeError("VECTOR_BUCKET_NAME is not configured")
+        summarizer: Summarizer = (
+            ModelSummarizer(lambda: self.model, s.anthropic_model)
+            if s.uses_anthropic
+            else ExtractiveSummarizer()
+        )
+        return SummarizeServices(
+            chats=self.chats,
+            messages=DynamoMessageRepository(self._dynamodb.Table(s.messages_table)),
+            memory=memory,
+            summarizer=summarizer,
+            history_limit=s.history_limit,
+            threshold=s.summary_threshold,
+            batch_limit=s.summary_batch_limit,
+        )
+
+    @cached_property
     def turn_services(self) -> TurnServices:
         s = self.settings
         return TurnServices(
@@ -78,6 +126,7 @@ class Runtime:
             tasks=DynamoTaskRepository(self._dynamodb.Table(s.tasks_table)),
             audit=DynamoAuditLog(self._dynamodb.Table(s.audit_table)),
             approvals=self.approvals,
+            chats=self.chats,
             telegram=lambda: self.telegram,
             model=lambda: self.model,
             model_name=s.anthropic_model,
@@ -87,6 +136,9 @@ class Runtime:
             max_tool_steps=s.max_tool_steps,
             approval_timeout_seconds=s.approval_timeout_seconds,
             fallback_model=s.fallback_model,
+            memory=self.memory,
+            memory_top_k=s.memory_top_k,
+            summary_threshold=s.summary_threshold,
         )
 
     @cached_property

@@ -48,12 +48,28 @@ class DynamoMessageRepository:
         )
         return [_from_item(item) for item in reversed(response.get("Items", []))]
 
+    def after(self, chat_id: int, key: str) -> list[StoredMessage]:
+        if not key:  # DynamoDB refuses an empty key value: "after nothing" is the whole chat
+            return self._query(
+                {"KeyConditionExpression": "chat_id = :c", "ExpressionAttributeValues": {":c": chat_id}}
+            )
+        return self._query(
+            {
+                "KeyConditionExpression": "chat_id = :c AND sk > :k",
+                "ExpressionAttributeValues": {":c": chat_id, ":k": key},
+            }
+        )
+
     def between(self, chat_id: int, first_key: str, last_key: str) -> list[StoredMessage]:
+        return self._query(
+            {
+                "KeyConditionExpression": "chat_id = :c AND sk BETWEEN :a AND :b",
+                "ExpressionAttributeValues": {":c": chat_id, ":a": first_key, ":b": last_key},
+            }
+        )
+
+    def _query(self, kwargs: dict[str, Any]) -> list[StoredMessage]:
         items: list[dict[str, Any]] = []
-        kwargs: dict[str, Any] = {
-            "KeyConditionExpression": "chat_id = :c AND sk BETWEEN :a AND :b",
-            "ExpressionAttributeValues": {":c": chat_id, ":a": first_key, ":b": last_key},
-        }
         while True:
             response = self._table.query(**kwargs)
             items.extend(response.get("Items", []))

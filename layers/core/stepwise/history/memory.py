@@ -24,5 +24,8 @@ class InMemoryMessageRepository:
     def recent(self, chat_id: int, limit: int) -> list[StoredMessage]:
         return self._chat(chat_id)[-limit:]
 
+    def after(self, chat_id: int, key: str) -> list[StoredMessage]:
+        return [m for m in self._chat(chat_id) if m.sort_key > key]
+
     def between(self, chat_id: int, first_key: str, last_key: str) -> list[StoredMessage]:
         return [m for m in self._chat(chat_id) if first_key <= m.sort_key <= last_key]

@@ -18,6 +18,10 @@ class MessageRepository(Protocol):
         """The newest `limit` messages of the chat, oldest first."""
         ...
 
+    def after(self, chat_id: int, key: str) -> list[StoredMessage]:
+        """The messages whose sort keys are greater than `key` ("" for all), oldest first."""
+        ...
+
     def between(self, chat_id: int, first_key: str, last_key: str) -> list[StoredMessage]:
         """The messages whose sort keys lie in [first_key, last_key], oldest first."""
         ...

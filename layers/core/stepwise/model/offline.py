@@ -25,8 +25,11 @@ TIME = re.compile(
 )
 COMMANDS = (
     "*add* buy milk · *remind me to* call mom · *list* (or: what's on my list) · *show task* 2 · "
-    "*rename* 2 to new title · *done* 3 · *delete* 3"
+    "*rename* 2 to new title · *done* 3 · *delete* 3 · *remember* that … · *what do you remember* · "
+    "*forget* fact-…"
 )
+MEMORY_SECTIONS = ("## Earlier in this conversation", "## Memories about the user")
+NOT_UNDERSTOOD = "I'm in offline mode (no model API is configured), so I didn't understand that."
 _tool_ids = itertools.count(1)
 
 
@@ -55,7 +58,14 @@ class OfflineModel:
                 for name, args in calls
             ]
             return ModelResponse(content=content, stop_reason="tool_use", model=OFFLINE_MODEL_NAME)
-        return self._text(self.answer(text))
+        remembered = memory_lines(request.system)
+        answer = self.answer(text)
+        if remembered and answer.startswith(NOT_UNDERSTOOD):
+            answer = (
+                "I'm offline, so I can't reason about that, but here is what I remember that may help:\n"
+                + "\n".join(remembered)
+            )
+        return self._text(answer)
 
     def _text(self, text: str) -> ModelResponse:
         return ModelResponse(
@@ -80,6 +90,16 @@ class OfflineModel:
             "I'm in offline mode (no model API is configured), so I didn't understand that. "
             "Send *help* to see what I can do offline."
         )
+
+
+def memory_lines(system: list[dict[str, Any]]) -> list[str]:
+    """The lines of the system prompt's memory sections (rolling summary and recalled memories)."""
+    lines: list[str] = []
+    for block in system:
+        for section in str(block.get("text", "")).split("\n\n"):
+            if section.startswith(MEMORY_SECTIONS):
+                lines.extend(line for line in section.splitlines()[1:] if line.strip())
+    return lines
 
 
 def last_tool_results(messages: list[dict[str, Any]]) -> list[dict[str, Any]] | None:

@@ -55,6 +55,20 @@ def _delete(match: re.Match[str]) -> list[ToolCall]:
     return [("delete_task", {"task_id": n}) for n in _ids(match.group("ids"))]
 
 
+def _remember(match: re.Match[str]) -> list[ToolCall]:
+    fact = match.group("fact").strip().rstrip(".!")
+    return [("remember", {"fact": fact[0].upper() + fact[1:]})] if fact else []
+
+
+def _recall(match: re.Match[str]) -> list[ToolCall]:
+    query = (match.groupdict().get("query") or "").strip() or "the user"
+    return [("recall", {"query": query})]
+
+
+def _forget(match: re.Match[str]) -> list[ToolCall]:
+    return [("forget", {"memory_id": match.group("id")})]
+
+
 RULES: list[tuple[re.Pattern[str], Callable[[re.Match[str]], list[ToolCall]]]] = [
     (re.compile(r"^(?:please\s+)?(?:add|new task|todo|to-do)\s*:?\s+(?P<title>.+)$", re.I), _add),
     (re.compile(r"^(?:please\s+)?remind me to\s+(?P<title>.+)$", re.I), _add),
@@ -86,6 +100,12 @@ RULES: list[tuple[re.Pattern[str], Callable[[re.Match[str]], list[ToolCall]]]] =
     (re.compile(r"^what'?s\s+(?P<status>done|pending|open)$", re.I), _list),
     (re.compile(r"^(?:what'?s|what is)\s+on\s+my\s+(?:list|plate|todo list|to-do list)$", re.I), _list),
     (re.compile(r"^what\s+(?:do i have to do|tasks do i have)(?:\s+today)?$", re.I), _list),
+    (re.compile(r"^(?:please\s+)?remember(?:\s+that)?\s*:?\s+(?P<fact>.+)$", re.I), _remember),
+    (
+        re.compile(r"^(?:recall|what do you (?:remember|know)(?: about)?)(?:\s+(?P<query>.+))?$", re.I),
+        _recall,
+    ),
+    (re.compile(r"^forget\s+(?:memory\s+)?(?P<id>(?:fact|summary)-[A-Za-z0-9_-]+)$", re.I), _forget),
 ]
 
 

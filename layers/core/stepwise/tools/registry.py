@@ -12,6 +12,7 @@ from typing import Any, Generic, TypeVar
 from aws_lambda_powertools import Logger
 from pydantic import BaseModel, ValidationError
 
+from stepwise.memory.service import MemoryService
 from stepwise.prompt.system import ToolSummary
 from stepwise.tasks.repository import TaskRepository
 
@@ -34,6 +35,13 @@ class ToolContext:
     turn_id: str
     now: str
     tasks: TaskRepository
+    memory: MemoryService | None = None
+
+    def memories(self) -> MemoryService:
+        """The memory service; a ToolError when long-term memory is not configured."""
+        if self.memory is None:
+            raise ToolError("Long-term memory is not available in this deployment.")
+        return self.memory
 
 
 class ToolResult(BaseModel):

@@ -11,13 +11,24 @@ from stepwise.prompt.system import build_system_prompt
 from stepwise.turn.contracts import CallModelInput, CallModelOutput, Route
 from stepwise.turn.load_context import show_typing
 from stepwise.turn.services import TurnServices
-from stepwise.turns.models import ModelStep, Reply
+from stepwise.turns.models import ModelStep, Reply, TurnMeta
 
 logger = Logger(child=True)
 
 EMPTY_ANSWER = "I don't have an answer to that — could you rephrase it?"
 REFUSAL_ANSWER = "I can't help with that one."
 FALLBACK_NOTE = "_(My language model is unavailable right now, so I handled this with simple offline rules.)_"
+
+
+def memory_sections(meta: TurnMeta) -> list[str]:
+    """The per-turn prompt sections of long-term memory: the chat's rolling summary and recalled memories."""
+    sections = []
+    if meta.summary:
+        sections.append(f"## Earlier in this conversation (summary)\n{meta.summary}")
+    if meta.memories:
+        lines = "\n".join(f"- [{memory.id}] {memory.text}" for memory in meta.memories)
+        sections.append(f"## Memories about the user (ids for the forget tool)\n{lines}")
+    return sections
 
 
 def limit_note(max_tool_steps: int) -> str:
@@ -57,7 +68,10 @@ def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutp
         system=build_system_prompt(
             services.tools.summaries(),
             services.clock(),
-            per_turn=[limit_note(services.max_tool_steps)] if request.final else [],
+            per_turn=[
+                *memory_sections(meta),
+                *([limit_note(services.max_tool_steps)] if request.final else []),
+            ],
         ),
         messages=build_messages(history, rounds),
         tools=tools,

@@ -6,10 +6,11 @@ from aws_lambda_powertools import Logger
 
 from stepwise.history.models import StoredMessage
 from stepwise.ids import iso_utc
+from stepwise.memory.service import summary_key
 from stepwise.telegram.errors import TelegramError
 from stepwise.turn.contracts import LoadContextOutput, TurnStart
 from stepwise.turn.services import TurnServices
-from stepwise.turns.models import TurnMeta
+from stepwise.turns.models import Memory, TurnMeta
 
 logger = Logger(child=True)
 
@@ -27,6 +28,8 @@ def load_context(start: TurnStart, services: TurnServices) -> LoadContextOutput:
         update_id=turn.update_id,
     )
     stored = services.messages.add(message)
+    if stored:
+        services.chats.record_message(turn.chat_id, turn.user_id, services.summary_due_at)
     window = [
         m
         for m in services.messages.recent(turn.chat_id, services.history_limit)
@@ -42,11 +45,29 @@ def load_context(start: TurnStart, services: TurnServices) -> LoadContextOutput:
             first_key=window[0].sort_key,
             last_key=message.sort_key,
             created_at=iso_utc(services.clock()),
+            summary=chat.summary if (chat := services.chats.get(turn.chat_id)) else "",
+            memories=recall_memories(services, turn.user_id, turn.chat_id, incoming.text),
         )
     )
     show_typing(services, turn.chat_id)
     logger.info("context loaded", extra={"stored": stored, "context_messages": len(window)})
     return LoadContextOutput(message_id=message.id, stored=stored, context_messages=len(window))
+
+
+def recall_memories(services: TurnServices, user_id: int, chat_id: int, text: str) -> list[Memory]:
+    """The user's memories nearest to the message. Best effort: without memory the turn still goes on.
+
+    This chat's own summary is left out: the prompt shows the chat's rolling summary anyway.
+    """
+    if services.memory is None or services.memory_top_k <= 0:
+        return []
+    try:
+        matches = services.memory.recall(user_id, text, services.memory_top_k + 1)
+    except Exception as error:
+        logger.warning("recall failed; continuing without memories", extra={"error": str(error)})
+        return []
+    own_summary = summary_key(chat_id)
+    return [Memory(id=m.key, text=m.text) for m in matches if m.key != own_summary][: services.memory_top_k]
 
 
 def show_typing(services: TurnServices, chat_id: int) -> None:

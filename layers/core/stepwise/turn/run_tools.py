@@ -36,7 +36,12 @@ def run_tools(request: RunToolsInput, services: TurnServices) -> RunToolsOutput:
     step = services.turns.get_step(turn.turn_id, request.step)
     now = iso_utc(services.clock())
     context = ToolContext(
-        user_id=meta.user_id, chat_id=meta.chat_id, turn_id=turn.turn_id, now=now, tasks=services.tasks
+        user_id=meta.user_id,
+        chat_id=meta.chat_id,
+        turn_id=turn.turn_id,
+        now=now,
+        tasks=services.tasks,
+        memory=services.memory,
     )
     decision = _settle_approval(step, services, now)
     waiting: list[ApprovalCall] = []

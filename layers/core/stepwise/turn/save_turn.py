@@ -41,5 +41,6 @@ def save_turn(request: TurnInput, services: TurnServices) -> SaveTurnOutput:
         turn_id=turn.turn_id,
         tool_calls=tool_calls,
     )
-    services.messages.add(message)
+    if services.messages.add(message):
+        services.chats.record_message(turn.chat_id, turn.user_id, services.summary_due_at)
     return SaveTurnOutput(saved=True)

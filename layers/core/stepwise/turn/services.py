@@ -9,8 +9,10 @@ from typing import Literal
 
 from stepwise.approvals.store import ApprovalStore
 from stepwise.audit.log import AuditLog
+from stepwise.chats.store import ChatStore
 from stepwise.history.repository import MessageRepository
 from stepwise.ids import new_id, utc_now
+from stepwise.memory.service import MemoryService
 from stepwise.model.offline import OfflineModel
 from stepwise.model.types import ChatModel
 from stepwise.tasks.repository import TaskRepository
@@ -32,6 +34,7 @@ class TurnServices:
     tasks: TaskRepository
     audit: AuditLog
     approvals: ApprovalStore
+    chats: ChatStore
     telegram: Callable[[], TelegramClient]
     model: Callable[[], ChatModel]
     model_name: str
@@ -41,6 +44,14 @@ class TurnServices:
     max_tool_steps: int = 5
     approval_timeout_seconds: int = 3600
     fallback_model: Literal["rules", "off"] = "rules"
+    memory: MemoryService | None = None
+    memory_top_k: int = 3
+    summary_threshold: int = 20
     rules_model: Callable[[], ChatModel] = OfflineModel
     clock: Callable[[], datetime] = utc_now
     new_id: Callable[[], str] = new_id
+
+    @property
+    def summary_due_at(self) -> int:
+        """Unsummarized messages that make a chat due: the recent window plus the threshold."""
+        return self.history_limit + self.summary_threshold

@@ -9,6 +9,13 @@ from pydantic import BaseModel, Field
 ReplySource = Literal["model", "fallback", "error"]
 
 
+class Memory(BaseModel):
+    """A recalled memory as the prompt shows it."""
+
+    id: str
+    text: str
+
+
 class TurnMeta(BaseModel):
     """The turn's identity and the history window its model calls see."""
 
@@ -21,6 +28,8 @@ class TurnMeta(BaseModel):
     last_key: str = Field(description="sort key of the newest message in the context window (the user's)")
     created_at: str
     model_override: str | None = Field(default=None, description='"rules" once the turn fell back offline')
+    summary: str = Field(default="", description="the chat's rolling summary when the turn began")
+    memories: list[Memory] = Field(default_factory=list, description="memories recalled for this message")
 
 
 class ModelStep(BaseModel):

@@ -1,0 +1,110 @@
+"""Chat records in DynamoDB: partition key chat_id; the sparse GSI `SummaryDue` lists due chats."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from stepwise.chats.store import ChatRecord
+
+DUE_INDEX = "SummaryDue"
+DUE = "due"
+
+
+class DynamoChatStore:
+    """ChatStore on a DynamoDB table resource."""
+
+    def __init__(self, table: Any) -> None:
+        self._table = table
+
+    def record_message(self, chat_id: int, user_id: int, due_at: int) -> ChatRecord:
+        response = self._table.update_item(
+            Key={"chat_id": chat_id},
+            UpdateExpression="SET user_id = :u ADD message_count :one",
+            ExpressionAttributeValues={":u": user_id, ":one": 1},
+            ReturnValues="ALL_NEW",
+        )
+        chat = _from_item(response["Attributes"])
+        if chat.unsummarized >= due_at and not chat.due:
+            self._table.update_item(
+                Key={"chat_id": chat_id},
+                UpdateExpression="SET summary_due = :due",
+                ExpressionAttributeValues={":due": DUE},
+            )
+            chat.due = True
+        return chat
+
+    def get(self, chat_id: int) -> ChatRecord | None:
+        item = self._table.get_item(Key={"chat_id": chat_id}, ConsistentRead=True).get("Item")
+        return _from_item(item) if item else None
+
+    def due_chats(self) -> Iterator[int]:
+        kwargs: dict[str, Any] = {
+            "IndexName": DUE_INDEX,
+            "KeyConditionExpression": "summary_due = :due",
+            "ExpressionAttributeValues": {":due": DUE},
+        }
+        yield from self._paginate("query", kwargs)
+
+    def all_chats(self) -> Iterator[int]:
+        yield from self._paginate("scan", {"ProjectionExpression": "chat_id"})
+
+    def _paginate(self, operation: str, kwargs: dict[str, Any]) -> Iterator[int]:
+        while True:
+            response = getattr(self._table, operation)(**kwargs)
+            for item in response.get("Items", []):
+                yield int(item["chat_id"])
+            if "LastEvaluatedKey" not in response:
+                return
+            kwargs["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+
+    def advance(
+        self,
+        chat: ChatRecord,
+        *,
+        summarized_key: str,
+        summarized: int,
+        summary: str,
+        now: str,
+        still_due: bool,
+    ) -> bool:
+        values: dict[str, Any] = {":key": summarized_key, ":n": summarized, ":summary": summary, ":now": now}
+        assignments = ["summarized_key = :key", "summary = :summary", "summary_updated_at = :now"]
+        if still_due:
+            assignments.append("summary_due = :due")
+            values[":due"] = DUE
+        expression = "SET " + ", ".join(assignments) + " ADD summarized_count :n"
+        if not still_due:
+            expression += " REMOVE summary_due"
+        if chat.summarized_key:
+            condition = "summarized_key = :previous"
+            values[":previous"] = chat.summarized_key
+        else:
+            condition = "attribute_not_exists(summarized_key)"
+        try:
+            self._table.update_item(
+                Key={"chat_id": chat.chat_id},
+                UpdateExpression=expression,
+                ConditionExpression=condition,
+                ExpressionAttributeValues=values,
+            )
+        except ClientError as error:
+            if error.response["Error"]["Code"] == "ConditionalCheckFailedException":
+                return False
+            raise
+        return True
+
+
+def _from_item(item: dict[str, Any]) -> ChatRecord:
+    return ChatRecord(
+        chat_id=int(item["chat_id"]),
+        user_id=int(item.get("user_id", 0)),
+        message_count=int(item.get("message_count", 0)),
+        summarized_count=int(item.get("summarized_count", 0)),
+        summarized_key=item.get("summarized_key", ""),
+        summary=item.get("summary", ""),
+        summary_updated_at=item.get("summary_updated_at"),
+        due="summary_due" in item,
+    )

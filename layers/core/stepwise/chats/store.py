@@ -1,0 +1,66 @@
+"""The chat record and the port that keeps it.
+
+A chat is "due" for summarizing once it has at least `due_at` messages that are not summarized yet
+(the recent window plus the threshold). Due chats carry a `summary_due` attribute, which a sparse index
+lists: the summarizer visits exactly those, without scanning the table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Protocol
+
+from pydantic import BaseModel
+
+
+class ChatRecord(BaseModel):
+    """What the summarizer knows about a chat."""
+
+    chat_id: int
+    user_id: int
+    message_count: int = 0
+    summarized_count: int = 0
+    summarized_key: str = ""  # sort key of the newest summarized message ("" before the first summary)
+    summary: str = ""  # the rolling summary of everything up to summarized_key
+    summary_updated_at: str | None = None
+    due: bool = False
+
+    @property
+    def unsummarized(self) -> int:
+        return self.message_count - self.summarized_count
+
+
+class ChatStore(Protocol):
+    """Chat records. Implementations: DynamoDB, and in memory for tests."""
+
+    def record_message(self, chat_id: int, user_id: int, due_at: int) -> ChatRecord:
+        """Count one stored message; mark the chat due once `due_at` messages are unsummarized."""
+        ...
+
+    def get(self, chat_id: int) -> ChatRecord | None:
+        """A chat's record, or None before its first message was counted."""
+        ...
+
+    def due_chats(self) -> Iterator[int]:
+        """The ids of chats marked due (from the sparse index)."""
+        ...
+
+    def all_chats(self) -> Iterator[int]:
+        """Every chat id (a scan: for the local forced run only)."""
+        ...
+
+    def advance(
+        self,
+        chat: ChatRecord,
+        *,
+        summarized_key: str,
+        summarized: int,
+        summary: str,
+        now: str,
+        still_due: bool,
+    ) -> bool:
+        """Move the watermark past `summarized` more messages and store the new rolling summary.
+
+        Conditional on the watermark being where `chat` saw it: False when another run moved it first.
+        """
+        ...

@@ -1,0 +1,77 @@
+"""Long-term memory for one deployment: facts and chat summaries as vectors, always scoped to one user."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from stepwise.ids import new_id
+from stepwise.memory.embedder import Embedder
+from stepwise.memory.vector_index import VectorIndex, VectorMatch, VectorRecord
+
+MAX_MEMORY_CHARS = 2000
+
+
+def summary_key(chat_id: int) -> str:
+    """The one summary vector of a chat (each summarizer run replaces it with the newer rolling summary)."""
+    return f"summary-{chat_id}"
+
+
+class MemoryService:
+    """Stores and finds memories. Every read filters on the user id, so users never see each other's."""
+
+    def __init__(self, embedder: Embedder, index: VectorIndex, new_key: Callable[[], str] = new_id) -> None:
+        self._embedder = embedder
+        self._index = index
+        self._new_key = new_key
+
+    def remember(self, user_id: int, chat_id: int, fact: str, now: str) -> str:
+        """Store a fact right away; returns its memory id."""
+        key = f"fact-{self._new_key()[:12]}"
+        text = fact.strip()[:MAX_MEMORY_CHARS]
+        self._index.put(
+            [
+                VectorRecord(
+                    key=key,
+                    vector=self._embedder.embed(text),
+                    text=text,
+                    metadata={"user_id": user_id, "chat_id": chat_id, "kind": "fact", "created_at": now},
+                )
+            ]
+        )
+        return key
+
+    def save_summary(self, user_id: int, chat_id: int, summary: str, now: str) -> str:
+        """Store (or replace) the chat's rolling summary; returns its memory id."""
+        key = summary_key(chat_id)
+        text = summary.strip()[:MAX_MEMORY_CHARS]
+        self._index.put(
+            [
+                VectorRecord(
+                    key=key,
+                    vector=self._embedder.embed(text),
+                    text=text,
+                    metadata={"user_id": user_id, "chat_id": chat_id, "kind": "summary", "created_at": now},
+                )
+            ]
+        )
+        return key
+
+    def recall(self, user_id: int, query: str, top_k: int) -> list[VectorMatch]:
+        """The user's memories nearest to the query, nearest first."""
+        if top_k <= 0 or not query.strip():
+            return []
+        return self._index.query(self._embedder.embed(query), top_k, {"user_id": user_id})
+
+    def get_owned(self, user_id: int, key: str) -> VectorMatch | None:
+        """One memory, only if it belongs to the user."""
+        matches = self._index.get([key])
+        if matches and matches[0].metadata.get("user_id") == user_id:
+            return matches[0]
+        return None
+
+    def forget(self, user_id: int, key: str) -> VectorMatch | None:
+        """Delete one of the user's memories; returns it, or None when the user has no such memory."""
+        match = self.get_owned(user_id, key)
+        if match is not None:
+            self._index.delete([key])
+        return match
