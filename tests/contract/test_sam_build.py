@@ -1,4 +1,4 @@
-"""`sam build` works without Docker and produces what Lambda will run."""
+"""`make build` (sam build without Docker, then bytecode) produces what Lambda will run."""
 
 from __future__ import annotations
 
@@ -11,18 +11,10 @@ from support.tools import ROOT
 from stepwise_local.template import Template
 
 
-def test_sam_build_without_docker(sam: str, tmp_path: Path) -> None:
+def test_make_build_without_docker_ships_compiled_code(sam: str, tmp_path: Path) -> None:
     build_dir = tmp_path / "build"
     result = subprocess.run(
-        [
-            sam,
-            "build",
-            "--build-dir",
-            str(build_dir),
-            "--cache-dir",
-            str(tmp_path / "cache"),
-            "--no-use-container",
-        ],
+        ["make", "build", f"BUILD_DIR={build_dir}"],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -40,8 +32,13 @@ def test_sam_build_without_docker(sam: str, tmp_path: Path) -> None:
         "requests",
         "nanoid",
         "chatgpt_md_converter",
+        "boto3",
     ):
         assert (layer / package).is_dir(), f"{package} missing from the layer"
+    for module in ("stepwise/runtime", "anthropic/_client", "pydantic/main"):
+        path = layer / module
+        assert list(path.parent.glob(f"__pycache__/{path.name}.cpython-311.pyc")), f"no bytecode for {module}"
     for logical_id in Template().functions():
         assert (build_dir / logical_id / "app.py").exists()
+        assert list((build_dir / logical_id / "__pycache__").glob("app.cpython-311.pyc"))
     assert (build_dir / "template.yaml").exists()
