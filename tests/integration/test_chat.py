@@ -9,9 +9,12 @@ from pathlib import Path
 
 from support.tools import ROOT
 
+from stepwise_local.anthropic_server import FakeAnthropic, text
 
-def chat(lines: list[str], tmp_path: Path) -> str:
+
+def chat(lines: list[str], tmp_path: Path, **extra_env: str) -> str:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "AWS_"))}
+    env.update(extra_env)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "layers" / "core"), str(ROOT)])
     result = subprocess.run(
         [sys.executable, "-m", "stepwise_local.chat", "--log", str(tmp_path / "chat.log")],
@@ -24,8 +27,19 @@ def chat(lines: list[str], tmp_path: Path) -> str:
         check=False,
     )
     assert result.returncode == 0, result.stderr[-3000:]
-    assert "offline rule-based model" in result.stderr
+    assert ("offline rule-based model" in result.stderr) == ("ANTHROPIC_API_KEY" not in extra_env)
     return result.stdout
+
+
+def test_with_an_api_key_the_chat_talks_to_the_messages_api(tmp_path: Path) -> None:
+    with FakeAnthropic(api_key="sk-local-test") as api:
+        api.script(text("Hello from the model."))
+        out = chat(["hello"], tmp_path, ANTHROPIC_API_KEY="sk-local-test", ANTHROPIC_BASE_URL=api.base_url)
+    assert out == "you> hello\nstepwise> Hello from the model.\n"
+    (request,) = api.requests
+    assert (
+        request["model"] == "claude-haiku-4-5" and request["messages"][-1]["content"][-1]["text"] == "hello"
+    )
 
 
 def test_hello_gets_an_answer(tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ from stepwise.turn.contracts import (
     CallModelInput,
     RequestApprovalInput,
     RunToolsInput,
+    RunToolsOutput,
     SendErrorInput,
     TurnInput,
     TurnStart,
@@ -57,11 +58,30 @@ def start(services: TurnServices, text: str = "please") -> TurnStart:
     return begin
 
 
-def round_of(services: TurnServices, begin: TurnStart) -> Any:
+def round_of(services: TurnServices, begin: TurnStart) -> RunToolsOutput:
     """CallModel then RunTools, as the state machine runs them."""
     routed = call_model(CallModelInput(turn=begin.turn), services)
     assert routed.route == "tools"
     return run_tools(RunToolsInput(turn=begin.turn, step=routed.step), services)
+
+
+def ask_to_delete(
+    services: TurnServices, model: ScriptedModel, title: str = "buy milk"
+) -> tuple[TurnStart, str]:
+    """A turn whose model asks to delete task #1 (titled `title`): RunTools stops to wait for approval."""
+    services.tasks.add(7, title, "", "now")
+    begin = start(services)
+    model.responses.append(tool_use(("delete_task", {"task_id": 1})))
+    waiting = round_of(services, begin)
+    assert waiting.status == "needs_approval" and waiting.approval_id
+    return begin, waiting.approval_id
+
+
+def show_buttons(services: TurnServices, begin: TurnStart, approval_id: str, token: str = "tok") -> None:
+    """RequestApproval for the request, with `token` as the task token."""
+    request_approval(
+        RequestApprovalInput(turn=begin.turn, approval_id=approval_id, task_token=token), services
+    )
 
 
 def press(
@@ -127,9 +147,7 @@ def test_an_approval_needing_call_waits_and_approve_runs_it(
     waiting = round_of(services, begin)
     assert waiting.status == "needs_approval" and waiting.approval_id
     assert services.tasks.get(7, 1) is not None, "nothing is deleted before the tap"
-    request_approval(
-        RequestApprovalInput(turn=begin.turn, approval_id=waiting.approval_id, task_token="tok"), services
-    )
+    show_buttons(services, begin, waiting.approval_id)
     (sent,) = telegram.sent
     assert "Delete task #1 “buy milk”." in sent.text and sent.reply_markup is not None
     buttons = sent.reply_markup.inline_keyboard[0]
@@ -157,15 +175,10 @@ def test_an_approval_needing_call_waits_and_approve_runs_it(
 def test_deny_or_no_answer_changes_nothing(
     services: TurnServices, model: ScriptedModel, telegram: InMemoryTelegram, choice: str | None, message: str
 ) -> None:
-    services.tasks.add(7, "buy milk", "", "now")
-    begin = start(services)
-    model.responses.append(tool_use(("delete_task", {"task_id": 1})))
-    waiting = round_of(services, begin)
-    request_approval(
-        RequestApprovalInput(turn=begin.turn, approval_id=waiting.approval_id, task_token="tok"), services
-    )
+    begin, approval_id = ask_to_delete(services, model)
+    show_buttons(services, begin, approval_id)
     if choice:
-        press(services, telegram, Resumer(), waiting.approval_id, choice)
+        press(services, telegram, Resumer(), approval_id, choice)
     run_tools(RunToolsInput(turn=begin.turn, step=0), services)
     assert services.tasks.get(7, 1) is not None
     (result,) = services.turns.get_step(begin.turn.turn_id, 0).tool_results
@@ -175,7 +188,7 @@ def test_deny_or_no_answer_changes_nothing(
         "content": message,
         "is_error": True,
     }
-    assert services.approvals.get(waiting.approval_id).status == ("denied" if choice else "expired")  # type: ignore[union-attr]
+    assert services.approvals.get(approval_id).status == ("denied" if choice else "expired")  # type: ignore[union-attr]
     assert ("Denied" if choice else "No answer in time") in telegram.sent[0].text, (
         "the message shows the outcome"
     )
@@ -202,21 +215,15 @@ def test_a_retried_run_tools_never_runs_a_call_twice(services: TurnServices, mod
 def test_presses_that_must_change_nothing(
     services: TurnServices, model: ScriptedModel, telegram: InMemoryTelegram
 ) -> None:
-    services.tasks.add(7, "buy milk", "", "now")
-    begin = start(services)
-    model.responses.append(tool_use(("delete_task", {"task_id": 1})))
-    waiting = round_of(services, begin)
-    assert waiting.approval_id
+    begin, approval_id = ask_to_delete(services, model)
     resumer = Resumer()
-    assert press(services, telegram, resumer, waiting.approval_id) == "not_ready", "no token yet"
-    request_approval(
-        RequestApprovalInput(turn=begin.turn, approval_id=waiting.approval_id, task_token="tok"), services
-    )
-    assert press(services, telegram, resumer, waiting.approval_id, user_id=8) == "not_allowed"
-    assert press(services, telegram, resumer, waiting.approval_id, user_id=999) == "not_allowed"
+    assert press(services, telegram, resumer, approval_id) == "not_ready", "no token yet"
+    show_buttons(services, begin, approval_id)
+    assert press(services, telegram, resumer, approval_id, user_id=8) == "not_allowed"
+    assert press(services, telegram, resumer, approval_id, user_id=999) == "not_allowed"
     assert press(services, telegram, resumer, "unknown-id") == "ignored"
-    assert press(services, telegram, resumer, waiting.approval_id) == "decided"
-    assert press(services, telegram, resumer, waiting.approval_id, "d") == "already_decided"
+    assert press(services, telegram, resumer, approval_id) == "decided"
+    assert press(services, telegram, resumer, approval_id, "d") == "already_decided"
     assert len(resumer.resumed) == 1
     answers = [c["text"] for c in telegram.calls_of("answer_callback_query")]
     assert (
@@ -227,42 +234,27 @@ def test_presses_that_must_change_nothing(
 def test_a_press_after_the_turn_stopped_waiting_expires_the_request(
     services: TurnServices, model: ScriptedModel, telegram: InMemoryTelegram
 ) -> None:
-    begin = start(services)
-    services.tasks.add(7, "buy milk", "", "now")
-    model.responses.append(tool_use(("delete_task", {"task_id": 1})))
-    waiting = round_of(services, begin)
-    request_approval(
-        RequestApprovalInput(turn=begin.turn, approval_id=waiting.approval_id, task_token="tok"), services
-    )
-    assert press(services, telegram, Resumer(alive=False), waiting.approval_id) == "expired"
-    assert services.approvals.get(waiting.approval_id).status == "expired"  # type: ignore[union-attr]
+    begin, approval_id = ask_to_delete(services, model)
+    show_buttons(services, begin, approval_id)
+    assert press(services, telegram, Resumer(alive=False), approval_id) == "expired"
+    assert services.approvals.get(approval_id).status == "expired"  # type: ignore[union-attr]
 
 
 def test_a_retried_request_approval_does_not_send_the_buttons_twice(
     services: TurnServices, model: ScriptedModel, telegram: InMemoryTelegram
 ) -> None:
-    services.tasks.add(7, "buy milk", "", "now")
-    begin = start(services)
-    model.responses.append(tool_use(("delete_task", {"task_id": 1})))
-    waiting = round_of(services, begin)
+    begin, approval_id = ask_to_delete(services, model)
     for token in ("tok1", "tok2"):
-        request_approval(
-            RequestApprovalInput(turn=begin.turn, approval_id=waiting.approval_id, task_token=token), services
-        )
+        show_buttons(services, begin, approval_id, token)
     assert len(telegram.sent) == 1
-    assert services.approvals.get(waiting.approval_id).task_token == "tok2"  # type: ignore[union-attr]
+    assert services.approvals.get(approval_id).task_token == "tok2"  # type: ignore[union-attr]
 
 
 def test_titles_are_escaped_in_the_approval_message(
     services: TurnServices, model: ScriptedModel, telegram: InMemoryTelegram
 ) -> None:
-    services.tasks.add(7, "<b>bold</b> & co", "", "now")
-    begin = start(services)
-    model.responses.append(tool_use(("delete_task", {"task_id": 1})))
-    waiting = round_of(services, begin)
-    request_approval(
-        RequestApprovalInput(turn=begin.turn, approval_id=waiting.approval_id, task_token="t"), services
-    )
+    begin, approval_id = ask_to_delete(services, model, "<b>bold</b> & co")
+    show_buttons(services, begin, approval_id, "t")
     assert "&lt;b&gt;bold&lt;/b&gt; &amp; co" in telegram.sent[0].text
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import boto3
@@ -19,25 +18,9 @@ from stepwise.memory import BedrockTitanEmbedder, Embedder, EmbeddingError, Embe
 MODEL_ID = "amazon.titan-embed-text-v2:0"
 
 
-@pytest.fixture(autouse=True)
-def fake_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    monkeypatch.setenv("AWS_SESSION_TOKEN", "testing")
-    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
-    monkeypatch.delenv("AWS_PROFILE", raising=False)
-
-
 @pytest.fixture
 def client() -> Any:
     return boto3.client("bedrock-runtime", region_name="us-east-1")
-
-
-@pytest.fixture
-def stubber(client: Any) -> Iterator[Stubber]:
-    with Stubber(client) as stub:
-        yield stub
-        stub.assert_no_pending_responses()
 
 
 def body(payload: dict[str, Any]) -> StreamingBody:

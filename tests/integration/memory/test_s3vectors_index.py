@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import boto3
@@ -25,25 +24,9 @@ INDEX = "memories"
 TARGET = {"vectorBucketName": BUCKET, "indexName": INDEX}
 
 
-@pytest.fixture(autouse=True)
-def fake_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    monkeypatch.setenv("AWS_SESSION_TOKEN", "testing")
-    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
-    monkeypatch.delenv("AWS_PROFILE", raising=False)
-
-
 @pytest.fixture
 def client() -> Any:
     return boto3.client("s3vectors", region_name="us-east-1")
-
-
-@pytest.fixture
-def stubber(client: Any) -> Iterator[Stubber]:
-    with Stubber(client) as stub:
-        yield stub
-        stub.assert_no_pending_responses()
 
 
 @pytest.fixture
