@@ -12,10 +12,10 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel
 
 from stepwise.runtime import get_runtime
-from stepwise.turn.contracts import TurnRef
+from stepwise.turn.contracts import TurnInput
 from stepwise.turn.services import TurnServices
 
-Event = TypeVar("Event", bound=BaseModel)
+Event = TypeVar("Event", bound=TurnInput)
 
 
 def state_handler(
@@ -26,8 +26,7 @@ def state_handler(
     @logger.inject_lambda_context(clear_state=True)
     def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         parsed = parse(event=event, model=model)
-        turn: TurnRef = parsed.turn  # type: ignore[attr-defined]
-        logger.append_keys(**turn.log_keys())
+        logger.append_keys(**parsed.turn.log_keys())
         return logic(parsed, get_runtime().turn_services).model_dump()
 
     return handler

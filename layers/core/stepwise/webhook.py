@@ -11,7 +11,7 @@ from typing import Literal
 from aws_lambda_powertools import Logger
 from pydantic import BaseModel, ValidationError
 
-from stepwise.approvals.press import PressServices, handle_press
+from stepwise.approvals.press import PressAction, PressServices, handle_press
 from stepwise.ids import iso_utc, new_id, utc_now
 from stepwise.telegram.models import CallbackQuery, Update
 from stepwise.turn.contracts import IncomingMessage, Limits, TurnRef, TurnStart
@@ -19,19 +19,10 @@ from stepwise.workflow import TurnStarter, execution_name
 
 logger = Logger(child=True)
 
-Action = Literal[
-    "started",
-    "duplicate",
-    "ignored",
-    "not_allowed",
-    "unauthorized",
-    "forbidden",
-    "invalid",
-    "decided",
-    "already_decided",
-    "expired",
-    "not_ready",
-]
+Action = (
+    Literal["started", "duplicate", "ignored", "not_allowed", "unauthorized", "forbidden", "invalid"]
+    | PressAction
+)
 # The update types the webhook acts on; `make webhook` asks Telegram for exactly these.
 HANDLED_UPDATES = ("message", "callback_query")
 SECRET_HEADER = "x-telegram-bot-api-secret-token"  # noqa: S105 (a header name)
@@ -114,4 +105,4 @@ def _handle_press(update_id: int, query: CallbackQuery, services: WebhookService
     ids = {"update_id": update_id, "chat_id": chat_id}
     outcome = handle_press(query, services.presses, services.allowed_users)
     logger.info("button pressed", extra={"action": outcome.action, "user_id": query.from_user.id, **ids})
-    return WebhookOutcome(status=200, action=outcome.action, detail=outcome.answer, **ids)  # type: ignore[arg-type]
+    return WebhookOutcome(status=200, action=outcome.action, detail=outcome.answer, **ids)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Literal
 
 from aws_lambda_powertools import Logger
 
@@ -33,11 +34,14 @@ class PressServices:
     clock: Callable[[], datetime] = utc_now
 
 
+PressAction = Literal["decided", "expired", "already_decided", "not_ready", "not_allowed", "ignored"]
+
+
 @dataclass(frozen=True)
 class PressOutcome:
     """What the press did: `decided` (approved/denied), or why it changed nothing."""
 
-    action: str
+    action: PressAction
     answer: str
 
 

@@ -24,6 +24,12 @@ class TurnRef(_Contract):
         return {"turn_id": self.turn_id, "chat_id": self.chat_id, "update_id": self.update_id}
 
 
+class TurnInput(_Contract):
+    """Every state's input carries the turn; SendReply and SaveTurn need nothing else."""
+
+    turn: TurnRef
+
+
 class IncomingMessage(_Contract):
     """The user's message as the webhook received it (its text is stored by LoadContext)."""
 
@@ -39,10 +45,9 @@ class Limits(_Contract):
     approval_timeout_seconds: int = Field(ge=1)
 
 
-class TurnStart(_Contract):
+class TurnStart(TurnInput):
     """The execution's input, built by the webhook."""
 
-    turn: TurnRef
     message: IncomingMessage
     limits: Limits | None = None
 
@@ -55,10 +60,9 @@ class LoadContextOutput(_Contract):
     context_messages: int
 
 
-class CallModelInput(_Contract):
+class CallModelInput(TurnInput):
     """CallModel's input: `final` asks for an answer without tools (the tool-step limit was reached)."""
 
-    turn: TurnRef
     final: bool = False
 
 
@@ -79,10 +83,9 @@ class CallModelOutput(_Contract):
     cache_creation_input_tokens: int = 0
 
 
-class RunToolsInput(_Contract):
+class RunToolsInput(TurnInput):
     """RunTools' input: the step whose tool calls to run."""
 
-    turn: TurnRef
     step: int = Field(ge=0)
 
 
@@ -95,10 +98,9 @@ class RunToolsOutput(_Contract):
     errors: int = 0
 
 
-class RequestApprovalInput(_Contract):
+class RequestApprovalInput(TurnInput):
     """RequestApproval's input: the request to show and the token that resumes the turn."""
 
-    turn: TurnRef
     approval_id: str
     task_token: str = Field(min_length=1)
 
@@ -115,10 +117,9 @@ class FallbackOutput(_Contract):
     use_fallback: bool
 
 
-class SendErrorInput(_Contract):
+class SendErrorInput(TurnInput):
     """The error path's input: the name of the error that ended the model calls."""
 
-    turn: TurnRef
     error: str | None = None
 
 
@@ -128,12 +129,6 @@ class DeliveryOutput(_Contract):
     source: str
     chunks: int
     sent_chunks: int
-
-
-class TurnInput(_Contract):
-    """The input of states that need only the turn (SendReply, SaveTurn)."""
-
-    turn: TurnRef
 
 
 class SaveTurnOutput(_Contract):
