@@ -73,6 +73,10 @@ def test_a_model_that_wants_tools_forever_gets_exactly_max_tool_steps_rounds_and
     assert final["tool_choice"] == {"type": "none"}
     assert "Not run: this turn reached its limit of 5 tool rounds." in json.dumps(final["messages"][-1])
     assert stack.replies(user) == ["I checked your list five times; it is empty."]
+    audit = stack.emulation.table("AuditTable").query(
+        KeyConditionExpression="user_id = :u", ExpressionAttributeValues={":u": user}
+    )["Items"]
+    assert sorted(entry["outcome"] for entry in audit) == ["not_run"] + ["ok"] * 5, "every call is audited"
 
 
 def test_the_limit_follows_max_tool_steps(stack: Stack) -> None:

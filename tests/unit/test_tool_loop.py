@@ -136,6 +136,8 @@ def test_past_max_tool_steps_the_route_is_limit_and_the_final_call_has_tools_dis
         "Not run: this turn reached its limit of 2"
     )
     assert services.turns.get_reply(begin.turn.turn_id).text == "Here is what I did."  # type: ignore[union-attr]
+    outcomes = [(e.tool, e.outcome) for e in services.audit.entries(7)]
+    assert outcomes == [("list_tasks", "ok"), ("list_tasks", "ok"), ("list_tasks", "not_run")]
 
 
 def test_an_approval_needing_call_waits_and_approve_runs_it(

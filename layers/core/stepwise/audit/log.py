@@ -6,7 +6,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel
 
-Outcome = Literal["ok", "error", "denied", "unknown_tool", "invalid_arguments"]
+Outcome = Literal["ok", "error", "denied", "unknown_tool", "invalid_arguments", "not_run"]
 Approval = Literal["not_needed", "approved", "denied", "expired", "unavailable"]
 
 
@@ -29,7 +29,7 @@ class AuditLog(Protocol):
     """Where audit entries go. Implementations: DynamoDB, and in memory for tests."""
 
     def record(self, entry: AuditEntry) -> None:
-        """Append an entry (idempotent per tool call)."""
+        """Append an entry."""
         ...
 
     def entries(self, user_id: int) -> list[AuditEntry]:

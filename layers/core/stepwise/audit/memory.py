@@ -6,13 +6,13 @@ from stepwise.audit.log import AuditEntry
 
 
 class InMemoryAuditLog:
-    """Entries in a list."""
+    """Entries appended to a list."""
 
     def __init__(self) -> None:
-        self.items: dict[str, AuditEntry] = {}
+        self.items: list[AuditEntry] = []
 
     def record(self, entry: AuditEntry) -> None:
-        self.items[entry.tool_use_id] = entry
+        self.items.append(entry)
 
     def entries(self, user_id: int) -> list[AuditEntry]:
-        return [e for e in self.items.values() if e.user_id == user_id]
+        return [e for e in self.items if e.user_id == user_id]

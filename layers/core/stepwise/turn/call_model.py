@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from aws_lambda_powertools import Logger
 
+from stepwise.audit.log import AuditEntry
 from stepwise.ids import iso_utc
 from stepwise.model.types import ModelRequest
 from stepwise.prompt.messages import build_messages
@@ -48,6 +49,28 @@ def limit_result(tool_use_id: str, max_tool_steps: int) -> dict[str, object]:
     }
 
 
+def close_unanswered(step: ModelStep, meta: TurnMeta, services: TurnServices) -> None:
+    """The calls asked for past the limit do not run: they get "not run" results, and the audit says so."""
+    step.tool_results = [limit_result(block["id"], services.max_tool_steps) for block in step.tool_uses]
+    services.turns.put_step(meta.turn_id, step)
+    now = iso_utc(services.clock())
+    for block, result in zip(step.tool_uses, step.tool_results, strict=True):
+        services.audit.record(
+            AuditEntry(
+                user_id=meta.user_id,
+                chat_id=meta.chat_id,
+                turn_id=meta.turn_id,
+                tool_use_id=block["id"],
+                tool=block["name"],
+                arguments=block.get("input") or {},
+                outcome="not_run",
+                result=str(result["content"]),
+                approval="not_needed",
+                created_at=now,
+            )
+        )
+
+
 def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutput:
     """Call the model; store its response; when it is final, make it the turn's reply."""
     turn = request.turn
@@ -55,11 +78,7 @@ def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutp
     history = services.messages.between(turn.chat_id, meta.first_key, meta.last_key)
     steps = services.turns.steps(turn.turn_id)
     if request.final and steps and steps[-1].tool_uses and not steps[-1].tool_results:
-        unanswered = steps[-1]
-        unanswered.tool_results = [
-            limit_result(b["id"], services.max_tool_steps) for b in unanswered.tool_uses
-        ]
-        services.turns.put_step(turn.turn_id, unanswered)
+        close_unanswered(steps[-1], meta, services)
     rounds = [step for step in steps if step.tool_results]
     tools = services.tools.api_tools()
     model_request = ModelRequest(
