@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from stepwise.ids import new_id
 from stepwise.memory.embedder import Embedder
-from stepwise.memory.vector_index import VectorIndex, VectorMatch, VectorRecord
+from stepwise.memory.vector_index import MetadataValue, VectorIndex, VectorMatch, VectorRecord
 
 MAX_MEMORY_CHARS = 2000
 
@@ -26,33 +26,22 @@ class MemoryService:
 
     def remember(self, user_id: int, chat_id: int, fact: str, now: str) -> str:
         """Store a fact right away; returns its memory id."""
-        key = f"fact-{self._new_key()[:12]}"
-        text = fact.strip()[:MAX_MEMORY_CHARS]
-        self._index.put(
-            [
-                VectorRecord(
-                    key=key,
-                    vector=self._embedder.embed(text),
-                    text=text,
-                    metadata={"user_id": user_id, "chat_id": chat_id, "kind": "fact", "created_at": now},
-                )
-            ]
-        )
-        return key
+        return self._store(f"fact-{self._new_key()[:12]}", "fact", user_id, chat_id, fact, now)
 
     def save_summary(self, user_id: int, chat_id: int, summary: str, now: str) -> str:
         """Store (or replace) the chat's rolling summary; returns its memory id."""
-        key = summary_key(chat_id)
-        text = summary.strip()[:MAX_MEMORY_CHARS]
+        return self._store(summary_key(chat_id), "summary", user_id, chat_id, summary, now)
+
+    def _store(self, key: str, kind: str, user_id: int, chat_id: int, text: str, now: str) -> str:
+        text = text.strip()[:MAX_MEMORY_CHARS]
+        metadata: dict[str, MetadataValue] = {
+            "user_id": user_id,
+            "chat_id": chat_id,
+            "kind": kind,
+            "created_at": now,
+        }
         self._index.put(
-            [
-                VectorRecord(
-                    key=key,
-                    vector=self._embedder.embed(text),
-                    text=text,
-                    metadata={"user_id": user_id, "chat_id": chat_id, "kind": "summary", "created_at": now},
-                )
-            ]
+            [VectorRecord(key=key, vector=self._embedder.embed(text), text=text, metadata=metadata)]
         )
         return key
 

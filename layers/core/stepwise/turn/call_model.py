@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from aws_lambda_powertools import Logger
 
-from stepwise.audit.log import AuditEntry
+from stepwise.audit.log import call_entry
 from stepwise.ids import iso_utc
 from stepwise.model.types import ModelRequest
 from stepwise.prompt.messages import build_messages
@@ -55,20 +55,7 @@ def close_unanswered(step: ModelStep, meta: TurnMeta, services: TurnServices) ->
     services.turns.put_step(meta.turn_id, step)
     now = iso_utc(services.clock())
     for block, result in zip(step.tool_uses, step.tool_results, strict=True):
-        services.audit.record(
-            AuditEntry(
-                user_id=meta.user_id,
-                chat_id=meta.chat_id,
-                turn_id=meta.turn_id,
-                tool_use_id=block["id"],
-                tool=block["name"],
-                arguments=block.get("input") or {},
-                outcome="not_run",
-                result=str(result["content"]),
-                approval="not_needed",
-                created_at=now,
-            )
-        )
+        services.audit.record(call_entry(meta, block, "not_run", str(result["content"]), "not_needed", now))
 
 
 def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutput:

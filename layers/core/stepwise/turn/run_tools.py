@@ -14,7 +14,7 @@ from aws_lambda_powertools import Logger
 
 from stepwise.approvals.messages import decided_html
 from stepwise.approvals.models import ApprovalCall, ApprovalRequest
-from stepwise.audit.log import Approval, AuditEntry, Outcome
+from stepwise.audit.log import Approval, Outcome, call_entry
 from stepwise.ids import iso_utc
 from stepwise.telegram.errors import TelegramError
 from stepwise.tools.registry import ToolContext, ToolError, ToolResult
@@ -53,20 +53,7 @@ def run_tools(request: RunToolsInput, services: TurnServices) -> RunToolsOutput:
             continue
         step.partial_results[call["id"]] = result.block(call["id"])
         services.turns.put_step(turn.turn_id, step)
-        services.audit.record(
-            AuditEntry(
-                user_id=meta.user_id,
-                chat_id=meta.chat_id,
-                turn_id=turn.turn_id,
-                tool_use_id=call["id"],
-                tool=call["name"],
-                arguments=call.get("input") or {},
-                outcome=outcome,
-                result=result.content,
-                approval=approval,
-                created_at=now,
-            )
-        )
+        services.audit.record(call_entry(meta, call, outcome, result.content, approval, now))
     if waiting:
         approval_request = ApprovalRequest(
             approval_id=services.new_id()[:12],
