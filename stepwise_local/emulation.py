@@ -283,11 +283,7 @@ class Emulation:
     # ------------------------------------------------------------------ the webhook, as API Gateway calls it
     @property
     def webhook_function(self) -> str:
-        for logical_id, resource in self.template.of_type("AWS::Serverless::Function").items():
-            events = resource["Properties"].get("Events", {}).values()
-            if any(event["Type"] == "HttpApi" for event in events):
-                return logical_id
-        raise LookupError("no function with an HttpApi event in the template")
+        return self.template.function_with_event("HttpApi")
 
     def post_update(self, update: dict[str, Any] | str, secret: str | None = "") -> dict[str, Any]:
         """POST an update to the webhook. secret "" sends the configured one; None sends no header."""
@@ -340,12 +336,9 @@ class Emulation:
 
     def run_summarizer(self, force: bool = False) -> dict[str, Any]:
         """Invoke the scheduled summarizer now, with the event its schedule sends."""
-        (logical_id,) = [
-            name
-            for name, resource in self.template.of_type("AWS::Serverless::Function").items()
-            if any(e["Type"] == "ScheduleV2" for e in resource["Properties"].get("Events", {}).values())
-        ]
-        result: dict[str, Any] = self.invoke(logical_id, {"force": force})
+        result: dict[str, Any] = self.invoke(
+            self.template.function_with_event("ScheduleV2"), {"force": force}
+        )
         return result
 
     def table(self, logical_id: str) -> Any:

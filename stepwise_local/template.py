@@ -149,6 +149,17 @@ class Template:
 
         return re.sub(r"\$\{([^}!]+)\}", replace, text)
 
+    def function_with_event(self, event_type: str) -> str:
+        """The one function an event of this type triggers (HttpApi: webhook; ScheduleV2: summarizer)."""
+        matches = [
+            logical_id
+            for logical_id, resource in self.of_type("AWS::Serverless::Function").items()
+            if any(event["Type"] == event_type for event in resource["Properties"].get("Events", {}).values())
+        ]
+        if len(matches) != 1:
+            raise LookupError(f"expected one function with a {event_type} event, found {matches}")
+        return matches[0]
+
     def functions(self) -> dict[str, FunctionSpec]:
         """Every function with its merged Globals, resolved environment and code directory."""
         globals_ = self.doc.get("Globals", {}).get("Function", {})

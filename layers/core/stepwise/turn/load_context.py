@@ -28,8 +28,11 @@ def load_context(start: TurnStart, services: TurnServices) -> LoadContextOutput:
         update_id=turn.update_id,
     )
     stored = services.messages.add(message)
-    if stored:
+    chat = (
         services.chats.record_message(turn.chat_id, turn.user_id, services.summary_due_at)
+        if stored
+        else services.chats.get(turn.chat_id)
+    )  # a retried LoadContext: the message was counted already
     window = [
         m
         for m in services.messages.recent(turn.chat_id, services.history_limit)
@@ -45,7 +48,7 @@ def load_context(start: TurnStart, services: TurnServices) -> LoadContextOutput:
             first_key=window[0].sort_key,
             last_key=message.sort_key,
             created_at=iso_utc(services.clock()),
-            summary=chat.summary if (chat := services.chats.get(turn.chat_id)) else "",
+            summary=chat.summary if chat else "",
             memories=recall_memories(services, turn.user_id, turn.chat_id, incoming.text),
         )
     )
