@@ -57,10 +57,12 @@ integration: $(BIN)/.installed
 contract: $(BIN)/.installed $(SAM_VENV)/.installed
 	SAM_CLI=$(CURDIR)/$(SAM) $(BIN)/pytest tests/contract
 
-## Figures: cold-start import costs and local turn latency (prints a table; not part of make test).
-bench: $(BIN)/.installed
+## Figures (after make build): cold starts of the built functions, local turn latency, a burst, caching.
+bench: build
 	$(BIN)/python benchmarks/cold_start.py
 	$(BIN)/python benchmarks/local_turns.py
+	$(BIN)/python benchmarks/burst.py
+	$(BIN)/python benchmarks/caching.py
 
 ## Deployment (see the README): build, deploy, then point Telegram at the webhook.
 # sam build installs no bytecode, and Lambda's code directory is read-only: without .pyc files every cold

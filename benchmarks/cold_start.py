@@ -1,75 +1,113 @@
-"""Cold-start import cost of each function, with and without compiled bytecode.
+"""Cold starts as Lambda loads the built artifacts: each function's import cost as a ratio to `import boto3`.
 
-Lambda's code directory is read-only, so a layer shipped without .pyc files is compiled again at every cold
-start. This prints, per function, the median time to import its handler in a fresh interpreter: once with
-no bytecode available (and none written), once with bytecode already compiled. For CallModel it also times
-`import anthropic`, which happens on the first model call. Run: make bench
+Reads the output of `make build` (`.aws-sam/build`, or BUILD_DIR): for every function, a fresh interpreter
+with only the function's directory and the layer's `python/` on `sys.path` (no site-packages, as in Lambda)
+imports the handler, with the bytecode the build ships. `import boto3` from the same layer, measured in the
+same run, is the baseline. For CallModel it also times its first model call's setup: importing the
+Anthropic adapter and building the client. It prints medians, ratios, the modules each import loads, and the
+layer's size, unzipped and zipped. Run: make bench
 """
 
 from __future__ import annotations
 
+import io
 import os
 import statistics
 import subprocess
 import sys
-import tempfile
+import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-RUNS = 5
+BUILD = Path(os.environ.get("BUILD_DIR", ROOT / ".aws-sam" / "build"))
+RUNS = 7  # pairs per function
+TARGETS = {"WebhookFunction": 1.2, "CallModelFunction (first model call)": 3.0}
+DEFAULT_TARGET = 1.6
 SNIPPET = """
-import importlib.util, sys, time
+import sys, time
+mode = sys.argv[1]
 start = time.perf_counter()
-spec = importlib.util.spec_from_file_location("app", sys.argv[1])
-module = importlib.util.module_from_spec(spec); spec.loader.exec_module(module)
+if mode == "boto3":
+    import boto3
+else:
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("app", sys.argv[2])
+    module = importlib.util.module_from_spec(spec); spec.loader.exec_module(module)
 middle = time.perf_counter()
-if sys.argv[2] == "anthropic":
-    import anthropic
-print(f"{middle - start:.4f} {time.perf_counter() - middle:.4f}")
+if mode == "model":
+    from stepwise.model.anthropic_model import AnthropicModel
+    AnthropicModel("sk-bench", None, 60.0, 0)._sdk()  # what the first complete() does before sending
+print(f"{middle - start:.5f} {time.perf_counter() - middle:.5f} {len(sys.modules)}")
 """
 
 
-def time_import(app: Path, cache: str, write: bool, extra: str) -> tuple[float, float]:
+def run(function_dir: Path | None, mode: str) -> tuple[float, float, int]:
+    """One fresh interpreter: (import seconds, extra seconds, modules loaded)."""
+    paths = [str(BUILD / "CoreLayer" / "python")]
+    if function_dir is not None:
+        paths.insert(0, str(function_dir))
     env = {
-        **{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
-        "PYTHONPATH": str(ROOT / "layers" / "core"),
-        "PYTHONPYCACHEPREFIX": cache,
-        "POWERTOOLS_SERVICE_NAME": "stepwise",
+        "PATH": os.environ.get("PATH", ""),
+        "PYTHONPATH": os.pathsep.join(paths),
+        "PYTHONDONTWRITEBYTECODE": "1",  # Lambda's code directory is read-only
         "AWS_DEFAULT_REGION": "us-east-1",
+        "POWERTOOLS_SERVICE_NAME": "stepwise",
     }
-    flags = [] if write else ["-B"]
+    app = str(function_dir / "app.py") if function_dir else ""
     out = subprocess.run(  # noqa: S603 (our own interpreter and snippet)
-        [sys.executable, *flags, "-c", SNIPPET, str(app), extra],
+        [sys.executable, "-S", "-s", "-c", SNIPPET, mode, app],
         env=env,
         capture_output=True,
         text=True,
         check=True,
     ).stdout.split()
-    return float(out[0]), float(out[1])
+    return float(out[0]), float(out[1]), int(out[2])
+
+
+def paired(function_dir: Path | None, mode: str) -> tuple[float, float, int]:
+    """Median seconds of `mode` and of `import boto3`, alternated run by run so that a busy machine slows
+    both alike: (seconds, boto3 seconds, modules loaded)."""
+    runs, baseline = [], []
+    for _ in range(RUNS):
+        baseline.append(run(None, "boto3")[0])
+        seconds, extra, modules = run(function_dir, mode)
+        runs.append(seconds + extra)
+    return statistics.median(runs), statistics.median(baseline), modules
+
+
+def layer_sizes(layer: Path) -> tuple[int, int]:
+    """(unzipped bytes, zipped bytes) of the layer, zipped as SAM does (deflate)."""
+    buffer = io.BytesIO()
+    unzipped = 0
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for path in sorted(layer.rglob("*")):
+            if path.is_file():
+                unzipped += path.stat().st_size
+                archive.write(path, path.relative_to(layer))
+    return unzipped, buffer.tell()
 
 
 def main() -> None:
-    print(
-        f"{'function':<18}{'import, no .pyc':>17}{'import, .pyc':>14}{'+anthropic, no .pyc':>21}"
-        f"{'+anthropic, .pyc':>18}"
-    )
-    for app in sorted((ROOT / "functions").glob("*/app.py")):
-        extra = "anthropic" if app.parent.name == "call_model" else ""
-        with tempfile.TemporaryDirectory() as warm:
-            time_import(app, warm, write=True, extra=extra)  # compile once into the warm cache
-            cold = [time_import(app, tempfile.mkdtemp(), write=False, extra=extra) for _ in range(RUNS)]
-            hot = [time_import(app, warm, write=False, extra=extra) for _ in range(RUNS)]
-        row = [
-            statistics.median(r[0] for r in cold),
-            statistics.median(r[0] for r in hot),
-            statistics.median(r[1] for r in cold),
-            statistics.median(r[1] for r in hot),
-        ]
-        cells = [f"{v * 1000:.0f} ms" for v in row]
-        if not extra:
-            cells[2] = cells[3] = "-"
-        print(f"{app.parent.name:<18}{cells[0]:>17}{cells[1]:>14}{cells[2]:>21}{cells[3]:>18}")
-    print(f"(median of {RUNS} fresh interpreters each; Python {sys.version.split()[0]} on this machine)")
+    if not (BUILD / "CoreLayer" / "python").is_dir():
+        raise SystemExit(f"no build in {BUILD}: run `make build` first")
+    boto3_seconds, _, boto3_modules = run(None, "boto3")
+    print(f"baseline: import boto3 from the layer ({boto3_modules} modules), timed next to each function")
+    print(f"{'function':<40}{'import':>9}{'boto3':>9}{'ratio':>8}{'target':>8}{'modules':>9}")
+    for function_dir in sorted(p for p in BUILD.iterdir() if (p / "app.py").is_file()):
+        cases = [(function_dir.name, "import")]
+        if function_dir.name == "CallModelFunction":
+            cases.append(("CallModelFunction (first model call)", "model"))
+        for name, mode in cases:
+            seconds, boto3_seconds, modules = paired(function_dir, mode)
+            target = TARGETS.get(name, DEFAULT_TARGET)
+            ratio = seconds / boto3_seconds
+            verdict = "ok" if ratio <= target else "OVER"
+            print(
+                f"{name:<40}{seconds * 1000:>6.0f} ms{boto3_seconds * 1000:>6.0f} ms{ratio:>7.2f}x"
+                f"{target:>7.1f}x{modules:>9}  {verdict}"
+            )
+    unzipped, zipped = layer_sizes(BUILD / "CoreLayer")
+    print(f"layer: {unzipped / 1e6:.1f} MB unzipped, {zipped / 1e6:.1f} MB zipped")
 
 
 if __name__ == "__main__":

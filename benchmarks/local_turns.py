@@ -25,7 +25,8 @@ def timed_turn(emulation: Emulation, text: str) -> float:
     update = updates.text_message(USER, text)
     start = time.perf_counter()
     emulation.post_update(update)
-    emulation.wait(f"update-{update['update_id']}")
+    emulation.wait_for_update(USER, update["update_id"])
+    emulation.wait_idle(USER)
     return time.perf_counter() - start
 
 
@@ -63,7 +64,7 @@ def main() -> None:
                     {"message_id": message["message_id"], "date": 0, "chat": {"id": USER, "type": "private"}},
                 )
             )
-            emulation.wait(f"update-{update['update_id']}")
+            emulation.wait_for_update(USER, update["update_id"])
             after_press.append(time.perf_counter() - pressed)
         rows["approval: message to buttons"] = to_buttons
         rows["approval: press to reply"] = after_press

@@ -1,13 +1,17 @@
 """A stand-in for Anthropic's Messages API: a real HTTP server on 127.0.0.1 with scripted answers.
 
 It checks requests the way the real API does (roles alternate, tool results answer tool uses, no unknown
-top-level fields) so that a malformed request fails a test instead of passing silently.
+top-level fields, at most 4 cache breakpoints) so that a malformed request fails a test instead of passing
+silently, and it applies the API's prompt-caching rules (see `PromptCache`) to report the usage the real API
+would report for the same sequence of requests.
 """
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
+import math
 import threading
 import time
 from collections import deque
@@ -15,6 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from stepwise.prompt.system import is_turn_context
 
 ALLOWED_FIELDS = {
     "model",
@@ -43,7 +49,7 @@ class Scripted:
     status: int = 200
     error_type: str = ""
     delay: float = 0.0
-    usage: dict[str, int] = field(default_factory=lambda: {"input_tokens": 12, "output_tokens": 7})
+    usage: dict[str, int] = field(default_factory=dict)  # overrides the computed usage, key by key
 
 
 def text(answer: str, **usage: int) -> Scripted:
@@ -75,6 +81,129 @@ def hang(seconds: float) -> Scripted:
 
 _ids = itertools.count(1)
 
+# Prompt caching, as the real API does it (checked 2026-11).
+MIN_CACHEABLE_TOKENS = {"claude-haiku-4-5": 4096, "claude-sonnet-4-5": 1024}
+DEFAULT_MIN_CACHEABLE_TOKENS = 1024  # models not listed above (an assumption, not a checked fact)
+CACHE_LIFETIME_SECONDS = {"5m": 300.0, "1h": 3600.0}
+MAX_BREAKPOINTS = 4
+
+
+def approx_tokens(value: Any) -> int:
+    """The fake's token count: characters / 4, rounded up, of the value's compact JSON (sorted keys).
+
+    Deterministic, and close enough to the real tokenizer's counts for English text and JSON to reason about
+    cache minimums and shares; the real API's counts differ by some percent (and add a few per message).
+    """
+    return math.ceil(len(json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))) / 4)
+
+
+def min_cacheable_tokens(model: str) -> int:
+    """The shortest prefix the model caches (dated ids such as claude-haiku-4-5-20251001 count as theirs)."""
+    for name, minimum in MIN_CACHEABLE_TOKENS.items():
+        if model == name or model.startswith(f"{name}-"):
+            return minimum
+    return DEFAULT_MIN_CACHEABLE_TOKENS
+
+
+@dataclass
+class _Unit:
+    """One block of the prompt prefix: its hash chained with everything before it, and its token count."""
+
+    digest: str
+    tokens: int
+    ttl: str | None  # the cache breakpoint's lifetime, when the block carries one
+
+
+def prefix_units(request: dict[str, Any]) -> list[_Unit]:
+    """The request's prompt in cache order: tools, then system, then messages, one unit per block.
+
+    `cache_control` itself is not part of what is compared. `tool_choice` and `thinking` sit between system
+    and messages, so changing them invalidates cached messages but not cached tools and system, as documented.
+    """
+    # (what is compared, what is counted, its cache_control)
+    blocks: list[tuple[dict[str, Any], dict[str, Any] | None, dict[str, Any] | None]] = []
+    for tool in request.get("tools") or []:
+        plain = _without_cache_control(tool)
+        blocks.append(({"tool": plain}, plain, tool.get("cache_control")))
+    system = request.get("system") or []
+    for block in [{"type": "text", "text": system}] if isinstance(system, str) else system:
+        plain = _without_cache_control(block)
+        blocks.append(({"system": plain}, plain, block.get("cache_control")))
+    blocks.append(
+        ({"tool_choice": request.get("tool_choice"), "thinking": request.get("thinking")}, None, None)
+    )
+    for index, message in enumerate(request.get("messages") or []):
+        content = message.get("content")
+        for block in [{"type": "text", "text": content}] if isinstance(content, str) else content or []:
+            plain = _without_cache_control(block)
+            compared = {"message": index, "role": message.get("role"), "block": plain}
+            blocks.append((compared, plain, block.get("cache_control")))
+    units: list[_Unit] = []
+    chain = hashlib.sha256()
+    for compared, counted, cache_control in blocks:
+        chain.update(json.dumps(compared, sort_keys=True, separators=(",", ":")).encode())
+        ttl = str(cache_control.get("ttl", "5m")) if cache_control else None
+        units.append(_Unit(chain.hexdigest(), approx_tokens(counted) if counted is not None else 0, ttl))
+    return units
+
+
+def _without_cache_control(block: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in block.items() if key != "cache_control"}
+
+
+class PromptCache:
+    """The API's prompt cache for one organization, with its rules:
+
+    - a breakpoint (`cache_control` on a tool, system block or message block) caches the prompt prefix that
+      ends with that block, in the order tools, system, messages; at most 4 per request;
+    - only prefixes of at least the model's minimum are cached (4,096 tokens for claude-haiku-4-5, 1,024 for
+      claude-sonnet-4-5); shorter ones are billed as plain input, without an error;
+    - an entry lives five minutes (or an hour with `"ttl": "1h"`), and each read starts its lifetime again;
+    - a read needs a byte-identical prefix up to one of the request's breakpoints (the longest such hit is
+      read). The real API also looks for hits at up to about 20 earlier block boundaries; this fake reads only
+      at breakpoints, so it never reports a hit the real API would miss;
+    - usage: `cache_read_input_tokens` is the prefix read, `cache_creation_input_tokens` what was written
+      after it up to the last cacheable breakpoint, and `input_tokens` the uncached rest.
+    """
+
+    def __init__(self) -> None:
+        self._entries: dict[tuple[str, str], tuple[float, str]] = {}  # (model, digest) -> (expires, ttl)
+
+    def clear(self) -> None:
+        self._entries.clear()
+
+    def account(self, request: dict[str, Any], now: float) -> dict[str, int]:
+        """Read and write the cache for one request at time `now` (seconds); returns its input usage."""
+        model = str(request.get("model"))
+        units = prefix_units(request)
+        total, cumulative, breakpoints = 0, [], []
+        for index, unit in enumerate(units):
+            total += unit.tokens
+            cumulative.append(total)
+            if unit.ttl is not None:
+                breakpoints.append(index)
+        read, read_index = 0, -1
+        for index in reversed(breakpoints):
+            entry = self._entries.get((model, units[index].digest))
+            if entry and entry[0] > now:
+                read, read_index = cumulative[index], index
+                self._entries[(model, units[index].digest)] = (
+                    now + CACHE_LIFETIME_SECONDS[entry[1]],
+                    entry[1],
+                )
+                break
+        written = read
+        for index in breakpoints:
+            ttl = units[index].ttl or "5m"
+            if index > read_index and cumulative[index] >= min_cacheable_tokens(model):
+                self._entries[(model, units[index].digest)] = (now + CACHE_LIFETIME_SECONDS[ttl], ttl)
+                written = cumulative[index]
+        return {
+            "input_tokens": total - written,
+            "cache_read_input_tokens": read,
+            "cache_creation_input_tokens": written - read,
+        }
+
 
 class FakeAnthropic:
     """`with FakeAnthropic() as api:` then api.script(...) answers, api.requests holds what arrived.
@@ -83,11 +212,17 @@ class FakeAnthropic:
     """
 
     def __init__(
-        self, api_key: str = "test-anthropic-key", default: Callable[[dict[str, Any]], Scripted] | None = None
+        self,
+        api_key: str = "test-anthropic-key",
+        default: Callable[[dict[str, Any]], Scripted] | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.api_key = api_key
         self.default = default or _echo
+        self.clock = clock  # seconds; the prompt cache's lifetimes run on it (tests may move it by hand)
+        self.cache = PromptCache()
         self.requests: list[dict[str, Any]] = []
+        self.usages: list[dict[str, int]] = []  # the usage of each answered request, in order
         self.rejected: list[str] = []
         self._script: deque[Scripted] = deque()
         self._lock = threading.Lock()
@@ -107,17 +242,27 @@ class FakeAnthropic:
         self._server.shutdown()
         self._server.server_close()
 
+    def wait_for_requests(self, count: int, timeout: float = 30.0) -> None:
+        """Wait until `count` requests have arrived (a delayed answer is then on its way)."""
+        deadline = time.monotonic() + timeout
+        while len(self.requests) < count:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{len(self.requests)} of {count} model requests within {timeout}s")
+            time.sleep(0.005)
+
     def script(self, *answers: Scripted) -> None:
         """Queue answers for the next requests, in order."""
         with self._lock:
             self._script.extend(answers)
 
     def reset(self) -> None:
-        """Forget scripted answers and recorded requests; answer with the echo again."""
+        """Forget scripted answers, recorded requests and the prompt cache; answer with the echo again."""
         with self._lock:
             self._script.clear()
             self.requests.clear()
+            self.usages.clear()
             self.rejected.clear()
+            self.cache.clear()
             self.default = _echo
 
     def always(self, answer: Scripted) -> None:
@@ -171,6 +316,10 @@ class FakeAnthropic:
                 if answer.status != 200:
                     self._error(answer.status, answer.error_type or "api_error", "scripted failure")
                     return
+                with fake._lock:
+                    usage = fake.cache.account(request, fake.clock())
+                    usage = {**usage, "output_tokens": approx_tokens(answer.content), **answer.usage}
+                    fake.usages.append(usage)
                 self._send(
                     200,
                     {
@@ -181,11 +330,7 @@ class FakeAnthropic:
                         "content": answer.content,
                         "stop_reason": answer.stop_reason,
                         "stop_sequence": None,
-                        "usage": {
-                            "cache_creation_input_tokens": 0,
-                            "cache_read_input_tokens": 0,
-                            **answer.usage,
-                        },
+                        "usage": usage,
                     },
                 )
 
@@ -228,6 +373,9 @@ def validate_request(request: dict[str, Any]) -> str | None:
     )
     if uses_tool_blocks and not request.get("tools"):
         return "Requests which include `tool_use` or `tool_result` blocks must define tools."
+    problem = _check_cache_control(request)
+    if problem:
+        return problem
     names = [tool.get("name") for tool in request.get("tools") or []]
     if len(set(names)) != len(names) or not all(
         isinstance(t.get("input_schema"), dict) for t in request.get("tools") or []
@@ -236,18 +384,55 @@ def validate_request(request: dict[str, Any]) -> str | None:
     return None
 
 
+def _check_cache_control(request: dict[str, Any]) -> str | None:
+    system = request.get("system")
+    blocks = [*(request.get("tools") or []), *(system if isinstance(system, list) else [])]
+    for message in request.get("messages") or []:
+        if isinstance(message.get("content"), list):
+            blocks.extend(message["content"])
+    marks = [block["cache_control"] for block in blocks if "cache_control" in block]
+    if len(marks) > MAX_BREAKPOINTS:
+        return (
+            f"A maximum of {MAX_BREAKPOINTS} blocks with cache_control may be provided. Found {len(marks)}."
+        )
+    for mark in marks:
+        if not isinstance(mark, dict) or mark.get("type") != "ephemeral":
+            return "cache_control.type: Input should be 'ephemeral'"
+        if mark.get("ttl", "5m") not in CACHE_LIFETIME_SECONDS:
+            return "cache_control.ttl: Input should be '5m' or '1h'"
+    return None
+
+
 def last_user_text(request: dict[str, Any]) -> str:
-    """The newest user text in a request (for echoing)."""
+    """The newest user text in a request (for echoing), leaving out Stepwise's per-turn context block."""
     for message in reversed(request["messages"]):
         if message["role"] == "user":
             content = message["content"]
             if isinstance(content, str):
                 return content
-            texts = [b["text"] for b in content if b.get("type") == "text"]
+            texts = [b["text"] for b in content if b.get("type") == "text" and not is_turn_context(b)]
             if texts:
                 return str(texts[-1])
     return ""
 
 
+def context_text(request: dict[str, Any]) -> str:
+    """The per-turn context Stepwise appends to the newest user message (time, summary, memories), or ""."""
+    content = request["messages"][-1]["content"] if request.get("messages") else ""
+    blocks = content if isinstance(content, list) else []
+    return "\n\n".join(str(b["text"]) for b in blocks if is_turn_context(b))
+
+
 def _echo(request: dict[str, Any]) -> Scripted:
     return text(f"You said: {last_user_text(request)}")
+
+
+def slow_echo(seconds: float) -> Callable[[dict[str, Any]], Scripted]:
+    """A default answer: the echo, after a delay (keeps a turn busy while a test sends more messages)."""
+
+    def answer(request: dict[str, Any]) -> Scripted:
+        echo = _echo(request)
+        echo.delay = seconds
+        return echo
+
+    return answer

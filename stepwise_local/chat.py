@@ -170,7 +170,14 @@ def run(lines: TextIO, out: TextIO, interactive: bool, user_id: int, log_path: P
                 terminal.keyboard_shown.clear()
                 update = updates.text_message(user_id, text)
                 emulation.post_update(update)
-                waiting_turn = wait_for_turn(emulation, terminal, f"update-{update['update_id']}", log_path)
+                try:
+                    name = emulation.wait_until_taken(user_id, update["update_id"], TURN_TIMEOUT_SECONDS)
+                except TimeoutError:
+                    terminal.say(
+                        f"(no turn took the message after {TURN_TIMEOUT_SECONDS:.0f}s: see {log_path})"
+                    )
+                    continue
+                waiting_turn = wait_for_turn(emulation, terminal, name, log_path)
 
 
 def main(argv: list[str] | None = None) -> int:

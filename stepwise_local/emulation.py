@@ -25,9 +25,11 @@ from unittest import mock
 import boto3
 import moto.stepfunctions.parser.asl.component.common.retry.retrier_decl as moto_retrier
 from aws_lambda_powertools.utilities import parameters
+from botocore.awsrequest import AWSResponse
 from moto import mock_aws
 from moto.awslambda.exceptions import UnknownFunctionException
 from moto.awslambda_simple.models import LambdaSimpleBackend
+from moto.stepfunctions.parser.backend.execution import BaseExecutionWorkerCommunication
 
 from stepwise_local.template import REGION, REPO_ROOT, FunctionSpec, Template
 
@@ -83,6 +85,14 @@ class LocalConfig:
     log_stream: TextIO | None = None
 
 
+class LambdaCrash(Exception):
+    """An injected crash of a Lambda invocation, reported as Lambda reports a dead runtime."""
+
+    def __init__(self, function: str, when: str) -> None:
+        super().__init__(f"injected crash of {function} {when} its handler ran")
+        self.error_type = "Runtime.ExitError"
+
+
 @dataclass
 class Invocation:
     """One Lambda invocation the emulation routed."""
@@ -106,6 +116,12 @@ class Emulation:
         self.state_machine_arn = ""
         self._stepfunctions: Any = None
         self._dynamodb: Any = None
+        self.recoveries: list[dict[str, Any]] = []
+        self._crashes: dict[str, list[str]] = {}
+        self._throttles: dict[tuple[str, str | None, str | None], int] = {}
+        self._running: str | None = None  # the function being invoked (invocations run one at a time)
+        self.throttled: list[tuple[str, str, str]] = []  # (function, table, operation) of each injected error
+        self._recovery_threads: list[threading.Thread] = []
 
     # ------------------------------------------------------------------ lifecycle
     def __enter__(self) -> Emulation:
@@ -121,6 +137,11 @@ class Emulation:
         # moto gap: Lambda invocations are routed to the in-process handlers, with the real error envelope
         # (x-amz-function-error + errorType/errorMessage) so that the ASL's Retry and Catch can match errors.
         stack.enter_context(mock.patch.object(LambdaSimpleBackend, "invoke", self._moto_invoke()))
+        # moto gap: no EventBridge events when an execution fails, times out or is aborted; the template's
+        # EventBridgeRule (RecoverChat) gets the event AWS would send, from the execution's own thread.
+        stack.enter_context(
+            mock.patch.object(BaseExecutionWorkerCommunication, "terminated", self._moto_terminated())
+        )
         # moto gap: Retry intervals really sleep; scale them so tests stay fast.
         scale = self.config.retry_time_scale
         stack.enter_context(
@@ -140,7 +161,7 @@ class Emulation:
         parameters.clear_caches()
         if str(LAYER_DIR) not in sys.path:
             sys.path.insert(0, str(LAYER_DIR))
-        from stepwise.memory.local import reset_local_index
+        from stepwise_local.local_memory import reset_local_index  # the layer is on sys.path only now
 
         reset_local_index()
         try:
@@ -150,6 +171,7 @@ class Emulation:
             self._create_secrets()
             self._create_state_machine()
             self._load_handlers()
+            boto3._get_default_session().events.register("before-call.dynamodb", self._dynamodb_fault)
         except BaseException:
             stack.close()
             raise
@@ -204,7 +226,9 @@ class Emulation:
         kept = {name: os.environ[name] for name in (*HOST_ENV_KEPT, *FAKE_AWS_ENV) if name in os.environ}
         with mock.patch.dict(os.environ, {**kept, **self.function_env(spec)}, clear=True):
             from stepwise import runtime  # imported under a function's environment, as in Lambda
+            from stepwise_local.local_memory import local_memory
 
+            runtime.install_memory_backend("local", local_memory)  # MEMORY_BACKEND=local, set above
             runtime.reset()
             try:
                 yield
@@ -246,11 +270,77 @@ class Emulation:
         record = Invocation(logical_id, event)
         self.invocations.append(record)
         with self._lock, self._environment(spec):
+            self._running = logical_id
             try:
-                return self._handlers[logical_id](event, context)
+                self._maybe_crash(logical_id, "before")
+                result = self._handlers[logical_id](event, context)
+                self._maybe_crash(logical_id, "after")
+                return result
             except Exception as error:
-                record.error = type(error).__name__
+                record.error = getattr(error, "error_type", type(error).__name__)
                 raise
+            finally:
+                self._running = None
+
+    def crash(self, logical_id: str, when: str, times: int = 1) -> None:
+        """Make the next `times` invocations of a function die "before" its handler runs (no side effect)
+        or "after" it ran (every side effect done, but no result): Lambda's Runtime.ExitError."""
+        if logical_id not in self.functions or when not in ("before", "after"):
+            raise ValueError(f"cannot crash {logical_id!r} {when!r}")
+        self._crashes.setdefault(logical_id, []).extend([when] * times)
+
+    def clear_crashes(self) -> None:
+        """Forget crashes and throttling planned and not yet happened."""
+        self._crashes.clear()
+        self._throttles.clear()
+
+    def throttle(
+        self, table: str, times: int, *, function: str | None = None, operation: str | None = None
+    ) -> None:
+        """Make the next `times` DynamoDB requests on one of the template's tables (from one function, of one
+        operation, if given) fail with ProvisionedThroughputExceededException, as they do once the SDK's own
+        retries are used up."""
+        if table not in {spec.logical_id for spec in self.template.tables()}:
+            raise ValueError(f"no table {table!r} in the template")
+        if function is not None and function not in self.functions:
+            raise ValueError(f"no function {function!r} in the template")
+        key = (table, function, operation)
+        self._throttles[key] = self._throttles.get(key, 0) + times
+
+    def _dynamodb_fault(self, model: Any, params: dict[str, Any], **_: Any) -> Any:
+        """botocore before-call hook: answer a throttled request with DynamoDB's error, without sending it."""
+        if self._running is None or not self._throttles:
+            return None
+        body = json.loads(params.get("body") or b"{}")
+        tables = {body.get("TableName")} | {
+            next(iter(item.values())).get("TableName") for item in body.get("TransactItems", [])
+        }
+        hit = next(
+            (
+                key
+                for key, left in self._throttles.items()
+                if left > 0
+                and key[0] in tables
+                and key[1] in (None, self._running)
+                and key[2] in (None, model.name)
+            ),
+            None,
+        )
+        if hit is None:
+            return None
+        self._throttles[hit] -= 1
+        self.throttled.append((self._running, hit[0], model.name))
+        response = AWSResponse(params.get("url", ""), 400, {}, None)
+        return response, {
+            "Error": {"Code": "ProvisionedThroughputExceededException", "Message": "Injected throttling"},
+            "ResponseMetadata": {"HTTPStatusCode": 400},
+        }
+
+    def _maybe_crash(self, logical_id: str, when: str) -> None:
+        planned = self._crashes.get(logical_id)
+        if planned and planned[0] == when:
+            planned.pop(0)
+            raise LambdaCrash(logical_id, when)
 
     def _moto_invoke(self) -> Callable[..., bytes]:
         emulation = self
@@ -272,13 +362,58 @@ class Emulation:
                 response_headers["x-amz-function-error"] = "Unhandled"
                 return json.dumps(
                     {
-                        "errorType": type(error).__name__,
+                        "errorType": getattr(error, "error_type", type(error).__name__),
                         "errorMessage": str(error),
                         "stackTrace": traceback.format_tb(error.__traceback__),
                     }
                 ).encode()
 
         return invoke
+
+    def _moto_terminated(self) -> Callable[[Any], None]:
+        emulation = self
+        original = BaseExecutionWorkerCommunication.terminated
+
+        def terminated(communication: Any) -> None:
+            original(communication)
+            execution = communication.execution
+            status = execution.exec_status.value if execution.exec_status else ""
+            if status in ("FAILED", "TIMED_OUT", "ABORTED"):
+                emulation.execution_ended(execution, status)
+
+        return terminated
+
+    def execution_ended(self, execution: Any, status: str) -> None:
+        """Deliver a "Step Functions Execution Status Change" event to the rule's target, in the background
+        (EventBridge is asynchronous), as AWS does for failed, timed-out and aborted executions."""
+        event = {
+            "version": "0",
+            "id": str(uuid.uuid4()),
+            "detail-type": "Step Functions Execution Status Change",
+            "source": "aws.states",
+            "account": "123456789012",
+            "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "region": FAKE_AWS_ENV["AWS_REGION"],
+            "resources": [execution.exec_arn],
+            "detail": {
+                "executionArn": execution.exec_arn,
+                "stateMachineArn": execution.state_machine.arn,
+                "name": execution.name,
+                "status": status,
+                "input": json.dumps(execution.input_data),
+            },
+        }
+        self.recoveries.append(event)
+
+        def deliver() -> None:
+            try:
+                self.invoke(self.template.function_with_event("EventBridgeRule"), event)
+            except Exception:  # EventBridge would retry; the emulation logs and goes on
+                logging.getLogger(__name__).exception("recovery target failed")
+
+        thread = threading.Thread(target=deliver, name=f"recover-{execution.name}", daemon=True)
+        self._recovery_threads.append(thread)
+        thread.start()
 
     # ------------------------------------------------------------------ the webhook, as API Gateway calls it
     @property
@@ -323,6 +458,52 @@ class Emulation:
             if time.monotonic() > deadline:
                 raise TimeoutError(f"execution {name} still running after {timeout}s")
             time.sleep(0.01)
+
+    def turn_for_update(self, chat_id: int, update_id: int) -> str | None:
+        """The name of the turn that took (or answered) an update, from the inbox; None while it waits."""
+        table = self.table("InboxTable")
+        for prefix in ("q", "d"):
+            item = table.get_item(Key={"chat_id": chat_id, "sk": f"{prefix}#{update_id:020d}"}).get("Item")
+            if item and item.get("turn_id"):
+                return str(item["turn_id"])
+        return None
+
+    def wait_until_taken(self, chat_id: int, update_id: int, timeout: float = 30.0) -> str:
+        """Wait until a turn takes this update (one turn at a time per chat); returns that turn's name."""
+        deadline = time.monotonic() + timeout
+        while (name := self.turn_for_update(chat_id, update_id)) is None:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"no turn took update {update_id} of chat {chat_id} within {timeout}s")
+            time.sleep(0.005)
+        return name
+
+    def wait_for_update(self, chat_id: int, update_id: int, timeout: float = 30.0) -> dict[str, Any]:
+        """Wait until the turn that takes this update has ended; returns its describe_execution."""
+        deadline = time.monotonic() + timeout
+        name = self.wait_until_taken(chat_id, update_id, timeout)
+        return self.wait(name, timeout=max(0.1, deadline - time.monotonic()))
+
+    def wait_idle(self, chat_id: int, timeout: float = 30.0) -> None:
+        """Wait until no turn holds the chat and none of its executions runs (messages that gave up starting
+        turns of their own may still wait for the user's next message)."""
+        table = self.table("InboxTable")
+        deadline = time.monotonic() + timeout
+        while True:
+            # In this order: a recovery that ends after the first look has taken the lease by the second, and
+            # a turn handing over has started the next turn before its own execution ends.
+            recovering = any(t.is_alive() for t in self._recovery_threads)
+            items = table.query(
+                KeyConditionExpression="chat_id = :c", ExpressionAttributeValues={":c": chat_id}
+            )
+            held = any("holder" in i for i in items["Items"])
+            running = any(
+                e["status"] == "RUNNING" for e in self.executions() if e["name"].startswith(f"chat{chat_id}-")
+            )
+            if not recovering and not held and not running:
+                return
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"chat {chat_id} still busy after {timeout}s")
+            time.sleep(0.02)
 
     def _wait_all_settled(self, timeout: float = 10.0) -> None:
         deadline = time.monotonic() + timeout

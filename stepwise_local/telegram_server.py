@@ -3,7 +3,7 @@
 Every call is validated against the Bot API spec (``bot_api_spec.json``, a copy of the
 telegram-bot-api-spec ``api.json`` reduced to the methods Stepwise uses) and, for texts with
 ``parse_mode`` HTML, against Telegram's HTML rules. Accepted calls are recorded; errors can be
-injected with ``fail_next`` and ``reject_html_next``. Standard library only.
+injected with ``fail_next`` and ``reject_html_next``, late answers with ``slow_next``. Standard library only.
 """
 
 from __future__ import annotations
@@ -199,6 +199,7 @@ class FakeBotApi:
         self._last_message_id: dict[Any, int] = {}
         self._faults: dict[str, list[BotApiError]] = {}
         self._html_rejections = 0
+        self._delays: dict[str, list[float]] = {}
         self.webhook: dict[str, Any] | None = None
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
@@ -283,10 +284,25 @@ class FakeBotApi:
         with self._lock:
             self._faults.setdefault(self._canonical(method) or method, []).extend([error] * times)
 
+    def clear_faults(self) -> None:
+        """Forget injected failures not yet used."""
+        with self._lock:
+            self._faults.clear()
+            self._html_rejections = 0
+
     def reject_html_next(self, times: int = 1) -> None:
         """Make the next ``times`` sendMessage calls with parse_mode HTML fail to parse entities."""
         with self._lock:
             self._html_rejections += times
+
+    def slow_next(self, method: str, seconds: float, times: int = 1) -> None:
+        """Answer the next ``times`` calls of ``method`` only after ``seconds``.
+
+        The call takes effect at once (a sent message is recorded and shown): like Telegram when the
+        request arrived but its answer is late, so a client that gives up cannot know what happened.
+        """
+        with self._lock:
+            self._delays.setdefault(self._canonical(method) or method, []).extend([seconds] * times)
 
     # -- request handling (called from the server threads) -----------------------------------------
 
@@ -297,6 +313,9 @@ class FakeBotApi:
         method = self._canonical(method_name)
         if method is None:
             return _error(BotApiError(HTTPStatus.NOT_FOUND, "Not Found"))
+        with self._lock:
+            delays = self._delays.get(method)
+            delay = delays.pop(0) if delays else 0.0
         try:
             with self._lock:
                 result = self._dispatch(method, params)
@@ -308,6 +327,8 @@ class FakeBotApi:
             self._attempts.append({"method": method, "params": _copy(params), "status": int(status)})
         if status == HTTPStatus.OK and method in ("sendMessage", "editMessageText"):
             self._notify(method, params, body["result"])
+        if delay:
+            time.sleep(delay)  # the call has taken effect; only its answer is late
         return int(status), body
 
     def _dispatch(self, method: str, params: dict[str, Any]) -> Any:
@@ -588,8 +609,12 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _send(self, status: int, body: dict[str, Any]) -> None:
         data = json.dumps(body).encode("utf-8")
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):  # the client gave up waiting (see slow_next)
+            logger.debug("fake bot api: the client left before the answer")
+            self.close_connection = True

@@ -121,7 +121,7 @@ class Template:
             return pseudo[name]
         kind = self.resources[name]["Type"]
         if kind == "AWS::Serverless::StateMachine":
-            return state_machine_arn(name)
+            return state_machine_arn(self.state_machine_name(name))
         return name  # tables, functions, buckets...: the logical id is the local physical name
 
     def _get_att(self, name: str, attribute: str) -> str:
@@ -129,7 +129,9 @@ class Template:
         if attribute == "Arn" and kind == "AWS::Serverless::Function":
             return function_arn(name)
         if attribute == "Arn" and kind == "AWS::Serverless::StateMachine":
-            return state_machine_arn(name)
+            return state_machine_arn(self.state_machine_name(name))
+        if attribute == "Name" and kind == "AWS::Serverless::StateMachine":
+            return self.state_machine_name(name)
         if attribute == "Name":
             return name
         if attribute.endswith("Arn"):
@@ -196,10 +198,15 @@ class Template:
             )
         return specs
 
+    def state_machine_name(self, logical_id: str) -> str:
+        """A state machine's name: its Name property, resolved, or its logical id."""
+        name = self.resources[logical_id]["Properties"].get("Name")
+        return str(self.resolve(name)) if name is not None else logical_id
+
     def state_machine(self, logical_id: str) -> tuple[str, str]:
         """(name, definition) of a state machine, with DefinitionSubstitutions applied as SAM does."""
         props = self.resources[logical_id]["Properties"]
         definition = (self.root / props["DefinitionUri"]).read_text()
         for key, value in self.resolve(props.get("DefinitionSubstitutions", {})).items():
             definition = definition.replace("${" + key + "}", str(value))
-        return logical_id, definition
+        return self.state_machine_name(logical_id), definition

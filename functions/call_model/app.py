@@ -6,12 +6,12 @@ from typing import Any
 
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
-from aws_lambda_powertools.utilities.parser import event_parser
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from stepwise.events import parsed
 from stepwise.runtime import get_runtime
-from stepwise.turn.call_model import call_model
-from stepwise.turn.contracts import CallModelInput
+from stepwise.states.call_model import call_model
+from stepwise.states.contracts import CallModelInput
 
 logger = Logger()
 metrics = Metrics()
@@ -21,7 +21,7 @@ USAGE_METRICS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "ca
 
 @logger.inject_lambda_context(clear_state=True)
 @metrics.log_metrics
-@event_parser(model=CallModelInput)
+@parsed(CallModelInput)
 def handler(event: CallModelInput, context: LambdaContext) -> dict[str, Any]:
     """Returns the route, the step and the token usage (also published as metrics)."""
     logger.append_keys(**event.turn.log_keys())

@@ -3,7 +3,7 @@
 from aws_lambda_powertools import Logger
 
 from stepwise.lambda_support import state_handler
-from stepwise.turn.contracts import TurnStart
-from stepwise.turn.load_context import load_context
+from stepwise.states.contracts import TurnStart
+from stepwise.states.load_context import load_context
 
 handler = state_handler(TurnStart, load_context, Logger())

@@ -3,7 +3,7 @@
 from aws_lambda_powertools import Logger
 
 from stepwise.lambda_support import state_handler
-from stepwise.turn.contracts import RunToolsInput
-from stepwise.turn.run_tools import run_tools
+from stepwise.states.contracts import RunToolsInput
+from stepwise.states.run_tools import run_tools
 
 handler = state_handler(RunToolsInput, run_tools, Logger())

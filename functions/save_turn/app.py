@@ -3,7 +3,7 @@
 from aws_lambda_powertools import Logger
 
 from stepwise.lambda_support import state_handler
-from stepwise.turn.contracts import TurnInput
-from stepwise.turn.save_turn import save_turn
+from stepwise.states.contracts import TurnInput
+from stepwise.states.save_turn import save_turn
 
 handler = state_handler(TurnInput, save_turn, Logger())

@@ -3,7 +3,7 @@
 from aws_lambda_powertools import Logger
 
 from stepwise.lambda_support import state_handler
-from stepwise.turn.contracts import SendErrorInput
-from stepwise.turn.deliver import deliver_error
+from stepwise.states.contracts import SendErrorInput
+from stepwise.states.deliver import deliver_error
 
 handler = state_handler(SendErrorInput, deliver_error, Logger())

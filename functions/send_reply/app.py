@@ -3,7 +3,7 @@
 from aws_lambda_powertools import Logger
 
 from stepwise.lambda_support import state_handler
-from stepwise.turn.contracts import TurnInput
-from stepwise.turn.deliver import deliver_reply_state
+from stepwise.states.contracts import TurnInput
+from stepwise.states.deliver import deliver_reply_state
 
 handler = state_handler(TurnInput, deliver_reply_state, Logger())

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from aws_lambda_powertools import Logger
-from aws_lambda_powertools.utilities.parser import event_parser
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from stepwise.events import parsed
 from stepwise.memory.summarizer import SummarizeInput, summarize_chats
 from stepwise.runtime import get_runtime
 
@@ -15,7 +15,7 @@ logger = Logger()
 
 
 @logger.inject_lambda_context(clear_state=True)
-@event_parser(model=SummarizeInput)
+@parsed(SummarizeInput)
 def handler(event: SummarizeInput, context: LambdaContext) -> dict[str, Any]:
     """Returns how many chats were visited and summarized; fails (to be retried) if any chat failed."""
     return summarize_chats(event, get_runtime().summarize_services).model_dump()

@@ -3,7 +3,7 @@
 from aws_lambda_powertools import Logger
 
 from stepwise.lambda_support import state_handler
-from stepwise.turn.contracts import SendErrorInput
-from stepwise.turn.fallback import use_fallback
+from stepwise.states.contracts import SendErrorInput
+from stepwise.states.fallback import use_fallback
 
 handler = state_handler(SendErrorInput, use_fallback, Logger())

@@ -6,10 +6,9 @@ import base64
 from typing import Any
 
 from aws_lambda_powertools import Logger
-from aws_lambda_powertools.utilities.parser import event_parser
-from aws_lambda_powertools.utilities.parser.models import APIGatewayProxyEventV2Model
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from stepwise.events import HttpRequest, parsed
 from stepwise.runtime import get_runtime
 from stepwise.webhook import SECRET_HEADER, handle_update
 
@@ -17,13 +16,16 @@ logger = Logger()
 
 
 @logger.inject_lambda_context(clear_state=True)
-@event_parser(model=APIGatewayProxyEventV2Model)
-def handler(event: APIGatewayProxyEventV2Model, context: LambdaContext) -> dict[str, Any]:
+@parsed(HttpRequest)
+def handler(event: HttpRequest, context: LambdaContext) -> dict[str, Any]:
     """Answer Telegram at once; the turn runs in Step Functions."""
-    headers = {name.lower(): value for name, value in (event.headers or {}).items()}
+    headers = {name.lower(): value for name, value in event.headers.items()}
     body = event.body or ""
-    if event.isBase64Encoded:
-        body = base64.b64decode(body).decode("utf-8", errors="replace")
+    if event.is_base64_encoded:  # API Gateway encodes bodies it does not take for text; never a 500 for it
+        try:
+            body = base64.b64decode(body, validate=True).decode("utf-8", errors="replace")
+        except ValueError:  # binascii.Error: not base64 at all
+            body = ""
     outcome = handle_update(headers.get(SECRET_HEADER), body, get_runtime().webhook_services)
     logger.append_keys(update_id=outcome.update_id, chat_id=outcome.chat_id)
     logger.info("webhook handled", extra={"action": outcome.action, "status": outcome.status})

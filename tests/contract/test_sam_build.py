@@ -6,6 +6,7 @@ import os
 import subprocess
 from pathlib import Path
 
+from support.layer import layer_problems
 from support.tools import ROOT
 
 from stepwise_local.template import Template
@@ -25,6 +26,7 @@ def test_make_build_without_docker_ships_compiled_code(sam: str, tmp_path: Path)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
     layer = build_dir / "CoreLayer" / "python"
     assert (layer / "stepwise" / "__init__.py").exists()
+    assert layer_problems(layer / "stepwise") == [], "test fakes in the shipped layer"
     for package in (
         "pydantic",
         "anthropic",

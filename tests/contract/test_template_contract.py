@@ -110,3 +110,25 @@ def test_the_summarizer_runs_on_a_schedule_and_finds_due_chats_through_a_sparse_
     (index,) = chats["GlobalSecondaryIndexes"]
     assert index["IndexName"] == "SummaryDue"
     assert index["KeySchema"][0]["AttributeName"] == "summary_due"
+
+
+def test_only_run_tools_uses_the_tool_call_ledger_and_its_records_expire() -> None:
+    ledger = {t.logical_id: t for t in TEMPLATE.tables()}["ToolCallsTable"]
+    assert ledger.create_args["KeySchema"] == [{"AttributeName": "call_id", "KeyType": "HASH"}]
+    assert ledger.ttl_attribute == "expires_at"
+    ref = {"Ref": "ToolCallsTable"}
+    for name, resource in TEMPLATE.of_type("AWS::Serverless::Function").items():
+        props = resource["Properties"]
+        env = props.get("Environment", {}).get("Variables", {})
+        policies = sorted(
+            kind
+            for policy in props.get("Policies", [])
+            if isinstance(policy, dict)
+            for kind, arguments in policy.items()
+            if arguments == {"TableName": ref}
+        )
+        if name == "RunToolsFunction":
+            assert env["TOOL_CALLS_TABLE"] == ref
+            assert policies == ["DynamoDBReadPolicy", "DynamoDBWritePolicy"]
+        else:
+            assert "TOOL_CALLS_TABLE" not in env and policies == [], name

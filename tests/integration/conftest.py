@@ -34,5 +34,9 @@ def stack(running_stack: Stack) -> Iterator[Stack]:
     """The shared stack, with the model's script and requests and the environment overrides fresh per test."""
     running_stack.anthropic.reset()
     running_stack.emulation.config.env.clear()
+    running_stack.emulation.clear_crashes()
+    running_stack.telegram.clear_faults()
     yield running_stack
     running_stack.emulation.config.env.clear()
+    running_stack.emulation.clear_crashes()
+    running_stack.telegram.clear_faults()

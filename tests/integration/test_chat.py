@@ -9,7 +9,7 @@ from pathlib import Path
 
 from support.tools import ROOT
 
-from stepwise_local.anthropic_server import FakeAnthropic, text
+from stepwise_local.anthropic_server import FakeAnthropic, last_user_text, text
 
 
 def chat(lines: list[str], tmp_path: Path, **extra_env: str) -> str:
@@ -37,9 +37,7 @@ def test_with_an_api_key_the_chat_talks_to_the_messages_api(tmp_path: Path) -> N
         out = chat(["hello"], tmp_path, ANTHROPIC_API_KEY="sk-local-test", ANTHROPIC_BASE_URL=api.base_url)
     assert out == "you> hello\nstepwise> Hello from the model.\n"
     (request,) = api.requests
-    assert (
-        request["model"] == "claude-haiku-4-5" and request["messages"][-1]["content"][-1]["text"] == "hello"
-    )
+    assert request["model"] == "claude-haiku-4-5" and last_user_text(request) == "hello"
 
 
 def test_hello_gets_an_answer(tmp_path: Path) -> None:

@@ -12,16 +12,17 @@ from typing import Any
 
 import pytest
 import requests
+from support.network import refusing_base_url
 
-from stepwise.telegram import (
-    BotApiClient,
-    InlineKeyboardButton,
-    InlineKeyboardMarkup,
+from stepwise.telegram.client import BotApiClient
+from stepwise.telegram.errors import (
     TelegramBadRequest,
+    TelegramDeliveryUncertainError,
     TelegramForbidden,
     TelegramTransientError,
-    render_reply,
 )
+from stepwise.telegram.formatting import render_reply
+from stepwise.telegram.models import InlineKeyboardButton, InlineKeyboardMarkup
 from stepwise_local.telegram_server import FakeBotApi
 
 TOKEN = "424242:fake-token_for-tests"
@@ -42,7 +43,7 @@ def api(received: list[dict[str, Any]]) -> Iterator[FakeBotApi]:
 def make_client(api: FakeBotApi, token: str = TOKEN, **kwargs: Any) -> BotApiClient:
     session = requests.Session()
     session.trust_env = False  # never send loopback traffic through a configured proxy
-    return BotApiClient(token, api.base_url, session=session, timeout_seconds=5, **kwargs)
+    return BotApiClient(token, api.base_url, session=session, **{"timeout_seconds": 5, **kwargs})
 
 
 def raw_post(api: FakeBotApi, method: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
@@ -226,3 +227,53 @@ def test_concurrent_sends_get_distinct_ids(api: FakeBotApi) -> None:
     # Then every message got its own id
     assert sorted(client_ids) == list(range(1, 9))
     assert len(api.messages(CHAT)) == 8
+
+
+def test_a_slow_answer_within_the_send_timeout_is_awaited_and_the_message_arrives_once(
+    api: FakeBotApi,
+) -> None:
+    # Given Telegram answers sendMessage after 0.6 s: longer than other calls wait, shorter than sends wait
+    api.slow_next("sendMessage", 0.6)
+    client = make_client(api, timeout_seconds=0.2, send_timeout_seconds=5)
+    # When a message is sent
+    started = time.monotonic()
+    message_id = client.send_message(CHAT, "worth the wait")
+    # Then the client waited for the answer: one message, no error, nothing to retry
+    assert time.monotonic() - started >= 0.6
+    assert message_id == 1
+    assert [api.text_of(m) for m in api.messages(CHAT)] == ["worth the wait"]
+
+
+def test_no_answer_within_the_send_timeout_is_delivery_uncertain(api: FakeBotApi) -> None:
+    # Given Telegram takes the message but answers later than the client waits
+    api.slow_next("sendMessage", 0.8)
+    client = make_client(api, send_timeout_seconds=0.2)
+    # When / Then the client cannot know: the error says so, and indeed the message did arrive
+    with pytest.raises(TelegramDeliveryUncertainError, match="may have delivered"):
+        client.send_message(CHAT, "did it arrive?")
+    assert [api.text_of(m) for m in api.messages(CHAT)] == ["did it arrive?"]
+
+
+def test_a_slow_answer_to_a_call_that_may_be_repeated_is_plainly_transient(api: FakeBotApi) -> None:
+    # Given a chat action answered later than the client waits
+    api.slow_next("sendChatAction", 0.8)
+    client = make_client(api, timeout_seconds=0.2)
+    # When / Then it is transient (repeating it changes nothing), not uncertain
+    with pytest.raises(TelegramTransientError) as caught:
+        client.send_chat_action(CHAT)
+    assert type(caught.value) is TelegramTransientError
+
+
+def test_a_refused_connection_sent_nothing_and_the_retry_delivers_once(api: FakeBotApi) -> None:
+    # Given the first attempt finds nothing listening (connection refused), the next reaches Telegram
+    session = requests.Session()
+    session.trust_env = False
+    with refusing_base_url() as unreachable:
+        client = BotApiClient(TOKEN, unreachable, session=session, connect_timeout_seconds=1)
+        # When the message is sent, Then the error is transient and nothing was sent
+        with pytest.raises(TelegramTransientError, match="nothing was sent") as caught:
+            client.send_message(CHAT, "once")
+    assert type(caught.value) is TelegramTransientError
+    # When it is retried against a reachable Telegram, Then it arrives exactly once
+    assert make_client(api).send_message(CHAT, "once") == 1
+    assert [api.text_of(m) for m in api.messages(CHAT)] == ["once"]

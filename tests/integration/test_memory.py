@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 from support.stack import Stack
 
-from stepwise.memory.local import local_index
 from stepwise.memory.service import summary_key
 from stepwise.memory.summarizer import SummaryFailedError
-from stepwise.memory.vector_index import InMemoryVectorIndex, VectorRecord
+from stepwise.memory.vector_index import VectorRecord
 from stepwise_local import updates
-from stepwise_local.anthropic_server import Scripted, error, last_user_text, text, tool_use
+from stepwise_local.anthropic_server import Scripted, context_text, error, last_user_text, text, tool_use
+from stepwise_local.in_memory.vector_index import InMemoryVectorIndex
+from stepwise_local.local_memory import local_index
 
 SUMMARY_MARKER = "long-term memory of a Telegram conversation"
 
@@ -35,8 +37,9 @@ def small_window(stack: Stack) -> Stack:
     return stack
 
 
-def system_text(request: dict[str, Any]) -> str:
-    return "\n".join(block["text"] for block in request["system"])
+def prompt_text(request: dict[str, Any]) -> str:
+    """The system prompt and the per-turn context (where the summary and recalled memories go)."""
+    return "\n".join([*(block["text"] for block in request["system"]), context_text(request)])
 
 
 def chat_about_lisbon(stack: Stack, user: int) -> None:
@@ -82,20 +85,20 @@ def test_a_later_message_on_the_subject_brings_the_memory_and_another_users_neve
     stack.anthropic.default = answering(summary)
     # the same chat: the rolling summary is in the prompt's per-turn section
     stack.say(user, "Remind me, who lives in Lisbon?")
-    same_chat = system_text(stack.anthropic.requests[-1])
+    same_chat = prompt_text(stack.anthropic.requests[-1])
     assert f"## Earlier in this conversation (summary)\n{summary}" in same_chat
-    assert stack.anthropic.requests[-1]["system"][0]["text"].count(summary) == 0, "not in the cached prefix"
+    assert summary not in json.dumps(stack.anthropic.requests[-1]["system"]), "not in the cached prefix"
     # another chat of the same user (a group): recall brings the memory in
     group = -1_000_000 - user
     update = updates.text_message(user, "What do I know about Lisbon and Anna?", chat_id=group)
     stack.emulation.post_update(update)
-    stack.emulation.wait(f"update-{update['update_id']}")
-    other_chat = system_text(stack.anthropic.requests[-1])
+    stack.emulation.wait_for_update(update["message"]["chat"]["id"], update["update_id"])
+    other_chat = prompt_text(stack.anthropic.requests[-1])
     assert f"- [{summary_key(user)}] {summary}" in other_chat
     # another user asking the same never sees it
     stack.say(stranger, "What do I know about Lisbon and Anna?")
-    assert summary not in system_text(stack.anthropic.requests[-1])
-    assert "Memories about the user" not in system_text(stack.anthropic.requests[-1])
+    assert summary not in prompt_text(stack.anthropic.requests[-1])
+    assert "Memories about the user" not in prompt_text(stack.anthropic.requests[-1])
 
 
 def test_remember_then_recall_in_another_turn_and_forget_after_approval(stack: Stack) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -10,21 +11,25 @@ import pytest
 from moto import mock_aws
 
 from stepwise.approvals.dynamodb import DynamoApprovalStore
-from stepwise.approvals.memory import InMemoryApprovalStore
 from stepwise.approvals.models import ApprovalCall, ApprovalRequest
 from stepwise.audit.dynamodb import DynamoAuditLog
 from stepwise.audit.log import AuditEntry
-from stepwise.audit.memory import InMemoryAuditLog
 from stepwise.chats.dynamodb import DynamoChatStore
-from stepwise.chats.memory import InMemoryChatStore
 from stepwise.history.dynamodb import DynamoMessageRepository
-from stepwise.history.memory import InMemoryMessageRepository
 from stepwise.history.models import StoredMessage
+from stepwise.ledger.dynamodb import DynamoToolCallLedger
+from stepwise.ledger.models import CallAlreadyRecorded, Once
 from stepwise.tasks.dynamodb import DynamoTaskRepository
-from stepwise.tasks.memory import InMemoryTaskRepository
-from stepwise.turns.dynamodb import DynamoTurnStore
-from stepwise.turns.memory import InMemoryTurnStore
-from stepwise.turns.models import ModelStep, Reply, TurnMeta
+from stepwise.tasks.models import Task
+from stepwise.turn_records.dynamodb import DynamoTurnStore
+from stepwise.turn_records.models import ModelStep, Reply, TurnMeta
+from stepwise_local.in_memory.approvals import InMemoryApprovalStore
+from stepwise_local.in_memory.audit import InMemoryAuditLog
+from stepwise_local.in_memory.chats import InMemoryChatStore
+from stepwise_local.in_memory.history import InMemoryMessageRepository
+from stepwise_local.in_memory.ledger import InMemoryToolCallLedger
+from stepwise_local.in_memory.tasks import InMemoryTaskRepository
+from stepwise_local.in_memory.turn_records import InMemoryTurnStore
 from stepwise_local.template import Template
 
 
@@ -130,6 +135,10 @@ def test_chats(kind: str, dynamodb: Any) -> None:
     assert chat not in set(store.due_chats())
     assert store.advance(after, summarized_key="k2", summarized=1, summary="s2", now="n", still_due=True)
     assert store.get(chat).due and store.get(next(_chat_ids)) is None
+    assert store.get(chat).window_key == "", "the window starts at the chat's beginning"
+    store.set_window(chat, "2026-11-22T09:00:00.000Z#m1")
+    moved = store.get(chat)
+    assert moved.window_key == "2026-11-22T09:00:00.000Z#m1" and moved.summary == "s2" and moved.due
 
 
 @pytest.mark.parametrize("kind", ADAPTERS)
@@ -228,3 +237,119 @@ def test_audit(kind: str, dynamodb: Any) -> None:
             )
         )
     assert [e.arguments["title"] for e in log.entries(user)] == ["t0", "t1"]
+
+
+def tool_calls(kind: str, dynamodb: Any) -> Any:
+    return make(
+        kind,
+        dynamodb,
+        InMemoryToolCallLedger,
+        lambda d: DynamoToolCallLedger(d.Table("ToolCallsTable"), ttl_days=1),
+    )
+
+
+def task_store(kind: str, dynamodb: Any) -> tuple[Any, Any]:
+    """A task repository and the ledger its once-per-call records go to."""
+    ledger = tool_calls(kind, dynamodb)
+    if kind == "memory":
+        return InMemoryTaskRepository(ledger), ledger
+    return DynamoTaskRepository(dynamodb.Table("TasksTable"), ledger), ledger
+
+
+def _render(task: Task) -> str:
+    return f"#{task.task_id} {task.title} {task.status}"
+
+
+@pytest.mark.parametrize("kind", ADAPTERS)
+def test_tool_call_ledger(kind: str, dynamodb: Any) -> None:
+    ledger = tool_calls(kind, dynamodb)
+    call = f"turn-{next(_chat_ids)}:toolu_1"
+    assert ledger.get(call) is None
+    first = ledger.record_intent(call, "Remembered (fact-a): tea")
+    assert (first.call_id, first.kind, first.result) == (call, "intent", "Remembered (fact-a): tea")
+    assert ledger.record_intent(call, "something else") == first, "the first intent stays"
+    assert ledger.get(call) == first
+    if kind == "dynamodb":
+        item = dynamodb.Table("ToolCallsTable").get_item(Key={"call_id": call})["Item"]
+        assert time.time() < item["expires_at"] <= time.time() + 86_400
+
+
+@pytest.mark.parametrize("kind", ADAPTERS)
+def test_task_changes_happen_once_per_tool_call(kind: str, dynamodb: Any) -> None:
+    repo, ledger = task_store(kind, dynamodb)
+    user = next(_chat_ids)
+
+    def once(n: int) -> Once[Task]:
+        return Once(f"turn-{user}:toolu_{n}", _render)
+
+    assert repo.add(user, "a", "", "t0", once=once(1)).task_id == 1
+    with pytest.raises(CallAlreadyRecorded) as again:
+        repo.add(user, "a", "", "t1", once=once(1))
+    assert again.value.record.result == "#1 a pending"
+    assert repo.add(user, "a", "", "t0", once=once(2)).task_id == 2, "another call, another task"
+    assert repo.add(user, "b", "", "t0").task_id == 3, "no id was skipped"
+    changes = [
+        (lambda o: repo.update(user, 1, title="A", description=None, now="t2", once=o), "#1 A pending"),
+        (lambda o: repo.complete(user, 1, "t3", once=o), "#1 A completed"),
+        (lambda o: repo.delete(user, 1, once=o), "#1 A completed"),
+    ]
+    for n, (change, result) in enumerate(changes, start=10):
+        assert _render(change(once(n))) == result
+        before = [t.model_dump() for t in repo.list(user, "all")]
+        with pytest.raises(CallAlreadyRecorded) as again:
+            change(once(n))
+        assert again.value.record.result == result
+        assert [t.model_dump() for t in repo.list(user, "all")] == before, "the second run changed nothing"
+        assert ledger.get(once(n).call_id).kind == "done"
+    assert repo.delete(user, 9, once=once(20)) is None
+    assert ledger.get(once(20).call_id) is None, "a call that changed nothing records nothing"
+    assert [t.title for t in repo.list(user, "all")] == ["a", "b"]
+
+
+@pytest.mark.parametrize("theirs_kept", [True, False])
+def test_a_lost_counter_race_takes_the_next_id(
+    dynamodb: Any, monkeypatch: pytest.MonkeyPatch, theirs_kept: bool
+) -> None:
+    (repo, ledger), (other, _) = task_store("dynamodb", dynamodb), task_store("dynamodb", dynamodb)
+    user = next(_chat_ids)
+    read = DynamoTaskRepository._last_id
+    raced: list[int] = []
+
+    def racing(self: DynamoTaskRepository, user_id: int) -> int:
+        last = read(self, user_id)
+        if self is repo and not raced:  # another writer adds a task (and deletes it) between read and write
+            raced.append(last)
+            other.add(user_id, "theirs", "", "t0")
+            if not theirs_kept:
+                other.delete(user_id, 1)
+        return last
+
+    monkeypatch.setattr(DynamoTaskRepository, "_last_id", racing)
+    mine = repo.add(user, "mine", "", "t1", once=Once(f"turn-{user}:toolu_1", _render))
+    assert raced == [0] and mine.task_id == 2, "the id the other writer took is never reused"
+    expected = [(1, "theirs"), (2, "mine")] if theirs_kept else [(2, "mine")]
+    assert [(t.task_id, t.title) for t in repo.list(user, "all")] == expected
+    counter = dynamodb.Table("TasksTable").get_item(Key={"user_id": user, "task_id": 0})["Item"]
+    assert counter["next_id"] == 2, "no id was skipped"
+    assert ledger.get(f"turn-{user}:toolu_1").result == "#2 mine pending"
+
+
+def test_a_task_changed_under_a_call_is_read_again(dynamodb: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    (repo, ledger), (other, _) = task_store("dynamodb", dynamodb), task_store("dynamodb", dynamodb)
+    user = next(_chat_ids)
+    repo.add(user, "milk", "", "t0")
+    get = DynamoTaskRepository.get
+    renamed: list[bool] = []
+
+    def racing(self: DynamoTaskRepository, user_id: int, task_id: int) -> Task | None:
+        seen = get(self, user_id, task_id)
+        if self is repo and not renamed:
+            renamed.append(True)
+            other.update(user_id, task_id, title="oat milk", description=None, now="t1")
+        return seen
+
+    monkeypatch.setattr(DynamoTaskRepository, "get", racing)
+    deleted = repo.delete(user, 1, once=Once(f"turn-{user}:toolu_1", _render))
+    assert renamed and deleted is not None and deleted.title == "oat milk"
+    assert ledger.get(f"turn-{user}:toolu_1").result == "#1 oat milk pending"
+    assert repo.list(user, "all") == []

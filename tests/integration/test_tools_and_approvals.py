@@ -9,9 +9,9 @@ import pytest
 from support.stack import NOT_ALLOWED_USER, Stack
 
 from stepwise.model.errors import ModelTransientError
+from stepwise.states.call_model import FALLBACK_NOTE
+from stepwise.states.deliver import FRIENDLY_ERROR
 from stepwise.tasks.dynamodb import DynamoTaskRepository
-from stepwise.turn.call_model import FALLBACK_NOTE
-from stepwise.turn.deliver import FRIENDLY_ERROR
 from stepwise_local.anthropic_server import Scripted, error, text, tool_use
 
 
@@ -246,3 +246,34 @@ def test_otherwise_the_friendly_error_stands(stack: Stack, message: str, fallbac
     stack.say(user, message)
     assert stack.replies(user) == [FRIENDLY_ERROR]
     assert stack.tasks(user) == []
+
+
+def test_task_numbers_beyond_any_list_come_back_as_error_results_not_failures(stack: Stack) -> None:
+    # Given a user with one task, and a model asking for task numbers DynamoDB could not even store
+    user = stack.new_user()
+    seed_task(stack, user, "buy milk")
+    huge = 10**40
+    stack.anthropic.script(
+        tool_use(
+            ("get_task", {"task_id": huge}),
+            ("complete_task", {"task_id": huge}),
+            ("delete_task", {"task_id": huge}),
+            ("update_task", {"task_id": huge, "title": "x"}),
+        ),
+        text("There is no such task."),
+    )
+    # When the turn runs
+    execution = stack.say(user, "finish task 10^40")
+    # Then every call is an is_error result the model explains, nothing asks for approval, nothing changes
+    assert execution["status"] == "SUCCEEDED"
+    results = tool_results(stack.anthropic.requests[1])
+    assert [r["is_error"] for r in results] == [True] * 4
+    assert all(f"there is no task #{huge}" in r["content"] for r in results)
+    assert stack.replies(user) == ["There is no such task."]
+    assert [(t["title"], t["status"]) for t in stack.tasks(user)] == [("buy milk", "pending")]
+    # And the offline rules model, standing in while the model API is down, answers the same clearly
+    stack.anthropic.always(error(503, "api_error"))
+    execution = stack.say(user, f"done {'9' * 41}")
+    assert execution["status"] == "SUCCEEDED"
+    reply = stack.replies(user)[-1]
+    assert reply.startswith("(My language model is unavailable") and f"there is no task #{'9' * 41}" in reply

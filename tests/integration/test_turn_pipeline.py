@@ -3,16 +3,22 @@ servers speaking real HTTP on 127.0.0.1."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
+from requests import PreparedRequest
+from requests.adapters import HTTPAdapter
+from support.network import refusing_base_url
 from support.stack import NOT_ALLOWED_USER, Stack
 
 from stepwise.history.dynamodb import DynamoMessageRepository
 from stepwise.history.models import StoredMessage
-from stepwise.turn.deliver import FRIENDLY_ERROR
+from stepwise.prompt.system import is_turn_context
+from stepwise.states.deliver import FRIENDLY_ERROR
 from stepwise_local import updates
-from stepwise_local.anthropic_server import error, hang, text
+from stepwise_local.anthropic_server import context_text, error, hang, text
 
 
 def user_texts(request: dict) -> list[str]:  # type: ignore[type-arg]
@@ -20,7 +26,7 @@ def user_texts(request: dict) -> list[str]:  # type: ignore[type-arg]
         block["text"]
         for message in request["messages"]
         for block in message["content"]
-        if block.get("type") == "text"
+        if block.get("type") == "text" and not is_turn_context(block)
     ]
 
 
@@ -73,11 +79,11 @@ def test_the_same_update_delivered_twice_runs_one_turn_with_one_reply(stack: Sta
     update = updates.text_message(user, "hello once")
     first = stack.emulation.post_update(update)
     second = stack.emulation.post_update(update)  # Telegram retrying while the turn runs
-    stack.emulation.wait(f"update-{update['update_id']}")
+    stack.emulation.wait_for_update(update["message"]["chat"]["id"], update["update_id"])
     third = stack.emulation.post_update(update)  # and again after it finished
     assert [r["statusCode"] for r in (first, second, third)] == [200, 200, 200]
-    names = [e["name"] for e in stack.emulation.executions()]
-    assert names.count(f"update-{update['update_id']}") == 1
+    names = [e["name"] for e in stack.emulation.executions() if e["name"].startswith(f"chat{user}-")]
+    assert len(names) == 1
     assert stack.replies(user) == ["You said: hello once"]
     assert len(stack.anthropic.requests) == 1
 
@@ -150,14 +156,15 @@ def test_anthropic_model_defaults_to_haiku_and_can_be_changed(stack: Stack) -> N
 def test_the_system_prompt_holds_the_role_the_tools_section_and_the_current_time(stack: Stack) -> None:
     user = stack.new_user()
     stack.say(user, "hello")
-    system = stack.anthropic.requests[0]["system"]
-    prompt = "\n".join(block["text"] for block in system)
-    assert "You are Stepwise, a personal assistant" in prompt
-    assert "## Tools" in prompt
-    stamp = prompt.split("The current date and time is ")[1].split()[0].rstrip(".")
+    (system,) = stack.anthropic.requests[0]["system"]
+    assert "You are Stepwise, a personal assistant" in system["text"]
+    assert "## Tools" in system["text"]
+    assert system.get("cache_control") == {"type": "ephemeral"}
+    # the time is per turn: it follows the cached prefix, at the end of the newest user message
+    context = context_text(stack.anthropic.requests[0])
+    stamp = context.split("The current date and time is ")[1].split()[0].rstrip(".")
     assert abs((datetime.fromisoformat(stamp) - datetime.now(UTC)).total_seconds()) < 120
-    assert system[0].get("cache_control") == {"type": "ephemeral"}
-    assert stamp not in system[0]["text"]
+    assert stamp not in system["text"]
 
 
 def test_a_long_reply_arrives_as_several_messages_none_over_the_limit(stack: Stack) -> None:
@@ -212,3 +219,77 @@ def test_a_telegram_server_error_is_retried_by_the_state_machine_without_duplica
     assert [e["type"] for e in stack.emulation.history(execution["name"]) if e["type"] == "TaskFailed"] == [
         "TaskFailed"
     ]
+
+
+def failed_tasks(stack: Stack, name: str) -> list[str]:
+    """The error names of the execution's failed task attempts, in order."""
+    return [
+        e["taskFailedEventDetails"]["error"]
+        for e in stack.emulation.history(name)
+        if e["type"] == "TaskFailed"
+    ]
+
+
+def test_a_slow_telegram_answer_is_awaited_and_the_reply_arrives_once(stack: Stack) -> None:
+    # Given Telegram answers sendMessage after 0.6 s, longer than other calls are given (0.2 s)
+    user = stack.new_user()
+    stack.emulation.config.env.update(
+        {"TELEGRAM_TIMEOUT_SECONDS": "0.2", "TELEGRAM_SEND_TIMEOUT_SECONDS": "5"}
+    )
+    stack.telegram.slow_next("sendMessage", 0.6)
+    stack.anthropic.script(text("Slow and steady."))
+    # When the turn runs
+    execution = stack.say(user, "hello")
+    # Then SendReply waited for the answer: one reply, no failed attempt, so no retry that could duplicate it
+    assert execution["status"] == "SUCCEEDED"
+    assert stack.replies(user) == ["Slow and steady."]
+    assert failed_tasks(stack, execution["name"]) == []
+
+
+def test_a_refused_connection_is_retried_by_the_state_machine_and_the_reply_arrives_once(
+    stack: Stack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given the first sendMessage finds nothing listening (really refused): nothing reached Telegram
+    user = stack.new_user()
+    stack.anthropic.script(text("Got through."))
+    send = HTTPAdapter.send
+    refusals = [1]
+
+    with refusing_base_url() as unreachable:
+
+        def refuse_first_send(adapter: HTTPAdapter, request: PreparedRequest, **kwargs: Any) -> Any:
+            if (request.url or "").endswith("/sendMessage") and refusals[0]:
+                refusals[0] -= 1
+                request = request.copy()
+                request.url = (request.url or "").replace(stack.telegram.base_url, unreachable)
+            return send(adapter, request, **kwargs)
+
+        monkeypatch.setattr(HTTPAdapter, "send", refuse_first_send)
+        # When the turn runs
+        execution = stack.say(user, "hello")
+    # Then the state machine retried SendReply after the transient error, and the reply arrived once
+    assert execution["status"] == "SUCCEEDED"
+    assert refusals == [0]
+    assert failed_tasks(stack, execution["name"]) == ["TelegramTransientError"]
+    assert stack.replies(user) == ["Got through."]
+
+
+@pytest.mark.parametrize(
+    ("path", "value"),
+    [("update_id", 10**40), ("message.chat.id", 10**40), ("message.from.id", 2**53), ("update_id", "1")],
+)
+def test_an_update_with_numbers_out_of_telegrams_ranges_gets_400_and_starts_nothing(
+    stack: Stack, path: str, value: Any
+) -> None:
+    user = stack.new_user()
+    update = updates.text_message(user, "hello")
+    *parents, last = path.split(".")
+    target = update
+    for key in parents:
+        target = target[key]
+    target[last] = value
+    before = len(stack.emulation.executions())
+    response = stack.emulation.post_update(update)
+    assert response["statusCode"] == 400 and json.loads(response["body"])["action"] == "invalid"
+    assert len(stack.emulation.executions()) == before
+    assert stack.stored(user) == []

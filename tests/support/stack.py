@@ -12,7 +12,7 @@ from stepwise_local.anthropic_server import FakeAnthropic
 from stepwise_local.emulation import Emulation
 from stepwise_local.telegram_server import FakeBotApi
 
-ALLOWED_USERS = list(range(101, 200))
+ALLOWED_USERS = list(range(101, 900))  # NOT_ALLOWED_USER stays outside
 NOT_ALLOWED_USER = 999
 
 
@@ -33,7 +33,7 @@ class Stack:
         update = updates.text_message(user_id, text)
         response = self.emulation.post_update(update)
         assert response["statusCode"] == 200, response
-        return self.emulation.wait(f"update-{update['update_id']}", timeout=timeout)
+        return self.emulation.wait_for_update(user_id, update["update_id"], timeout=timeout)
 
     def replies(self, chat_id: int) -> list[str]:
         """What the user saw, message by message."""
@@ -45,12 +45,12 @@ class Stack:
         items: list[dict[str, Any]] = table.query(KeyConditionExpression=Key("chat_id").eq(chat_id))["Items"]
         return items
 
-    def send(self, user_id: int, text: str) -> str:
-        """Send a text message without waiting; returns the execution name."""
+    def send(self, user_id: int, text: str, timeout: float = 20.0) -> str:
+        """Send a text message without waiting for its turn to end; returns the name of the turn taking it."""
         update = updates.text_message(user_id, text)
         response = self.emulation.post_update(update)
         assert response["statusCode"] == 200, response
-        return f"update-{update['update_id']}"
+        return self.emulation.wait_until_taken(user_id, update["update_id"], timeout)
 
     def buttons(self, chat_id: int, timeout: float = 20.0) -> dict[str, Any]:
         """Wait for the newest message with an inline keyboard in the chat; returns it."""

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
+from stepwise.inbox.models import QueuedMessage
 from stepwise.model.types import ModelRequest, ModelResponse
-from stepwise.turn.contracts import IncomingMessage, TurnRef, TurnStart
+from stepwise.prompt.system import is_turn_context
+from stepwise.states.contracts import TurnRef, TurnStart
+from stepwise.states.services import TurnServices
 
 
 class ScriptedModel:
@@ -29,6 +33,22 @@ def text_response(text: str, stop_reason: str = "end_turn") -> ModelResponse:
     )
 
 
+def conversation_texts(messages: list[dict[str, Any]]) -> list[str]:
+    """The text blocks of a request's messages, oldest first, without Stepwise's per-turn context block."""
+    return [
+        b["text"]
+        for m in messages
+        for b in m["content"]
+        if b.get("type") == "text" and not is_turn_context(b)
+    ]
+
+
+def turn_context_text(request: ModelRequest) -> str:
+    """The per-turn context block that ends the request's newest user message."""
+    (context,) = [b["text"] for b in request.messages[-1]["content"] if is_turn_context(b)]
+    return str(context)
+
+
 class Clock:
     """A clock that advances one second per reading."""
 
@@ -40,7 +60,21 @@ class Clock:
         return self.now
 
 
+class RecordingStarter:
+    """A TurnStarter that remembers names, like Step Functions does (a name starts once)."""
+
+    def __init__(self) -> None:
+        self.started: dict[str, dict[str, Any]] = {}
+
+    def start(self, name: str, payload: dict[str, Any]) -> bool:
+        if name in self.started:
+            return False
+        self.started[name] = payload
+        return True
+
+
 def turn_start(
+    services: TurnServices,
     text: str,
     *,
     chat_id: int = 7,
@@ -48,7 +82,18 @@ def turn_start(
     message_id: str | None = None,
     created_at: str = "2026-11-22T09:00:00.000Z",
 ) -> TurnStart:
+    """Put a message in the chat's inbox (as the webhook does) and return the start of a turn for it."""
+    services.sequencer().inbox.enqueue(
+        QueuedMessage(
+            chat_id=chat_id,
+            update_id=update_id,
+            user_id=chat_id,
+            id=message_id or f"msg-{update_id}",
+            text=text,
+            received_at=created_at,
+        ),
+        expires_at=0,
+    )
     return TurnStart(
-        turn=TurnRef(turn_id=f"turn-{update_id}", chat_id=chat_id, user_id=chat_id, update_id=update_id),
-        message=IncomingMessage(id=message_id or f"msg-{update_id}", text=text, created_at=created_at),
+        turn=TurnRef(turn_id=f"turn-{update_id}", chat_id=chat_id, user_id=chat_id, update_id=update_id)
     )

@@ -5,20 +5,23 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from support.turn_fakes import Clock, ScriptedModel
+from support.turn_fakes import Clock, RecordingStarter, ScriptedModel
 
-from stepwise.approvals.memory import InMemoryApprovalStore
-from stepwise.audit.memory import InMemoryAuditLog
-from stepwise.chats.memory import InMemoryChatStore
-from stepwise.history.memory import InMemoryMessageRepository
-from stepwise.memory.embedder import LocalHashEmbedder
+from stepwise.inbox.sequencer import Sequencer
 from stepwise.memory.service import MemoryService
-from stepwise.memory.vector_index import InMemoryVectorIndex
-from stepwise.tasks.memory import InMemoryTaskRepository
-from stepwise.telegram.fake import InMemoryTelegram
+from stepwise.states.services import TurnServices
 from stepwise.tools.catalog import build_registry
-from stepwise.turn.services import TurnServices
-from stepwise.turns.memory import InMemoryTurnStore
+from stepwise_local.in_memory.approvals import InMemoryApprovalStore
+from stepwise_local.in_memory.audit import InMemoryAuditLog
+from stepwise_local.in_memory.chats import InMemoryChatStore
+from stepwise_local.in_memory.embedder import LocalHashEmbedder
+from stepwise_local.in_memory.history import InMemoryMessageRepository
+from stepwise_local.in_memory.inbox import InMemoryChatInbox
+from stepwise_local.in_memory.ledger import InMemoryToolCallLedger
+from stepwise_local.in_memory.tasks import InMemoryTaskRepository
+from stepwise_local.in_memory.telegram import InMemoryTelegram
+from stepwise_local.in_memory.turn_records import InMemoryTurnStore
+from stepwise_local.in_memory.vector_index import InMemoryVectorIndex
 
 
 @pytest.fixture
@@ -34,21 +37,26 @@ def model() -> ScriptedModel:
 @pytest.fixture
 def services(telegram: InMemoryTelegram, model: ScriptedModel) -> TurnServices:
     counter = itertools.count(1)
+    clock = Clock()
+    sequencer = Sequencer(inbox=InMemoryChatInbox(), starter=RecordingStarter(), clock=clock)
+    ledger = InMemoryToolCallLedger()
     return TurnServices(
         messages=InMemoryMessageRepository(),
         turns=InMemoryTurnStore(),
-        tasks=InMemoryTaskRepository(),
+        tasks=InMemoryTaskRepository(ledger),
+        ledger=ledger,
         audit=InMemoryAuditLog(),
         approvals=InMemoryApprovalStore(),
         chats=InMemoryChatStore(),
         memory=MemoryService(
             LocalHashEmbedder(), InMemoryVectorIndex(), new_key=lambda: f"k{next(counter):04d}"
         ),
-        tools=build_registry(),
+        tool_catalog=build_registry,
         telegram=lambda: telegram,
         model=lambda: model,
+        sequencer=lambda: sequencer,
         model_name="claude-test",
         history_limit=20,
-        clock=Clock(),
+        clock=clock,
         new_id=lambda: f"id{next(counter):04d}",
     )

@@ -15,6 +15,11 @@ def test_defaults_match_the_documented_contract() -> None:
     assert settings.history_limit == 20
     assert settings.telegram_api_base_url == "https://api.telegram.org"
     assert settings.allowed_users == frozenset()
+    assert (
+        settings.telegram_connect_timeout_seconds,
+        settings.telegram_timeout_seconds,
+        settings.telegram_send_timeout_seconds,
+    ) == (5, 10, 20)
 
 
 def test_allowlist_is_parsed_from_comma_separated_ids(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -29,11 +34,27 @@ def test_an_allowlist_with_a_name_in_it_is_a_clear_error(monkeypatch: pytest.Mon
 
 
 @pytest.mark.parametrize(
-    ("name", "value"), [("MAX_TOOL_STEPS", "0"), ("HISTORY_LIMIT", "-1"), ("HISTORY_LIMIT", "many")]
+    ("name", "value"),
+    [
+        ("MAX_TOOL_STEPS", "0"),
+        ("HISTORY_LIMIT", "-1"),
+        ("HISTORY_LIMIT", "many"),
+        ("TELEGRAM_CONNECT_TIMEOUT_SECONDS", "0"),
+        ("TELEGRAM_SEND_TIMEOUT_SECONDS", "-1"),
+        ("TELEGRAM_SEND_TIMEOUT_SECONDS", "901"),
+    ],
 )
 def test_out_of_range_numbers_are_rejected(monkeypatch: pytest.MonkeyPatch, name: str, value: str) -> None:
     monkeypatch.setenv(name, value)
     with pytest.raises(ValidationError):
+        Settings()
+
+
+def test_the_tool_call_ledger_table_must_be_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("TOOL_CALLS_TABLE", raising=False)
+    assert Settings().tool_calls_table == "stepwise-tool-calls"
+    monkeypatch.setenv("TOOL_CALLS_TABLE", "")
+    with pytest.raises(ValidationError, match="tool_calls_table"):
         Settings()
 
 

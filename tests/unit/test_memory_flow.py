@@ -9,10 +9,7 @@ from typing import Any
 import pytest
 from support.turn_fakes import ScriptedModel, text_response, turn_start
 
-from stepwise.chats.memory import InMemoryChatStore
-from stepwise.history.memory import InMemoryMessageRepository
 from stepwise.history.models import StoredMessage
-from stepwise.memory.embedder import LocalHashEmbedder
 from stepwise.memory.service import MemoryService, summary_key
 from stepwise.memory.summarizer import (
     ExtractiveSummarizer,
@@ -22,14 +19,18 @@ from stepwise.memory.summarizer import (
     SummaryFailedError,
     summarize_chats,
 )
-from stepwise.memory.vector_index import InMemoryVectorIndex, VectorRecord
+from stepwise.memory.vector_index import VectorRecord
 from stepwise.model.types import ModelResponse
-from stepwise.turn.call_model import call_model
-from stepwise.turn.contracts import CallModelInput, RequestApprovalInput, RunToolsInput
-from stepwise.turn.load_context import load_context
-from stepwise.turn.request_approval import request_approval
-from stepwise.turn.run_tools import run_tools
-from stepwise.turn.services import TurnServices
+from stepwise.states.call_model import call_model
+from stepwise.states.contracts import CallModelInput, RequestApprovalInput, RunToolsInput
+from stepwise.states.load_context import load_context
+from stepwise.states.request_approval import request_approval
+from stepwise.states.run_tools import run_tools
+from stepwise.states.services import TurnServices
+from stepwise_local.in_memory.chats import InMemoryChatStore
+from stepwise_local.in_memory.embedder import LocalHashEmbedder
+from stepwise_local.in_memory.history import InMemoryMessageRepository
+from stepwise_local.in_memory.vector_index import InMemoryVectorIndex
 
 USER, CHAT = 7, 7
 
@@ -191,7 +192,9 @@ def tool_use(name: str, args: dict[str, Any]) -> ModelResponse:
 def run_round(
     services: TurnServices, model: ScriptedModel, text: str, update_id: int, call: tuple[str, dict[str, Any]]
 ) -> Any:
-    begin = turn_start(text, update_id=update_id, created_at=f"2026-11-22T09:{update_id:02d}:00.000Z")
+    begin = turn_start(
+        services, text, update_id=update_id, created_at=f"2026-11-22T09:{update_id:02d}:00.000Z"
+    )
     load_context(begin, services)
     model.responses.append(tool_use(*call))
     routed = call_model(CallModelInput(turn=begin.turn), services)
@@ -230,7 +233,9 @@ def test_memories_never_cross_users(services: TurnServices, model: ScriptedModel
     assert last_result(services, begin.turn.turn_id) == "No memories yet."
     begin, _ = run_round(services, model, "forget that", 2, ("forget", {"memory_id": other}))
     assert "There is no memory" in last_result(services, begin.turn.turn_id)
-    start = turn_start("where is the secret? Lisbon", update_id=3, created_at="2026-11-22T09:03:00.000Z")
+    start = turn_start(
+        services, "where is the secret? Lisbon", update_id=3, created_at="2026-11-22T09:03:00.000Z"
+    )
     load_context(start, services)
     assert services.turns.get_meta(start.turn.turn_id).memories == []
 
@@ -250,7 +255,7 @@ def test_load_context_recalls_the_users_memories_and_the_chat_summary(services: 
         now="n",
         still_due=False,
     )
-    start = turn_start("When do I visit Anna in Lisbon?", update_id=5)
+    start = turn_start(services, "When do I visit Anna in Lisbon?", update_id=5)
     load_context(start, services)
     meta = services.turns.get_meta(start.turn.turn_id)
     assert meta.summary == "We talked about Lisbon trips."
@@ -266,6 +271,6 @@ def test_a_failing_recall_does_not_fail_the_turn(
     monkeypatch.setattr(
         services.memory, "recall", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("down"))
     )
-    start = turn_start("hello")
-    assert load_context(start, services).stored
+    start = turn_start(services, "hello")
+    assert load_context(start, services).answers == 1
     assert services.turns.get_meta(start.turn.turn_id).memories == []

@@ -9,10 +9,13 @@ import anthropic
 import httpx2 as httpx
 import pytest
 
+from stepwise.history.models import StoredMessage
 from stepwise.model.anthropic_model import AnthropicModel
 from stepwise.model.errors import ModelPermanentError, ModelTransientError
 from stepwise.model.offline import OfflineModel, last_user_text
 from stepwise.model.types import ModelRequest
+from stepwise.prompt.layout import build_prompt
+from stepwise.prompt.system import turn_context
 
 REQUEST = ModelRequest(
     model="claude-haiku-4-5",
@@ -135,3 +138,39 @@ def test_last_user_text_reads_the_newest_user_text_block() -> None:
     ]
     assert last_user_text(messages) == "new"
     assert last_user_text([]) == ""
+
+
+def test_the_adapter_sends_the_prompts_cache_breakpoints_and_context_as_built() -> None:
+    seen: list[dict[str, Any]] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(__import__("json").loads(request.content))
+        return httpx.Response(200, json=message_body())
+
+    prompt = build_prompt([], datetime(2026, 11, 22, 9, 30, tzinfo=UTC), [stored(1, "user", "hi")], [])
+    request = REQUEST.model_copy(update={"system": prompt.system, "messages": prompt.messages})
+    model_answering(handler).complete(request)
+    assert seen[0]["system"] == prompt.system and seen[0]["messages"] == prompt.messages
+    assert seen[0]["system"][0]["cache_control"] == {"type": "ephemeral"}
+    assert seen[0]["messages"][-1]["content"][0]["cache_control"] == {"type": "ephemeral"}
+
+
+def test_the_offline_model_reads_the_user_text_and_memories_around_the_turn_context() -> None:
+    context = turn_context(
+        datetime(2026, 11, 22, 9, 30, tzinfo=UTC), ["## Memories about the user\n- likes tea"]
+    )
+    messages = [
+        {
+            "role": "user",
+            "content": [{"type": "text", "text": "what about it?"}, {"type": "text", "text": context}],
+        }
+    ]
+    assert last_user_text(messages) == "what about it?"
+    response = OfflineModel().complete(REQUEST.model_copy(update={"messages": messages}))
+    assert "- likes tea" in response.content[0]["text"]
+
+
+def stored(n: int, role: str, text: str) -> StoredMessage:
+    return StoredMessage(
+        id=f"m{n}", chat_id=1, role=role, content=text, created_at=f"2026-11-22T09:00:{n:02d}Z"
+    )  # type: ignore[arg-type]

@@ -32,6 +32,17 @@ from stepwise.tools.catalog import build_registry
         ("3 is done", [("complete_task", {"task_id": 3})]),
         ("delete 3", [("delete_task", {"task_id": 3})]),
         ("remove task #5", [("delete_task", {"task_id": 5})]),
+        # out-of-range numbers still reach the tools, which answer "there is no task #…"
+        ("done " + "9" * 41, [("complete_task", {"task_id": int("9" * 41)})]),
+        (
+            "delete 2, " + "9" * 100,
+            [("delete_task", {"task_id": 2}), ("delete_task", {"task_id": int("9" * 100)})],
+        ),
+        ("show task " + "1" * 40, [("get_task", {"task_id": int("1" * 40)})]),
+        (
+            "done " + ", ".join(map(str, range(1, 21))),
+            [("complete_task", {"task_id": n}) for n in range(1, 21)],
+        ),
     ],
 )
 def test_task_commands_become_the_tool_calls_the_real_model_would_make(
@@ -41,7 +52,20 @@ def test_task_commands_become_the_tool_calls_the_real_model_would_make(
 
 
 @pytest.mark.parametrize(
-    "text", ["hello", "tell me a joke", "add", "delete everything", "done", "what time is it"]
+    "text",
+    [
+        "hello",
+        "tell me a joke",
+        "add",
+        "delete everything",
+        "done",
+        "what time is it",
+        "done " + "9" * 101,  # no task list is that long; and Python refuses ints of over 4300 digits
+        "delete " + "9" * 5000,
+        "rename " + "9" * 5000 + " to x",
+        "done " + ",".join(["1"] * 21),  # more task numbers than one command may name
+        "delete " + ", ".join(map(str, range(1, 2000))),
+    ],
 )
 def test_other_text_is_not_a_task_command(text: str) -> None:
     assert parse_intent(text) is None

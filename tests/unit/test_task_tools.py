@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import pytest
 
-from stepwise.tasks.memory import InMemoryTaskRepository
 from stepwise.tools.catalog import build_registry
 from stepwise.tools.registry import Tool, ToolContext, ToolError, ToolRegistry
-from stepwise.tools.task_tools import MAX_TITLE, TaskIdInput
+from stepwise.tools.task_tools import MAX_TASK_ID, MAX_TITLE, TaskIdInput
+from stepwise_local.in_memory.tasks import InMemoryTaskRepository
 
 REGISTRY = build_registry()
+_calls = itertools.count(1)
 
 
 @pytest.fixture
@@ -20,8 +22,15 @@ def tasks() -> InMemoryTaskRepository:
 
 
 def context(tasks: InMemoryTaskRepository, user_id: int = 1) -> ToolContext:
+    """The context of a new tool call (each gets its own call id)."""
     return ToolContext(
-        user_id=user_id, chat_id=user_id, turn_id="t", now="2026-11-22T10:00:00.000Z", tasks=tasks
+        user_id=user_id,
+        chat_id=user_id,
+        turn_id="t",
+        call_id=f"t:toolu_{next(_calls)}",
+        now="2026-11-22T10:00:00.000Z",
+        tasks=tasks,
+        ledger=tasks.ledger,
     )
 
 
@@ -104,7 +113,14 @@ def test_another_users_tasks_are_out_of_reach_whatever_the_arguments(tasks: InMe
         ("add_task", {"title": "   "}, "title"),
         ("add_task", {}, "title: Field required"),
         ("get_task", {"task_id": "three"}, "task_id"),
-        ("get_task", {"task_id": 0}, "greater than or equal to 1"),
+        ("get_task", {"task_id": 0}, "there is no task #0: task numbers run from 1 to 2147483647"),
+        ("get_task", {"task_id": 10**40}, f"there is no task #{10**40}"),
+        ("delete_task", {"task_id": 2**31}, "there is no task #2147483648"),
+        ("complete_task", {"task_id": -(10**40)}, "there is no task #-1000"),
+        ("complete_task", {"task_id": True}, "task_id: Input should be a valid integer"),
+        ("complete_task", {"task_id": "3"}, "task_id: Input should be a valid integer"),
+        ("complete_task", {"task_id": 3.0}, "task_id: Input should be a valid integer"),
+        ("update_task", {"task_id": 10**40, "title": "x"}, "there is no task #1000"),
         ("update_task", {"task_id": 1}, "give a new title"),
         ("list_tasks", {"status": "urgent"}, "status"),
         ("launch_rocket", {}, "Unknown tool 'launch_rocket'"),
@@ -115,6 +131,14 @@ def test_bad_calls_become_error_results_the_model_can_explain(
 ) -> None:
     content, is_error = call(tasks, name, args)
     assert is_error and expected in content
+
+
+def test_the_model_sees_the_range_of_task_numbers() -> None:
+    for spec in REGISTRY.api_tools():
+        task_id = spec["input_schema"]["properties"].get("task_id")
+        if task_id is not None:
+            assert (task_id["type"], task_id["minimum"], task_id["maximum"]) == ("integer", 1, MAX_TASK_ID)
+    assert MAX_TASK_ID == 2**31 - 1
 
 
 def test_a_tool_that_raises_becomes_an_error_result(tasks: InMemoryTaskRepository) -> None:

@@ -5,16 +5,20 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from support.turn_fakes import ScriptedModel, text_response, turn_start
+from support.turn_fakes import ScriptedModel, text_response, turn_context_text, turn_start
 
-from stepwise.approvals.messages import parse_callback
-from stepwise.approvals.press import NOT_YOURS, PressServices, handle_press
+from stepwise.approvals.lifecycle import (
+    DENIED,
+    EXPIRED,
+    NOT_YOURS,
+    PressServices,
+    handle_press,
+    parse_callback,
+)
 from stepwise.model.errors import ModelTransientError
 from stepwise.model.types import ModelResponse
-from stepwise.telegram.fake import InMemoryTelegram
-from stepwise.telegram.models import CallbackQuery
-from stepwise.turn.call_model import FALLBACK_NOTE, call_model
-from stepwise.turn.contracts import (
+from stepwise.states.call_model import FALLBACK_NOTE, call_model
+from stepwise.states.contracts import (
     CallModelInput,
     RequestApprovalInput,
     RunToolsInput,
@@ -23,13 +27,15 @@ from stepwise.turn.contracts import (
     TurnInput,
     TurnStart,
 )
-from stepwise.turn.deliver import deliver_reply
-from stepwise.turn.fallback import use_fallback
-from stepwise.turn.load_context import load_context
-from stepwise.turn.request_approval import request_approval
-from stepwise.turn.run_tools import DENIED, EXPIRED, run_tools
-from stepwise.turn.save_turn import save_turn
-from stepwise.turn.services import TurnServices
+from stepwise.states.deliver import deliver_reply
+from stepwise.states.fallback import use_fallback
+from stepwise.states.load_context import load_context
+from stepwise.states.request_approval import request_approval
+from stepwise.states.run_tools import run_tools
+from stepwise.states.save_turn import save_turn
+from stepwise.states.services import TurnServices
+from stepwise.telegram.models import CallbackQuery
+from stepwise_local.in_memory.telegram import InMemoryTelegram
 
 
 def tool_use(*calls: tuple[str, dict[str, Any]]) -> ModelResponse:
@@ -53,7 +59,7 @@ class Resumer:
 
 
 def start(services: TurnServices, text: str = "please") -> TurnStart:
-    begin = turn_start(text)
+    begin = turn_start(services, text)
     load_context(begin, services)
     return begin
 
@@ -91,10 +97,12 @@ def press(
     approval_id: str,
     choice: str = "a",
     user_id: int = 7,
+    data: str | None = None,
+    is_bot: bool = False,
 ) -> str:
-    query = CallbackQuery.model_validate(
-        {"id": "cq1", "from": {"id": user_id, "first_name": "U"}, "data": f"ap:{approval_id}:{choice}"}
-    )
+    sender = {"id": user_id, "first_name": "U", "is_bot": is_bot}
+    data = f"ap:{approval_id}:{choice}" if data is None else data
+    query = CallbackQuery.model_validate({"id": "cq1", "from": sender, "data": data})
     presses = PressServices(approvals=services.approvals, telegram=lambda: telegram, resumer=resumer)
     return handle_press(query, presses, frozenset({7, 8})).action
 
@@ -110,7 +118,7 @@ def test_tool_calls_route_to_run_tools_and_results_go_back_in_order(
     assert round_of(services, begin).status == "done"
     final = call_model(CallModelInput(turn=begin.turn), services)
     assert final.route == "reply"
-    results = model.requests[1].messages[-1]["content"]
+    results = [b for b in model.requests[1].messages[-1]["content"] if b["type"] == "tool_result"]
     assert [(r["tool_use_id"], r["content"]) for r in results] == [
         ("toolu_0_add_task", "Added task #1: a"),
         ("toolu_1_add_task", "Added task #2: b"),
@@ -131,7 +139,8 @@ def test_past_max_tool_steps_the_route_is_limit_and_the_final_call_has_tools_dis
     assert final.route == "reply"
     request = model.requests[-1]
     assert request.tool_choice == {"type": "none"}
-    assert "Tool limit reached" in request.system[1]["text"]
+    assert "Tool limit reached" in turn_context_text(request)
+    assert "Tool limit reached" not in request.system[0]["text"], "the cached system prompt stays the same"
     assert request.messages[-1]["content"][0]["content"].startswith(
         "Not run: this turn reached its limit of 2"
     )
@@ -224,12 +233,14 @@ def test_presses_that_must_change_nothing(
     assert press(services, telegram, resumer, approval_id, user_id=8) == "not_allowed"
     assert press(services, telegram, resumer, approval_id, user_id=999) == "not_allowed"
     assert press(services, telegram, resumer, "unknown-id") == "ignored"
+    assert press(services, telegram, resumer, approval_id, is_bot=True) == "not_allowed", "bots never decide"
+    assert press(services, telegram, resumer, approval_id, data=f"ap:{approval_id}:a\n") == "ignored"
     assert press(services, telegram, resumer, approval_id) == "decided"
     assert press(services, telegram, resumer, approval_id, "d") == "already_decided"
     assert len(resumer.resumed) == 1
     answers = [c["text"] for c in telegram.calls_of("answer_callback_query")]
     assert (
-        answers[1] == NOT_YOURS and answers[4] == "Approved ✅" and answers[5].startswith("Already decided")
+        answers[1] == NOT_YOURS and answers[6] == "Approved ✅" and answers[7].startswith("Already decided")
     )
 
 
@@ -267,8 +278,9 @@ def test_the_fallback_takes_over_task_commands_only(
     model.responses.append(ModelTransientError("overloaded"))
     with pytest.raises(ModelTransientError):
         call_model(CallModelInput(turn=begin.turn), services)
-    assert use_fallback(SendErrorInput(turn=begin.turn, error="ModelTransientError"), services).use_fallback
-    assert not use_fallback(SendErrorInput(turn=begin.turn), services).use_fallback, "only once per turn"
+    decide = SendErrorInput(turn=begin.turn, error="ModelTransientError")
+    assert use_fallback(decide, services).use_fallback
+    assert use_fallback(decide, services).use_fallback, "a retried decision decides the same"
     round_of(services, begin)
     assert call_model(CallModelInput(turn=begin.turn), services).route == "reply"
     deliver_reply(begin.turn, services)
@@ -278,6 +290,12 @@ def test_the_fallback_takes_over_task_commands_only(
     assert services.messages.recent(7, 5)[-1].content.startswith(FALLBACK_NOTE)
 
 
+def test_a_rules_model_that_keeps_failing_does_not_loop_through_the_fallback(services: TurnServices) -> None:
+    begin = start(services, "add buy milk")
+    decisions = [use_fallback(SendErrorInput(turn=begin.turn), services).use_fallback for _ in range(5)]
+    assert decisions == [True, True, True, False, False]
+
+
 @pytest.mark.parametrize(("text", "mode"), [("tell me a joke", "rules"), ("add buy milk", "off")])
 def test_no_fallback_for_what_the_rules_do_not_understand_or_when_off(
     services: TurnServices, text: str, mode: str
@@ -285,3 +303,26 @@ def test_no_fallback_for_what_the_rules_do_not_understand_or_when_off(
     services.fallback_model = mode  # type: ignore[assignment]
     begin = start(services, text)
     assert not use_fallback(SendErrorInput(turn=begin.turn), services).use_fallback
+
+
+@pytest.mark.parametrize("command", ["done", "delete"])
+def test_the_rules_model_answers_a_task_number_beyond_any_list_clearly(
+    services: TurnServices, model: ScriptedModel, telegram: InMemoryTelegram, command: str
+) -> None:
+    # Given the model API is down and the user names a 41-digit task number
+    huge = "9" * 41
+    services.tasks.add(7, "buy milk", "", "now")
+    begin = start(services, f"{command} {huge}")
+    model.responses.append(ModelTransientError("overloaded"))
+    with pytest.raises(ModelTransientError):
+        call_model(CallModelInput(turn=begin.turn), services)
+    # When the rules model takes over and its tool round runs
+    assert use_fallback(SendErrorInput(turn=begin.turn, error="ModelTransientError"), services).use_fallback
+    done = round_of(services, begin)
+    # Then the call fails as an error result (no approval asked), and the reply says there is no such task
+    assert (done.status, done.errors) == ("done", 1)
+    assert call_model(CallModelInput(turn=begin.turn), services).route == "reply"
+    deliver_reply(begin.turn, services)
+    (reply,) = telegram.texts()
+    assert f"there is no task #{huge}: task numbers run from 1 to 2147483647" in reply
+    assert [(t.task_id, t.status) for t in services.tasks.list(7, "all")] == [(1, "pending")]

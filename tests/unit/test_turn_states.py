@@ -5,23 +5,29 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from support.turn_fakes import ScriptedModel, text_response, turn_start
+from support.turn_fakes import ScriptedModel, conversation_texts, text_response, turn_start
 
 from stepwise.history.models import StoredMessage
 from stepwise.model.errors import ModelTransientError
-from stepwise.telegram.errors import TelegramBadRequest, TelegramTransientError
-from stepwise.telegram.fake import InMemoryTelegram
+from stepwise.states.call_model import EMPTY_ANSWER, REFUSAL_ANSWER, call_model
+from stepwise.states.contracts import CallModelInput, SendErrorInput, TurnInput
+from stepwise.states.deliver import FRIENDLY_ERROR, ReplyMissingError, deliver_error, deliver_reply
+from stepwise.states.load_context import load_context
+from stepwise.states.save_turn import save_turn
+from stepwise.states.services import TurnServices
+from stepwise.telegram.errors import (
+    TelegramBadRequest,
+    TelegramDeliveryUncertainError,
+    TelegramTransientError,
+)
 from stepwise.tools.registry import ToolRegistry
-from stepwise.turn.call_model import EMPTY_ANSWER, REFUSAL_ANSWER, call_model
-from stepwise.turn.contracts import CallModelInput, SendErrorInput, TurnInput
-from stepwise.turn.deliver import FRIENDLY_ERROR, ReplyMissingError, deliver_error, deliver_reply
-from stepwise.turn.load_context import load_context
-from stepwise.turn.save_turn import save_turn
-from stepwise.turn.services import TurnServices
+from stepwise_local.in_memory.telegram import InMemoryTelegram
 
 
 def run_turn(services: TurnServices, text: str, update_id: int) -> None:
-    start = turn_start(text, update_id=update_id, created_at=f"2026-11-22T09:{update_id:02d}:00.000Z")
+    start = turn_start(
+        services, text, update_id=update_id, created_at=f"2026-11-22T09:{update_id:02d}:00.000Z"
+    )
     load_context(start, services)
     call_model(CallModelInput(turn=start.turn), services)
     deliver_reply(start.turn, services)
@@ -29,15 +35,15 @@ def run_turn(services: TurnServices, text: str, update_id: int) -> None:
 
 
 def test_the_user_message_is_stored_once_even_when_load_context_runs_twice(services: TurnServices) -> None:
-    start = turn_start("hello")
+    start = turn_start(services, "hello")
     first = load_context(start, services)
     again = load_context(start, services)
-    assert first.stored and not again.stored
+    assert first.answers == 1 and again.answers == 1
     assert [m.content for m in services.messages.recent(7, 20)] == ["hello"]
 
 
 def test_load_context_shows_typing(services: TurnServices, telegram: InMemoryTelegram) -> None:
-    load_context(turn_start("hello"), services)
+    load_context(turn_start(services, "hello"), services)
     assert telegram.calls_of("send_chat_action") == [{"chat_id": 7, "action": "typing"}]
 
 
@@ -45,7 +51,7 @@ def test_a_failing_typing_indicator_does_not_fail_the_turn(
     services: TurnServices, telegram: InMemoryTelegram
 ) -> None:
     telegram.fail_next("send_chat_action", TelegramTransientError("sendChatAction", 502, "Bad Gateway"))
-    assert load_context(turn_start("hello"), services).stored
+    assert load_context(turn_start(services, "hello"), services).answers == 1
 
 
 def test_a_full_turn_replies_with_the_model_text_and_stores_both_messages(
@@ -62,6 +68,7 @@ def test_the_model_sees_only_the_newest_history_limit_messages_oldest_first(
     services: TurnServices, model: ScriptedModel
 ) -> None:
     services.history_limit = 4
+    services.history_margin = 0  # the window is the newest history_limit messages (see the block tests below)
     for n in range(6):
         services.messages.add(
             StoredMessage(
@@ -73,10 +80,10 @@ def test_the_model_sees_only_the_newest_history_limit_messages_oldest_first(
             )
         )
     model.responses.append(text_response("ok"))
-    start = turn_start("newest", created_at="2026-11-22T09:00:00.000Z")
+    start = turn_start(services, "newest", created_at="2026-11-22T09:00:00.000Z")
     assert load_context(start, services).context_messages == 4
     call_model(CallModelInput(turn=start.turn), services)
-    texts = [block["text"] for m in model.requests[0].messages for block in m["content"]]
+    texts = conversation_texts(model.requests[0].messages)
     # the window is old 3..newest; old 3 is an assistant message and the list must start with the user
     assert texts == ["old 4", "old 5", "newest"]
 
@@ -84,7 +91,7 @@ def test_the_model_sees_only_the_newest_history_limit_messages_oldest_first(
 def test_a_message_stored_after_the_turn_began_stays_out_of_its_context(
     services: TurnServices, model: ScriptedModel
 ) -> None:
-    start = turn_start("first", created_at="2026-11-22T09:00:00.000Z")
+    start = turn_start(services, "first", created_at="2026-11-22T09:00:00.000Z")
     load_context(start, services)
     services.messages.add(
         StoredMessage(
@@ -93,7 +100,7 @@ def test_a_message_stored_after_the_turn_began_stays_out_of_its_context(
     )
     model.responses.append(text_response("ok"))
     call_model(CallModelInput(turn=start.turn), services)
-    assert [b["text"] for m in model.requests[0].messages for b in m["content"]] == ["first"]
+    assert conversation_texts(model.requests[0].messages) == ["first"]
 
 
 def test_call_model_sends_the_configured_model_and_a_system_prompt(
@@ -102,7 +109,7 @@ def test_call_model_sends_the_configured_model_and_a_system_prompt(
     services.model_name = "claude-sonnet-4-5"
     services.tools = ToolRegistry([])
     model.responses.append(text_response("ok"))
-    start = turn_start("hello")
+    start = turn_start(services, "hello")
     load_context(start, services)
     call_model(CallModelInput(turn=start.turn), services)
     request = model.requests[0]
@@ -132,7 +139,7 @@ def test_model_errors_propagate_for_the_state_machine_to_retry(
     services: TurnServices, model: ScriptedModel
 ) -> None:
     model.responses.append(ModelTransientError("overloaded"))
-    start = turn_start("hello")
+    start = turn_start(services, "hello")
     load_context(start, services)
     with pytest.raises(ModelTransientError):
         call_model(CallModelInput(turn=start.turn), services)
@@ -161,7 +168,7 @@ def test_a_long_reply_is_split_and_a_retried_delivery_resumes_where_it_stopped(
     # Given a long answer, and Telegram failing once on the third chunk
     paragraphs = [f"Paragraph {n}: " + "word " * 300 for n in range(8)]
     model.responses.append(text_response("\n\n".join(paragraphs)))
-    start = turn_start("write a lot")
+    start = turn_start(services, "write a lot")
     load_context(start, services)
     call_model(CallModelInput(turn=start.turn), services)
     flaky = FailsOnce(telegram, fail_at=3)
@@ -180,11 +187,51 @@ def test_a_long_reply_is_split_and_a_retried_delivery_resumes_where_it_stopped(
     assert joined.count("Paragraph 0:") == 1
 
 
+class DeliveredButUnconfirmed:
+    """Wraps a TelegramClient; the n-th send_message reaches the chat but its answer is lost."""
+
+    def __init__(self, inner: InMemoryTelegram, lost_at: int) -> None:
+        self.inner, self.lost_at, self.count = inner, lost_at, 0
+
+    def send_message(self, *args: Any, **kwargs: Any) -> int:
+        self.count += 1
+        message_id = self.inner.send_message(*args, **kwargs)
+        if self.count == self.lost_at:
+            raise TelegramDeliveryUncertainError("sendMessage", None, "no answer in time")
+        return message_id
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+def test_a_chunk_whose_delivery_is_uncertain_is_sent_again_and_only_that_one(
+    services: TurnServices, model: ScriptedModel, telegram: InMemoryTelegram
+) -> None:
+    # Given a three-chunk reply whose second chunk reaches the chat but whose confirmation is lost
+    paragraphs = [f"Paragraph {n}: " + "word " * 700 for n in range(3)]
+    model.responses.append(text_response("\n\n".join(paragraphs)))
+    start = turn_start(services, "write a lot")
+    load_context(start, services)
+    call_model(CallModelInput(turn=start.turn), services)
+    lossy = DeliveredButUnconfirmed(telegram, lost_at=2)
+    services.telegram = lambda: lossy  # type: ignore[assignment,return-value]
+    with pytest.raises(TelegramDeliveryUncertainError):
+        deliver_reply(start.turn, services)
+    assert services.turns.get_reply(start.turn.turn_id).sent_chunks == 1  # type: ignore[union-attr]
+    # When the state machine retries the delivery
+    result = deliver_reply(start.turn, services)
+    # Then nothing is lost: the uncertain chunk is sent again (here a visible duplicate: the accepted cost),
+    # the confirmed one is not
+    assert result.sent_chunks == result.chunks == 3
+    starts = [text.split(":")[0] for text in telegram.texts(7)]
+    assert starts == ["Paragraph 0", "Paragraph 1", "Paragraph 1", "Paragraph 2"]
+
+
 def test_rejected_html_falls_back_to_plain_text(
     services: TurnServices, model: ScriptedModel, telegram: InMemoryTelegram
 ) -> None:
     model.responses.append(text_response("a < b && **c**"))
-    start = turn_start("compare")
+    start = turn_start(services, "compare")
     load_context(start, services)
     call_model(CallModelInput(turn=start.turn), services)
     telegram.fail_next("send_message", TelegramBadRequest("sendMessage", 400, "can't parse entities"))
@@ -194,14 +241,14 @@ def test_rejected_html_falls_back_to_plain_text(
 
 def test_sending_without_a_reply_is_a_wiring_error(services: TurnServices) -> None:
     with pytest.raises(ReplyMissingError):
-        deliver_reply(turn_start("x").turn, services)
+        deliver_reply(turn_start(services, "x").turn, services)
 
 
 def test_the_error_path_tells_the_user_and_keeps_the_message_for_the_next_turn(
     services: TurnServices, model: ScriptedModel, telegram: InMemoryTelegram
 ) -> None:
     # Given a turn whose model calls all failed
-    start = turn_start("are you there?", update_id=1, created_at="2026-11-22T09:01:00.000Z")
+    start = turn_start(services, "are you there?", update_id=1, created_at="2026-11-22T09:01:00.000Z")
     load_context(start, services)
     # When the error path runs
     deliver_error(SendErrorInput(turn=start.turn, error="ModelTransientError"), services)
@@ -212,12 +259,11 @@ def test_the_error_path_tells_the_user_and_keeps_the_message_for_the_next_turn(
     # And the next turn's model call sees the earlier message too
     model.responses.append(text_response("yes"))
     run_turn(services, "hello?", 2)
-    texts = [b["text"] for m in model.requests[0].messages for b in m["content"]]
-    assert texts == ["are you there?", "hello?"]
+    assert conversation_texts(model.requests[0].messages) == ["are you there?", "hello?"]
 
 
 def test_save_turn_is_idempotent(services: TurnServices, model: ScriptedModel) -> None:
     model.responses.append(text_response("hi"))
     run_turn(services, "hello", 1)
-    save_turn(TurnInput(turn=turn_start("hello", update_id=1).turn), services)
+    save_turn(TurnInput(turn=turn_start(services, "hello", update_id=1).turn), services)
     assert [m.role for m in services.messages.recent(7, 20)] == ["user", "assistant"]

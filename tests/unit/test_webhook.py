@@ -1,4 +1,4 @@
-"""The webhook's decisions, with an in-memory turn starter."""
+"""The webhook's decisions, with an in-memory inbox and turn starter."""
 
 from __future__ import annotations
 
@@ -6,27 +6,17 @@ import json
 from typing import Any
 
 import pytest
+from support.turn_fakes import RecordingStarter
 
-from stepwise.approvals.memory import InMemoryApprovalStore
-from stepwise.approvals.press import PressServices
-from stepwise.telegram.fake import InMemoryTelegram
+from stepwise.approvals.lifecycle import PressServices
+from stepwise.inbox.sequencer import Sequencer
 from stepwise.webhook import WebhookServices, handle_update, secret_matches
 from stepwise_local import updates
+from stepwise_local.in_memory.approvals import InMemoryApprovalStore
+from stepwise_local.in_memory.inbox import InMemoryChatInbox
+from stepwise_local.in_memory.telegram import InMemoryTelegram
 
 SECRET = "s3cret-token"
-
-
-class RecordingStarter:
-    """A TurnStarter that remembers names, like Step Functions does."""
-
-    def __init__(self) -> None:
-        self.started: dict[str, dict[str, Any]] = {}
-
-    def start(self, name: str, payload: dict[str, Any]) -> bool:
-        if name in self.started:
-            return False
-        self.started[name] = payload
-        return True
 
 
 @pytest.fixture
@@ -64,8 +54,14 @@ def resumer() -> RecordingResumer:
 
 
 @pytest.fixture
+def inbox() -> InMemoryChatInbox:
+    return InMemoryChatInbox()
+
+
+@pytest.fixture
 def services(
     starter: RecordingStarter,
+    inbox: InMemoryChatInbox,
     telegram: InMemoryTelegram,
     approvals: InMemoryApprovalStore,
     resumer: RecordingResumer,
@@ -74,9 +70,8 @@ def services(
     return WebhookServices(
         secret=SECRET,
         allowed_users=frozenset({42, 43}),
-        starter=starter,
+        sequencer=Sequencer(inbox=inbox, starter=starter, approval_timeout_seconds=120),
         presses=presses,
-        approval_timeout_seconds=120,
     )
 
 
@@ -84,33 +79,71 @@ def post(services: WebhookServices, update: dict[str, Any] | str, secret: str | 
     return handle_update(secret, update if isinstance(update, str) else json.dumps(update), services)
 
 
-def test_an_allowlisted_text_message_starts_one_turn_named_after_the_update(
-    services: WebhookServices, starter: RecordingStarter
+def test_an_allowlisted_text_message_is_kept_in_its_inbox_and_starts_the_chats_next_turn(
+    services: WebhookServices, starter: RecordingStarter, inbox: InMemoryChatInbox
 ) -> None:
     # Given a text message from an allowlisted user
     update = updates.text_message(42, "hello", update_id=555)
     # When it reaches the webhook
     outcome = post(services, update)
-    # Then one turn starts, named after the update, carrying ids and the text
+    # Then the message waits in the chat's inbox and the chat's first turn starts, carrying ids only
     assert (outcome.status, outcome.action) == (200, "started")
-    assert list(starter.started) == ["update-555"]
-    payload = starter.started["update-555"]
-    assert payload["turn"] | {"turn_id": "x"} == {
-        "turn_id": "x",
-        "chat_id": 42,
-        "user_id": 42,
-        "update_id": 555,
+    assert list(starter.started) == ["chat42-turn1-update555"]
+    payload = starter.started["chat42-turn1-update555"]
+    assert payload == {
+        "turn": {"turn_id": "chat42-turn1-update555", "chat_id": 42, "user_id": 42, "update_id": 555},
+        "limits": {"approval_timeout_seconds": 120},
     }
-    assert payload["message"]["text"] == "hello"
-    assert payload["message"]["created_at"].endswith("Z")
-    assert payload["limits"] == {"approval_timeout_seconds": 120}
+    (waiting,) = inbox.pending(42)
+    assert (waiting.text, waiting.update_id, waiting.status) == ("hello", 555, "queued")
+    assert waiting.received_at.endswith("Z")
+    assert inbox.holder(42) is not None and inbox.holder(42)[0] == "chat42-turn1-update555"  # type: ignore[index]
+
+
+def test_a_message_for_a_busy_chat_waits_and_starts_nothing(
+    services: WebhookServices, starter: RecordingStarter, inbox: InMemoryChatInbox
+) -> None:
+    assert post(services, updates.text_message(42, "first", update_id=600)).action == "started"
+    second = post(services, updates.text_message(42, "second", update_id=601))
+    assert (second.status, second.action) == (200, "queued")
+    assert list(starter.started) == ["chat42-turn1-update600"]
+    assert [m.text for m in inbox.pending(42)] == ["first", "second"]
+
+
+def test_a_retried_delivery_of_a_waiting_message_restarts_a_start_that_never_happened(
+    services: WebhookServices, starter: RecordingStarter, inbox: InMemoryChatInbox
+) -> None:
+    # Given a first delivery that took the lease but died before StartExecution
+    update = updates.text_message(42, "hello", update_id=610)
+
+    class DiesOnce:
+        def start(self, name: str, payload: dict[str, Any]) -> bool:
+            raise ConnectionError("Step Functions unreachable")
+
+    services.sequencer.starter = DiesOnce()
+    with pytest.raises(ConnectionError):
+        post(services, update)
+    # When Telegram retries the update (it got no 200)
+    services.sequencer.starter = starter
+    outcome = post(services, update)
+    # Then the turn that holds the lease is started, once
+    assert outcome.action == "queued"
+    assert list(starter.started) == ["chat42-turn1-update610"]
+    assert post(services, update).action == "queued"  # and again: still the same single turn
+    assert list(starter.started) == ["chat42-turn1-update610"]
 
 
 def test_the_same_update_twice_starts_one_turn(services: WebhookServices, starter: RecordingStarter) -> None:
     update = updates.text_message(42, "hello", update_id=556)
     assert post(services, update).action == "started"
-    second = post(services, update)
-    assert (second.status, second.action) == (200, "duplicate")
+    second = post(services, update)  # still waiting: not a new message, and its turn exists
+    assert (second.status, second.action) == (200, "queued")
+    services.sequencer.take_batch(42, "chat42-turn1-update555")
+    third = post(services, update)  # being answered
+    assert (third.status, third.action) == (200, "duplicate")
+    services.sequencer.end_turn(42, "chat42-turn1-update555", "answered")
+    fourth = post(services, update)  # answered
+    assert (fourth.status, fourth.action) == (200, "duplicate")
     assert len(starter.started) == 1
 
 
@@ -171,3 +204,99 @@ def test_secret_comparison() -> None:
     assert not secret_matches(None, "abc")
     assert not secret_matches("abd", "abc")
     assert not secret_matches("ünïcode", "abc")
+
+
+def _set(update: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
+    """The update with the field at a dotted path set to `value`."""
+    *parents, last = path.split(".")
+    target = update
+    for key in parents:
+        target = target[key]
+    target[last] = value
+    return update
+
+
+@pytest.mark.parametrize(
+    ("path", "value"),
+    [
+        ("update_id", 10**40),
+        ("update_id", 2**53),
+        ("update_id", -1),
+        ("update_id", True),
+        ("update_id", "557"),
+        ("update_id", 557.0),
+        ("message.from.id", 10**40),
+        ("message.from.id", 2**53),
+        ("message.from.id", True),
+        ("message.from.id", "42"),
+        ("message.from.is_bot", "false"),
+        ("message.from.is_bot", 0),
+        ("message.chat.id", 10**40),
+        ("message.chat.id", -(2**53)),
+        ("message.chat.id", 42.0),
+        ("message.message_id", 0),
+        ("message.message_id", 2**31),
+        ("message.message_id", False),
+        ("message.date", -1),
+        ("message.date", "1700000000"),
+        ("message.text", 12345),
+        ("message.text", "x" * 8193),
+        ("message.text", ["hello"]),
+    ],
+)
+def test_numbers_and_texts_outside_telegrams_ranges_or_types_are_rejected(
+    services: WebhookServices, starter: RecordingStarter, path: str, value: Any
+) -> None:
+    # Given an allowlisted text message with one field out of Telegram's documented range or type
+    update = _set(updates.text_message(42, "hello", update_id=557), path, value)
+    # When it reaches the webhook
+    outcome = post(services, update)
+    # Then it is rejected and nothing starts (no 500, nothing that DynamoDB or Step Functions would refuse)
+    assert (outcome.status, outcome.action) == (400, "invalid")
+    assert starter.started == {}
+
+
+def test_the_largest_values_telegram_may_send_start_a_turn_with_a_valid_execution_name(
+    services: WebhookServices, starter: RecordingStarter
+) -> None:
+    # Given the extreme in-range values: update_id, a supergroup chat id, message_id and a text of 8192 chars
+    services.allowed_users = frozenset({2**53 - 1})
+    update = updates.text_message(2**53 - 1, "é" * 8192, chat_id=-(2**53 - 1), update_id=2**53 - 1)
+    update["message"]["message_id"] = 2**31 - 1
+    # When it reaches the webhook
+    outcome = post(services, update)
+    # Then the turn starts with exactly those numbers, under a name Step Functions accepts (<= 80 chars)
+    assert (outcome.status, outcome.action) == (200, "started")
+    ((name, payload),) = starter.started.items()
+    assert len(name) <= 80 and name == f"chat-{2**53 - 1}-turn1-update{2**53 - 1}"
+    assert (payload["turn"]["chat_id"], payload["turn"]["user_id"]) == (-(2**53 - 1), 2**53 - 1)
+    assert payload["turn"]["update_id"] == 2**53 - 1
+    assert services.sequencer.inbox.pending(-(2**53 - 1))[0].telegram_message_id == 2**31 - 1
+
+
+@pytest.mark.parametrize(
+    "text", ['"\\ud800"', '"a\\udfffb"'], ids=["lone-high-surrogate", "lone-low-surrogate"]
+)
+def test_text_with_a_lone_surrogate_is_rejected(
+    services: WebhookServices, starter: RecordingStarter, text: str
+) -> None:
+    body = json.dumps(updates.text_message(42, "PLACEHOLDER")).replace('"PLACEHOLDER"', text)
+    assert (post(services, body).status, starter.started) == (400, {})
+
+
+def test_callback_data_over_64_bytes_is_rejected(
+    services: WebhookServices, telegram: InMemoryTelegram
+) -> None:
+    message = {"message_id": 1, "date": 0, "chat": {"id": 42, "type": "private"}, "text": "?"}
+    fits = updates.callback_query(42, "é" * 32, message)  # 64 bytes in UTF-8
+    too_long = updates.callback_query(42, "é" * 32 + "x", message)
+    assert post(services, fits).status == 200
+    assert (post(services, too_long).status, post(services, too_long).action) == (400, "invalid")
+    assert len(telegram.calls_of("answer_callback_query")) == 1, "only the valid press was answered"
+
+
+def test_a_secret_header_with_a_lone_surrogate_is_forbidden(
+    services: WebhookServices, starter: RecordingStarter
+) -> None:
+    outcome = post(services, updates.text_message(42, "hello"), secret="\ud800" + SECRET)
+    assert (outcome.status, starter.started) == (403, {})

@@ -2,19 +2,31 @@
 
 from __future__ import annotations
 
+import os
 from functools import cache
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field, SecretStr, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
 DEFAULT_MODEL = "claude-haiku-4-5"
 
 
-class Settings(BaseSettings):
-    """Every setting of Stepwise; the README's configuration table documents each one."""
+class Settings(BaseModel):
+    """Every setting of Stepwise; the README's configuration table documents each one.
 
-    model_config = SettingsConfigDict(case_sensitive=False, extra="ignore", frozen=True)
+    Each field is read from the environment variable of the same name in capitals (values given explicitly
+    win). Plain pydantic rather than pydantic-settings: the latter costs every cold start about a quarter of
+    `import boto3` (see `make bench`) for features Stepwise does not use.
+    """
+
+    model_config = ConfigDict(defer_build=True, extra="ignore", frozen=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_environment(cls, data: Any) -> Any:
+        given = dict(data) if isinstance(data, dict) else {}
+        found = {name: os.environ[name.upper()] for name in cls.model_fields if name.upper() in os.environ}
+        return {**found, **given}
 
     # Secrets: the value itself, or the name of an SSM SecureString parameter holding it.
     telegram_bot_token: SecretStr | None = None
@@ -34,11 +46,15 @@ class Settings(BaseSettings):
     anthropic_max_retries: int = Field(default=0, ge=0, le=5)
 
     telegram_api_base_url: str = "https://api.telegram.org"
+    # Waits end before the Lambda timeout (at most 900 s) would end them; see README, "When Telegram is slow".
+    telegram_connect_timeout_seconds: float = Field(default=5.0, gt=0, le=900)
     telegram_timeout_seconds: float = Field(default=10.0, gt=0)
+    telegram_send_timeout_seconds: float = Field(default=20.0, gt=0, le=900)
     telegram_max_retry_after_seconds: float = Field(default=30.0, ge=0)
 
     max_tool_steps: int = Field(default=5, ge=1, le=25)
     history_limit: int = Field(default=20, ge=1, le=200)
+    history_margin: int = Field(default=10, ge=0, le=200)
 
     approval_timeout_seconds: int = Field(default=3600, ge=1, le=518_400)
     fallback_model: Literal["rules", "off"] = "rules"
@@ -58,6 +74,9 @@ class Settings(BaseSettings):
     audit_table: str = "stepwise-audit"
     approvals_table: str = "stepwise-approvals"
     chats_table: str = "stepwise-chats"
+    inbox_table: str = "stepwise-inbox"
+    chat_lease_seconds: int = Field(default=900, ge=30, le=86_400)
+    tool_calls_table: str = Field(default="stepwise-tool-calls", min_length=1)
     turn_ttl_days: int = Field(default=7, ge=1)
     state_machine_arn: str | None = None
 

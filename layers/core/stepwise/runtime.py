@@ -2,30 +2,40 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cache, cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import boto3
 
-from stepwise import secrets
-from stepwise.approvals.dynamodb import DynamoApprovalStore
-from stepwise.approvals.press import PressServices
-from stepwise.audit.dynamodb import DynamoAuditLog
-from stepwise.chats.dynamodb import DynamoChatStore
 from stepwise.config import Settings, get_settings
-from stepwise.history.dynamodb import DynamoMessageRepository
-from stepwise.memory.service import MemoryService
-from stepwise.memory.summarizer import ExtractiveSummarizer, ModelSummarizer, Summarizer, SummarizeServices
-from stepwise.model.types import ChatModel
-from stepwise.tasks.dynamodb import DynamoTaskRepository
-from stepwise.telegram.client import BotApiClient
-from stepwise.tools.catalog import build_registry
-from stepwise.turn.services import TurnServices
-from stepwise.turns.dynamodb import DynamoTurnStore
-from stepwise.webhook import WebhookServices
-from stepwise.workflow import StepFunctionsResumer, StepFunctionsStarter
+
+# Adapters are imported where they are built: a function loads only the ones its state uses (cold starts).
+if TYPE_CHECKING:
+    from stepwise.approvals.dynamodb import DynamoApprovalStore
+    from stepwise.chats.dynamodb import DynamoChatStore
+    from stepwise.inbox.sequencer import Sequencer
+    from stepwise.ledger.dynamodb import DynamoToolCallLedger
+    from stepwise.memory.service import MemoryService
+    from stepwise.memory.summarizer import SummarizeServices
+    from stepwise.model.types import ChatModel
+    from stepwise.states.services import TurnServices
+    from stepwise.telegram.client import BotApiClient
+    from stepwise.webhook import WebhookServices
 
 APPROVAL_RECORD_GRACE_SECONDS = 86_400  # approval records outlive their timeout by a day, then expire
+
+MemoryBackend = Callable[[Settings], "MemoryService"]
+_memory_backends: dict[str, MemoryBackend] = {}
+
+
+def install_memory_backend(name: str, backend: MemoryBackend) -> None:
+    """Supply the memory backend `MEMORY_BACKEND=<name>` selects, other than `aws` (which is built in).
+
+    The shipped layer has only the AWS backend; the local emulation installs `local` (its deterministic
+    embedder and in-process index) before any handler runs. Installed backends survive `reset()`.
+    """
+    _memory_backends[name] = backend
 
 
 class Runtime:
@@ -40,16 +50,23 @@ class Runtime:
 
     @cached_property
     def telegram(self) -> BotApiClient:
+        from stepwise import secrets
+        from stepwise.telegram.client import BotApiClient
+
         s = self.settings
         return BotApiClient(
             secrets.telegram_bot_token(s),
             s.telegram_api_base_url,
             timeout_seconds=s.telegram_timeout_seconds,
+            connect_timeout_seconds=s.telegram_connect_timeout_seconds,
+            send_timeout_seconds=s.telegram_send_timeout_seconds,
             max_retry_after_seconds=s.telegram_max_retry_after_seconds,
         )
 
     @cached_property
     def model(self) -> ChatModel:
+        from stepwise import secrets
+
         s = self.settings
         if not s.uses_anthropic:
             from stepwise.model.offline import OfflineModel
@@ -66,6 +83,8 @@ class Runtime:
 
     @cached_property
     def approvals(self) -> DynamoApprovalStore:
+        from stepwise.approvals.dynamodb import DynamoApprovalStore
+
         s = self.settings
         return DynamoApprovalStore(
             self._dynamodb.Table(s.approvals_table),
@@ -73,20 +92,52 @@ class Runtime:
         )
 
     @cached_property
+    def sequencer(self) -> Sequencer:
+        """The chats' inboxes and leases, and the starter of the turns they call for."""
+        from stepwise.inbox.dynamodb import DynamoChatInbox
+        from stepwise.inbox.sequencer import Sequencer
+        from stepwise.workflow import StepFunctionsStarter
+
+        s = self.settings
+        if not s.state_machine_arn:
+            raise RuntimeError("STATE_MACHINE_ARN is not configured")
+        return Sequencer(
+            inbox=DynamoChatInbox(self._dynamodb.Table(s.inbox_table)),
+            starter=StepFunctionsStarter(self._stepfunctions, s.state_machine_arn),
+            lease_seconds=s.chat_lease_seconds,
+            approval_timeout_seconds=s.approval_timeout_seconds,
+        )
+
+    @cached_property
+    def _stepfunctions(self) -> Any:
+        return boto3.client("stepfunctions")
+
+    @cached_property
     def chats(self) -> DynamoChatStore:
+        from stepwise.chats.dynamodb import DynamoChatStore
+
         return DynamoChatStore(self._dynamodb.Table(self.settings.chats_table))
+
+    @cached_property
+    def ledger(self) -> DynamoToolCallLedger:
+        from stepwise.ledger.dynamodb import DynamoToolCallLedger
+
+        s = self.settings
+        return DynamoToolCallLedger(self._dynamodb.Table(s.tool_calls_table), s.turn_ttl_days)
 
     @cached_property
     def memory(self) -> MemoryService | None:
         """Bedrock Titan embeddings and S3 Vectors, or the local backend; None when no index is configured."""
         s = self.settings
-        if s.memory_backend == "local":
-            from stepwise.memory.local import local_embedder, local_index
-
-            return MemoryService(local_embedder(s.embedding_dimensions), local_index())
+        if s.memory_backend != "aws":
+            backend = _memory_backends.get(s.memory_backend)
+            if backend is None:
+                raise RuntimeError(f"MEMORY_BACKEND={s.memory_backend}, but no such backend is installed")
+            return backend(s)
         if not s.vector_bucket_name:
             return None
         from stepwise.memory.embedder import BedrockTitanEmbedder
+        from stepwise.memory.service import MemoryService
         from stepwise.memory.vector_index import S3VectorsIndex
 
         return MemoryService(
@@ -98,6 +149,14 @@ class Runtime:
 
     @cached_property
     def summarize_services(self) -> SummarizeServices:
+        from stepwise.history.dynamodb import DynamoMessageRepository
+        from stepwise.memory.summarizer import (
+            ExtractiveSummarizer,
+            ModelSummarizer,
+            Summarizer,
+            SummarizeServices,
+        )
+
         s = self.settings
         memory = self.memory
         if memory is None:
@@ -119,20 +178,30 @@ class Runtime:
 
     @cached_property
     def turn_services(self) -> TurnServices:
+        from stepwise.audit.dynamodb import DynamoAuditLog
+        from stepwise.history.dynamodb import DynamoMessageRepository
+        from stepwise.states.services import TurnServices
+        from stepwise.tasks.dynamodb import DynamoTaskRepository
+        from stepwise.tools.catalog import build_registry
+        from stepwise.turn_records.dynamodb import DynamoTurnStore
+
         s = self.settings
         return TurnServices(
             messages=DynamoMessageRepository(self._dynamodb.Table(s.messages_table)),
             turns=DynamoTurnStore(self._dynamodb.Table(s.turns_table), s.turn_ttl_days),
-            tasks=DynamoTaskRepository(self._dynamodb.Table(s.tasks_table)),
+            tasks=DynamoTaskRepository(self._dynamodb.Table(s.tasks_table), self.ledger),
+            ledger=self.ledger,
             audit=DynamoAuditLog(self._dynamodb.Table(s.audit_table)),
             approvals=self.approvals,
             chats=self.chats,
             telegram=lambda: self.telegram,
             model=lambda: self.model,
+            sequencer=lambda: self.sequencer,
             model_name=s.anthropic_model,
-            tools=build_registry(),
+            tool_catalog=build_registry,
             max_tokens=s.anthropic_max_tokens,
             history_limit=s.history_limit,
+            history_margin=s.history_margin,
             max_tool_steps=s.max_tool_steps,
             approval_timeout_seconds=s.approval_timeout_seconds,
             fallback_model=s.fallback_model,
@@ -143,20 +212,21 @@ class Runtime:
 
     @cached_property
     def webhook_services(self) -> WebhookServices:
+        from stepwise import secrets
+        from stepwise.approvals.lifecycle import PressServices
+        from stepwise.webhook import WebhookServices
+        from stepwise.workflow import StepFunctionsResumer
+
         s = self.settings
-        if not s.state_machine_arn:
-            raise RuntimeError("STATE_MACHINE_ARN is not configured")
-        stepfunctions = boto3.client("stepfunctions")
         return WebhookServices(
             secret=secrets.telegram_webhook_secret(s),
             allowed_users=s.allowed_users,
-            starter=StepFunctionsStarter(stepfunctions, s.state_machine_arn),
+            sequencer=self.sequencer,
             presses=PressServices(
                 approvals=self.approvals,
                 telegram=lambda: self.telegram,
-                resumer=StepFunctionsResumer(stepfunctions),
+                resumer=StepFunctionsResumer(self._stepfunctions),
             ),
-            approval_timeout_seconds=s.approval_timeout_seconds,
         )
 
 

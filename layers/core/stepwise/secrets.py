@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from pydantic import SecretStr
+from typing import TYPE_CHECKING
 
-from stepwise.config import Settings
+if TYPE_CHECKING:
+    from pydantic import SecretStr
+
+    from stepwise.config import Settings
 
 
 class MissingSecretError(RuntimeError):

@@ -1,26 +1,31 @@
-"""The webhook's decisions: authenticate, parse, filter, deduplicate and start a turn."""
+"""The webhook's decisions: authenticate, parse, filter, keep the message in its chat's inbox, start turns."""
 
 from __future__ import annotations
 
 import hmac
-from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from aws_lambda_powertools import Logger
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
-from stepwise.approvals.press import PressAction, PressServices, handle_press
+from stepwise.approvals.lifecycle import PressAction, PressServices, handle_press
 from stepwise.ids import iso_utc, new_id, utc_now
+from stepwise.inbox.models import QueuedMessage
 from stepwise.telegram.models import CallbackQuery, Update
-from stepwise.turn.contracts import IncomingMessage, Limits, TurnRef, TurnStart
-from stepwise.workflow import TurnStarter, execution_name
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from datetime import datetime
+
+    from stepwise.inbox.sequencer import Sequencer
 
 logger = Logger(child=True)
 
 Action = (
-    Literal["started", "duplicate", "ignored", "not_allowed", "unauthorized", "forbidden", "invalid"]
+    Literal[
+        "started", "queued", "duplicate", "ignored", "not_allowed", "unauthorized", "forbidden", "invalid"
+    ]
     | PressAction
 )
 # The update types the webhook acts on; `make webhook` asks Telegram for exactly these.
@@ -31,6 +36,8 @@ SECRET_HEADER = "x-telegram-bot-api-secret-token"  # noqa: S105 (a header name)
 class WebhookOutcome(BaseModel):
     """What the webhook did, and the HTTP status it answers with."""
 
+    model_config = ConfigDict(defer_build=True)
+
     status: int
     action: Action
     detail: str = ""
@@ -40,20 +47,25 @@ class WebhookOutcome(BaseModel):
 
 @dataclass
 class WebhookServices:
-    """What the webhook needs: the secret, the allowlist, a way to start turns and to settle approvals."""
+    """What the webhook needs: the secret, the allowlist, the chats' inboxes and a way to settle approvals."""
 
     secret: str
     allowed_users: frozenset[int]
-    starter: TurnStarter
+    sequencer: Sequencer
     presses: PressServices
-    approval_timeout_seconds: int = 3600
     clock: Callable[[], datetime] = utc_now
     new_id: Callable[[], str] = new_id
 
 
 def secret_matches(received: str | None, expected: str) -> bool:
-    """Constant-time comparison of the secret header."""
-    return received is not None and hmac.compare_digest(received.encode(), expected.encode())
+    """Constant-time comparison of the secret header (any string, lone surrogates included, compares)."""
+    if received is None:
+        return False
+    return hmac.compare_digest(_utf8(received), _utf8(expected))
+
+
+def _utf8(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")
 
 
 def handle_update(secret_header: str | None, body: str | None, services: WebhookServices) -> WebhookOutcome:
@@ -80,23 +92,21 @@ def handle_update(secret_header: str | None, body: str | None, services: Webhook
         return WebhookOutcome(
             status=200, action="not_allowed", detail="sender is not on the allowlist", **ids
         )
-    start = TurnStart(
-        turn=TurnRef(
-            turn_id=services.new_id(), chat_id=message.chat.id, user_id=sender.id, update_id=update.update_id
-        ),
-        message=IncomingMessage(
-            id=services.new_id(),
-            text=message.text,
-            created_at=iso_utc(services.clock()),
-            telegram_message_id=message.message_id,
-        ),
-        limits=Limits(approval_timeout_seconds=services.approval_timeout_seconds),
+    queued = QueuedMessage(
+        chat_id=message.chat.id,
+        update_id=update.update_id,
+        user_id=sender.id,
+        id=services.new_id(),
+        text=message.text,
+        received_at=iso_utc(services.clock()),
+        telegram_message_id=message.message_id,
     )
-    if not services.starter.start(execution_name(update.update_id), start.model_dump()):
+    admitted = services.sequencer.admit(queued)
+    if admitted == "duplicate":
         logger.info("duplicate update", extra=ids)
         return WebhookOutcome(status=200, action="duplicate", detail="update already handled", **ids)
-    logger.info("turn started", extra={"turn_id": start.turn.turn_id, **ids})
-    return WebhookOutcome(status=200, action="started", **ids)
+    logger.info("message admitted", extra={"admitted": admitted, **ids})
+    return WebhookOutcome(status=200, action=admitted, **ids)
 
 
 def _handle_press(update_id: int, query: CallbackQuery, services: WebhookServices) -> WebhookOutcome:

@@ -1,4 +1,4 @@
-"""Starting turns: the port, and its Step Functions adapter (execution names deduplicate updates)."""
+"""Starting turns: the port, and its Step Functions adapter (execution names make a retried start a no-op)."""
 
 from __future__ import annotations
 
@@ -57,8 +57,3 @@ class StepFunctionsResumer:
                 return False
             raise
         return True
-
-
-def execution_name(update_id: int) -> str:
-    """The execution name for a Telegram update: a retried delivery maps to the same name."""
-    return f"update-{update_id}"

@@ -13,7 +13,7 @@ from botocore.exceptions import ReadTimeoutError
 from botocore.response import StreamingBody
 from botocore.stub import Stubber
 
-from stepwise.memory import BedrockTitanEmbedder, Embedder, EmbeddingError, EmbeddingTransientError
+from stepwise.memory.embedder import BedrockTitanEmbedder, Embedder, EmbeddingError, EmbeddingTransientError
 
 MODEL_ID = "amazon.titan-embed-text-v2:0"
 

@@ -10,7 +10,7 @@ from botocore.config import Config
 from botocore.exceptions import EndpointConnectionError
 from botocore.stub import Stubber
 
-from stepwise.memory import (
+from stepwise.memory.vector_index import (
     S3VectorsIndex,
     VectorIndex,
     VectorIndexError,

@@ -8,7 +8,8 @@ import threading
 import pytest
 from pydantic import ValidationError
 
-from stepwise.memory import InMemoryVectorIndex, VectorIndex, VectorIndexError, VectorMatch, VectorRecord
+from stepwise.memory.vector_index import VectorIndex, VectorIndexError, VectorMatch, VectorRecord
+from stepwise_local.in_memory.vector_index import InMemoryVectorIndex
 
 
 def record(

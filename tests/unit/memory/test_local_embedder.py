@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 import stepwise
-from stepwise.memory import Embedder, LocalHashEmbedder
+from stepwise.memory.embedder import Embedder
+from stepwise_local.in_memory.embedder import LocalHashEmbedder
 
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:
@@ -44,12 +45,16 @@ def test_is_stable_across_processes_with_different_hash_seeds() -> None:
     text = "stable across processes"
     core = Path(stepwise.__file__).resolve().parent.parent
     script = (
-        "import json, sys; from stepwise.memory import LocalHashEmbedder; "
+        "import json, sys; from stepwise_local.in_memory.embedder import LocalHashEmbedder; "
         "print(json.dumps(LocalHashEmbedder().embed(sys.argv[1])))"
     )
     outputs = []
     for seed in ("1", "2"):
-        env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(core)}
+        env = {
+            **os.environ,
+            "PYTHONHASHSEED": seed,
+            "PYTHONPATH": os.pathsep.join([str(core), str(core.parent.parent)]),
+        }
         result = subprocess.run(
             [sys.executable, "-c", script, text], env=env, capture_output=True, text=True, check=True
         )

@@ -10,18 +10,18 @@ from typing import Any
 import pytest
 import requests
 from requests.adapters import BaseAdapter
+from urllib3.exceptions import MaxRetryError, NewConnectionError, ProtocolError
 
-from stepwise.telegram import (
-    BotApiClient,
-    InlineKeyboardButton,
-    InlineKeyboardMarkup,
-    InMemoryTelegram,
+from stepwise.telegram.client import BotApiClient, TelegramClient, is_idempotent
+from stepwise.telegram.errors import (
     TelegramBadRequest,
-    TelegramClient,
+    TelegramDeliveryUncertainError,
     TelegramError,
     TelegramForbidden,
     TelegramTransientError,
 )
+from stepwise.telegram.models import InlineKeyboardButton, InlineKeyboardMarkup
+from stepwise_local.in_memory.telegram import InMemoryTelegram
 
 TOKEN = "123456:AAH-secret_token-value"
 Answer = tuple[int, Any] | Exception
@@ -34,9 +34,11 @@ class ScriptedAdapter(BaseAdapter):
         super().__init__()
         self.answers = list(answers)
         self.requests: list[requests.PreparedRequest] = []
+        self.timeouts: list[Any] = []
 
     def send(self, request: requests.PreparedRequest, *args: Any, **kwargs: Any) -> requests.Response:
         self.requests.append(request)
+        self.timeouts.append(kwargs.get("timeout"))
         answer = self.answers.pop(0)
         if isinstance(answer, Exception):
             raise answer
@@ -187,6 +189,91 @@ def test_timeouts_are_transient(error: Exception) -> None:
     # When / Then a transient error is raised
     with pytest.raises(TelegramTransientError, match="timed out"):
         client.send_chat_action(1)
+
+
+def refused() -> requests.ConnectionError:
+    """What requests raises when nothing listens on Telegram's port (urllib3's error as its argument)."""
+    pool: Any = None
+    reason = NewConnectionError(pool, "Failed to establish a new connection: [Errno 111] Connection refused")
+    return requests.ConnectionError(MaxRetryError(pool, f"/bot{TOKEN}/sendMessage", reason))
+
+
+def connection_lost() -> requests.ConnectionError:
+    """What requests raises when the connection drops after the request went out."""
+    cause = ProtocolError("Connection aborted.", ConnectionResetError(104, "Connection reset by peer"))
+    return requests.ConnectionError(cause)
+
+
+@pytest.mark.parametrize(
+    "error",
+    [requests.ConnectTimeout("connect timed out"), refused()],
+    ids=["connect-timeout", "refused"],
+)
+@pytest.mark.parametrize("send_message", [True, False], ids=["sendMessage", "sendChatAction"])
+def test_a_connection_never_made_is_transient_whatever_the_method(
+    error: Exception, send_message: bool
+) -> None:
+    # Given the connection to Telegram cannot be made, so nothing was sent
+    client, _, _ = make_client([error])
+    # When / Then the error is plainly transient (always safe to retry), and says nothing was sent
+    with pytest.raises(TelegramTransientError) as caught:
+        client.send_message(1, "x") if send_message else client.send_chat_action(1)
+    assert type(caught.value) is TelegramTransientError
+    assert "nothing was sent" in caught.value.description and TOKEN not in caught.value.description
+
+
+@pytest.mark.parametrize(
+    "error", [requests.ReadTimeout("read timed out"), connection_lost()], ids=["read-timeout", "reset"]
+)
+def test_a_sent_message_without_an_answer_is_delivery_uncertain(error: Exception) -> None:
+    # Given sendMessage went out but no answer came back
+    client, adapter, _ = make_client([error])
+    # When / Then the error says the delivery is uncertain (still transient), and it was one request
+    with pytest.raises(TelegramDeliveryUncertainError) as caught:
+        client.send_message(1, "x")
+    assert isinstance(caught.value, TelegramTransientError)
+    assert "may have delivered" in caught.value.description
+    assert len(adapter.requests) == 1
+
+
+@pytest.mark.parametrize(
+    "error", [requests.ReadTimeout("read timed out"), connection_lost()], ids=["read-timeout", "reset"]
+)
+def test_a_lost_answer_to_a_call_that_may_be_repeated_is_plainly_transient(error: Exception) -> None:
+    # Given calls that change nothing when repeated (chat action, edit, callback answer) lose their answer
+    for call in (
+        lambda client: client.send_chat_action(1),
+        lambda client: client.edit_message_text(1, 2, "x"),
+        lambda client: client.answer_callback_query("q", "ok"),
+    ):
+        client, _, _ = make_client([error])
+        # When / Then they are transient, not uncertain
+        with pytest.raises(TelegramTransientError) as caught:
+            call(client)
+        assert type(caught.value) is TelegramTransientError
+
+
+def test_send_message_waits_longer_for_its_answer_than_other_calls() -> None:
+    # Given separate connect, read and send timeouts
+    client, adapter, _ = make_client(
+        [ok({"message_id": 1}), ok(True), ok(True)],
+        connect_timeout_seconds=2,
+        timeout_seconds=7,
+        send_timeout_seconds=40,
+    )
+    # When a message, a chat action and a callback answer are sent
+    client.send_message(1, "x")
+    client.send_chat_action(1)
+    client.answer_callback_query("q")
+    # Then each used (connect, read) timeouts, with the generous read timeout for sendMessage only
+    assert adapter.timeouts == [(2, 40), (2, 7), (2, 7)]
+
+
+def test_only_calls_that_post_something_new_are_not_idempotent() -> None:
+    assert not any(map(is_idempotent, ["sendMessage", "sendPhoto", "copyMessage", "forwardMessage"]))
+    assert all(
+        map(is_idempotent, ["sendChatAction", "sendMessageDraft", "editMessageText", "answerCallbackQuery"])
+    )
 
 
 def test_bad_request_and_forbidden_are_classified() -> None:

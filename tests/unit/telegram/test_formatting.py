@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from stepwise.telegram import MAX_MESSAGE_LENGTH, OutgoingChunk, escape_html, render_reply
+from stepwise.telegram.formatting import MAX_MESSAGE_LENGTH, OutgoingChunk, escape_html, render_reply
 from stepwise_local.telegram_server import parse_telegram_html
 
 

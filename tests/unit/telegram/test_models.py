@@ -7,13 +7,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from stepwise.telegram import (
-    CallbackQuery,
-    InlineKeyboardButton,
-    InlineKeyboardMarkup,
-    Update,
-    User,
-)
+from stepwise.telegram.models import CallbackQuery, InlineKeyboardButton, InlineKeyboardMarkup, Update, User
 
 REAL_MESSAGE_UPDATE: dict[str, Any] = {
     "update_id": 815923456,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 ApprovalStatus = Literal["pending", "approved", "denied", "expired"]
 
@@ -12,12 +12,16 @@ ApprovalStatus = Literal["pending", "approved", "denied", "expired"]
 class ApprovalCall(BaseModel):
     """One tool call awaiting approval, described for the user."""
 
+    model_config = ConfigDict(defer_build=True)
+
     tool_use_id: str
     description: str
 
 
 class ApprovalRequest(BaseModel):
     """Kept server-side; the Telegram button carries only `approval_id`."""
+
+    model_config = ConfigDict(defer_build=True)
 
     approval_id: str
     turn_id: str

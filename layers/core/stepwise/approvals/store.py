@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from stepwise.approvals.models import ApprovalRequest, ApprovalStatus
+if TYPE_CHECKING:
+    from stepwise.approvals.models import ApprovalRequest, ApprovalStatus
 
 
 class ApprovalStore(Protocol):

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
-from stepwise.turns.models import TurnMeta
+if TYPE_CHECKING:
+    from stepwise.turn_records.models import TurnMeta
 
 Outcome = Literal["ok", "error", "denied", "unknown_tool", "invalid_arguments", "not_run"]
 Approval = Literal["not_needed", "approved", "denied", "expired", "unavailable"]
@@ -14,6 +15,8 @@ Approval = Literal["not_needed", "approved", "denied", "expired", "unavailable"]
 
 class AuditEntry(BaseModel):
     """One tool call: tool, user, arguments, outcome, approval decision, time."""
+
+    model_config = ConfigDict(defer_build=True)
 
     user_id: int
     chat_id: int
@@ -30,7 +33,8 @@ class AuditEntry(BaseModel):
 def call_entry(
     meta: TurnMeta, call: dict[str, Any], outcome: Outcome, result: str, approval: Approval, now: str
 ) -> AuditEntry:
-    """The audit entry of one tool_use block of a turn."""
+    """The audit entry of one tool_use block of a turn. `now` should be the model step's time, so that a
+    retried state records the same entry again instead of a second one."""
     return AuditEntry(
         user_id=meta.user_id,
         chat_id=meta.chat_id,
@@ -49,7 +53,7 @@ class AuditLog(Protocol):
     """Where audit entries go. Implementations: DynamoDB, and in memory for tests."""
 
     def record(self, entry: AuditEntry) -> None:
-        """Append an entry."""
+        """Write an entry; the same call (created_at and tool_use_id) recorded again replaces it."""
         ...
 
     def entries(self, user_id: int) -> list[AuditEntry]:

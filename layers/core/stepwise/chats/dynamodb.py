@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
 from stepwise.chats.store import ChatRecord
+from stepwise.dynamodb_pages import all_items
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 DUE_INDEX = "SummaryDue"
 DUE = "due"
@@ -40,6 +43,13 @@ class DynamoChatStore:
         item = self._table.get_item(Key={"chat_id": chat_id}, ConsistentRead=True).get("Item")
         return _from_item(item) if item else None
 
+    def set_window(self, chat_id: int, window_key: str) -> None:
+        self._table.update_item(
+            Key={"chat_id": chat_id},
+            UpdateExpression="SET window_key = :k",
+            ExpressionAttributeValues={":k": window_key},
+        )
+
     def due_chats(self) -> Iterator[int]:
         kwargs: dict[str, Any] = {
             "IndexName": DUE_INDEX,
@@ -52,13 +62,8 @@ class DynamoChatStore:
         yield from self._paginate("scan", {"ProjectionExpression": "chat_id"})
 
     def _paginate(self, operation: str, kwargs: dict[str, Any]) -> Iterator[int]:
-        while True:
-            response = getattr(self._table, operation)(**kwargs)
-            for item in response.get("Items", []):
-                yield int(item["chat_id"])
-            if "LastEvaluatedKey" not in response:
-                return
-            kwargs["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+        for item in all_items(getattr(self._table, operation), **kwargs):
+            yield int(item["chat_id"])
 
     def advance(
         self,
@@ -107,4 +112,5 @@ def _from_item(item: dict[str, Any]) -> ChatRecord:
         summary=item.get("summary", ""),
         summary_updated_at=item.get("summary_updated_at"),
         due="summary_due" in item,
+        window_key=item.get("window_key", ""),
     )

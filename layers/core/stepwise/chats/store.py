@@ -7,14 +7,18 @@ lists: the summarizer visits exactly those, without scanning the table.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 
 class ChatRecord(BaseModel):
     """What the summarizer knows about a chat."""
+
+    model_config = ConfigDict(defer_build=True)
 
     chat_id: int
     user_id: int
@@ -24,6 +28,7 @@ class ChatRecord(BaseModel):
     summary: str = ""  # the rolling summary of everything up to summarized_key
     summary_updated_at: str | None = None
     due: bool = False
+    window_key: str = ""  # sort key where the model's history window starts ("" for the chat's beginning)
 
     @property
     def unsummarized(self) -> int:
@@ -39,6 +44,10 @@ class ChatStore(Protocol):
 
     def get(self, chat_id: int) -> ChatRecord | None:
         """A chat's record, or None before its first message was counted."""
+        ...
+
+    def set_window(self, chat_id: int, window_key: str) -> None:
+        """Remember where the chat's history window starts (it moves in blocks, see LoadContext)."""
         ...
 
     def due_chats(self) -> Iterator[int]:

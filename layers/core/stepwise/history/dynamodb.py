@@ -7,6 +7,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from stepwise.dynamodb_pages import all_items
 from stepwise.history.models import StoredMessage
 
 
@@ -69,13 +70,7 @@ class DynamoMessageRepository:
         )
 
     def _query(self, kwargs: dict[str, Any]) -> list[StoredMessage]:
-        items: list[dict[str, Any]] = []
-        while True:
-            response = self._table.query(**kwargs)
-            items.extend(response.get("Items", []))
-            if "LastEvaluatedKey" not in response:
-                return [_from_item(item) for item in items]
-            kwargs["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+        return [_from_item(item) for item in all_items(self._table.query, **kwargs)]
 
 
 def _from_item(item: dict[str, Any]) -> StoredMessage:

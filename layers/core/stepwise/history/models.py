@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 Role = Literal["user", "assistant"]
 
 
 class StoredMessage(BaseModel):
     """One message of a chat, as kept in the messages table."""
+
+    model_config = ConfigDict(defer_build=True)
 
     id: str
     chat_id: int

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from stepwise.history.models import StoredMessage
+if TYPE_CHECKING:
+    from stepwise.history.models import StoredMessage
 
 
 class MessageRepository(Protocol):

@@ -2,13 +2,25 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import base64
+import hashlib
+from typing import TYPE_CHECKING
 
 from stepwise.ids import new_id
-from stepwise.memory.embedder import Embedder
 from stepwise.memory.vector_index import MetadataValue, VectorIndex, VectorMatch, VectorRecord
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from stepwise.memory.embedder import Embedder
+
 MAX_MEMORY_CHARS = 2000
+
+
+def fact_key(call_id: str) -> str:
+    """The memory id of the fact a tool call remembers: derived from the call, so a retry replaces it."""
+    digest = base64.urlsafe_b64encode(hashlib.sha256(call_id.encode()).digest()).decode()
+    return f"fact-{digest[:12]}"
 
 
 def summary_key(chat_id: int) -> str:
@@ -24,9 +36,10 @@ class MemoryService:
         self._index = index
         self._new_key = new_key
 
-    def remember(self, user_id: int, chat_id: int, fact: str, now: str) -> str:
-        """Store a fact right away; returns its memory id."""
-        return self._store(f"fact-{self._new_key()[:12]}", "fact", user_id, chat_id, fact, now)
+    def remember(self, user_id: int, chat_id: int, fact: str, now: str, call_id: str | None = None) -> str:
+        """Store a fact right away; returns its memory id (`fact_key(call_id)` for a tool call)."""
+        key = fact_key(call_id) if call_id is not None else f"fact-{self._new_key()[:12]}"
+        return self._store(key, "fact", user_id, chat_id, fact, now)
 
     def save_summary(self, user_id: int, chat_id: int, summary: str, now: str) -> str:
         """Store (or replace) the chat's rolling summary; returns its memory id."""

@@ -7,20 +7,23 @@ and the next run does the same batch again. History itself is never deleted.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from aws_lambda_powertools import Logger
 from pydantic import BaseModel, ConfigDict, Field
 
-from stepwise.chats.store import ChatRecord, ChatStore
-from stepwise.history.models import StoredMessage
-from stepwise.history.repository import MessageRepository
 from stepwise.ids import iso_utc, utc_now
-from stepwise.memory.service import MemoryService
 from stepwise.model.types import ChatModel, ModelRequest
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from datetime import datetime
+
+    from stepwise.chats.store import ChatRecord, ChatStore
+    from stepwise.history.models import StoredMessage
+    from stepwise.history.repository import MessageRepository
+    from stepwise.memory.service import MemoryService
 
 logger = Logger(child=True)
 
@@ -79,13 +82,15 @@ class SummarizeInput(BaseModel):
     """The scheduled event or a manual run. `force` visits every chat and folds every unsummarized message
     in, ignoring the threshold and the recent window (to try memory out locally)."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(defer_build=True, extra="ignore")
 
     force: bool = False
 
 
 class SummarizeOutput(BaseModel):
     """What one run did."""
+
+    model_config = ConfigDict(defer_build=True)
 
     visited: int = 0
     summarized: int = 0

@@ -1,11 +1,9 @@
-"""A vector index behind one small port: Amazon S3 Vectors, and an in-memory index for emulation and tests."""
+"""A vector index behind one small port: Amazon S3 Vectors (the local emulation supplies an in-memory index,
+`stepwise_local.in_memory.vector_index`)."""
 
 from __future__ import annotations
 
-import math
-import threading
-from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 from botocore.exceptions import (
     BotoCoreError,
@@ -15,6 +13,9 @@ from botocore.exceptions import (
 )
 from botocore.exceptions import ConnectionError as BotoConnectionError
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Mapping, Sequence
 
 MetadataValue = str | int | float | bool
 
@@ -39,7 +40,7 @@ _TRANSIENT_BOTOCORE = (BotoConnectionError, ReadTimeoutError, ConnectionClosedEr
 class VectorRecord(BaseModel):
     """A vector to store: filterable `metadata`, and `text` kept as non-filterable metadata."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(defer_build=True, frozen=True)
 
     key: str = Field(min_length=1, max_length=1024)
     vector: list[float] = Field(min_length=1)
@@ -57,7 +58,7 @@ class VectorRecord(BaseModel):
 class VectorMatch(BaseModel):
     """A stored vector found by a query or a get; `distance` is the cosine distance (0 = identical)."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(defer_build=True, frozen=True)
 
     key: str
     text: str
@@ -100,7 +101,8 @@ class VectorIndexTransientError(VectorIndexError):
     """Worth retrying: throttling, server errors, timeouts, connection failures."""
 
 
-def _check_query(top_k: int, equals: Mapping[str, MetadataValue]) -> int:
+def check_query(top_k: int, equals: Mapping[str, MetadataValue]) -> int:
+    """The top_k S3 Vectors will use; ValueError for what it rejects (top_k < 1, a filter on the text)."""
     if top_k < 1:
         raise ValueError("top_k must be at least 1")
     if TEXT_KEY in equals:
@@ -149,7 +151,7 @@ class S3VectorsIndex:
         self, vector: Sequence[float], top_k: int, equals: Mapping[str, MetadataValue]
     ) -> list[VectorMatch]:
         kwargs: dict[str, Any] = {
-            "topK": _check_query(top_k, equals),
+            "topK": check_query(top_k, equals),
             "queryVector": {"float32": [float(value) for value in vector]},
             "returnMetadata": True,
             "returnDistance": True,
@@ -195,93 +197,3 @@ def _match(item: Mapping[str, Any], distance: float) -> VectorMatch:
     text = metadata.pop(TEXT_KEY, "")
     scalars = {key: value for key, value in metadata.items() if isinstance(value, str | int | float | bool)}
     return VectorMatch(key=item["key"], text=str(text), metadata=scalars, distance=distance)
-
-
-def _same(stored: MetadataValue | None, wanted: MetadataValue) -> bool:
-    """Equality as S3 Vectors filters it: numbers compare as numbers, but a bool is never a number."""
-    if isinstance(stored, bool) or isinstance(wanted, bool):
-        return type(stored) is type(wanted) and stored == wanted
-    return stored == wanted
-
-
-def _norm(vector: Sequence[float]) -> float:
-    return math.sqrt(sum(value * value for value in vector))
-
-
-def _cosine_distance(a: Sequence[float], b: Sequence[float]) -> float:
-    if len(a) != len(b):
-        raise VectorIndexError(
-            f"ValidationException: query has {len(a)} dimensions, a stored vector {len(b)}",
-            "ValidationException",
-        )
-    return 1.0 - sum(x * y for x, y in zip(a, b, strict=True)) / (_norm(a) * _norm(b))
-
-
-class InMemoryVectorIndex:
-    """VectorIndex in a dict, with cosine distance and an equality filter; thread-safe.
-
-    It rejects what S3 Vectors would reject for a cosine index: zero vectors and, when `dimensions` is
-    given, vectors of another length.
-    """
-
-    def __init__(self, dimensions: int | None = None) -> None:
-        self._dimensions = dimensions
-        self._records: dict[str, VectorRecord] = {}
-        self._lock = threading.Lock()
-
-    @property
-    def records(self) -> dict[str, VectorRecord]:
-        """A snapshot of the stored records by key."""
-        with self._lock:
-            return dict(self._records)
-
-    def put(self, records: Sequence[VectorRecord]) -> None:
-        for record in records:
-            self._check_vector(record.vector)
-        with self._lock:
-            for record in records:
-                self._records[record.key] = record
-
-    def query(
-        self, vector: Sequence[float], top_k: int, equals: Mapping[str, MetadataValue]
-    ) -> list[VectorMatch]:
-        limit = _check_query(top_k, equals)
-        self._check_vector(vector)
-        with self._lock:
-            candidates = [
-                record
-                for record in self._records.values()
-                if all(_same(record.metadata.get(key), value) for key, value in equals.items())
-            ]
-        scored = sorted(
-            ((_cosine_distance(vector, record.vector), record) for record in candidates),
-            key=lambda pair: pair[0],
-        )
-        return [
-            VectorMatch(key=record.key, text=record.text, metadata=dict(record.metadata), distance=distance)
-            for distance, record in scored[:limit]
-        ]
-
-    def delete(self, keys: Sequence[str]) -> None:
-        with self._lock:
-            for key in keys:
-                self._records.pop(key, None)
-
-    def get(self, keys: Sequence[str]) -> list[VectorMatch]:
-        with self._lock:
-            found = [self._records[key] for key in dict.fromkeys(keys) if key in self._records]
-        return [
-            VectorMatch(key=record.key, text=record.text, metadata=dict(record.metadata), distance=0.0)
-            for record in found
-        ]
-
-    def _check_vector(self, vector: Sequence[float]) -> None:
-        if self._dimensions is not None and len(vector) != self._dimensions:
-            raise VectorIndexError(
-                f"ValidationException: vector has {len(vector)} dimensions, the index {self._dimensions}",
-                "ValidationException",
-            )
-        if not all(math.isfinite(value) for value in vector) or _norm(vector) == 0.0:
-            raise VectorIndexError(
-                "ValidationException: cosine vectors must be finite and non-zero", "ValidationException"
-            )

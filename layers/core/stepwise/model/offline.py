@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Callable
-from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from stepwise.ids import utc_now
 from stepwise.model.rules import parse_intent, summarize_results
 from stepwise.model.types import ModelRequest, ModelResponse
+from stepwise.prompt.system import is_turn_context
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from datetime import datetime
 
 OFFLINE_MODEL_NAME = "stepwise-offline"
 
@@ -58,7 +61,7 @@ class OfflineModel:
                 for name, args in calls
             ]
             return ModelResponse(content=content, stop_reason="tool_use", model=OFFLINE_MODEL_NAME)
-        remembered = memory_lines(request.system)
+        remembered = memory_lines(request)
         answer = self.answer(text)
         if remembered and answer.startswith(NOT_UNDERSTOOD):
             answer = (
@@ -92,10 +95,14 @@ class OfflineModel:
         )
 
 
-def memory_lines(system: list[dict[str, Any]]) -> list[str]:
-    """The lines of the system prompt's memory sections (rolling summary and recalled memories)."""
+def memory_lines(request: ModelRequest) -> list[str]:
+    """The lines of the prompt's memory sections (rolling summary and recalled memories), which the per-turn
+    context block of the newest user message carries."""
+    blocks = list(request.system)
+    if request.messages and isinstance(request.messages[-1].get("content"), list):
+        blocks += [block for block in request.messages[-1]["content"] if is_turn_context(block)]
     lines: list[str] = []
-    for block in system:
+    for block in blocks:
         for section in str(block.get("text", "")).split("\n\n"):
             if section.startswith(MEMORY_SECTIONS):
                 lines.extend(line for line in section.splitlines()[1:] if line.strip())
@@ -111,14 +118,18 @@ def last_tool_results(messages: list[dict[str, Any]]) -> list[dict[str, Any]] | 
 
 
 def last_user_text(messages: list[dict[str, Any]]) -> str:
-    """The text of the newest user message (its last text block)."""
+    """The text of the newest user message (its last text block that is not Stepwise's turn context)."""
     for message in reversed(messages):
         if message.get("role") != "user":
             continue
         content = message.get("content")
         if isinstance(content, str):
             return content
-        texts = [block.get("text", "") for block in content or [] if block.get("type") == "text"]
+        texts = [
+            block.get("text", "")
+            for block in content or []
+            if block.get("type") == "text" and not is_turn_context(block)
+        ]
         if texts:
             return str(texts[-1])
     return ""

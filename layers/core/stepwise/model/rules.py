@@ -6,12 +6,20 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 ToolCall = tuple[str, dict[str, Any]]
 
-_IDS = r"#?(\d+(?:\s*(?:,|and|&)\s*#?\d+)*)"
+# A task number: longer digit runs are no task command at all (Python refuses to turn more than 4300 digits
+# into an int, and no list has such a task); shorter out-of-range ones reach the tools, which say so.
+_NUMBER = r"\d{1,100}"
+# At most MAX_IDS numbers per command: a message of thousands ("done 1,1,1,…") would make a tool round
+# too large to store, and the real model does not ask for more calls than that in one response either.
+MAX_IDS = 20
+_IDS = rf"#?({_NUMBER}(?:\s*(?:,|and|&)\s*#?{_NUMBER}){{0,{MAX_IDS - 1}}})"
 _STATUS_WORDS = {
     "pending": "pending",
     "open": "pending",
@@ -72,7 +80,7 @@ def _forget(match: re.Match[str]) -> list[ToolCall]:
 RULES: list[tuple[re.Pattern[str], Callable[[re.Match[str]], list[ToolCall]]]] = [
     (re.compile(r"^(?:please\s+)?(?:add|new task|todo|to-do)\s*:?\s+(?P<title>.+)$", re.I), _add),
     (re.compile(r"^(?:please\s+)?remind me to\s+(?P<title>.+)$", re.I), _add),
-    (re.compile(r"^rename\s+(?:task\s+)?#?(?P<id>\d+)\s+(?:to|as)\s+(?P<title>.+)$", re.I), _rename),
+    (re.compile(rf"^rename\s+(?:task\s+)?#?(?P<id>{_NUMBER})\s+(?:to|as)\s+(?P<title>.+)$", re.I), _rename),
     (
         re.compile(
             rf"^(?:done|complete|completed|finish|finished|check|tick)\s+(?:task\s+)?(?P<ids>{_IDS})$", re.I
@@ -81,8 +89,13 @@ RULES: list[tuple[re.Pattern[str], Callable[[re.Match[str]], list[ToolCall]]]] =
     ),
     (re.compile(rf"^(?:task\s+)?(?P<ids>{_IDS})\s+(?:is\s+)?(?:done|completed|finished)$", re.I), _complete),
     (re.compile(rf"^(?:delete|remove|drop)\s+(?:task\s+)?(?P<ids>{_IDS})$", re.I), _delete),
-    (re.compile(r"^(?:show|get|view|open|details of|what'?s|what is)\s+task\s+#?(?P<id>\d+)$", re.I), _get),
-    (re.compile(r"^task\s+#?(?P<id>\d+)$", re.I), _get),
+    (
+        re.compile(
+            rf"^(?:show|get|view|open|details of|what'?s|what is)\s+task\s+#?(?P<id>{_NUMBER})$", re.I
+        ),
+        _get,
+    ),
+    (re.compile(rf"^task\s+#?(?P<id>{_NUMBER})$", re.I), _get),
     (
         re.compile(
             r"^(?:list|tasks|todos|my tasks|my list|show (?:me )?(?:my )?(?:tasks|list|todos))"

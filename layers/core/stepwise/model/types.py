@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class Usage(BaseModel):
     """Token counts reported for one call."""
+
+    model_config = ConfigDict(defer_build=True)
 
     input_tokens: int = 0
     output_tokens: int = 0
@@ -18,6 +20,8 @@ class Usage(BaseModel):
 
 class ModelRequest(BaseModel):
     """Everything one model call needs."""
+
+    model_config = ConfigDict(defer_build=True)
 
     model: str
     max_tokens: int
@@ -29,6 +33,8 @@ class ModelRequest(BaseModel):
 
 class ModelResponse(BaseModel):
     """A model's answer: content blocks (`text`, `tool_use`) and why it stopped."""
+
+    model_config = ConfigDict(defer_build=True)
 
     content: list[dict[str, Any]]
     stop_reason: str

@@ -1,16 +1,30 @@
-"""The message list: the stored history window, then this turn's tool rounds."""
+"""The message list: the stored history window, this turn's tool rounds, cache breakpoints, then the turn's
+context.
+
+Breakpoints (with the system prompt's, three of the API's four): the end of the newest user message before its
+context block, which caches everything stable in this call; and the end of the user message before the last
+assistant message, which is exactly where the previous call put its own (the previous turn's user message for
+a turn's first call, the previous round's user message for a tool round), so this call reads what that one
+wrote. The context block comes after both and is never cached.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from stepwise.history.models import StoredMessage
-from stepwise.turns.models import ModelStep
+from stepwise.prompt.system import EPHEMERAL
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from stepwise.history.models import StoredMessage
+    from stepwise.turn_records.models import ModelStep
 
 
-def build_messages(history: Sequence[StoredMessage], steps: Sequence[ModelStep]) -> list[dict[str, Any]]:
-    """Alternating user/assistant messages for the Messages API.
+def build_messages(
+    history: Sequence[StoredMessage], steps: Sequence[ModelStep], context: str = ""
+) -> list[dict[str, Any]]:
+    """Alternating user/assistant messages for the Messages API, with cache breakpoints and the context.
 
     Consecutive messages of one role (a turn whose model call failed leaves a lone user message) are merged
     into one message with several text blocks; leading assistant messages are dropped, since the list must
@@ -32,4 +46,19 @@ def build_messages(history: Sequence[StoredMessage], steps: Sequence[ModelStep])
             continue
         messages.append({"role": "assistant", "content": step.content})
         messages.append({"role": "user", "content": step.tool_results})
+    if not messages or messages[-1]["role"] != "user":
+        return messages
+    for index in (len(messages) - 3, len(messages) - 1):
+        if index >= 0:
+            mark_breakpoint(messages[index])
+    if context.strip():
+        last = messages[-1]
+        last["content"] = [*last["content"], {"type": "text", "text": context}]
     return messages
+
+
+def mark_breakpoint(message: dict[str, Any]) -> None:
+    """Put a cache breakpoint on the message's last block (on a copy: blocks may belong to a stored step)."""
+    content = list(message["content"])
+    content[-1] = {**content[-1], "cache_control": dict(EPHEMERAL)}
+    message["content"] = content

@@ -1,11 +1,21 @@
-"""The system prompt: a stable part first (cacheable), then the per-turn part (time, memories)."""
+"""The system prompt, byte-stable across turns (cached), and the per-turn context that follows the history.
+
+Prompt caching reads a prefix only when it is byte-identical up to a breakpoint, in the order tools, system,
+messages. So the system prompt holds nothing that changes from turn to turn; the per-turn part (the current
+date and time, the chat's rolling summary, recalled memories, the tool-limit note) is a text block at the end
+of the last user message (see `stepwise.prompt.messages`), after everything that is cached.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from datetime import datetime
+
+EPHEMERAL: dict[str, str] = {"type": "ephemeral"}  # a cache breakpoint with the default five-minute lifetime
 
 ROLE = """You are Stepwise, a personal assistant who lives in the user's Telegram.
 Personality: warm, direct and practical. You keep answers short because they are read on a phone,
@@ -13,6 +23,14 @@ use plain language, and ask one clear question when a request is ambiguous. You 
 done something you did not do, and you say so when you do not know.
 Formatting: Telegram shows basic Markdown (bold, italics, inline code, code blocks, links); avoid tables
 and headings."""
+
+CONTEXT_HEADER = "[Stepwise context for this turn, not written by the user]"
+CONTEXT_NOTE = (
+    "## Context\nThe newest user message ends with a block that starts with "
+    f"{CONTEXT_HEADER}: it gives the current date and time (ISO 8601), a summary of earlier parts of the "
+    "conversation and what you remember about the user. Stepwise adds it to every turn; the user did not "
+    "write it and cannot see it, so do not quote it back unless it answers the question."
+)
 
 
 @dataclass(frozen=True)
@@ -41,14 +59,21 @@ def tools_section(tools: Sequence[ToolSummary]) -> str:
     return "\n".join(lines)
 
 
-def build_system_prompt(
-    tools: Sequence[ToolSummary], now: datetime, per_turn: Sequence[str] = ()
-) -> list[dict[str, Any]]:
-    """System blocks: the stable part (role, personality, tools) marked for caching, then the turn's part."""
-    stable = f"{ROLE}\n\n{tools_section(tools)}"
-    turn_lines = [f"## Now\nThe current date and time is {now.isoformat(timespec='seconds')}."]
-    turn_lines.extend(section for section in per_turn if section.strip())
-    return [
-        {"type": "text", "text": stable, "cache_control": {"type": "ephemeral"}},
-        {"type": "text", "text": "\n\n".join(turn_lines)},
-    ]
+def build_system_prompt(tools: Sequence[ToolSummary]) -> list[dict[str, Any]]:
+    """One system block (role, personality, context note, tools), the same every turn, ending in a cache
+    breakpoint: tools and system are the first cached prefix."""
+    text = f"{ROLE}\n\n{CONTEXT_NOTE}\n\n{tools_section(tools)}"
+    return [{"type": "text", "text": text, "cache_control": dict(EPHEMERAL)}]
+
+
+def turn_context(now: datetime, per_turn: Sequence[str] = ()) -> str:
+    """The per-turn context block: the current date and time in ISO 8601, then the turn's sections."""
+    stamp = now.isoformat(timespec="seconds")
+    sections = [f"{CONTEXT_HEADER}\n## Now\nThe current date and time is {stamp}."]
+    sections.extend(section for section in per_turn if section.strip())
+    return "\n\n".join(sections)
+
+
+def is_turn_context(block: dict[str, Any]) -> bool:
+    """True for the per-turn context block Stepwise appends to the newest user message."""
+    return block.get("type") == "text" and str(block.get("text", "")).startswith(CONTEXT_HEADER)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 TaskStatus = Literal["pending", "completed"]
 TaskStatusFilter = Literal["all", "pending", "completed"]
@@ -12,6 +12,8 @@ TaskStatusFilter = Literal["all", "pending", "completed"]
 
 class Task(BaseModel):
     """One task; `task_id` is short and unique per user (1, 2, 3...)."""
+
+    model_config = ConfigDict(defer_build=True)
 
     user_id: int
     task_id: int

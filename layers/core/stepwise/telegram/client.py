@@ -1,28 +1,48 @@
-"""The Telegram port (``TelegramClient``) and its Bot API adapter over ``requests``."""
+"""The Telegram port (``TelegramClient``) and its Bot API adapter over ``requests``.
+
+Network failures are told apart by whether the request can have reached Telegram: a connection that was
+never made (refused, unresolvable, connect timeout) is ``TelegramTransientError`` and always safe to repeat;
+a request that went out without an answer coming back is ``TelegramDeliveryUncertainError`` when repeating
+it would show the user something twice (``sendMessage``), and ``TelegramTransientError`` otherwise.
+"""
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Mapping
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import quote
 
 import requests
+from urllib3.exceptions import ConnectTimeoutError, NewConnectionError
 
 from stepwise.telegram.errors import (
     TelegramBadRequest,
+    TelegramDeliveryUncertainError,
     TelegramError,
     TelegramForbidden,
     TelegramTransientError,
 )
-from stepwise.telegram.models import InlineKeyboardMarkup
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+
+    from stepwise.telegram.models import InlineKeyboardMarkup
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_BASE_URL = "https://api.telegram.org"
 _REDACTED = "<redacted>"
 _NOT_MODIFIED = "message is not modified"
+# Calls that post something new (send*, copy*, forward*) show it twice when repeated, so a lost answer leaves
+# their delivery uncertain; these two only show a state, and repeating them changes nothing.
+_IDEMPOTENT_SENDS = frozenset({"sendChatAction", "sendMessageDraft"})
+_NOT_IDEMPOTENT_PREFIXES = ("send", "copy", "forward")
+
+
+def is_idempotent(method: str) -> bool:
+    """False for methods that post something new into the chat each time they run (sendMessage...)."""
+    return method in _IDEMPOTENT_SENDS or not method.startswith(_NOT_IDEMPOTENT_PREFIXES)
 
 
 class TelegramClient(Protocol):
@@ -65,7 +85,12 @@ class TelegramClient(Protocol):
 
 
 class BotApiClient:
-    """``TelegramClient`` over HTTPS: ``POST {base_url}/bot{token}/{method}`` with a JSON body."""
+    """``TelegramClient`` over HTTPS: ``POST {base_url}/bot{token}/{method}`` with a JSON body.
+
+    ``connect_timeout_seconds`` bounds connecting; ``timeout_seconds`` bounds waiting for an answer, and
+    ``send_timeout_seconds`` does so for calls that cannot be safely repeated (sendMessage): a slow answer
+    is better awaited than abandoned and sent again.
+    """
 
     def __init__(
         self,
@@ -74,6 +99,8 @@ class BotApiClient:
         *,
         session: requests.Session | None = None,
         timeout_seconds: float = 10.0,
+        connect_timeout_seconds: float = 5.0,
+        send_timeout_seconds: float = 20.0,
         max_retry_after_seconds: float = 30.0,
         max_rate_limit_waits: int = 3,
         sleep: Callable[[float], None] = time.sleep,
@@ -83,7 +110,9 @@ class BotApiClient:
         self._token = token
         self._base_url = base_url.rstrip("/")
         self._session = session if session is not None else requests.Session()
-        self._timeout = timeout_seconds
+        self._connect_timeout = connect_timeout_seconds
+        self._read_timeout = timeout_seconds
+        self._send_timeout = send_timeout_seconds
         self._max_retry_after = max_retry_after_seconds
         self._max_waits = max_rate_limit_waits
         self._sleep = sleep
@@ -173,15 +202,28 @@ class BotApiClient:
             raise _classify(method, status, description)
 
     def _post(self, method: str, url: str, body: dict[str, Any]) -> requests.Response:
+        read_timeout = self._read_timeout if is_idempotent(method) else self._send_timeout
         try:
-            return self._session.post(url, json=body, timeout=self._timeout)
-        except requests.Timeout:
-            error = TelegramTransientError(method, None, "request timed out")
+            return self._session.post(url, json=body, timeout=(self._connect_timeout, read_timeout))
         except requests.RequestException as exc:
-            error = TelegramTransientError(method, None, f"network error: {self._redact(_describe(exc))}")
+            error = self._network_error(method, exc)
         # Raised outside the except block so the original exception (its text holds the URL
         # and so the token) is not chained into tracebacks.
         raise error
+
+    def _network_error(self, method: str, exc: requests.RequestException) -> TelegramTransientError:
+        """Transient when the request cannot have reached Telegram or may be repeated; else uncertain."""
+        detail = self._redact(_describe(exc))
+        if _never_sent(exc):
+            return TelegramTransientError(method, None, f"could not connect, nothing was sent: {detail}")
+        timed_out = isinstance(exc, requests.Timeout)
+        if not is_idempotent(method):
+            what = "no answer in time" if timed_out else f"connection lost before the answer ({detail})"
+            logger.warning("Telegram %s: %s; it may have been delivered", method, what)
+            return TelegramDeliveryUncertainError(method, None, f"{what}; Telegram may have delivered it")
+        if timed_out:
+            return TelegramTransientError(method, None, "request timed out")
+        return TelegramTransientError(method, None, f"network error: {detail}")
 
     def _decode(self, method: str, response: requests.Response) -> tuple[int, dict[str, Any]]:
         status = response.status_code
@@ -207,6 +249,24 @@ class BotApiClient:
 
 def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
+
+
+def _never_sent(exc: BaseException) -> bool:
+    """True when the failure happened while connecting (refused, unresolvable, connect timeout)."""
+    if isinstance(exc, requests.ConnectTimeout):
+        return True
+    pending: list[object] = [exc]
+    seen: set[int] = set()
+    while pending:
+        current = pending.pop()
+        if not isinstance(current, BaseException) or id(current) in seen:
+            continue
+        seen.add(id(current))
+        if isinstance(current, (NewConnectionError, ConnectTimeoutError)):
+            return True
+        # requests wraps urllib3's MaxRetryError (its cause in .reason) in the exception's first argument.
+        pending += [*current.args, getattr(current, "reason", None), current.__cause__, current.__context__]
+    return False
 
 
 def _retry_after(payload: Mapping[str, Any]) -> float:

@@ -10,12 +10,13 @@ Lengths are counted in UTF-16 code units, as Telegram counts them (never less th
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from html.parser import HTMLParser
+from typing import TYPE_CHECKING
 
-from chatgpt_md_converter import telegram_format
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 MAX_MESSAGE_LENGTH = 4096
 EMPTY_REPLY_PLACEHOLDER = "(empty reply)"
@@ -271,6 +272,8 @@ def _render_units(units: Sequence[_Unit]) -> tuple[str, str]:
 @lru_cache(maxsize=1024)
 def _render_markdown(markdown: str) -> tuple[str, str]:
     try:
+        from chatgpt_md_converter import telegram_format  # imported by the states that render replies
+
         html = telegram_format(markdown).strip()
     except Exception:  # any converter failure falls back to escaped text
         html = None

@@ -1,22 +1,51 @@
-"""Pydantic models for the parts of Telegram Bot API objects that Stepwise uses."""
+"""Pydantic models for the parts of Telegram Bot API objects that Stepwise uses.
+
+Incoming values are checked against Telegram's documented ranges, strictly (no string or bool passes as a
+number), so that nothing out of range reaches DynamoDB (38 significant digits) or an execution name.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+MAX_UPDATE_ID = 2**53 - 1  # Telegram: a signed 32-bit int; lenient up to the largest exact double
+MAX_CHAT_ID = 2**53 - 1  # Telegram: user and chat ids have at most 52 significant bits
+MAX_MESSAGE_ID = 2**31 - 1
+MAX_INCOMING_TEXT = 8192  # Telegram's texts are at most 4096 characters; twice that is surely forged
+MAX_CALLBACK_DATA_BYTES = 64
+
+
+def _utf8_bytes_at_most(limit: int) -> AfterValidator:
+    def check(value: str) -> str:
+        if len(value.encode("utf-8", "surrogatepass")) > limit:
+            raise ValueError(f"at most {limit} bytes in UTF-8")
+        return value
+
+    return AfterValidator(check)
+
+
+UpdateId = Annotated[int, Field(ge=0, le=MAX_UPDATE_ID)]
+TelegramId = Annotated[int, Field(ge=-MAX_CHAT_ID, le=MAX_CHAT_ID)]
+MessageId = Annotated[int, Field(ge=1, le=MAX_MESSAGE_ID)]
+UnixTime = Annotated[int, Field(ge=0, le=MAX_UPDATE_ID)]
+IncomingText = Annotated[str, Field(max_length=MAX_INCOMING_TEXT)]
+CallbackData = Annotated[str, _utf8_bytes_at_most(MAX_CALLBACK_DATA_BYTES)]
 
 
 class _TelegramModel(BaseModel):
-    """Base: ignore unknown fields, accept both field names and Telegram's aliases."""
+    """Base: ignore unknown fields, accept both field names and Telegram's aliases, coerce nothing."""
 
-    model_config = ConfigDict(extra="ignore", populate_by_name=True, frozen=True)
+    model_config = ConfigDict(
+        defer_build=True, extra="ignore", populate_by_name=True, frozen=True, strict=True
+    )
 
 
 class User(_TelegramModel):
     """A Telegram user or bot."""
 
-    id: int
+    id: TelegramId
     is_bot: bool = False
     first_name: str = ""
     last_name: str | None = None
@@ -27,7 +56,7 @@ class User(_TelegramModel):
 class Chat(_TelegramModel):
     """A chat (private, group, supergroup or channel)."""
 
-    id: int
+    id: TelegramId
     type: str
     title: str | None = None
     username: str | None = None
@@ -37,12 +66,12 @@ class Chat(_TelegramModel):
 class Message(_TelegramModel):
     """A message; only the fields the assistant reads."""
 
-    message_id: int
-    date: int
+    message_id: MessageId
+    date: UnixTime
     chat: Chat
     from_user: User | None = Field(default=None, alias="from")
-    text: str | None = None
-    caption: str | None = None
+    text: IncomingText | None = None
+    caption: IncomingText | None = None
 
 
 class CallbackQuery(_TelegramModel):
@@ -51,14 +80,14 @@ class CallbackQuery(_TelegramModel):
     id: str
     from_user: User = Field(alias="from")
     message: Message | None = None
-    data: str | None = None
+    data: CallbackData | None = None
     chat_instance: str | None = None
 
 
 class Update(_TelegramModel):
     """An incoming update as delivered to the webhook."""
 
-    update_id: int
+    update_id: UpdateId
     message: Message | None = None
     edited_message: Message | None = None
     channel_post: Message | None = None

@@ -1,4 +1,10 @@
-"""The memory tools: remember a fact now, recall memories, forget one (with the user's approval)."""
+"""The memory tools: remember a fact now, recall memories, forget one (with the user's approval).
+
+S3 Vectors cannot join a DynamoDB transaction, so remember and forget record their result as the call's
+intent first, then make an idempotent effect (remember's memory id comes from the call id, so writing it again
+replaces it; deleting again deletes nothing): a retried call makes the effect again and returns the recorded
+result.
+"""
 
 from __future__ import annotations
 
@@ -6,14 +12,14 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
-from stepwise.memory.service import MAX_MEMORY_CHARS
+from stepwise.memory.service import MAX_MEMORY_CHARS, fact_key
 from stepwise.tools.registry import Tool, ToolContext, ToolError
 
 RECALL_LIMIT = 5
 
 
 class _Input(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
 
 class RememberInput(_Input):
@@ -35,8 +41,11 @@ class ForgetInput(_Input):
 
 
 def remember(context: ToolContext, args: RememberInput) -> str:
-    key = context.memories().remember(context.user_id, context.chat_id, args.fact, context.now)
-    return f"Remembered ({key}): {args.fact}"
+    memories = context.memories()
+    key = fact_key(context.call_id)
+    result = context.intent(lambda: f"Remembered ({key}): {args.fact}")
+    memories.remember(context.user_id, context.chat_id, args.fact, context.now, call_id=context.call_id)
+    return result
 
 
 def recall(context: ToolContext, args: RecallInput) -> str:
@@ -60,14 +69,20 @@ def describe_forget(context: ToolContext, args: ForgetInput) -> str:
 
 
 def forget(context: ToolContext, args: ForgetInput) -> str:
-    forgotten = context.memories().forget(context.user_id, args.memory_id)
-    if forgotten is None:
-        raise ToolError(f"There is no memory {args.memory_id} for this user.")
-    return f"Forgot {args.memory_id}: {forgotten.text}"
+    memories = context.memories()
+    result = context.intent(lambda: f"Forgot {args.memory_id}: {_owned(context, args.memory_id)}")
+    memories.forget(context.user_id, args.memory_id)  # on a retry the memory may be gone already
+    return result
 
 
 MEMORY_TOOLS: list[Tool[RememberInput] | Tool[RecallInput] | Tool[ForgetInput]] = [
-    Tool("remember", "Store a fact about the user in long-term memory right away.", RememberInput, remember),
+    Tool(
+        "remember",
+        "Store a fact about the user in long-term memory right away.",
+        RememberInput,
+        remember,
+        writes=True,
+    ),
     Tool(
         "recall",
         "Search the user's long-term memories (facts and conversation summaries).",
@@ -81,5 +96,6 @@ MEMORY_TOOLS: list[Tool[RememberInput] | Tool[RecallInput] | Tool[ForgetInput]] 
         forget,
         needs_approval=True,
         describe=describe_forget,
+        writes=True,
     ),
 ]

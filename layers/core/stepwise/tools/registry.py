@@ -1,24 +1,32 @@
 """The tool registry: each tool's name, description, input model, handler and whether it needs approval.
 
-The system prompt's tools section and the API's `tools` parameter both come from here.
+The system prompt's tools section and the API's `tools` parameter both come from here. Tools with a side
+effect (`writes`) run at most once per tool call: the registry looks the call up in the tool-call ledger
+first and returns the recorded result of a call that already made its effect.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from aws_lambda_powertools import Logger
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
-from stepwise.memory.service import MemoryService
+from stepwise.ledger.models import CallAlreadyRecorded, Once, ToolCallRecord
 from stepwise.prompt.system import ToolSummary
-from stepwise.tasks.repository import TaskRepository
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from stepwise.ledger.store import ToolCallLedger
+    from stepwise.memory.service import MemoryService
+    from stepwise.tasks.repository import TaskRepository
 
 logger = Logger(child=True)
 
 Args = TypeVar("Args", bound=BaseModel)
+T = TypeVar("T")
 MAX_RESULT_CHARS = 8000
 
 
@@ -28,14 +36,21 @@ class ToolError(Exception):
 
 @dataclass(frozen=True)
 class ToolContext:
-    """Who a tool acts for. The identity comes from the turn, never from the model's arguments."""
+    """Who a tool acts for and which call it runs. The identity comes from the turn, never from the model.
+
+    `call_id` keys the call's record in the tool-call ledger (see `stepwise.ledger.tool_call_id`);
+    `recorded` is the intent an earlier attempt of this call left, if any.
+    """
 
     user_id: int
     chat_id: int
     turn_id: str
+    call_id: str
     now: str
     tasks: TaskRepository
+    ledger: ToolCallLedger
     memory: MemoryService | None = None
+    recorded: ToolCallRecord | None = None
 
     def memories(self) -> MemoryService:
         """The memory service; a ToolError when long-term memory is not configured."""
@@ -43,9 +58,22 @@ class ToolContext:
             raise ToolError("Long-term memory is not available in this deployment.")
         return self.memory
 
+    def once(self, result: Callable[[T], str]) -> Once[T]:
+        """Ask a store to make its effect once for this call, recording `result(value)` with it."""
+        return Once(self.call_id, result)
+
+    def intent(self, result: Callable[[], str]) -> str:
+        """For an idempotent effect outside DynamoDB, call before making it: records `result()` as this
+        call's intent, or returns the result an earlier attempt recorded (the effect is then made again)."""
+        if self.recorded is not None:
+            return self.recorded.result
+        return self.ledger.record_intent(self.call_id, result()).result
+
 
 class ToolResult(BaseModel):
     """What a tool call returns to the model."""
+
+    model_config = ConfigDict(defer_build=True)
 
     content: str
     is_error: bool = False
@@ -65,7 +93,11 @@ class ToolResult(BaseModel):
 
 @dataclass(frozen=True)
 class Tool(Generic[Args]):
-    """One tool. `describe` says what an approval-needing call will do (it may raise ToolError)."""
+    """One tool. `describe` says what an approval-needing call will do (it may raise ToolError).
+
+    A tool that `writes` records its effect in the ledger: with `context.once(...)` in a store call (atomic
+    with the effect) or with `context.intent(...)` before an idempotent effect.
+    """
 
     name: str
     description: str
@@ -73,6 +105,7 @@ class Tool(Generic[Args]):
     run: Callable[[ToolContext, Args], str]
     needs_approval: bool = False
     describe: Callable[[ToolContext, Args], str] | None = None
+    writes: bool = False
 
     def api_spec(self) -> dict[str, Any]:
         """The entry of the Messages API's `tools` parameter."""
@@ -116,9 +149,17 @@ class ToolRegistry:
             raise ToolError(f"Invalid arguments for {name}: {problems}") from error
 
     def run(self, context: ToolContext, tool: Tool[Any], args: BaseModel) -> ToolResult:
-        """Run a tool; its failures become is_error results, never exceptions."""
+        """Run a tool; its failures become is_error results. A call that already made its effect returns
+        the recorded result; failing to read the ledger raises (the state retries: the call may have run)."""
+        if tool.writes:
+            recorded = context.ledger.get(context.call_id)
+            if recorded is not None and recorded.kind == "done":
+                return ToolResult(content=recorded.result)
+            context = replace(context, recorded=recorded)
         try:
             return ToolResult(content=tool.run(context, args))
+        except CallAlreadyRecorded as already:
+            return ToolResult(content=already.record.result)
         except ToolError as error:
             return ToolResult(content=str(error), is_error=True)
         except Exception:

@@ -1,10 +1,15 @@
-"""The task tools: add, list, get, update, complete and delete tasks on the user's own list."""
+"""The task tools: add, list, get, update, complete and delete tasks on the user's own list.
+
+The tools that change tasks pass `context.once(...)` to the store, which records the call's result text in
+the tool-call ledger in the same transaction as the change: a retried call changes nothing and returns it.
+"""
 
 from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic_core import PydanticCustomError
 
 from stepwise.tasks.models import Task, TaskStatusFilter
 from stepwise.tools.registry import Tool, ToolContext, ToolError
@@ -13,11 +18,34 @@ MAX_TITLE = 200
 MAX_DESCRIPTION = 2000
 Title = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_TITLE)]
 Description = Annotated[str, StringConstraints(strip_whitespace=True, max_length=MAX_DESCRIPTION)]
-TaskId = Annotated[int, Field(ge=1, description="The task's number, as shown in lists (#3 is 3).")]
+MAX_TASK_ID = 2**31 - 1  # far more tasks than anyone keeps; well inside DynamoDB's 38 digits
+
+
+def _task_number(value: int) -> int:
+    if not 1 <= value <= MAX_TASK_ID:
+        raise PydanticCustomError(
+            "task_number",
+            "there is no task #{number}: task numbers run from 1 to {maximum}",
+            {"number": value, "maximum": MAX_TASK_ID},
+        )
+    return value
+
+
+# Strict: a bool or a string is not a task number. The schema tells the model the range; the validator
+# rejects what is outside it with a message the model (or the offline rules model) can pass on.
+TaskId = Annotated[
+    int,
+    Field(
+        strict=True,
+        description="The task's number, as shown in lists (#3 is 3).",
+        json_schema_extra={"minimum": 1, "maximum": MAX_TASK_ID},
+    ),
+    AfterValidator(_task_number),
+]
 
 
 class _Input(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
 
 class AddTaskInput(_Input):
@@ -52,9 +80,27 @@ def _existing(context: ToolContext, task_id: int) -> Task:
     return task
 
 
-def add_task(context: ToolContext, args: AddTaskInput) -> str:
-    task = context.tasks.add(context.user_id, args.title, args.description, context.now)
+def _added(task: Task) -> str:
     return f"Added task #{task.task_id}: {task.title}"
+
+
+def _updated(task: Task) -> str:
+    return f"Updated task #{task.task_id}: {task.title}"
+
+
+def _completed(task: Task) -> str:
+    return f"Completed task #{task.task_id}: {task.title}"
+
+
+def _deleted(task: Task) -> str:
+    return f"Deleted task #{task.task_id}: {task.title}"
+
+
+def add_task(context: ToolContext, args: AddTaskInput) -> str:
+    task = context.tasks.add(
+        context.user_id, args.title, args.description, context.now, once=context.once(_added)
+    )
+    return _added(task)
 
 
 def list_tasks(context: ToolContext, args: ListTasksInput) -> str:
@@ -77,11 +123,16 @@ def get_task(context: ToolContext, args: TaskIdInput) -> str:
 
 def update_task(context: ToolContext, args: UpdateTaskInput) -> str:
     task = context.tasks.update(
-        context.user_id, args.task_id, title=args.title, description=args.description, now=context.now
+        context.user_id,
+        args.task_id,
+        title=args.title,
+        description=args.description,
+        now=context.now,
+        once=context.once(_updated),
     )
     if task is None:
         raise ToolError(f"There is no task #{args.task_id} on the user's list.")
-    return f"Updated task #{task.task_id}: {task.title}"
+    return _updated(task)
 
 
 def describe_update(context: ToolContext, args: UpdateTaskInput) -> str:
@@ -102,17 +153,17 @@ def complete_task(context: ToolContext, args: TaskIdInput) -> str:
     task = _existing(context, args.task_id)
     if task.status == "completed":
         return f"Task #{task.task_id} was already completed: {task.title}"
-    done = context.tasks.complete(context.user_id, args.task_id, context.now)
+    done = context.tasks.complete(context.user_id, args.task_id, context.now, once=context.once(_completed))
     if done is None:
         raise ToolError(f"There is no task #{args.task_id} on the user's list.")
-    return f"Completed task #{done.task_id}: {done.title}"
+    return _completed(done)
 
 
 def delete_task(context: ToolContext, args: TaskIdInput) -> str:
-    task = context.tasks.delete(context.user_id, args.task_id)
+    task = context.tasks.delete(context.user_id, args.task_id, once=context.once(_deleted))
     if task is None:
         raise ToolError(f"There is no task #{args.task_id} on the user's list.")
-    return f"Deleted task #{task.task_id}: {task.title}"
+    return _deleted(task)
 
 
 def describe_delete(context: ToolContext, args: TaskIdInput) -> str:
@@ -121,7 +172,7 @@ def describe_delete(context: ToolContext, args: TaskIdInput) -> str:
 
 
 TASK_TOOLS: list[Tool[AddTaskInput] | Tool[ListTasksInput] | Tool[TaskIdInput] | Tool[UpdateTaskInput]] = [
-    Tool("add_task", "Add a task to the user's list.", AddTaskInput, add_task),
+    Tool("add_task", "Add a task to the user's list.", AddTaskInput, add_task, writes=True),
     Tool("list_tasks", "List the user's tasks with their numbers and status.", ListTasksInput, list_tasks),
     Tool("get_task", "Show one task with its details.", TaskIdInput, get_task),
     Tool(
@@ -131,8 +182,9 @@ TASK_TOOLS: list[Tool[AddTaskInput] | Tool[ListTasksInput] | Tool[TaskIdInput] |
         update_task,
         needs_approval=True,
         describe=describe_update,
+        writes=True,
     ),
-    Tool("complete_task", "Mark a task as done.", TaskIdInput, complete_task),
+    Tool("complete_task", "Mark a task as done.", TaskIdInput, complete_task, writes=True),
     Tool(
         "delete_task",
         "Delete a task for good.",
@@ -140,5 +192,6 @@ TASK_TOOLS: list[Tool[AddTaskInput] | Tool[ListTasksInput] | Tool[TaskIdInput] |
         delete_task,
         needs_approval=True,
         describe=describe_delete,
+        writes=True,
     ),
 ]

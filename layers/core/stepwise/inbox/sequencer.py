@@ -1,0 +1,139 @@
+"""One turn at a time per chat: admit a message, take a batch, hand the chat on.
+
+The webhook stores each message in the chat's inbox and then tries to take the chat's lease; only the
+lease holder's turn runs. A running turn takes every queued message of the chat (a burst is answered once).
+When it ends, or parks on an approval, it releases the lease and then looks at the inbox again: anything
+still queued starts the next turn. Because the webhook writes before it tries the lease, and a turn releases
+before it looks, a message can never fall between the two (see the README's "Ordering" section).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Literal
+
+from aws_lambda_powertools import Logger
+
+from stepwise.ids import iso_utc, utc_now
+from stepwise.states.contracts import Limits, TurnRef, TurnStart
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from stepwise.inbox.models import QueuedMessage
+    from stepwise.inbox.store import ChatInbox
+    from stepwise.workflow import TurnStarter
+
+logger = Logger(child=True)
+
+Admitted = Literal["started", "queued", "duplicate"]
+Ending = Literal["answered", "failed"]
+DAY = 86_400
+
+
+@dataclass
+class Sequencer:
+    """The per-chat inbox and lease, and the way turns are started from them."""
+
+    inbox: ChatInbox
+    starter: TurnStarter
+    lease_seconds: int = 900
+    approval_timeout_seconds: int = 3600
+    max_batch: int = 20
+    max_requeues: int = 2  # turns a message may fail before it waits for the user's next message
+    inbox_ttl_seconds: int = 7 * DAY
+    done_ttl_seconds: int = 2 * DAY
+    clock: Callable[[], datetime] = field(default=utc_now)
+    epoch: Callable[[], float] = field(default=time.time)
+
+    def admit(self, message: QueuedMessage) -> Admitted:
+        """Keep the message, then start a turn unless the chat is busy (its running turn will take it)."""
+        found = self.inbox.enqueue(message, int(self.epoch()) + self.inbox_ttl_seconds)
+        if found in ("taken", "done"):
+            return "duplicate"
+        if self._start_new(message.chat_id, message):
+            return "started"
+        if found == "queued":  # a retried delivery: perhaps the start that took the lease never happened
+            self._nudge(message.chat_id, message)
+        return "queued"
+
+    def take_batch(self, chat_id: int, turn_id: str) -> list[QueuedMessage]:
+        """The messages this turn answers: those it took already, then the leading run of queued messages
+        from one sender (a group chat never mixes senders in one turn), in update_id order."""
+        batch: list[QueuedMessage] = []
+        sender: int | None = None
+        now = self.clock()
+        for message in self.inbox.pending(chat_id):
+            if message.status == "taken" and message.turn_id != turn_id:
+                continue  # another turn's (running, parked, or failed before it could give it back)
+            if sender is None:
+                sender = message.user_id
+            if message.user_id != sender or len(batch) >= self.max_batch:
+                break
+            claimed_at = iso_utc(now + timedelta(milliseconds=len(batch)))
+            taken = self.inbox.take(message, turn_id, claimed_at)
+            if taken is not None:
+                batch.append(taken)
+        return batch
+
+    def end_turn(self, chat_id: int, turn_id: str, ending: Ending) -> str | None:
+        """The turn is over: its messages are done (or queued again, when it failed before answering them),
+        the lease is released, and the next turn starts if messages wait. Returns the next turn's name."""
+        for message in self.inbox.pending(chat_id):
+            if message.turn_id != turn_id:
+                continue
+            if ending == "failed":
+                self.inbox.give_back(message)
+            else:
+                self.inbox.finish(message, int(self.epoch()) + self.done_ttl_seconds)
+        return self.park(chat_id, turn_id)
+
+    def park(self, chat_id: int, turn_id: str) -> str | None:
+        """Let the chat go on without this turn (it waits for an approval, or it ended)."""
+        self.inbox.release(chat_id, turn_id)
+        return self.start_next(chat_id)
+
+    def retake(self, chat_id: int, turn_id: str) -> bool:
+        """A parked turn asks for the chat back; False while another turn runs."""
+        return self.inbox.reacquire(chat_id, turn_id, int(self.epoch()), self.lease_seconds)
+
+    def start_next(self, chat_id: int) -> str | None:
+        """Start a turn for the oldest queued message, if any; returns the name of the turn that takes it.
+
+        Messages that failed `max_requeues` turns already do not start another one by themselves (no loop
+        while DynamoDB or the model is down for good): they stay queued and go with the user's next message.
+        """
+        queued = [m for m in self.inbox.pending(chat_id) if m.status == "queued"]
+        if not any(m.requeues <= self.max_requeues for m in queued):
+            return None
+        head = queued[0]
+        return self._start_new(chat_id, head) or self._nudge(chat_id, head)
+
+    def _start_new(self, chat_id: int, head: QueuedMessage) -> str | None:
+        """Take the free lease for a new turn and start it; None when the chat is busy."""
+        name = self.inbox.acquire_new(chat_id, head.update_id, int(self.epoch()), self.lease_seconds)
+        if name is not None:
+            self._start(name, head)
+        return name
+
+    def _nudge(self, chat_id: int, head: QueuedMessage) -> str | None:
+        """Make sure the lease holder's turn exists: a start that crashed after taking the lease is redone
+        (execution names make this a no-op for a turn that runs or ran)."""
+        holder = self.inbox.holder(chat_id)
+        if holder is None:
+            return None
+        self._start(holder[0], head)
+        return holder[0]
+
+    def _start(self, name: str, head: QueuedMessage) -> None:
+        start = TurnStart(
+            turn=TurnRef(turn_id=name, chat_id=head.chat_id, user_id=head.user_id, update_id=head.update_id),
+            limits=Limits(approval_timeout_seconds=self.approval_timeout_seconds),
+        )
+        started = self.starter.start(name, start.model_dump())
+        logger.info(
+            "turn started" if started else "turn exists already",
+            extra={"turn_id": name, "chat_id": head.chat_id, "update_id": head.update_id},
+        )

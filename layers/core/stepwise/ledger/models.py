@@ -1,0 +1,51 @@
+"""Ledger records, and how a store is asked to record an effect with them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Generic, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+T = TypeVar("T")
+
+# done: written in the same transaction as the effect, so the effect happened and a retry only returns it.
+# intent: written before an idempotent effect that cannot join a transaction; a retry redoes the effect.
+RecordKind = Literal["done", "intent"]
+
+
+def tool_call_id(turn_id: str, tool_use_id: str) -> str:
+    """The ledger key of a tool_use block, scoped to its turn (offline-model ids repeat across turns)."""
+    return f"{turn_id}:{tool_use_id}"
+
+
+class ToolCallRecord(BaseModel):
+    """What one tool call did: the result text its first run returned."""
+
+    model_config = ConfigDict(defer_build=True)
+
+    call_id: str
+    result: str
+    kind: RecordKind = "done"
+
+
+@dataclass(frozen=True)
+class Once(Generic[T]):
+    """Make an effect once for `call_id`, recording `result(value)` with it (value: what the effect made)."""
+
+    call_id: str
+    result: Callable[[T], str]
+
+    def record(self, value: T) -> ToolCallRecord:
+        return ToolCallRecord(call_id=self.call_id, result=self.result(value), kind="done")
+
+
+class CallAlreadyRecorded(Exception):
+    """The call's effect was already made by an earlier attempt; `record` holds the result it returned."""
+
+    def __init__(self, record: ToolCallRecord) -> None:
+        super().__init__(f"tool call {record.call_id} already ran")
+        self.record = record

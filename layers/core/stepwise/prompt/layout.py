@@ -1,0 +1,36 @@
+"""A model call's prompt: the cached prefix (tools, system, stable history), then the per-turn part."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from stepwise.history.models import StoredMessage
+from stepwise.prompt.messages import build_messages
+from stepwise.prompt.system import ToolSummary, build_system_prompt, turn_context
+from stepwise.turn_records.models import ModelStep
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """The `system` and `messages` of one request."""
+
+    system: list[dict[str, Any]]
+    messages: list[dict[str, Any]]
+
+
+def build_prompt(
+    tools: Sequence[ToolSummary],
+    now: datetime,
+    history: Sequence[StoredMessage],
+    rounds: Sequence[ModelStep],
+    per_turn: Sequence[str] = (),
+) -> Prompt:
+    """The byte-stable system prompt and the history with its breakpoints; the time and `per_turn` sections
+    go last, in the newest user message."""
+    return Prompt(
+        system=build_system_prompt(tools),
+        messages=build_messages(history, rounds, context=turn_context(now, per_turn)),
+    )

@@ -1,0 +1,140 @@
+"""CallModel: one model call over the history window and this turn's tool rounds."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from aws_lambda_powertools import Logger
+
+from stepwise.audit.log import call_entry
+from stepwise.ids import iso_utc
+from stepwise.model.types import ModelRequest
+from stepwise.prompt.layout import build_prompt
+from stepwise.states.contracts import CallModelInput, CallModelOutput, Route
+from stepwise.states.load_context import show_typing
+from stepwise.turn_records.models import ModelStep, Reply, TurnMeta
+
+if TYPE_CHECKING:
+    from stepwise.states.services import TurnServices
+
+logger = Logger(child=True)
+
+EMPTY_ANSWER = "I don't have an answer to that — could you rephrase it?"
+REFUSAL_ANSWER = "I can't help with that one."
+FALLBACK_NOTE = "_(My language model is unavailable right now, so I handled this with simple offline rules.)_"
+
+
+def memory_sections(meta: TurnMeta) -> list[str]:
+    """The per-turn context sections of long-term memory: the chat's rolling summary and recalled memories."""
+    sections = []
+    if meta.summary:
+        sections.append(f"## Earlier in this conversation (summary)\n{meta.summary}")
+    if meta.memories:
+        lines = "\n".join(f"- [{memory.id}] {memory.text}" for memory in meta.memories)
+        sections.append(f"## Memories about the user (ids for the forget tool)\n{lines}")
+    return sections
+
+
+def limit_note(max_tool_steps: int) -> str:
+    """The per-turn context section of the final call at the tool-round limit."""
+    return (
+        f"## Tool limit reached\nThis turn has used all {max_tool_steps} tool rounds. Do not call tools: "
+        "tell the user what was done, what was not, and what they can ask next."
+    )
+
+
+def limit_result(tool_use_id: str, max_tool_steps: int) -> dict[str, object]:
+    return {
+        "type": "tool_result",
+        "tool_use_id": tool_use_id,
+        "is_error": True,
+        "content": f"Not run: this turn reached its limit of {max_tool_steps} tool rounds.",
+    }
+
+
+def close_unanswered(step: ModelStep, meta: TurnMeta, services: TurnServices) -> None:
+    """The calls asked for past the limit do not run: they get "not run" results, and the audit says so."""
+    step.tool_results = [limit_result(block["id"], services.max_tool_steps) for block in step.tool_uses]
+    for block, result in zip(step.tool_uses, step.tool_results, strict=True):
+        services.audit.record(
+            call_entry(meta, block, "not_run", str(result["content"]), "not_needed", step.created_at)
+        )
+    services.turns.put_step(meta.turn_id, step)
+
+
+def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutput:
+    """Call the model; store its response; when it is final, make it the turn's reply."""
+    turn = request.turn
+    meta = services.turns.get_meta(turn.turn_id)
+    history = services.messages.between(turn.chat_id, meta.first_key, meta.last_key)
+    steps = services.turns.steps(turn.turn_id)
+    if request.final and steps and steps[-1].tool_uses and not steps[-1].tool_results:
+        close_unanswered(steps[-1], meta, services)
+    rounds = [step for step in steps if step.tool_results]
+    tools = services.tools.api_tools()
+    per_turn = [*memory_sections(meta), *([limit_note(services.max_tool_steps)] if request.final else [])]
+    prompt = build_prompt(services.tools.summaries(), services.clock(), history, rounds, per_turn)
+    model_request = ModelRequest(
+        model=services.model_name,
+        max_tokens=services.max_tokens,
+        system=prompt.system,
+        messages=prompt.messages,
+        tools=tools,
+        tool_choice={"type": "none"} if request.final and tools else None,
+    )
+    show_typing(services, turn.chat_id)
+    fallback = meta.model_override == "rules"
+    response = (services.rules_model() if fallback else services.model()).complete(model_request)
+    usage = response.usage
+    logger.info(
+        "model answered",
+        extra={
+            "model": response.model,
+            "stop_reason": response.stop_reason,
+            "input_tokens": usage.input_tokens,
+            "output_tokens": usage.output_tokens,
+            "cache_read_input_tokens": usage.cache_read_input_tokens,
+            "cache_creation_input_tokens": usage.cache_creation_input_tokens,
+            "final": request.final,
+        },
+    )
+    step = ModelStep(
+        step=len(rounds),
+        content=response.content,
+        stop_reason=response.stop_reason,
+        model=response.model,
+        message_id=services.new_id(),
+        created_at=iso_utc(services.clock()),
+    )
+    services.turns.put_step(turn.turn_id, step)
+    route: Route = "reply"
+    if response.stop_reason == "tool_use" and step.tool_uses and tools and not request.final:
+        route = "tools" if step.step < services.max_tool_steps else "limit"
+    if route == "reply":
+        text = final_text(step)
+        services.turns.put_reply(
+            turn.turn_id,
+            Reply(
+                text=f"{FALLBACK_NOTE}\n\n{text}" if fallback else text,
+                source="fallback" if fallback else "model",
+                message_id=step.message_id,
+                created_at=step.created_at,
+            ),
+        )
+    return CallModelOutput(
+        route=route,
+        stop_reason=response.stop_reason,
+        step=step.step,
+        tool_calls=len(step.tool_uses),
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        cache_read_input_tokens=usage.cache_read_input_tokens,
+        cache_creation_input_tokens=usage.cache_creation_input_tokens,
+    )
+
+
+def final_text(step: ModelStep) -> str:
+    """The text the user gets for a final response, never empty."""
+    if step.text:
+        return step.text
+    return REFUSAL_ANSWER if step.stop_reason == "refusal" else EMPTY_ANSWER

@@ -1,0 +1,37 @@
+"""UseFallback: when the model API still fails after retries, the offline rules model may take over."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from aws_lambda_powertools import Logger
+
+from stepwise.model.rules import parse_intent
+from stepwise.states.contracts import FallbackOutput, SendErrorInput
+
+if TYPE_CHECKING:
+    from stepwise.states.services import TurnServices
+
+logger = Logger(child=True)
+
+MAX_FALLBACK_DECISIONS = 3
+
+
+def use_fallback(request: SendErrorInput, services: TurnServices) -> FallbackOutput:
+    """True (and the turn switches to the rules model) when FALLBACK_MODEL=rules and it understands the
+    user's message; otherwise the friendly error stands."""
+    if services.fallback_model != "rules":
+        return FallbackOutput(use_fallback=False)
+    meta = services.turns.get_meta(request.turn.turn_id)
+    if meta.fallback_decisions >= MAX_FALLBACK_DECISIONS:
+        return FallbackOutput(use_fallback=False)  # the rules model itself keeps failing: no loop
+    history = services.messages.between(meta.chat_id, meta.last_key, meta.last_key)
+    if not history or parse_intent(history[-1].content) is None:
+        return FallbackOutput(use_fallback=False)
+    # Counted rather than refused once set: a retried UseFallback (its Lambda died after this write) must
+    # decide the same way.
+    services.turns.put_meta(
+        meta.model_copy(update={"model_override": "rules", "fallback_decisions": meta.fallback_decisions + 1})
+    )
+    logger.warning("model failed; continuing the turn with the rules model", extra={"error": request.error})
+    return FallbackOutput(use_fallback=True)

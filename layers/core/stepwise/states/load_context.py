@@ -1,0 +1,114 @@
+"""LoadContext: store the user's message first, then fix the history window the model will see."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from aws_lambda_powertools import Logger
+
+from stepwise.history.models import StoredMessage
+from stepwise.ids import iso_utc
+from stepwise.memory.service import summary_key
+from stepwise.states.contracts import LoadContextOutput, TurnStart
+from stepwise.telegram.errors import TelegramError
+from stepwise.turn_records.models import Memory, TurnMeta
+
+if TYPE_CHECKING:
+    from stepwise.states.services import TurnServices
+
+logger = Logger(child=True)
+
+
+def load_context(start: TurnStart, services: TurnServices) -> LoadContextOutput:
+    """Take the chat's waiting messages, store them (idempotent per message) and fix the history window (see
+    `history_window`) up to the last one taken. A retry finds the messages it took and the same window."""
+    turn = start.turn
+    batch = services.sequencer().take_batch(turn.chat_id, turn.turn_id)
+    if not batch:
+        logger.info("nothing waiting: the turn ends without answering")
+        return LoadContextOutput(answers=0)
+    chat = None
+    stored: list[StoredMessage] = []
+    for waiting in batch:
+        message = StoredMessage(
+            id=waiting.id,
+            chat_id=turn.chat_id,
+            role="user",
+            content=waiting.text,
+            created_at=waiting.claimed_at or waiting.received_at,
+            turn_id=turn.turn_id,
+            update_id=waiting.update_id,
+        )
+        if services.messages.add(message):  # a retried LoadContext: counted already
+            chat = services.chats.record_message(turn.chat_id, waiting.user_id, services.summary_due_at)
+        stored.append(message)
+    chat = chat or services.chats.get(turn.chat_id)
+    last = stored[-1]
+    window = history_window(services, turn.chat_id, last, chat.window_key if chat else "")
+    first_key = min(window[0].sort_key, stored[0].sort_key)  # a burst longer than the window stays whole
+    if chat is None or first_key != chat.window_key:
+        services.chats.set_window(turn.chat_id, first_key)
+    user_id = batch[0].user_id
+    services.turns.put_meta(
+        TurnMeta(
+            turn_id=turn.turn_id,
+            chat_id=turn.chat_id,
+            user_id=user_id,
+            update_id=batch[-1].update_id,
+            user_message_id=last.id,
+            first_key=first_key,
+            last_key=last.sort_key,
+            created_at=iso_utc(services.clock()),
+            summary=chat.summary if chat else "",
+            memories=recall_memories(services, user_id, turn.chat_id, "\n".join(m.content for m in stored)),
+        )
+    )
+    show_typing(services, turn.chat_id)
+    logger.info("context loaded", extra={"answers": len(batch), "context_messages": len(window)})
+    return LoadContextOutput(answers=len(batch), message_id=last.id, context_messages=len(window))
+
+
+def history_window(
+    services: TurnServices, chat_id: int, last: StoredMessage, window_key: str
+) -> list[StoredMessage]:
+    """The messages the model sees, oldest first, ending with `last`.
+
+    The window starts where the chat's previous window started (`window_key`) as long as it then holds at
+    most `history_limit + history_margin` messages; past that it moves up to the newest `history_limit`. So
+    it moves in blocks, once every `history_margin` messages or so, and between moves consecutive turns send
+    the same messages first, byte for byte: prompt caching reads them back instead of billing them. With a
+    margin of 0 the window is the newest `history_limit` messages every turn (it slides by one).
+    """
+    limit, margin = services.history_limit, services.history_margin
+    fetched = services.messages.recent(chat_id, limit + margin + 1)
+    whole_chat = len(fetched) <= limit + margin
+    recent = [m for m in fetched if m.sort_key <= last.sort_key]
+    kept = [m for m in recent if m.sort_key >= window_key]
+    # `kept` is every message from window_key on when the fetch reached past window_key (or the chat's start).
+    if kept and len(kept) <= limit + margin and (whole_chat or len(kept) < len(recent)):
+        return kept
+    return recent[-limit:]
+
+
+def recall_memories(services: TurnServices, user_id: int, chat_id: int, text: str) -> list[Memory]:
+    """The user's memories nearest to the message. Best effort: without memory the turn still goes on.
+
+    This chat's own summary is left out: the prompt shows the chat's rolling summary anyway.
+    """
+    if services.memory is None or services.memory_top_k <= 0:
+        return []
+    try:
+        matches = services.memory.recall(user_id, text, services.memory_top_k + 1)
+    except Exception as error:
+        logger.warning("recall failed; continuing without memories", extra={"error": str(error)})
+        return []
+    own_summary = summary_key(chat_id)
+    return [Memory(id=m.key, text=m.text) for m in matches if m.key != own_summary][: services.memory_top_k]
+
+
+def show_typing(services: TurnServices, chat_id: int) -> None:
+    """Best effort: a failed chat action never fails the turn."""
+    try:
+        services.telegram().send_chat_action(chat_id, "typing")
+    except TelegramError as error:
+        logger.warning("typing indicator failed", extra={"error": str(error)})

@@ -1,0 +1,30 @@
+"""RequestApproval: show the request with Approve / Deny buttons; the turn waits on its task token."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from aws_lambda_powertools import Logger
+
+from stepwise.approvals.lifecycle import show_request
+from stepwise.states.contracts import RequestApprovalInput, RequestApprovalOutput
+
+if TYPE_CHECKING:
+    from stepwise.states.services import TurnServices
+
+logger = Logger(child=True)
+
+
+def request_approval(request: RequestApprovalInput, services: TurnServices) -> RequestApprovalOutput:
+    """Show the request (its buttons go out once), then let the chat go on while the turn waits."""
+    message_id = show_request(
+        services.approvals,
+        services.telegram,
+        request.approval_id,
+        request.task_token,
+        services.approval_timeout_seconds,
+    )
+    # While the turn waits for the tap, the chat goes on: new messages get turns of their own.
+    next_turn = services.sequencer().park(request.turn.chat_id, request.turn.turn_id)
+    logger.info("turn parked on its approval", extra={"next_turn": next_turn})
+    return RequestApprovalOutput(message_id=message_id)

@@ -1,0 +1,51 @@
+"""SaveTurn: store the assistant's message with the tool calls of its turn."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from aws_lambda_powertools import Logger
+
+from stepwise.history.models import StoredMessage
+from stepwise.states.contracts import SaveTurnOutput, TurnInput
+
+if TYPE_CHECKING:
+    from stepwise.states.services import TurnServices
+
+logger = Logger(child=True)
+
+
+def save_turn(request: TurnInput, services: TurnServices) -> SaveTurnOutput:
+    """Store the reply as the assistant's message (idempotent). Canned error replies are not history."""
+    turn = request.turn
+    reply = services.turns.get_reply(turn.turn_id)
+    if reply is None or reply.source == "error":
+        logger.info("nothing to save", extra={"reason": "no reply" if reply is None else "error reply"})
+        return SaveTurnOutput(saved=False)
+    tool_calls = []
+    for step in services.turns.steps(turn.turn_id):
+        results = {r["tool_use_id"]: r for r in step.tool_results}
+        for block in step.tool_uses:
+            result = results.get(block["id"], {})
+            tool_calls.append(
+                {
+                    "id": block["id"],
+                    "name": block["name"],
+                    "input": block.get("input", {}),
+                    "is_error": bool(result.get("is_error")),
+                    "result": str(result.get("content", ""))[:500],
+                }
+            )
+    message = StoredMessage(
+        id=reply.message_id,
+        chat_id=turn.chat_id,
+        role="assistant",
+        content=reply.text,
+        created_at=reply.created_at,
+        turn_id=turn.turn_id,
+        tool_calls=tool_calls,
+    )
+    if services.messages.add(message):
+        user_id = services.turns.get_meta(turn.turn_id).user_id
+        services.chats.record_message(turn.chat_id, user_id, services.summary_due_at)
+    return SaveTurnOutput(saved=True)

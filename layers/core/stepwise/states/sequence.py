@@ -1,0 +1,87 @@
+"""The states that pass a chat from turn to turn: FinishTurn, RetakeChat, and the recovery of a turn whose
+execution failed, timed out or was stopped (an EventBridge rule calls it)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Literal
+
+from aws_lambda_powertools import Logger
+from pydantic import BaseModel, ConfigDict, Field
+
+from stepwise.states.contracts import FinishTurnOutput, RetakeChatOutput, TurnInput, TurnRef, TurnStart
+
+if TYPE_CHECKING:
+    from stepwise.inbox.sequencer import Ending
+    from stepwise.states.services import TurnServices
+
+logger = Logger(child=True)
+
+
+class ExecutionEnded(BaseModel):
+    """The detail of a "Step Functions Execution Status Change" event for an unfinished turn."""
+
+    model_config = ConfigDict(defer_build=True, extra="ignore")
+
+    executionArn: str
+    name: str
+    status: Literal["FAILED", "TIMED_OUT", "ABORTED"]
+    input: str
+
+    def turn(self) -> TurnRef:
+        """The turn the execution ran: its input's turn, named after the execution."""
+        return TurnStart.model_validate_json(self.input).turn.model_copy(update={"turn_id": self.name})
+
+
+class ExecutionEndedEvent(BaseModel):
+    """The EventBridge event the recovery rule delivers (the fields used of it)."""
+
+    model_config = ConfigDict(defer_build=True, extra="ignore", populate_by_name=True)
+
+    source: Literal["aws.states"]
+    detail_type: Literal["Step Functions Execution Status Change"] = Field(alias="detail-type")
+    detail: ExecutionEnded
+
+
+class ChatBusyError(RuntimeError):
+    """Another turn holds the chat; the state machine retries with backoff (ASL error name ChatBusyError)."""
+
+
+def finish_turn(request: TurnInput, services: TurnServices) -> FinishTurnOutput:
+    """The turn has answered: its messages are done, the chat is free, the next turn starts if any wait.
+
+    A turn whose LoadContext never completed (DynamoDB down past every retry) may not have stored its
+    messages: they are queued again instead (a bounded number of times), so the next turn answers them.
+    """
+    turn = request.turn
+    try:
+        services.turns.get_meta(turn.turn_id)
+        ending: Ending = "answered"
+    except KeyError:
+        ending = "failed"
+    next_turn = services.sequencer().end_turn(turn.chat_id, turn.turn_id, ending)
+    logger.info("turn finished", extra={"ending": ending, "next_turn": next_turn})
+    return FinishTurnOutput(next_turn=next_turn)
+
+
+def retake_chat(request: TurnInput, services: TurnServices) -> RetakeChatOutput:
+    """Back from an approval wait: hold the chat again before going on (ChatBusyError while it is taken)."""
+    turn = request.turn
+    if not services.sequencer().retake(turn.chat_id, turn.turn_id):
+        raise ChatBusyError(f"chat {turn.chat_id} is busy with another turn")
+    return RetakeChatOutput(holder=turn.turn_id)
+
+
+def recover_turn(turn: TurnRef, status: str, services: TurnServices) -> FinishTurnOutput:
+    """An execution ended without finishing its turn. If its reply reached the user, its messages are done;
+    otherwise they are queued again (a bounded number of times) so that the next turn answers them. Either
+    way the chat is freed and the next turn starts."""
+    reply = services.turns.get_reply(turn.turn_id)
+    answered = reply is not None and reply.sent_chunks > 0
+    next_turn = services.sequencer().end_turn(
+        turn.chat_id, turn.turn_id, "answered" if answered else "failed"
+    )
+    logger.warning(
+        "recovered a turn that did not finish",
+        extra={"status": status, "answered": answered, "next_turn": next_turn},
+    )
+    return FinishTurnOutput(next_turn=next_turn)

@@ -1,0 +1,78 @@
+"""What the turn logic needs from the outside world, gathered in one object (the ports)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING, Literal
+
+from stepwise.ids import new_id, utc_now
+
+# Types only: a state imports the adapters it uses, not every port's module (cold starts).
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from datetime import datetime
+
+    from stepwise.approvals.store import ApprovalStore
+    from stepwise.audit.log import AuditLog
+    from stepwise.chats.store import ChatStore
+    from stepwise.history.repository import MessageRepository
+    from stepwise.inbox.sequencer import Sequencer
+    from stepwise.ledger.store import ToolCallLedger
+    from stepwise.memory.service import MemoryService
+    from stepwise.model.types import ChatModel
+    from stepwise.tasks.repository import TaskRepository
+    from stepwise.telegram.client import TelegramClient
+    from stepwise.tools.registry import ToolRegistry
+    from stepwise.turn_records.store import TurnStore
+
+
+def offline_model() -> ChatModel:
+    """The offline rules model (imported when a turn falls back to it)."""
+    from stepwise.model.offline import OfflineModel
+
+    return OfflineModel()
+
+
+@dataclass
+class TurnServices:
+    """Ports and per-deployment values used by the states.
+
+    `telegram`, `model`, `rules_model`, `sequencer` and `tool_catalog` are factories: an adapter (and its
+    secret, and its imports) is built only by a state that uses it.
+    """
+
+    messages: MessageRepository
+    turns: TurnStore
+    tasks: TaskRepository
+    ledger: ToolCallLedger
+    audit: AuditLog
+    approvals: ApprovalStore
+    chats: ChatStore
+    telegram: Callable[[], TelegramClient]
+    model: Callable[[], ChatModel]
+    sequencer: Callable[[], Sequencer]
+    model_name: str
+    tool_catalog: Callable[[], ToolRegistry]
+    max_tokens: int = 2048
+    history_limit: int = 20
+    history_margin: int = 10
+    max_tool_steps: int = 5
+    approval_timeout_seconds: int = 3600
+    fallback_model: Literal["rules", "off"] = "rules"
+    memory: MemoryService | None = None
+    memory_top_k: int = 3
+    summary_threshold: int = 20
+    rules_model: Callable[[], ChatModel] = offline_model
+    clock: Callable[[], datetime] = utc_now
+    new_id: Callable[[], str] = new_id
+
+    @property
+    def summary_due_at(self) -> int:
+        """Unsummarized messages that make a chat due: the recent window plus the threshold."""
+        return self.history_limit + self.summary_threshold
+
+    @cached_property
+    def tools(self) -> ToolRegistry:
+        """The tools of a turn, built on first use (only CallModel and RunTools need them)."""
+        return self.tool_catalog()

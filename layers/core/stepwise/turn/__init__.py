@@ -1,1 +1,0 @@
-"""The turn: what each state of the state machine does, free of Lambda and AWS details."""

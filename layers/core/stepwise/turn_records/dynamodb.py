@@ -1,0 +1,99 @@
+"""Turn records in DynamoDB: partition key turn_id, sort key `meta` | `step#NNN` | `reply`, TTL expires_at."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from stepwise.turn_records.models import ModelStep, Reply, TurnMeta
+
+
+class DynamoTurnStore:
+    """TurnStore on a DynamoDB table resource; records expire after `ttl_days`."""
+
+    def __init__(self, table: Any, ttl_days: int) -> None:
+        self._table = table
+        self._ttl_seconds = ttl_days * 86_400
+
+    def _expiry(self) -> int:
+        return int(time.time()) + self._ttl_seconds
+
+    def put_meta(self, meta: TurnMeta) -> None:
+        self._table.put_item(
+            Item={
+                "turn_id": meta.turn_id,
+                "sk": "meta",
+                "data": meta.model_dump_json(),
+                "expires_at": self._expiry(),
+            }
+        )
+
+    def get_meta(self, turn_id: str) -> TurnMeta:
+        item = self._table.get_item(Key={"turn_id": turn_id, "sk": "meta"}, ConsistentRead=True).get("Item")
+        if item is None:
+            raise KeyError(f"unknown turn {turn_id}")
+        return TurnMeta.model_validate_json(item["data"])
+
+    def put_step(self, turn_id: str, step: ModelStep) -> None:
+        self._table.put_item(
+            Item={
+                "turn_id": turn_id,
+                "sk": f"step#{step.step:03d}",
+                "data": step.model_dump_json(),
+                "expires_at": self._expiry(),
+            }
+        )
+
+    def get_step(self, turn_id: str, step: int) -> ModelStep:
+        key = {"turn_id": turn_id, "sk": f"step#{step:03d}"}
+        item = self._table.get_item(Key=key, ConsistentRead=True).get("Item")
+        if item is None:
+            raise KeyError(f"turn {turn_id} has no step {step}")
+        return ModelStep.model_validate_json(item["data"])
+
+    def steps(self, turn_id: str) -> list[ModelStep]:
+        response = self._table.query(
+            KeyConditionExpression="turn_id = :t AND begins_with(sk, :p)",
+            ExpressionAttributeValues={":t": turn_id, ":p": "step#"},
+            ConsistentRead=True,
+        )
+        return [ModelStep.model_validate_json(item["data"]) for item in response.get("Items", [])]
+
+    def put_reply(self, turn_id: str, reply: Reply) -> Reply:
+        try:
+            self._table.put_item(
+                Item={
+                    "turn_id": turn_id,
+                    "sk": "reply",
+                    "data": reply.model_dump_json(exclude={"sent_chunks"}),
+                    "sent_chunks": 0,
+                    "expires_at": self._expiry(),
+                },
+                ConditionExpression="attribute_not_exists(sk) OR sent_chunks = :zero",
+                ExpressionAttributeValues={":zero": 0},
+            )
+        except ClientError as error:
+            if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
+                raise
+            existing = self.get_reply(turn_id)
+            assert existing is not None
+            return existing
+        return reply
+
+    def get_reply(self, turn_id: str) -> Reply | None:
+        item = self._table.get_item(Key={"turn_id": turn_id, "sk": "reply"}, ConsistentRead=True).get("Item")
+        if item is None:
+            return None
+        data = json.loads(item["data"])
+        data["sent_chunks"] = int(item.get("sent_chunks", 0))
+        return Reply.model_validate(data)
+
+    def mark_sent(self, turn_id: str, sent_chunks: int) -> None:
+        self._table.update_item(
+            Key={"turn_id": turn_id, "sk": "reply"},
+            UpdateExpression="SET sent_chunks = :n",
+            ExpressionAttributeValues={":n": sent_chunks},
+        )

@@ -1,0 +1,78 @@
+"""What a turn keeps between its states (the state machine itself carries only ids and counters)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+ReplySource = Literal["model", "fallback", "error"]
+
+
+class Memory(BaseModel):
+    """A recalled memory as the prompt shows it."""
+
+    model_config = ConfigDict(defer_build=True)
+
+    id: str
+    text: str
+
+
+class TurnMeta(BaseModel):
+    """The turn's identity and the history window its model calls see."""
+
+    model_config = ConfigDict(defer_build=True)
+
+    turn_id: str
+    chat_id: int
+    user_id: int
+    update_id: int
+    user_message_id: str
+    first_key: str = Field(description="sort key of the oldest message in the context window")
+    last_key: str = Field(description="sort key of the newest message in the context window (the user's)")
+    created_at: str
+    model_override: str | None = Field(default=None, description='"rules" once the turn fell back offline')
+    fallback_decisions: int = Field(default=0, description="how often UseFallback switched this turn over")
+    summary: str = Field(default="", description="the chat's rolling summary when the turn began")
+    memories: list[Memory] = Field(default_factory=list, description="memories recalled for this message")
+
+
+class ModelStep(BaseModel):
+    """One model response within a turn, and the tool results that answered it (if any)."""
+
+    model_config = ConfigDict(defer_build=True)
+
+    step: int
+    content: list[dict[str, Any]]
+    stop_reason: str
+    model: str
+    message_id: str
+    created_at: str
+    tool_results: list[dict[str, Any]] = Field(default_factory=list)
+    partial_results: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    approval_id: str | None = None
+    approval_asks: int = Field(default=0, description="how often RunTools handed this approval to the wait")
+
+    @property
+    def text(self) -> str:
+        """The response's text blocks joined."""
+        return "\n\n".join(
+            b["text"] for b in self.content if b.get("type") == "text" and b.get("text")
+        ).strip()
+
+    @property
+    def tool_uses(self) -> list[dict[str, Any]]:
+        """The response's tool_use blocks, in order."""
+        return [block for block in self.content if block.get("type") == "tool_use"]
+
+
+class Reply(BaseModel):
+    """The final answer of a turn and how much of it reached Telegram."""
+
+    model_config = ConfigDict(defer_build=True)
+
+    text: str
+    source: ReplySource
+    message_id: str
+    created_at: str
+    sent_chunks: int = 0

@@ -1,0 +1,44 @@
+"""The port for per-turn records."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from stepwise.turn_records.models import ModelStep, Reply, TurnMeta
+
+
+class TurnStore(Protocol):
+    """Per-turn records. Implementations: DynamoDB (with TTL), and in memory for tests."""
+
+    def put_meta(self, meta: TurnMeta) -> None:
+        """Create or replace the turn's meta record."""
+        ...
+
+    def get_meta(self, turn_id: str) -> TurnMeta:
+        """The turn's meta record; KeyError when the turn is unknown."""
+        ...
+
+    def put_step(self, turn_id: str, step: ModelStep) -> None:
+        """Store a model response (replacing one of the same step, as a retried call does)."""
+        ...
+
+    def get_step(self, turn_id: str, step: int) -> ModelStep:
+        """One model response; KeyError when it does not exist."""
+        ...
+
+    def steps(self, turn_id: str) -> list[ModelStep]:
+        """The turn's model responses, in order."""
+        ...
+
+    def put_reply(self, turn_id: str, reply: Reply) -> Reply:
+        """Set the turn's reply unless delivery has begun; returns the reply in force."""
+        ...
+
+    def get_reply(self, turn_id: str) -> Reply | None:
+        """The turn's reply, if one was set."""
+        ...
+
+    def mark_sent(self, turn_id: str, sent_chunks: int) -> None:
+        """Record how many chunks of the reply reached Telegram."""
+        ...

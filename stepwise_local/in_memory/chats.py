@@ -1,0 +1,53 @@
+"""An in-memory ChatStore for unit tests."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from stepwise.chats.store import ChatRecord
+
+
+class InMemoryChatStore:
+    """Chat records in a dict."""
+
+    def __init__(self) -> None:
+        self.chats: dict[int, ChatRecord] = {}
+
+    def record_message(self, chat_id: int, user_id: int, due_at: int) -> ChatRecord:
+        chat = self.chats.setdefault(chat_id, ChatRecord(chat_id=chat_id, user_id=user_id))
+        chat.user_id = user_id
+        chat.message_count += 1
+        chat.due = chat.due or chat.unsummarized >= due_at
+        return chat.model_copy()
+
+    def get(self, chat_id: int) -> ChatRecord | None:
+        chat = self.chats.get(chat_id)
+        return chat.model_copy() if chat else None
+
+    def set_window(self, chat_id: int, window_key: str) -> None:
+        chat = self.chats.setdefault(chat_id, ChatRecord(chat_id=chat_id, user_id=0))
+        chat.window_key = window_key
+
+    def due_chats(self) -> Iterator[int]:
+        return iter([c.chat_id for c in self.chats.values() if c.due])
+
+    def all_chats(self) -> Iterator[int]:
+        return iter(list(self.chats))
+
+    def advance(
+        self,
+        chat: ChatRecord,
+        *,
+        summarized_key: str,
+        summarized: int,
+        summary: str,
+        now: str,
+        still_due: bool,
+    ) -> bool:
+        stored = self.chats.get(chat.chat_id)
+        if stored is None or stored.summarized_key != chat.summarized_key:
+            return False
+        stored.summarized_key, stored.summary, stored.summary_updated_at = summarized_key, summary, now
+        stored.summarized_count += summarized
+        stored.due = still_due
+        return True

@@ -1,0 +1,85 @@
+"""An in-memory ChatInbox for unit tests (same semantics as the DynamoDB adapter)."""
+
+from __future__ import annotations
+
+import threading
+
+from stepwise.inbox.models import Admission, QueuedMessage, turn_name
+
+
+class InMemoryChatInbox:
+    """Queues, done markers and leases in dicts (thread-safe, like DynamoDB's conditional writes)."""
+
+    def __init__(self) -> None:
+        self.queued: dict[tuple[int, int], QueuedMessage] = {}
+        self.done: set[tuple[int, int]] = set()
+        self.leases: dict[int, tuple[str, int]] = {}
+        self.generations: dict[int, int] = {}
+        self._lock = threading.Lock()
+
+    def enqueue(self, message: QueuedMessage, expires_at: int) -> Admission:
+        key = (message.chat_id, message.update_id)
+        with self._lock:
+            if key in self.done:
+                return "done"
+            if key in self.queued:
+                return self.queued[key].status
+            self.queued[key] = message.model_copy()
+            return "new"
+
+    def pending(self, chat_id: int) -> list[QueuedMessage]:
+        with self._lock:
+            found = [m.model_copy() for (chat, _), m in self.queued.items() if chat == chat_id]
+        return sorted(found, key=lambda m: m.update_id)
+
+    def take(self, message: QueuedMessage, turn_id: str, claimed_at: str) -> QueuedMessage | None:
+        with self._lock:
+            stored = self.queued.get((message.chat_id, message.update_id))
+            if stored is None or not (stored.status == "queued" or stored.turn_id == turn_id):
+                return None
+            stored.status, stored.turn_id = "taken", turn_id
+            stored.claimed_at = stored.claimed_at or claimed_at
+            return stored.model_copy()
+
+    def finish(self, message: QueuedMessage, done_expires_at: int) -> None:
+        with self._lock:
+            self.done.add((message.chat_id, message.update_id))
+            self.queued.pop((message.chat_id, message.update_id), None)
+
+    def give_back(self, message: QueuedMessage) -> None:
+        with self._lock:
+            stored = self.queued.get((message.chat_id, message.update_id))
+            if stored is None or stored.turn_id != message.turn_id:
+                return
+            stored.status, stored.turn_id = "queued", None
+            stored.requeues = message.requeues + 1
+
+    def acquire_new(self, chat_id: int, update_id: int, now: int, lease_seconds: int) -> str | None:
+        with self._lock:
+            current = self.leases.get(chat_id)
+            if current is not None and current[1] >= now:
+                return None
+            self.generations[chat_id] = self.generations.get(chat_id, 0) + 1
+            name = turn_name(chat_id, self.generations[chat_id], update_id)
+            self.leases[chat_id] = (name, now + lease_seconds)
+            return name
+
+    def reacquire(self, chat_id: int, holder: str, now: int, lease_seconds: int) -> bool:
+        with self._lock:
+            current = self.leases.get(chat_id)
+            if current is not None and current[0] != holder and current[1] >= now:
+                return False
+            self.leases[chat_id] = (holder, now + lease_seconds)
+            return True
+
+    def release(self, chat_id: int, holder: str) -> bool:
+        with self._lock:
+            current = self.leases.get(chat_id)
+            if current is None or current[0] != holder:
+                return False
+            del self.leases[chat_id]
+            return True
+
+    def holder(self, chat_id: int) -> tuple[str, int] | None:
+        with self._lock:
+            return self.leases.get(chat_id)

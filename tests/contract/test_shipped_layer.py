@@ -1,0 +1,37 @@
+"""The shipped layer holds production code only: fakes and emulation-only backends live in stepwise_local.
+
+test_sam_build.py runs the same check on the layer `make build` produces.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from support.layer import layer_problems
+from support.tools import ROOT
+
+LAYER_PACKAGE = ROOT / "layers" / "core" / "stepwise"
+BUILT_PACKAGE = ROOT / ".aws-sam" / "build" / "CoreLayer" / "python" / "stepwise"
+
+
+def test_the_layer_source_holds_no_test_fakes() -> None:
+    assert layer_problems(LAYER_PACKAGE) == []
+
+
+def test_a_built_layer_holds_no_test_fakes() -> None:
+    if not BUILT_PACKAGE.is_dir():
+        pytest.skip("no build in .aws-sam/build (make build); test_sam_build.py checks a fresh one")
+    assert layer_problems(BUILT_PACKAGE) == []
+
+
+def test_the_check_finds_a_fake(tmp_path: Path) -> None:
+    package = tmp_path / "stepwise"
+    (package / "tasks").mkdir(parents=True)
+    (package / "tasks" / "memory.py").write_text("class InMemoryTaskRepository:\n    pass\n")
+    (package / "runtime.py").write_text("from stepwise_local.local_memory import install\n")
+    assert layer_problems(package) == [
+        "stepwise/runtime.py: imports stepwise_local.local_memory",
+        "stepwise/tasks/memory.py: a fake's module name",
+        "stepwise/tasks/memory.py: class InMemoryTaskRepository",
+    ]

@@ -1,0 +1,101 @@
+"""The in-memory inbox behaves like the DynamoDB one (moto, the template's InboxTable)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from stepwise.inbox.dynamodb import DynamoChatInbox
+from stepwise.inbox.models import QueuedMessage
+from stepwise_local.in_memory.inbox import InMemoryChatInbox
+from stepwise_local.template import Template
+
+
+@pytest.fixture(scope="module")
+def table() -> Iterator[Any]:
+    with mock_aws():
+        resource = boto3.resource(
+            "dynamodb", region_name="us-east-1", aws_access_key_id="testing", aws_secret_access_key="testing"
+        )
+        (spec,) = [t for t in Template().tables() if t.logical_id == "InboxTable"]
+        resource.meta.client.create_table(**{**spec.create_args, "TableName": "InboxAdapterTests"})
+        yield resource.Table("InboxAdapterTests")
+
+
+_chats = iter(range(-30_000, -20_000))
+
+
+@pytest.fixture(params=["memory", "dynamodb"])
+def inbox(request: pytest.FixtureRequest, table: Any) -> Any:
+    return InMemoryChatInbox() if request.param == "memory" else DynamoChatInbox(table)
+
+
+def message(chat: int, update_id: int, text: str = "hi") -> QueuedMessage:
+    return QueuedMessage(
+        chat_id=chat,
+        update_id=update_id,
+        user_id=7,
+        id=f"id{update_id}",
+        text=text,
+        received_at="2026-11-23T09:00:00.000Z",
+        telegram_message_id=3,
+    )
+
+
+def test_enqueue_take_finish_and_give_back(inbox: Any) -> None:
+    chat = next(_chats)
+    assert inbox.enqueue(message(chat, 2, "second"), 0) == "new"
+    assert inbox.enqueue(message(chat, 1, "first"), 0) == "new"
+    assert inbox.enqueue(message(chat, 1, "first"), 0) == "queued"
+    assert [(m.update_id, m.text, m.status) for m in inbox.pending(chat)] == [
+        (1, "first", "queued"),
+        (2, "second", "queued"),
+    ]
+    first = inbox.pending(chat)[0]
+    taken = inbox.take(first, "turn-a", "2026-11-23T09:00:01.000Z")
+    assert taken is not None and (taken.status, taken.turn_id, taken.claimed_at) == (
+        "taken",
+        "turn-a",
+        "2026-11-23T09:00:01.000Z",
+    )
+    again = inbox.take(first, "turn-a", "2026-11-23T09:59:59.000Z")
+    assert again is not None and again.claimed_at == "2026-11-23T09:00:01.000Z", "a retry keeps its place"
+    assert inbox.take(first, "turn-b", "2026-11-23T09:00:02.000Z") is None
+    assert inbox.enqueue(message(chat, 1), 0) == "taken"
+    inbox.give_back(taken)
+    back = inbox.pending(chat)[0]
+    assert (back.status, back.turn_id, back.claimed_at, back.requeues) == (
+        "queued",
+        None,
+        "2026-11-23T09:00:01.000Z",
+        1,
+    )
+    retaken = inbox.take(back, "turn-b", "2026-11-23T09:00:03.000Z")
+    assert retaken is not None
+    inbox.finish(retaken, 0)
+    assert inbox.enqueue(message(chat, 1), 0) == "done"
+    assert [m.update_id for m in inbox.pending(chat)] == [2]
+    assert retaken.telegram_message_id == 3 and retaken.chat_id == chat
+
+
+def test_the_lease(inbox: Any) -> None:
+    chat = next(_chats)
+    first = inbox.acquire_new(chat, 7, 1000, 60)
+    assert first == f"chat{chat}-turn1-update7"
+    assert inbox.acquire_new(chat, 7, 1000, 60) is None, "held"
+    assert inbox.holder(chat) == (first, 1060)
+    assert not inbox.release(chat, "someone-else")
+    assert inbox.release(chat, first)
+    assert inbox.holder(chat) is None
+    second = inbox.acquire_new(chat, 8, 1001, 60)
+    assert second == f"chat{chat}-turn2-update8", "every new turn gets a new name"
+    assert not inbox.reacquire(chat, first, 1002, 60), "a parked turn waits while another holds the chat"
+    assert inbox.acquire_new(chat, 9, 1062, 60) == f"chat{chat}-turn3-update9", "an expired lease is free"
+    assert inbox.reacquire(chat, f"chat{chat}-turn3-update9", 1063, 60), "the holder may renew"
+    assert inbox.release(chat, f"chat{chat}-turn3-update9")
+    assert inbox.reacquire(chat, first, 1064, 60), "a free chat can be taken back"
+    assert inbox.holder(chat) == (first, 1124)

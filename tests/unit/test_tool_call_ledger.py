@@ -1,0 +1,281 @@
+"""Tool calls with a side effect make it once: a retried call, even after a crash between the effect and the
+recording of its result, changes nothing more and returns the result the first run produced."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from support.turn_fakes import ScriptedModel, turn_start
+
+from stepwise.ledger.models import CallAlreadyRecorded, Once
+from stepwise.memory.vector_index import VectorRecord
+from stepwise.model.types import ModelResponse
+from stepwise.states.call_model import call_model
+from stepwise.states.contracts import CallModelInput, RequestApprovalInput, RunToolsInput, RunToolsOutput
+from stepwise.states.load_context import load_context
+from stepwise.states.request_approval import request_approval
+from stepwise.states.run_tools import run_tools
+from stepwise.states.services import TurnServices
+from stepwise.tools.registry import ToolContext
+from stepwise.turn_records.models import ModelStep
+from stepwise_local.in_memory.ledger import InMemoryToolCallLedger
+from stepwise_local.in_memory.tasks import InMemoryTaskRepository
+from stepwise_local.in_memory.vector_index import InMemoryVectorIndex
+
+USER = 7
+
+
+class Crash(BaseException):
+    """The Lambda dying mid-invocation: not an Exception, so nothing in the code catches it."""
+
+
+@dataclass
+class Case:
+    """One tool with a side effect: its arguments and result (given the seeded memory id) and its effect."""
+
+    name: str
+    args: Callable[[str], dict[str, Any]]
+    result: Callable[[str], str]
+    effect: Callable[[TurnServices, str], None]
+
+
+def _tasks(services: TurnServices) -> list[tuple[int, str, str]]:
+    return [(t.task_id, t.title, t.status) for t in services.tasks.list(USER, "all")]
+
+
+def _memories(services: TurnServices) -> dict[str, str]:
+    assert services.memory is not None
+    return {m.key: m.text for m in services.memory.recall(USER, "anything", 20)}
+
+
+def snapshot(services: TurnServices) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """Every task field (times included) and the user's memories."""
+    return [t.model_dump() for t in services.tasks.list(USER, "all")], _memories(services)
+
+
+def _expect_tasks(*tasks: tuple[int, str, str]) -> Callable[[TurnServices, str], None]:
+    def check(services: TurnServices, memory_id: str) -> None:
+        assert _tasks(services) == list(tasks)
+
+    return check
+
+
+def _remembered(services: TurnServices, memory_id: str) -> None:
+    assert sorted(_memories(services).values()) == ["Anna lives in Lisbon", "Likes green tea"]
+
+
+def _forgotten(services: TurnServices, memory_id: str) -> None:
+    assert _memories(services) == {}
+
+
+CASES = [
+    Case(
+        "add_task",
+        lambda m: {"title": "call mom"},
+        lambda m: "Added task #2: call mom",
+        _expect_tasks((1, "buy milk", "pending"), (2, "call mom", "pending")),
+    ),
+    Case(
+        "update_task",
+        lambda m: {"task_id": 1, "title": "buy oat milk"},
+        lambda m: "Updated task #1: buy oat milk",
+        _expect_tasks((1, "buy oat milk", "pending")),
+    ),
+    Case(
+        "complete_task",
+        lambda m: {"task_id": 1},
+        lambda m: "Completed task #1: buy milk",
+        _expect_tasks((1, "buy milk", "completed")),
+    ),
+    Case("delete_task", lambda m: {"task_id": 1}, lambda m: "Deleted task #1: buy milk", _expect_tasks()),
+    Case("remember", lambda m: {"fact": "Likes green tea"}, lambda m: "Remembered (fact-", _remembered),
+    Case("forget", lambda m: {"memory_id": m}, lambda m: f"Forgot {m}: Anna lives in Lisbon", _forgotten),
+]
+IDS = [case.name for case in CASES]
+
+
+def seed(services: TurnServices) -> str:
+    """Task #1 "buy milk" and one memory of the user; returns the memory's id."""
+    assert services.memory is not None
+    services.tasks.add(USER, "buy milk", "", "2026-11-22T08:00:00.000Z")
+    return services.memory.remember(USER, USER, "Anna lives in Lisbon", "2026-11-22T08:00:00.000Z")
+
+
+def call(
+    services: TurnServices, name: str, args: dict[str, Any], call_id: str, now: str, ledger: Any = None
+) -> tuple[str, bool]:
+    """One run of a tool call through the registry, as RunTools runs it."""
+    context = ToolContext(
+        user_id=USER,
+        chat_id=USER,
+        turn_id="turn",
+        call_id=call_id,
+        now=now,
+        tasks=services.tasks,
+        ledger=ledger or services.ledger,
+        memory=services.memory,
+    )
+    tool, parsed = services.tools.parse(name, args)
+    result = services.tools.run(context, tool, parsed)
+    return result.content, result.is_error
+
+
+def test_every_tool_with_a_side_effect_goes_through_the_ledger(services: TurnServices) -> None:
+    names = [spec["name"] for spec in services.tools.api_tools()]
+    writes = {name for name in names if (tool := services.tools.get(name)) is not None and tool.writes}
+    assert writes == set(IDS)
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_the_same_call_run_again_changes_nothing_more_and_returns_the_same_result(
+    services: TurnServices, case: Case
+) -> None:
+    memory_id = seed(services)
+    first = call(services, case.name, case.args(memory_id), "turn:toolu_1", "2026-11-22T10:00:00.000Z")
+    assert first[0].startswith(case.result(memory_id)) and not first[1]
+    after_first = snapshot(services)
+    again = call(services, case.name, case.args(memory_id), "turn:toolu_1", "2026-11-22T10:05:00.000Z")
+    assert again == first
+    assert snapshot(services) == after_first, "the retry (at a later time) changed nothing"
+    case.effect(services, memory_id)
+
+
+def test_different_calls_make_their_effects_each(services: TurnServices) -> None:
+    for n in (1, 2):
+        assert call(services, "add_task", {"title": "water plants"}, f"turn:toolu_{n}", "now") == (
+            f"Added task #{n}: water plants",
+            False,
+        )
+    assert len(services.tasks.list(USER, "all")) == 2
+
+
+def test_a_record_made_after_the_look_up_still_wins(services: TurnServices) -> None:
+    """Another attempt of the same call records between the registry's look-up and the store's write."""
+    seed(services)
+    assert call(services, "delete_task", {"task_id": 1}, "turn:toolu_1", "now") == (
+        "Deleted task #1: buy milk",
+        False,
+    )
+    unaware = InMemoryToolCallLedger()  # its look-up finds nothing; the store's transaction finds the record
+    assert call(services, "delete_task", {"task_id": 1}, "turn:toolu_1", "now", unaware) == (
+        "Deleted task #1: buy milk",
+        False,
+    )
+
+
+def test_a_store_refuses_a_call_it_already_recorded() -> None:
+    tasks = InMemoryTaskRepository()
+    once: Once[Any] = Once("turn:toolu_1", lambda task: f"Added task #{task.task_id}")
+    assert tasks.add(USER, "a", "", "now", once=once).task_id == 1
+    with pytest.raises(CallAlreadyRecorded) as already:
+        tasks.add(USER, "a", "", "now", once=once)
+    assert already.value.record.result == "Added task #1" and len(tasks.tasks) == 1
+    assert tasks.add(USER, "b", "", "now").task_id == 2, "no id was skipped"
+
+
+# ---------------------------------------------------------------- through RunTools, with a crash
+
+
+def tool_use(name: str, args: dict[str, Any], tool_use_id: str = "toolu_0") -> ModelResponse:
+    return ModelResponse(
+        content=[{"type": "tool_use", "id": tool_use_id, "name": name, "input": args}],
+        stop_reason="tool_use",
+        model="m",
+    )
+
+
+def crash_after_the_first_effect(services: TurnServices, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Make the first put_step that records a tool result crash (the effect is made, its result not)."""
+    crashed: list[str] = []
+    put_step = services.turns.put_step
+
+    def crashing(turn_id: str, step: ModelStep) -> None:
+        if step.partial_results and not crashed:
+            crashed.append(turn_id)
+            raise Crash("RunTools died after the tool's effect")
+        put_step(turn_id, step)
+
+    monkeypatch.setattr(services.turns, "put_step", crashing)
+    return crashed
+
+
+def run_tools_retried(request: RunToolsInput, services: TurnServices) -> RunToolsOutput:
+    """RunTools as the state machine runs it: a crash is retried."""
+    try:
+        return run_tools(request, services)
+    except Crash:
+        return run_tools(request, services)
+
+
+def run_turn_call(
+    services: TurnServices, model: ScriptedModel, name: str, args: dict[str, Any], update_id: int = 1
+) -> dict[str, Any]:
+    """One tool call through CallModel and RunTools (approved when it needs approval); its tool_result."""
+    begin = turn_start(services, "please", update_id=update_id)
+    load_context(begin, services)
+    model.responses.append(tool_use(name, args))
+    request = RunToolsInput(turn=begin.turn, step=call_model(CallModelInput(turn=begin.turn), services).step)
+    outcome = run_tools_retried(request, services)
+    if outcome.status == "needs_approval":
+        assert outcome.approval_id
+        request_approval(
+            RequestApprovalInput(turn=begin.turn, approval_id=outcome.approval_id, task_token="t"), services
+        )
+        services.approvals.decide(outcome.approval_id, "approved", "now", USER)
+        outcome = run_tools_retried(request, services)
+    assert outcome.status == "done"
+    (result,) = services.turns.get_step(begin.turn.turn_id, 0).tool_results
+    return result
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_a_crash_between_the_effect_and_its_recording_makes_the_effect_once(
+    services: TurnServices, model: ScriptedModel, monkeypatch: pytest.MonkeyPatch, case: Case
+) -> None:
+    memory_id = seed(services)
+    crashed = crash_after_the_first_effect(services, monkeypatch)
+    result = run_turn_call(services, model, case.name, case.args(memory_id))
+    assert crashed, "RunTools crashed once, after the effect"
+    assert result["content"].startswith(case.result(memory_id)) and not result["is_error"]
+    case.effect(services, memory_id)
+    audit = [(e.tool, e.outcome) for e in services.audit.entries(USER)]
+    assert audit == [(case.name, "ok")], "one audit entry for the call"
+
+
+@pytest.mark.parametrize(("name", "operation"), [("remember", "put"), ("forget", "delete")])
+def test_a_crash_between_a_memory_intent_and_its_effect_makes_the_effect_on_the_retry(
+    services: TurnServices, model: ScriptedModel, monkeypatch: pytest.MonkeyPatch, name: str, operation: str
+) -> None:
+    memory_id = seed(services)
+    case = next(c for c in CASES if c.name == name)
+    original = getattr(InMemoryVectorIndex, operation)
+    crashed: list[bool] = []
+
+    def crash_once(index: InMemoryVectorIndex, items: Sequence[VectorRecord | str]) -> None:
+        if not crashed:
+            crashed.append(True)
+            raise Crash("RunTools died after recording the intent")
+        original(index, items)
+
+    monkeypatch.setattr(InMemoryVectorIndex, operation, crash_once)
+    result = run_turn_call(services, model, name, case.args(memory_id))
+    assert crashed and result["content"].startswith(case.result(memory_id))
+    (record,) = services.ledger.records.values()  # type: ignore[attr-defined]
+    assert (record.kind, record.result) == ("intent", result["content"])
+    case.effect(services, memory_id)
+
+
+def test_the_same_tool_use_id_in_another_turn_is_another_call(
+    services: TurnServices, model: ScriptedModel
+) -> None:
+    """Offline-model ids can repeat across turns: the ledger key is scoped to the turn."""
+    first = run_turn_call(services, model, "add_task", {"title": "water plants"}, update_id=1)
+    second = run_turn_call(services, model, "add_task", {"title": "water plants"}, update_id=2)
+    assert (first["content"], second["content"]) == (
+        "Added task #1: water plants",
+        "Added task #2: water plants",
+    )
+    assert len(services.tasks.list(USER, "all")) == 2

@@ -1,0 +1,62 @@
+"""FinishTurn, RetakeChat and the recovery of a dead turn, on in-memory ports."""
+
+from __future__ import annotations
+
+import pytest
+from support.turn_fakes import turn_start
+
+from stepwise.states.contracts import TurnInput, TurnRef
+from stepwise.states.load_context import load_context
+from stepwise.states.sequence import ChatBusyError, finish_turn, recover_turn, retake_chat
+from stepwise.states.services import TurnServices
+from stepwise.turn_records.models import Reply
+
+
+def test_a_turn_whose_load_context_never_completed_gives_its_messages_back(services: TurnServices) -> None:
+    begin = turn_start(services, "hello")
+    services.sequencer().take_batch(7, begin.turn.turn_id)  # taken, then LoadContext failed for good
+    finish_turn(TurnInput(turn=begin.turn), services)
+    (waiting,) = services.sequencer().inbox.pending(7)
+    assert (waiting.status, waiting.requeues) == ("queued", 1)
+
+
+def test_an_answered_turn_marks_its_messages_done(services: TurnServices) -> None:
+    begin = turn_start(services, "hello")
+    load_context(begin, services)
+    finish_turn(TurnInput(turn=begin.turn), services)
+    assert services.sequencer().inbox.pending(7) == []
+
+
+@pytest.mark.parametrize("delivered", [True, False])
+def test_recovering_a_dead_turn_twice_is_the_same_as_once(services: TurnServices, delivered: bool) -> None:
+    # Given a turn that took its message and died, with or without its reply delivered
+    begin = turn_start(services, "hello")
+    load_context(begin, services)
+    if delivered:
+        services.turns.put_reply(
+            begin.turn.turn_id,
+            Reply(text="hi", source="model", message_id="r1", created_at="2026-11-23T09:00Z"),
+        )
+        services.turns.mark_sent(begin.turn.turn_id, 1)
+    # When EventBridge delivers its failure event twice
+    first = recover_turn(begin.turn, "FAILED", services)
+    second = recover_turn(begin.turn, "FAILED", services)
+    # Then a delivered reply makes its message done; an undelivered one is queued once more, and one next
+    # turn is started for it
+    pending = services.sequencer().inbox.pending(7)
+    if delivered:
+        assert pending == [] and first.next_turn is None and second.next_turn is None
+    else:
+        assert [(m.status, m.requeues) for m in pending] == [("queued", 1)]
+        assert first.next_turn is not None and second.next_turn == first.next_turn
+
+
+def test_retake_fails_while_another_turn_holds_the_chat(services: TurnServices) -> None:
+    sequencer = services.sequencer()
+    holder = sequencer.inbox.acquire_new(7, 1, int(sequencer.epoch()), 60)
+    assert holder is not None
+    parked = TurnRef(turn_id="parked", chat_id=7, user_id=7, update_id=1)
+    with pytest.raises(ChatBusyError):
+        retake_chat(TurnInput(turn=parked), services)
+    sequencer.inbox.release(7, holder)
+    assert retake_chat(TurnInput(turn=parked), services).holder == "parked"
