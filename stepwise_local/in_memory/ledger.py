@@ -14,8 +14,9 @@ class InMemoryToolCallLedger:
     def get(self, call_id: str) -> ToolCallRecord | None:
         return self.records.get(call_id)
 
-    def record_intent(self, call_id: str, result: str) -> ToolCallRecord:
-        return self.records.setdefault(call_id, ToolCallRecord(call_id=call_id, result=result, kind="intent"))
+    def record_intent(self, call_id: str, result: str, ref: str = "") -> ToolCallRecord:
+        record = ToolCallRecord(call_id=call_id, result=result, kind="intent", ref=ref)
+        return self.records.setdefault(call_id, record)
 
     def add(self, record: ToolCallRecord) -> bool:
         """Add a record unless the call has one; False when it had (as the conditional put in DynamoDB)."""

@@ -35,23 +35,36 @@ def model() -> ScriptedModel:
 
 
 @pytest.fixture
-def services(telegram: InMemoryTelegram, model: ScriptedModel) -> TurnServices:
+def ledger() -> InMemoryToolCallLedger:
+    return InMemoryToolCallLedger()
+
+
+@pytest.fixture
+def tasks(ledger: InMemoryToolCallLedger) -> InMemoryTaskRepository:
+    return InMemoryTaskRepository(ledger)
+
+
+@pytest.fixture
+def services(
+    telegram: InMemoryTelegram,
+    model: ScriptedModel,
+    tasks: InMemoryTaskRepository,
+    ledger: InMemoryToolCallLedger,
+) -> TurnServices:
     counter = itertools.count(1)
     clock = Clock()
     sequencer = Sequencer(inbox=InMemoryChatInbox(), starter=RecordingStarter(), clock=clock)
-    ledger = InMemoryToolCallLedger()
+    memory = MemoryService(
+        LocalHashEmbedder(), InMemoryVectorIndex(), new_key=lambda: f"k{next(counter):04d}"
+    )
     return TurnServices(
         messages=InMemoryMessageRepository(),
         turns=InMemoryTurnStore(),
-        tasks=InMemoryTaskRepository(ledger),
-        ledger=ledger,
         audit=InMemoryAuditLog(),
         approvals=InMemoryApprovalStore(),
         chats=InMemoryChatStore(),
-        memory=MemoryService(
-            LocalHashEmbedder(), InMemoryVectorIndex(), new_key=lambda: f"k{next(counter):04d}"
-        ),
-        tool_catalog=build_registry,
+        memory=memory,
+        tool_catalog=lambda: build_registry(tasks=tasks, ledger=ledger, memory=memory),
         telegram=lambda: telegram,
         model=lambda: model,
         sequencer=lambda: sequencer,

@@ -10,6 +10,8 @@ from stepwise.model.offline import OfflineModel
 from stepwise.model.rules import parse_intent, summarize_results
 from stepwise.model.types import ModelRequest
 from stepwise.tools.catalog import build_registry
+from stepwise_local.in_memory.ledger import InMemoryToolCallLedger
+from stepwise_local.in_memory.tasks import InMemoryTaskRepository
 
 
 @pytest.mark.parametrize(
@@ -77,7 +79,7 @@ def request(messages: list[dict[str, Any]], tool_choice: dict[str, Any] | None =
         max_tokens=100,
         system=[],
         messages=messages,
-        tools=build_registry().api_tools(),
+        tools=build_registry(tasks=InMemoryTaskRepository(), ledger=InMemoryToolCallLedger()).api_tools(),
         tool_choice=tool_choice,
     )
 

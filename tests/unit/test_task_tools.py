@@ -7,18 +7,35 @@ from typing import Any
 
 import pytest
 
+from stepwise.memory.service import MemoryService
 from stepwise.tools.catalog import build_registry
 from stepwise.tools.registry import Tool, ToolContext, ToolError, ToolRegistry
-from stepwise.tools.task_tools import MAX_TASK_ID, MAX_TITLE, TaskIdInput
+from stepwise.tools.task_tools import MAX_TASK_ID, MAX_TITLE, TaskIdInput, task_tools
+from stepwise_local.in_memory.embedder import LocalHashEmbedder
 from stepwise_local.in_memory.tasks import InMemoryTaskRepository
+from stepwise_local.in_memory.vector_index import InMemoryVectorIndex
 
-REGISTRY = build_registry()
 _calls = itertools.count(1)
+
+
+def catalog(memory: bool = True) -> ToolRegistry:
+    """The whole catalog, as a deployment with (or without) long-term memory builds it."""
+    tasks = InMemoryTaskRepository()
+    service = MemoryService(LocalHashEmbedder(), InMemoryVectorIndex()) if memory else None
+    return build_registry(tasks=tasks, ledger=tasks.ledger, memory=service)
+
+
+REGISTRY = catalog()
 
 
 @pytest.fixture
 def tasks() -> InMemoryTaskRepository:
     return InMemoryTaskRepository()
+
+
+def registry_of(tasks: InMemoryTaskRepository) -> ToolRegistry:
+    """The task tools bound to `tasks`, with the ledger the store records in."""
+    return ToolRegistry(task_tools(tasks), tasks.ledger)
 
 
 def context(tasks: InMemoryTaskRepository, user_id: int = 1) -> ToolContext:
@@ -29,19 +46,18 @@ def context(tasks: InMemoryTaskRepository, user_id: int = 1) -> ToolContext:
         turn_id="t",
         call_id=f"t:toolu_{next(_calls)}",
         now="2026-11-22T10:00:00.000Z",
-        tasks=tasks,
-        ledger=tasks.ledger,
     )
 
 
 def call(
     tasks: InMemoryTaskRepository, name: str, args: dict[str, Any], user_id: int = 1
 ) -> tuple[str, bool]:
+    registry = registry_of(tasks)
     try:
-        tool, parsed = REGISTRY.parse(name, args)
+        tool, parsed = registry.parse(name, args)
     except ToolError as error:
         return str(error), True
-    result = REGISTRY.run(context(tasks, user_id), tool, parsed)
+    result = registry.run(context(tasks, user_id), tool, parsed)
     return result.content, result.is_error
 
 
@@ -153,15 +169,16 @@ def test_a_tool_that_raises_becomes_an_error_result(tasks: InMemoryTaskRepositor
 
 def test_approval_descriptions_say_exactly_what_will_happen(tasks: InMemoryTaskRepository) -> None:
     call(tasks, "add_task", {"title": "buy milk"})
-    delete, args = REGISTRY.parse("delete_task", {"task_id": 1})
-    assert REGISTRY.describe(context(tasks), delete, args) == "Delete task #1 “buy milk”."
-    update, args = REGISTRY.parse("update_task", {"task_id": 1, "title": "buy oat milk", "description": ""})
-    assert REGISTRY.describe(context(tasks), update, args) == (
+    registry = registry_of(tasks)
+    delete, args = registry.parse("delete_task", {"task_id": 1})
+    assert registry.describe(context(tasks), delete, args) == "Delete task #1 “buy milk”."
+    update, args = registry.parse("update_task", {"task_id": 1, "title": "buy oat milk", "description": ""})
+    assert registry.describe(context(tasks), update, args) == (
         "Change task #1 “buy milk”: rename it to “buy oat milk” and clear its description."
     )
-    missing, args = REGISTRY.parse("delete_task", {"task_id": 9})
+    missing, args = registry.parse("delete_task", {"task_id": 9})
     with pytest.raises(ToolError, match="no task #9"):
-        REGISTRY.describe(context(tasks), missing, args)
+        registry.describe(context(tasks), missing, args)
 
 
 def test_tool_results_are_bounded() -> None:
@@ -170,6 +187,16 @@ def test_tool_results_are_bounded() -> None:
     block = ToolResult(content="x" * (MAX_RESULT_CHARS * 3)).block("toolu_1")
     assert len(block["content"]) <= MAX_RESULT_CHARS + 1
     assert block == block | {"type": "tool_result", "tool_use_id": "toolu_1", "is_error": False}
+
+
+def test_memory_tools_are_offered_only_where_long_term_memory_is_deployed() -> None:
+    names = [spec["name"] for spec in catalog(memory=False).api_tools()]
+    assert "add_task" in names and not {"remember", "recall", "forget"} & set(names)
+
+
+def test_tools_that_write_need_the_ledger(tasks: InMemoryTaskRepository) -> None:
+    with pytest.raises(ValueError, match="ledger"):
+        ToolRegistry(task_tools(tasks))
 
 
 def test_duplicate_tool_names_are_refused() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from support.turn_fakes import ScriptedModel, turn_start
@@ -19,11 +19,16 @@ from stepwise.states.load_context import load_context
 from stepwise.states.request_approval import request_approval
 from stepwise.states.run_tools import run_tools
 from stepwise.states.services import TurnServices
+from stepwise.tools.catalog import build_registry
 from stepwise.tools.registry import ToolContext
 from stepwise.turn_records.models import ModelStep
 from stepwise_local.in_memory.ledger import InMemoryToolCallLedger
 from stepwise_local.in_memory.tasks import InMemoryTaskRepository
 from stepwise_local.in_memory.vector_index import InMemoryVectorIndex
+
+if TYPE_CHECKING:
+    from stepwise.ledger.store import ToolCallLedger
+    from stepwise.tasks.repository import TaskRepository
 
 USER = 7
 
@@ -39,11 +44,11 @@ class Case:
     name: str
     args: Callable[[str], dict[str, Any]]
     result: Callable[[str], str]
-    effect: Callable[[TurnServices, str], None]
+    effect: Callable[[TurnServices, TaskRepository, str], None]
 
 
-def _tasks(services: TurnServices) -> list[tuple[int, str, str]]:
-    return [(t.task_id, t.title, t.status) for t in services.tasks.list(USER, "all")]
+def _tasks(tasks: TaskRepository) -> list[tuple[int, str, str]]:
+    return [(t.task_id, t.title, t.status) for t in tasks.list(USER, "all")]
 
 
 def _memories(services: TurnServices) -> dict[str, str]:
@@ -51,23 +56,23 @@ def _memories(services: TurnServices) -> dict[str, str]:
     return {m.key: m.text for m in services.memory.recall(USER, "anything", 20)}
 
 
-def snapshot(services: TurnServices) -> tuple[list[dict[str, Any]], dict[str, str]]:
+def snapshot(services: TurnServices, tasks: TaskRepository) -> tuple[list[dict[str, Any]], dict[str, str]]:
     """Every task field (times included) and the user's memories."""
-    return [t.model_dump() for t in services.tasks.list(USER, "all")], _memories(services)
+    return [t.model_dump() for t in tasks.list(USER, "all")], _memories(services)
 
 
-def _expect_tasks(*tasks: tuple[int, str, str]) -> Callable[[TurnServices, str], None]:
-    def check(services: TurnServices, memory_id: str) -> None:
-        assert _tasks(services) == list(tasks)
+def _expect_tasks(*expected: tuple[int, str, str]) -> Callable[[TurnServices, TaskRepository, str], None]:
+    def check(services: TurnServices, tasks: TaskRepository, memory_id: str) -> None:
+        assert _tasks(tasks) == list(expected)
 
     return check
 
 
-def _remembered(services: TurnServices, memory_id: str) -> None:
+def _remembered(services: TurnServices, tasks: TaskRepository, memory_id: str) -> None:
     assert sorted(_memories(services).values()) == ["Anna lives in Lisbon", "Likes green tea"]
 
 
-def _forgotten(services: TurnServices, memory_id: str) -> None:
+def _forgotten(services: TurnServices, tasks: TaskRepository, memory_id: str) -> None:
     assert _memories(services) == {}
 
 
@@ -97,29 +102,29 @@ CASES = [
 IDS = [case.name for case in CASES]
 
 
-def seed(services: TurnServices) -> str:
+def seed(services: TurnServices, tasks: TaskRepository) -> str:
     """Task #1 "buy milk" and one memory of the user; returns the memory's id."""
     assert services.memory is not None
-    services.tasks.add(USER, "buy milk", "", "2026-11-22T08:00:00.000Z")
+    tasks.add(USER, "buy milk", "", "2026-11-22T08:00:00.000Z")
     return services.memory.remember(USER, USER, "Anna lives in Lisbon", "2026-11-22T08:00:00.000Z")
 
 
 def call(
-    services: TurnServices, name: str, args: dict[str, Any], call_id: str, now: str, ledger: Any = None
+    services: TurnServices,
+    tasks: TaskRepository,
+    name: str,
+    args: dict[str, Any],
+    call_id: str,
+    now: str,
+    ledger: ToolCallLedger | None = None,
 ) -> tuple[str, bool]:
-    """One run of a tool call through the registry, as RunTools runs it."""
-    context = ToolContext(
-        user_id=USER,
-        chat_id=USER,
-        turn_id="turn",
-        call_id=call_id,
-        now=now,
-        tasks=services.tasks,
-        ledger=ledger or services.ledger,
-        memory=services.memory,
-    )
-    tool, parsed = services.tools.parse(name, args)
-    result = services.tools.run(context, tool, parsed)
+    """One run of a tool call through the registry, as RunTools runs it (with another ledger if given)."""
+    context = ToolContext(user_id=USER, chat_id=USER, turn_id="turn", call_id=call_id, now=now)
+    registry = services.tools
+    if ledger is not None:
+        registry = build_registry(tasks=tasks, ledger=ledger, memory=services.memory)
+    tool, parsed = registry.parse(name, args)
+    result = registry.run(context, tool, parsed)
     return result.content, result.is_error
 
 
@@ -131,36 +136,40 @@ def test_every_tool_with_a_side_effect_goes_through_the_ledger(services: TurnSer
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_the_same_call_run_again_changes_nothing_more_and_returns_the_same_result(
-    services: TurnServices, case: Case
+    services: TurnServices, tasks: InMemoryTaskRepository, case: Case
 ) -> None:
-    memory_id = seed(services)
-    first = call(services, case.name, case.args(memory_id), "turn:toolu_1", "2026-11-22T10:00:00.000Z")
+    memory_id = seed(services, tasks)
+    first = call(services, tasks, case.name, case.args(memory_id), "turn:toolu_1", "2026-11-22T10:00:00.000Z")
     assert first[0].startswith(case.result(memory_id)) and not first[1]
-    after_first = snapshot(services)
-    again = call(services, case.name, case.args(memory_id), "turn:toolu_1", "2026-11-22T10:05:00.000Z")
+    after_first = snapshot(services, tasks)
+    again = call(services, tasks, case.name, case.args(memory_id), "turn:toolu_1", "2026-11-22T10:05:00.000Z")
     assert again == first
-    assert snapshot(services) == after_first, "the retry (at a later time) changed nothing"
-    case.effect(services, memory_id)
+    assert snapshot(services, tasks) == after_first, "the retry (at a later time) changed nothing"
+    case.effect(services, tasks, memory_id)
 
 
-def test_different_calls_make_their_effects_each(services: TurnServices) -> None:
+def test_different_calls_make_their_effects_each(
+    services: TurnServices, tasks: InMemoryTaskRepository
+) -> None:
     for n in (1, 2):
-        assert call(services, "add_task", {"title": "water plants"}, f"turn:toolu_{n}", "now") == (
+        assert call(services, tasks, "add_task", {"title": "water plants"}, f"turn:toolu_{n}", "now") == (
             f"Added task #{n}: water plants",
             False,
         )
-    assert len(services.tasks.list(USER, "all")) == 2
+    assert len(tasks.list(USER, "all")) == 2
 
 
-def test_a_record_made_after_the_look_up_still_wins(services: TurnServices) -> None:
+def test_a_record_made_after_the_look_up_still_wins(
+    services: TurnServices, tasks: InMemoryTaskRepository
+) -> None:
     """Another attempt of the same call records between the registry's look-up and the store's write."""
-    seed(services)
-    assert call(services, "delete_task", {"task_id": 1}, "turn:toolu_1", "now") == (
+    seed(services, tasks)
+    assert call(services, tasks, "delete_task", {"task_id": 1}, "turn:toolu_1", "now") == (
         "Deleted task #1: buy milk",
         False,
     )
     unaware = InMemoryToolCallLedger()  # its look-up finds nothing; the store's transaction finds the record
-    assert call(services, "delete_task", {"task_id": 1}, "turn:toolu_1", "now", unaware) == (
+    assert call(services, tasks, "delete_task", {"task_id": 1}, "turn:toolu_1", "now", unaware) == (
         "Deleted task #1: buy milk",
         False,
     )
@@ -233,23 +242,33 @@ def run_turn_call(
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_a_crash_between_the_effect_and_its_recording_makes_the_effect_once(
-    services: TurnServices, model: ScriptedModel, monkeypatch: pytest.MonkeyPatch, case: Case
+    services: TurnServices,
+    tasks: InMemoryTaskRepository,
+    model: ScriptedModel,
+    monkeypatch: pytest.MonkeyPatch,
+    case: Case,
 ) -> None:
-    memory_id = seed(services)
+    memory_id = seed(services, tasks)
     crashed = crash_after_the_first_effect(services, monkeypatch)
     result = run_turn_call(services, model, case.name, case.args(memory_id))
     assert crashed, "RunTools crashed once, after the effect"
     assert result["content"].startswith(case.result(memory_id)) and not result["is_error"]
-    case.effect(services, memory_id)
+    case.effect(services, tasks, memory_id)
     audit = [(e.tool, e.outcome) for e in services.audit.entries(USER)]
     assert audit == [(case.name, "ok")], "one audit entry for the call"
 
 
 @pytest.mark.parametrize(("name", "operation"), [("remember", "put"), ("forget", "delete")])
 def test_a_crash_between_a_memory_intent_and_its_effect_makes_the_effect_on_the_retry(
-    services: TurnServices, model: ScriptedModel, monkeypatch: pytest.MonkeyPatch, name: str, operation: str
+    services: TurnServices,
+    tasks: InMemoryTaskRepository,
+    ledger: InMemoryToolCallLedger,
+    model: ScriptedModel,
+    monkeypatch: pytest.MonkeyPatch,
+    name: str,
+    operation: str,
 ) -> None:
-    memory_id = seed(services)
+    memory_id = seed(services, tasks)
     case = next(c for c in CASES if c.name == name)
     original = getattr(InMemoryVectorIndex, operation)
     crashed: list[bool] = []
@@ -263,13 +282,13 @@ def test_a_crash_between_a_memory_intent_and_its_effect_makes_the_effect_on_the_
     monkeypatch.setattr(InMemoryVectorIndex, operation, crash_once)
     result = run_turn_call(services, model, name, case.args(memory_id))
     assert crashed and result["content"].startswith(case.result(memory_id))
-    (record,) = services.ledger.records.values()  # type: ignore[attr-defined]
+    (record,) = ledger.records.values()  # type: ignore[attr-defined]
     assert (record.kind, record.result) == ("intent", result["content"])
-    case.effect(services, memory_id)
+    case.effect(services, tasks, memory_id)
 
 
 def test_the_same_tool_use_id_in_another_turn_is_another_call(
-    services: TurnServices, model: ScriptedModel
+    services: TurnServices, tasks: InMemoryTaskRepository, model: ScriptedModel
 ) -> None:
     """Offline-model ids can repeat across turns: the ledger key is scoped to the turn."""
     first = run_turn_call(services, model, "add_task", {"title": "water plants"}, update_id=1)
@@ -278,4 +297,4 @@ def test_the_same_tool_use_id_in_another_turn_is_another_call(
         "Added task #1: water plants",
         "Added task #2: water plants",
     )
-    assert len(services.tasks.list(USER, "all")) == 2
+    assert len(tasks.list(USER, "all")) == 2

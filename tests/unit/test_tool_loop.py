@@ -35,6 +35,7 @@ from stepwise.states.run_tools import run_tools
 from stepwise.states.save_turn import save_turn
 from stepwise.states.services import TurnServices
 from stepwise.telegram.models import CallbackQuery
+from stepwise_local.in_memory.tasks import InMemoryTaskRepository
 from stepwise_local.in_memory.telegram import InMemoryTelegram
 
 
@@ -72,10 +73,10 @@ def round_of(services: TurnServices, begin: TurnStart) -> RunToolsOutput:
 
 
 def ask_to_delete(
-    services: TurnServices, model: ScriptedModel, title: str = "buy milk"
+    services: TurnServices, tasks: InMemoryTaskRepository, model: ScriptedModel, title: str = "buy milk"
 ) -> tuple[TurnStart, str]:
     """A turn whose model asks to delete task #1 (titled `title`): RunTools stops to wait for approval."""
-    services.tasks.add(7, title, "", "now")
+    tasks.add(7, title, "", "now")
     begin = start(services)
     model.responses.append(tool_use(("delete_task", {"task_id": 1})))
     waiting = round_of(services, begin)
@@ -150,14 +151,14 @@ def test_past_max_tool_steps_the_route_is_limit_and_the_final_call_has_tools_dis
 
 
 def test_an_approval_needing_call_waits_and_approve_runs_it(
-    services: TurnServices, model: ScriptedModel, telegram: InMemoryTelegram
+    services: TurnServices, tasks: InMemoryTaskRepository, model: ScriptedModel, telegram: InMemoryTelegram
 ) -> None:
-    services.tasks.add(7, "buy milk", "", "now")
+    tasks.add(7, "buy milk", "", "now")
     begin = start(services)
     model.responses.append(tool_use(("list_tasks", {}), ("delete_task", {"task_id": 1})))
     waiting = round_of(services, begin)
     assert waiting.status == "needs_approval" and waiting.approval_id
-    assert services.tasks.get(7, 1) is not None, "nothing is deleted before the tap"
+    assert tasks.get(7, 1) is not None, "nothing is deleted before the tap"
     show_buttons(services, begin, waiting.approval_id)
     (sent,) = telegram.sent
     assert "Delete task #1 “buy milk”." in sent.text and sent.reply_markup is not None
@@ -172,7 +173,7 @@ def test_an_approval_needing_call_waits_and_approve_runs_it(
     assert resumer.resumed == [("tok", {"decision": "approved"})]
     done = run_tools(RunToolsInput(turn=begin.turn, step=0), services)
     assert done.status == "done"
-    assert services.tasks.get(7, 1) is None
+    assert tasks.get(7, 1) is None
     results = services.turns.get_step(begin.turn.turn_id, 0).tool_results
     assert [r["content"] for r in results] == ["1 task:\n#1 [ ] buy milk", "Deleted task #1: buy milk"]
     audit = services.audit.entries(7)
@@ -184,14 +185,19 @@ def test_an_approval_needing_call_waits_and_approve_runs_it(
 
 @pytest.mark.parametrize(("choice", "message"), [("d", DENIED), (None, EXPIRED)])
 def test_deny_or_no_answer_changes_nothing(
-    services: TurnServices, model: ScriptedModel, telegram: InMemoryTelegram, choice: str | None, message: str
+    services: TurnServices,
+    tasks: InMemoryTaskRepository,
+    model: ScriptedModel,
+    telegram: InMemoryTelegram,
+    choice: str | None,
+    message: str,
 ) -> None:
-    begin, approval_id = ask_to_delete(services, model)
+    begin, approval_id = ask_to_delete(services, tasks, model)
     show_buttons(services, begin, approval_id)
     if choice:
         press(services, telegram, Resumer(), approval_id, choice)
     run_tools(RunToolsInput(turn=begin.turn, step=0), services)
-    assert services.tasks.get(7, 1) is not None
+    assert tasks.get(7, 1) is not None
     (result,) = services.turns.get_step(begin.turn.turn_id, 0).tool_results
     assert result == {
         "type": "tool_result",
@@ -215,18 +221,20 @@ def test_a_call_that_cannot_succeed_fails_without_asking(
     assert services.approvals.requests == {}  # type: ignore[attr-defined]
 
 
-def test_a_retried_run_tools_never_runs_a_call_twice(services: TurnServices, model: ScriptedModel) -> None:
+def test_a_retried_run_tools_never_runs_a_call_twice(
+    services: TurnServices, tasks: InMemoryTaskRepository, model: ScriptedModel
+) -> None:
     begin = start(services)
     model.responses.append(tool_use(("add_task", {"title": "once"})))
     round_of(services, begin)
     run_tools(RunToolsInput(turn=begin.turn, step=0), services)
-    assert [t.title for t in services.tasks.list(7, "all")] == ["once"]
+    assert [t.title for t in tasks.list(7, "all")] == ["once"]
 
 
 def test_presses_that_must_change_nothing(
-    services: TurnServices, model: ScriptedModel, telegram: InMemoryTelegram
+    services: TurnServices, tasks: InMemoryTaskRepository, model: ScriptedModel, telegram: InMemoryTelegram
 ) -> None:
-    begin, approval_id = ask_to_delete(services, model)
+    begin, approval_id = ask_to_delete(services, tasks, model)
     resumer = Resumer()
     assert press(services, telegram, resumer, approval_id) == "not_ready", "no token yet"
     show_buttons(services, begin, approval_id)
@@ -245,18 +253,18 @@ def test_presses_that_must_change_nothing(
 
 
 def test_a_press_after_the_turn_stopped_waiting_expires_the_request(
-    services: TurnServices, model: ScriptedModel, telegram: InMemoryTelegram
+    services: TurnServices, tasks: InMemoryTaskRepository, model: ScriptedModel, telegram: InMemoryTelegram
 ) -> None:
-    begin, approval_id = ask_to_delete(services, model)
+    begin, approval_id = ask_to_delete(services, tasks, model)
     show_buttons(services, begin, approval_id)
     assert press(services, telegram, Resumer(alive=False), approval_id) == "expired"
     assert services.approvals.get(approval_id).status == "expired"  # type: ignore[union-attr]
 
 
 def test_a_retried_request_approval_does_not_send_the_buttons_twice(
-    services: TurnServices, model: ScriptedModel, telegram: InMemoryTelegram
+    services: TurnServices, tasks: InMemoryTaskRepository, model: ScriptedModel, telegram: InMemoryTelegram
 ) -> None:
-    begin, approval_id = ask_to_delete(services, model)
+    begin, approval_id = ask_to_delete(services, tasks, model)
     for token in ("tok1", "tok2"):
         show_buttons(services, begin, approval_id, token)
     assert len(telegram.sent) == 1
@@ -264,9 +272,9 @@ def test_a_retried_request_approval_does_not_send_the_buttons_twice(
 
 
 def test_titles_are_escaped_in_the_approval_message(
-    services: TurnServices, model: ScriptedModel, telegram: InMemoryTelegram
+    services: TurnServices, tasks: InMemoryTaskRepository, model: ScriptedModel, telegram: InMemoryTelegram
 ) -> None:
-    begin, approval_id = ask_to_delete(services, model, "<b>bold</b> & co")
+    begin, approval_id = ask_to_delete(services, tasks, model, "<b>bold</b> & co")
     show_buttons(services, begin, approval_id, "t")
     assert "&lt;b&gt;bold&lt;/b&gt; &amp; co" in telegram.sent[0].text
 
@@ -307,11 +315,15 @@ def test_no_fallback_for_what_the_rules_do_not_understand_or_when_off(
 
 @pytest.mark.parametrize("command", ["done", "delete"])
 def test_the_rules_model_answers_a_task_number_beyond_any_list_clearly(
-    services: TurnServices, model: ScriptedModel, telegram: InMemoryTelegram, command: str
+    services: TurnServices,
+    tasks: InMemoryTaskRepository,
+    model: ScriptedModel,
+    telegram: InMemoryTelegram,
+    command: str,
 ) -> None:
     # Given the model API is down and the user names a 41-digit task number
     huge = "9" * 41
-    services.tasks.add(7, "buy milk", "", "now")
+    tasks.add(7, "buy milk", "", "now")
     begin = start(services, f"{command} {huge}")
     model.responses.append(ModelTransientError("overloaded"))
     with pytest.raises(ModelTransientError):
@@ -325,4 +337,4 @@ def test_the_rules_model_answers_a_task_number_beyond_any_list_clearly(
     deliver_reply(begin.turn, services)
     (reply,) = telegram.texts()
     assert f"there is no task #{huge}: task numbers run from 1 to 2147483647" in reply
-    assert [(t.task_id, t.status) for t in services.tasks.list(7, "all")] == [(1, "pending")]
+    assert [(t.task_id, t.status) for t in tasks.list(7, "all")] == [(1, "pending")]

@@ -189,8 +189,6 @@ class Runtime:
         return TurnServices(
             messages=DynamoMessageRepository(self._dynamodb.Table(s.messages_table)),
             turns=DynamoTurnStore(self._dynamodb.Table(s.turns_table), s.turn_ttl_days),
-            tasks=DynamoTaskRepository(self._dynamodb.Table(s.tasks_table), self.ledger),
-            ledger=self.ledger,
             audit=DynamoAuditLog(self._dynamodb.Table(s.audit_table)),
             approvals=self.approvals,
             chats=self.chats,
@@ -198,7 +196,11 @@ class Runtime:
             model=lambda: self.model,
             sequencer=lambda: self.sequencer,
             model_name=s.anthropic_model,
-            tool_catalog=build_registry,
+            tool_catalog=lambda: build_registry(
+                tasks=DynamoTaskRepository(self._dynamodb.Table(s.tasks_table), self.ledger),
+                ledger=self.ledger,
+                memory=self.memory,
+            ),
             max_tokens=s.anthropic_max_tokens,
             history_limit=s.history_limit,
             history_margin=s.history_margin,

@@ -31,8 +31,8 @@ class DynamoToolCallLedger:
             return None
         return ToolCallRecord.model_validate({k: v for k, v in item.items() if k != "expires_at"})
 
-    def record_intent(self, call_id: str, result: str) -> ToolCallRecord:
-        record = ToolCallRecord(call_id=call_id, result=result, kind="intent")
+    def record_intent(self, call_id: str, result: str, ref: str = "") -> ToolCallRecord:
+        record = ToolCallRecord(call_id=call_id, result=result, kind="intent", ref=ref)
         try:
             self.table.put_item(Item=self._item(record), ConditionExpression="attribute_not_exists(call_id)")
         except ClientError as error:

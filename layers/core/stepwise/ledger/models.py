@@ -30,6 +30,7 @@ class ToolCallRecord(BaseModel):
     call_id: str
     result: str
     kind: RecordKind = "done"
+    ref: str = ""  # for an intent: the id of what the effect is about (a reminder's number, say)
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ class ToolCallLedger(Protocol):
         """The call's record (strongly consistent), or None when the call made no effect yet."""
         ...
 
-    def record_intent(self, call_id: str, result: str) -> ToolCallRecord:
-        """Record an intent unless the call has a record already; returns the record in force."""
+    def record_intent(self, call_id: str, result: str, ref: str = "") -> ToolCallRecord:
+        """Record an intent (its result text and the id of what it is about) unless the call has a record
+        already; returns the record in force."""
         ...

@@ -51,9 +51,6 @@ def run_tools(request: RunToolsInput, services: TurnServices) -> RunToolsOutput:
             turn_id=turn.turn_id,
             call_id=tool_call_id(turn.turn_id, call["id"]),
             now=now,
-            tasks=services.tasks,
-            ledger=services.ledger,
-            memory=services.memory,
         )
         result, outcome, approval = _run_one(call, decision, context, services, waiting)
         if result is None:

@@ -18,10 +18,8 @@ if TYPE_CHECKING:
     from stepwise.chats.store import ChatStore
     from stepwise.history.repository import MessageRepository
     from stepwise.inbox.sequencer import Sequencer
-    from stepwise.ledger.store import ToolCallLedger
     from stepwise.memory.service import MemoryService
     from stepwise.model.types import ChatModel
-    from stepwise.tasks.repository import TaskRepository
     from stepwise.telegram.client import TelegramClient
     from stepwise.tools.registry import ToolRegistry
     from stepwise.turn_records.store import TurnStore
@@ -44,8 +42,6 @@ class TurnServices:
 
     messages: MessageRepository
     turns: TurnStore
-    tasks: TaskRepository
-    ledger: ToolCallLedger
     audit: AuditLog
     approvals: ApprovalStore
     chats: ChatStore

@@ -1,12 +1,26 @@
-"""Every tool Stepwise offers, in one registry."""
+"""Every tool Stepwise offers, bound to its store: a new tool is one module, one line here and its store's
+wiring in the composition root (`stepwise.runtime`)."""
 
 from __future__ import annotations
 
-from stepwise.tools.memory_tools import MEMORY_TOOLS
-from stepwise.tools.registry import ToolRegistry
-from stepwise.tools.task_tools import TASK_TOOLS
+from typing import TYPE_CHECKING, Any
+
+from stepwise.tools.memory_tools import memory_tools
+from stepwise.tools.registry import Tool, ToolRegistry
+from stepwise.tools.task_tools import task_tools
+
+if TYPE_CHECKING:
+    from stepwise.ledger.store import ToolCallLedger
+    from stepwise.memory.service import MemoryService
+    from stepwise.tasks.repository import TaskRepository
 
 
-def build_registry() -> ToolRegistry:
-    """The registry used by the functions (the prompt and the API's tools parameter come from it)."""
-    return ToolRegistry([*TASK_TOOLS, *MEMORY_TOOLS])
+def build_registry(
+    *, tasks: TaskRepository, ledger: ToolCallLedger, memory: MemoryService | None = None
+) -> ToolRegistry:
+    """The registry of a turn (the prompt and the API's tools parameter come from it). Memory tools are
+    offered only where long-term memory is configured."""
+    tools: list[Tool[Any]] = [*task_tools(tasks)]
+    if memory is not None:
+        tools += memory_tools(memory)
+    return ToolRegistry(tools, ledger)

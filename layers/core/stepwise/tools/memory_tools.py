@@ -1,19 +1,23 @@
 """The memory tools: remember a fact now, recall memories, forget one (with the user's approval).
 
-S3 Vectors cannot join a DynamoDB transaction, so remember and forget record their result as the call's
-intent first, then make an idempotent effect (remember's memory id comes from the call id, so writing it again
-replaces it; deleting again deletes nothing): a retried call makes the effect again and returns the recorded
-result.
+S3 Vectors cannot join a DynamoDB transaction, so remember and forget declare an `intent` (the registry
+records its result first), then make an idempotent effect (remember's memory id comes from the call id, so
+writing it again replaces it; deleting again deletes nothing): a retried call makes the effect again and
+returns the recorded result. `memory_tools(memory)` binds the handlers to the memory service.
 """
 
 from __future__ import annotations
 
-from typing import Annotated
+from functools import partial
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from stepwise.memory.service import MAX_MEMORY_CHARS, fact_key
-from stepwise.tools.registry import Tool, ToolContext, ToolError
+from stepwise.tools.registry import Intent, Tool, ToolContext, ToolError
+
+if TYPE_CHECKING:
+    from stepwise.memory.service import MemoryService
 
 RECALL_LIMIT = 5
 
@@ -40,62 +44,69 @@ class ForgetInput(_Input):
     )
 
 
-def remember(context: ToolContext, args: RememberInput) -> str:
-    memories = context.memories()
-    key = fact_key(context.call_id)
-    result = context.intent(lambda: f"Remembered ({key}): {args.fact}")
-    memories.remember(context.user_id, context.chat_id, args.fact, context.now, call_id=context.call_id)
-    return result
+def remember_intent(context: ToolContext, args: RememberInput) -> Intent:
+    return Intent(f"Remembered ({fact_key(context.call_id)}): {args.fact}")
 
 
-def recall(context: ToolContext, args: RecallInput) -> str:
-    matches = context.memories().recall(context.user_id, args.query, RECALL_LIMIT)
+def remember(memory: MemoryService, context: ToolContext, args: RememberInput) -> str:
+    memory.remember(context.user_id, context.chat_id, args.fact, context.now, call_id=context.call_id)
+    return "remembered"
+
+
+def recall(memory: MemoryService, context: ToolContext, args: RecallInput) -> str:
+    matches = memory.recall(context.user_id, args.query, RECALL_LIMIT)
     if not matches:
         return "No memories yet."
     return "\n".join(f"[{m.key}] {m.text}" for m in matches)
 
 
-def _owned(context: ToolContext, memory_id: str) -> str:
-    match = context.memories().get_owned(context.user_id, memory_id)
+def _owned(memory: MemoryService, context: ToolContext, memory_id: str) -> str:
+    match = memory.get_owned(context.user_id, memory_id)
     if match is None:
         raise ToolError(f"There is no memory {memory_id} for this user.")
     return match.text
 
 
-def describe_forget(context: ToolContext, args: ForgetInput) -> str:
-    text = _owned(context, args.memory_id)
+def describe_forget(memory: MemoryService, context: ToolContext, args: ForgetInput) -> str:
+    text = _owned(memory, context, args.memory_id)
     short = text if len(text) <= 200 else text[:200] + "…"
     return f"Forget the memory {args.memory_id}: “{short}”."
 
 
-def forget(context: ToolContext, args: ForgetInput) -> str:
-    memories = context.memories()
-    result = context.intent(lambda: f"Forgot {args.memory_id}: {_owned(context, args.memory_id)}")
-    memories.forget(context.user_id, args.memory_id)  # on a retry the memory may be gone already
-    return result
+def forget_intent(memory: MemoryService, context: ToolContext, args: ForgetInput) -> Intent:
+    return Intent(f"Forgot {args.memory_id}: {_owned(memory, context, args.memory_id)}")
 
 
-MEMORY_TOOLS: list[Tool[RememberInput] | Tool[RecallInput] | Tool[ForgetInput]] = [
-    Tool(
-        "remember",
-        "Store a fact about the user in long-term memory right away.",
-        RememberInput,
-        remember,
-        writes=True,
-    ),
-    Tool(
-        "recall",
-        "Search the user's long-term memories (facts and conversation summaries).",
-        RecallInput,
-        recall,
-    ),
-    Tool(
-        "forget",
-        "Delete one memory for good, by its id.",
-        ForgetInput,
-        forget,
-        needs_approval=True,
-        describe=describe_forget,
-        writes=True,
-    ),
-]
+def forget(memory: MemoryService, context: ToolContext, args: ForgetInput) -> str:
+    memory.forget(context.user_id, args.memory_id)  # on a retry the memory may be gone already
+    return "forgotten"
+
+
+def memory_tools(memory: MemoryService) -> list[Tool[Any]]:
+    """The memory tools, bound to the memory service (offered only where long-term memory is deployed)."""
+    return [
+        Tool(
+            "remember",
+            "Store a fact about the user in long-term memory right away.",
+            RememberInput,
+            partial(remember, memory),
+            writes=True,
+            intent=remember_intent,
+        ),
+        Tool(
+            "recall",
+            "Search the user's long-term memories (facts and conversation summaries).",
+            RecallInput,
+            partial(recall, memory),
+        ),
+        Tool(
+            "forget",
+            "Delete one memory for good, by its id.",
+            ForgetInput,
+            partial(forget, memory),
+            needs_approval=True,
+            describe=partial(describe_forget, memory),
+            writes=True,
+            intent=partial(forget_intent, memory),
+        ),
+    ]

@@ -1,8 +1,10 @@
 """The tool registry: each tool's name, description, input model, handler and whether it needs approval.
 
-The system prompt's tools section and the API's `tools` parameter both come from here. Tools with a side
-effect (`writes`) run at most once per tool call: the registry looks the call up in the tool-call ledger
-first and returns the recorded result of a call that already made its effect.
+The registry is generic: a tool's handler is already bound to the store it uses (see `catalog`), and the
+`ToolContext` it gets says only who it acts for, when, and which call it runs. The system prompt's tools
+section and the API's `tools` parameter both come from here. Tools with a side effect (`writes`) run at most
+once per tool call: the registry looks the call up in the tool-call ledger first and returns the recorded
+result of a call that already made its effect.
 """
 
 from __future__ import annotations
@@ -20,8 +22,6 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
     from stepwise.ledger.store import ToolCallLedger
-    from stepwise.memory.service import MemoryService
-    from stepwise.tasks.repository import TaskRepository
 
 logger = Logger(child=True)
 
@@ -36,10 +36,11 @@ class ToolError(Exception):
 
 @dataclass(frozen=True)
 class ToolContext:
-    """Who a tool acts for and which call it runs. The identity comes from the turn, never from the model.
+    """Who a tool acts for, when, and which call it runs. The identity comes from the turn, never the model.
 
     `call_id` keys the call's record in the tool-call ledger (see `stepwise.ledger.tool_call_id`);
-    `recorded` is the intent an earlier attempt of this call left, if any.
+    `recorded` is the record an earlier attempt of this call left (for a tool with an `intent`, the intent
+    in force while it runs).
     """
 
     user_id: int
@@ -47,27 +48,20 @@ class ToolContext:
     turn_id: str
     call_id: str
     now: str
-    tasks: TaskRepository
-    ledger: ToolCallLedger
-    memory: MemoryService | None = None
     recorded: ToolCallRecord | None = None
-
-    def memories(self) -> MemoryService:
-        """The memory service; a ToolError when long-term memory is not configured."""
-        if self.memory is None:
-            raise ToolError("Long-term memory is not available in this deployment.")
-        return self.memory
 
     def once(self, result: Callable[[T], str]) -> Once[T]:
         """Ask a store to make its effect once for this call, recording `result(value)` with it."""
         return Once(self.call_id, result)
 
-    def intent(self, result: Callable[[], str]) -> str:
-        """For an idempotent effect outside DynamoDB, call before making it: records `result()` as this
-        call's intent, or returns the result an earlier attempt recorded (the effect is then made again)."""
-        if self.recorded is not None:
-            return self.recorded.result
-        return self.ledger.record_intent(self.call_id, result()).result
+
+@dataclass(frozen=True)
+class Intent:
+    """What a call will do, recorded before an effect that cannot join a DynamoDB transaction: the result
+    text the model gets, and `ref`, the id of what the effect is about (read back by a retried call)."""
+
+    result: str
+    ref: str = ""
 
 
 class ToolResult(BaseModel):
@@ -95,8 +89,10 @@ class ToolResult(BaseModel):
 class Tool(Generic[Args]):
     """One tool. `describe` says what an approval-needing call will do (it may raise ToolError).
 
-    A tool that `writes` records its effect in the ledger: with `context.once(...)` in a store call (atomic
-    with the effect) or with `context.intent(...)` before an idempotent effect.
+    A tool that `writes` makes its effect once per call in one of two ways: a store records it in the ledger
+    in the same transaction (`context.once(...)`), or the tool declares an `intent`, which the registry
+    records before `run` makes an idempotent effect; a retried call then runs again with the recorded intent
+    in `context.recorded`, and the model gets the intent's result text.
     """
 
     name: str
@@ -106,6 +102,7 @@ class Tool(Generic[Args]):
     needs_approval: bool = False
     describe: Callable[[ToolContext, Args], str] | None = None
     writes: bool = False
+    intent: Callable[[ToolContext, Args], Intent] | None = None
 
     def api_spec(self) -> dict[str, Any]:
         """The entry of the Messages API's `tools` parameter."""
@@ -117,11 +114,14 @@ class Tool(Generic[Args]):
 class ToolRegistry:
     """The tools available in a turn."""
 
-    def __init__(self, tools: Sequence[Tool[Any]]) -> None:
+    def __init__(self, tools: Sequence[Tool[Any]], ledger: ToolCallLedger | None = None) -> None:
         names = [tool.name for tool in tools]
         if len(set(names)) != len(names):
             raise ValueError(f"duplicate tool names in {names}")
+        if ledger is None and any(tool.writes for tool in tools):
+            raise ValueError("tools that write need the tool-call ledger")
         self._tools = {tool.name: tool for tool in tools}
+        self._ledger = ledger
 
     def __len__(self) -> int:
         return len(self._tools)
@@ -151,12 +151,14 @@ class ToolRegistry:
     def run(self, context: ToolContext, tool: Tool[Any], args: BaseModel) -> ToolResult:
         """Run a tool; its failures become is_error results. A call that already made its effect returns
         the recorded result; failing to read the ledger raises (the state retries: the call may have run)."""
-        if tool.writes:
-            recorded = context.ledger.get(context.call_id)
+        if tool.writes and self._ledger is not None:
+            recorded = self._ledger.get(context.call_id)
             if recorded is not None and recorded.kind == "done":
                 return ToolResult(content=recorded.result)
             context = replace(context, recorded=recorded)
         try:
+            if tool.intent is not None:
+                return ToolResult(content=self._run_with_intent(context, tool, args))
             return ToolResult(content=tool.run(context, args))
         except CallAlreadyRecorded as already:
             return ToolResult(content=already.record.result)
@@ -167,6 +169,18 @@ class ToolRegistry:
             return ToolResult(
                 content=f"The {tool.name} tool failed unexpectedly; nothing more is known.", is_error=True
             )
+
+    def _run_with_intent(self, context: ToolContext, tool: Tool[Any], args: BaseModel) -> str:
+        """Record the call's intent (unless an earlier attempt did), make the effect, answer the intent."""
+        assert tool.intent is not None and self._ledger is not None  # checked by run() and __init__
+        if context.recorded is None:
+            planned = tool.intent(context, args)
+            context = replace(
+                context, recorded=self._ledger.record_intent(context.call_id, planned.result, planned.ref)
+            )
+        assert context.recorded is not None
+        tool.run(context, args)
+        return context.recorded.result
 
     def describe(self, context: ToolContext, tool: Tool[Any], args: BaseModel) -> str:
         """What an approval-needing call will do, in words the user can approve."""

@@ -1,18 +1,24 @@
 """The task tools: add, list, get, update, complete and delete tasks on the user's own list.
 
+Each handler takes the task store first; `task_tools(tasks)` binds them to it for the catalog.
+
 The tools that change tasks pass `context.once(...)` to the store, which records the call's result text in
 the tool-call ledger in the same transaction as the change: a retried call changes nothing and returns it.
 """
 
 from __future__ import annotations
 
-from typing import Annotated
+from functools import partial
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, model_validator
 from pydantic_core import PydanticCustomError
 
 from stepwise.tasks.models import Task, TaskStatusFilter
 from stepwise.tools.registry import Tool, ToolContext, ToolError
+
+if TYPE_CHECKING:
+    from stepwise.tasks.repository import TaskRepository
 
 MAX_TITLE = 200
 MAX_DESCRIPTION = 2000
@@ -73,8 +79,8 @@ class UpdateTaskInput(_Input):
         return self
 
 
-def _existing(context: ToolContext, task_id: int) -> Task:
-    task = context.tasks.get(context.user_id, task_id)
+def _existing(tasks: TaskRepository, context: ToolContext, task_id: int) -> Task:
+    task = tasks.get(context.user_id, task_id)
     if task is None:
         raise ToolError(f"There is no task #{task_id} on the user's list.")
     return task
@@ -96,23 +102,21 @@ def _deleted(task: Task) -> str:
     return f"Deleted task #{task.task_id}: {task.title}"
 
 
-def add_task(context: ToolContext, args: AddTaskInput) -> str:
-    task = context.tasks.add(
-        context.user_id, args.title, args.description, context.now, once=context.once(_added)
-    )
+def add_task(tasks: TaskRepository, context: ToolContext, args: AddTaskInput) -> str:
+    task = tasks.add(context.user_id, args.title, args.description, context.now, once=context.once(_added))
     return _added(task)
 
 
-def list_tasks(context: ToolContext, args: ListTasksInput) -> str:
-    tasks = context.tasks.list(context.user_id, args.status)
+def list_tasks(tasks: TaskRepository, context: ToolContext, args: ListTasksInput) -> str:
+    found = tasks.list(context.user_id, args.status)
     kind = "" if args.status == "all" else f"{args.status} "
-    if not tasks:
+    if not found:
         return f"No {kind}tasks."
-    return f"{len(tasks)} {kind}task{'s' if len(tasks) != 1 else ''}:\n" + "\n".join(t.line() for t in tasks)
+    return f"{len(found)} {kind}task{'s' if len(found) != 1 else ''}:\n" + "\n".join(t.line() for t in found)
 
 
-def get_task(context: ToolContext, args: TaskIdInput) -> str:
-    task = _existing(context, args.task_id)
+def get_task(tasks: TaskRepository, context: ToolContext, args: TaskIdInput) -> str:
+    task = _existing(tasks, context, args.task_id)
     lines = [task.line(), f"Status: {task.status}", f"Created: {task.created_at}"]
     if task.description:
         lines.insert(1, f"Description: {task.description}")
@@ -121,8 +125,8 @@ def get_task(context: ToolContext, args: TaskIdInput) -> str:
     return "\n".join(lines)
 
 
-def update_task(context: ToolContext, args: UpdateTaskInput) -> str:
-    task = context.tasks.update(
+def update_task(tasks: TaskRepository, context: ToolContext, args: UpdateTaskInput) -> str:
+    task = tasks.update(
         context.user_id,
         args.task_id,
         title=args.title,
@@ -135,8 +139,8 @@ def update_task(context: ToolContext, args: UpdateTaskInput) -> str:
     return _updated(task)
 
 
-def describe_update(context: ToolContext, args: UpdateTaskInput) -> str:
-    task = _existing(context, args.task_id)
+def describe_update(tasks: TaskRepository, context: ToolContext, args: UpdateTaskInput) -> str:
+    task = _existing(tasks, context, args.task_id)
     changes = []
     if args.title is not None:
         changes.append(f"rename it to “{args.title}”")
@@ -149,49 +153,60 @@ def describe_update(context: ToolContext, args: UpdateTaskInput) -> str:
     return f"Change task #{task.task_id} “{task.title}”: {' and '.join(changes)}."
 
 
-def complete_task(context: ToolContext, args: TaskIdInput) -> str:
-    task = _existing(context, args.task_id)
+def complete_task(tasks: TaskRepository, context: ToolContext, args: TaskIdInput) -> str:
+    task = _existing(tasks, context, args.task_id)
     if task.status == "completed":
         return f"Task #{task.task_id} was already completed: {task.title}"
-    done = context.tasks.complete(context.user_id, args.task_id, context.now, once=context.once(_completed))
+    done = tasks.complete(context.user_id, args.task_id, context.now, once=context.once(_completed))
     if done is None:
         raise ToolError(f"There is no task #{args.task_id} on the user's list.")
     return _completed(done)
 
 
-def delete_task(context: ToolContext, args: TaskIdInput) -> str:
-    task = context.tasks.delete(context.user_id, args.task_id, once=context.once(_deleted))
+def delete_task(tasks: TaskRepository, context: ToolContext, args: TaskIdInput) -> str:
+    task = tasks.delete(context.user_id, args.task_id, once=context.once(_deleted))
     if task is None:
         raise ToolError(f"There is no task #{args.task_id} on the user's list.")
     return _deleted(task)
 
 
-def describe_delete(context: ToolContext, args: TaskIdInput) -> str:
-    task = _existing(context, args.task_id)
+def describe_delete(tasks: TaskRepository, context: ToolContext, args: TaskIdInput) -> str:
+    task = _existing(tasks, context, args.task_id)
     return f"Delete task #{task.task_id} “{task.title}”."
 
 
-TASK_TOOLS: list[Tool[AddTaskInput] | Tool[ListTasksInput] | Tool[TaskIdInput] | Tool[UpdateTaskInput]] = [
-    Tool("add_task", "Add a task to the user's list.", AddTaskInput, add_task, writes=True),
-    Tool("list_tasks", "List the user's tasks with their numbers and status.", ListTasksInput, list_tasks),
-    Tool("get_task", "Show one task with its details.", TaskIdInput, get_task),
-    Tool(
-        "update_task",
-        "Change a task's title and/or description.",
-        UpdateTaskInput,
-        update_task,
-        needs_approval=True,
-        describe=describe_update,
-        writes=True,
-    ),
-    Tool("complete_task", "Mark a task as done.", TaskIdInput, complete_task, writes=True),
-    Tool(
-        "delete_task",
-        "Delete a task for good.",
-        TaskIdInput,
-        delete_task,
-        needs_approval=True,
-        describe=describe_delete,
-        writes=True,
-    ),
-]
+def task_tools(tasks: TaskRepository) -> list[Tool[Any]]:
+    """The task tools, bound to the user's task store."""
+    return [
+        Tool(
+            "add_task", "Add a task to the user's list.", AddTaskInput, partial(add_task, tasks), writes=True
+        ),
+        Tool(
+            "list_tasks",
+            "List the user's tasks with their numbers and status.",
+            ListTasksInput,
+            partial(list_tasks, tasks),
+        ),
+        Tool("get_task", "Show one task with its details.", TaskIdInput, partial(get_task, tasks)),
+        Tool(
+            "update_task",
+            "Change a task's title and/or description.",
+            UpdateTaskInput,
+            partial(update_task, tasks),
+            needs_approval=True,
+            describe=partial(describe_update, tasks),
+            writes=True,
+        ),
+        Tool(
+            "complete_task", "Mark a task as done.", TaskIdInput, partial(complete_task, tasks), writes=True
+        ),
+        Tool(
+            "delete_task",
+            "Delete a task for good.",
+            TaskIdInput,
+            partial(delete_task, tasks),
+            needs_approval=True,
+            describe=partial(describe_delete, tasks),
+            writes=True,
+        ),
+    ]
