@@ -13,9 +13,13 @@ class InMemoryChatStore:
     def __init__(self) -> None:
         self.chats: dict[int, ChatRecord] = {}
 
-    def record_message(self, chat_id: int, user_id: int, due_at: int) -> ChatRecord:
+    def record_message(
+        self, chat_id: int, user_id: int, due_at: int, written_at: str | None = None
+    ) -> ChatRecord:
         chat = self.chats.setdefault(chat_id, ChatRecord(chat_id=chat_id, user_id=user_id))
         chat.user_id = user_id
+        if written_at is not None:
+            chat.last_user_at = written_at
         chat.message_count += 1
         chat.due = chat.due or chat.unsummarized >= due_at
         return chat.model_copy()

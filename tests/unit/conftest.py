@@ -11,6 +11,7 @@ from stepwise.inbox.sequencer import Sequencer
 from stepwise.memory.service import MemoryService
 from stepwise.states.services import TurnServices
 from stepwise.tools.catalog import build_registry
+from stepwise.tools.reminder_tools import ReminderLimits, ReminderSetup
 from stepwise_local.in_memory.approvals import InMemoryApprovalStore
 from stepwise_local.in_memory.audit import InMemoryAuditLog
 from stepwise_local.in_memory.chats import InMemoryChatStore
@@ -18,6 +19,7 @@ from stepwise_local.in_memory.embedder import LocalHashEmbedder
 from stepwise_local.in_memory.history import InMemoryMessageRepository
 from stepwise_local.in_memory.inbox import InMemoryChatInbox
 from stepwise_local.in_memory.ledger import InMemoryToolCallLedger
+from stepwise_local.in_memory.reminders import InMemoryReminderStore, InMemorySchedules
 from stepwise_local.in_memory.tasks import InMemoryTaskRepository
 from stepwise_local.in_memory.telegram import InMemoryTelegram
 from stepwise_local.in_memory.turn_records import InMemoryTurnStore
@@ -45,11 +47,23 @@ def tasks(ledger: InMemoryToolCallLedger) -> InMemoryTaskRepository:
 
 
 @pytest.fixture
+def reminders() -> InMemoryReminderStore:
+    return InMemoryReminderStore()
+
+
+@pytest.fixture
+def schedules() -> InMemorySchedules:
+    return InMemorySchedules()
+
+
+@pytest.fixture
 def services(
     telegram: InMemoryTelegram,
     model: ScriptedModel,
     tasks: InMemoryTaskRepository,
     ledger: InMemoryToolCallLedger,
+    reminders: InMemoryReminderStore,
+    schedules: InMemorySchedules,
 ) -> TurnServices:
     counter = itertools.count(1)
     clock = Clock()
@@ -64,7 +78,13 @@ def services(
         approvals=InMemoryApprovalStore(),
         chats=InMemoryChatStore(),
         memory=memory,
-        tool_catalog=lambda: build_registry(tasks=tasks, ledger=ledger, memory=memory),
+        reminders=reminders,
+        tool_catalog=lambda: build_registry(
+            tasks=tasks,
+            ledger=ledger,
+            memory=memory,
+            reminders=ReminderSetup(reminders, schedules, ReminderLimits()),
+        ),
         telegram=lambda: telegram,
         model=lambda: model,
         sequencer=lambda: sequencer,

@@ -13,6 +13,7 @@ from support.turn_fakes import ScriptedModel, turn_start
 from stepwise.ledger.models import CallAlreadyRecorded, Once
 from stepwise.memory.vector_index import VectorRecord
 from stepwise.model.types import ModelResponse
+from stepwise.reminders.models import Reminder
 from stepwise.states.call_model import call_model
 from stepwise.states.contracts import CallModelInput, RequestApprovalInput, RunToolsInput, RunToolsOutput
 from stepwise.states.load_context import load_context
@@ -56,9 +57,10 @@ def _memories(services: TurnServices) -> dict[str, str]:
     return {m.key: m.text for m in services.memory.recall(USER, "anything", 20)}
 
 
-def snapshot(services: TurnServices, tasks: TaskRepository) -> tuple[list[dict[str, Any]], dict[str, str]]:
-    """Every task field (times included) and the user's memories."""
-    return [t.model_dump() for t in tasks.list(USER, "all")], _memories(services)
+def snapshot(services: TurnServices, tasks: TaskRepository) -> tuple[Any, ...]:
+    """Every task field (times included), the user's memories and reminders."""
+    reminders = [r.model_dump() for r in services.reminders.list(USER)]
+    return [t.model_dump() for t in tasks.list(USER, "all")], _memories(services), reminders
 
 
 def _expect_tasks(*expected: tuple[int, str, str]) -> Callable[[TurnServices, TaskRepository, str], None]:
@@ -74,6 +76,13 @@ def _remembered(services: TurnServices, tasks: TaskRepository, memory_id: str) -
 
 def _forgotten(services: TurnServices, tasks: TaskRepository, memory_id: str) -> None:
     assert _memories(services) == {}
+
+
+def _reminders(*expected: tuple[int, str]) -> Callable[[TurnServices, TaskRepository, str], None]:
+    def check(services: TurnServices, tasks: TaskRepository, memory_id: str) -> None:
+        assert [(r.reminder_id, r.text) for r in services.reminders.list(USER)] == list(expected)
+
+    return check
 
 
 CASES = [
@@ -98,14 +107,39 @@ CASES = [
     Case("delete_task", lambda m: {"task_id": 1}, lambda m: "Deleted task #1: buy milk", _expect_tasks()),
     Case("remember", lambda m: {"fact": "Likes green tea"}, lambda m: "Remembered (fact-", _remembered),
     Case("forget", lambda m: {"memory_id": m}, lambda m: f"Forgot {m}: Anna lives in Lisbon", _forgotten),
+    Case(
+        "set_reminder",
+        lambda m: {"text": "call mom", "in_minutes": 20},
+        lambda m: "Reminder #2 set on ",
+        _reminders((1, "water the plants"), (2, "call mom")),
+    ),
+    Case(
+        "cancel_reminder",
+        lambda m: {"reminder_id": 1},
+        lambda m: "Cancelled reminder #1: water the plants",
+        _reminders(),
+    ),
 ]
 IDS = [case.name for case in CASES]
 
 
 def seed(services: TurnServices, tasks: TaskRepository) -> str:
-    """Task #1 "buy milk" and one memory of the user; returns the memory's id."""
+    """Task #1 "buy milk", reminder #1 and one memory of the user; returns the memory's id."""
     assert services.memory is not None
     tasks.add(USER, "buy milk", "", "2026-11-22T08:00:00.000Z")
+    services.reminders.put(
+        Reminder(
+            user_id=USER,
+            chat_id=USER,
+            reminder_id=services.reminders.allocate_id(USER),
+            text="water the plants",
+            expression="cron(0 9 ? * MON *)",
+            timezone="UTC",
+            when="every Monday at 09:00 (UTC)",
+            one_time=False,
+            created_at="2026-11-22T08:00:00.000Z",
+        )
+    )
     return services.memory.remember(USER, USER, "Anna lives in Lisbon", "2026-11-22T08:00:00.000Z")
 
 

@@ -80,6 +80,28 @@ class Settings(BaseModel):
     turn_ttl_days: int = Field(default=7, ge=1)
     state_machine_arn: str | None = None
 
+    reminders_table: str = "stepwise-reminders"
+    schedule_group_name: str = "stepwise-reminders"
+    scheduler_role_arn: str | None = None
+    reminder_target_arn: str | None = None
+    default_timezone: str = "UTC"
+    checkin_idle_days: int = Field(default=2, ge=1, le=365)
+    min_checkin_interval_minutes: int = Field(default=60, ge=1, le=10_080)
+    max_reminders: int = Field(default=100, ge=1, le=10_000)
+
+    @field_validator("default_timezone")
+    @classmethod
+    def _known_zone(cls, value: str) -> str:
+        from zoneinfo import ZoneInfo
+
+        try:
+            ZoneInfo(value)
+        except Exception:  # ZoneInfoNotFoundError, or a malformed key
+            raise ValueError(
+                f"DEFAULT_TIMEZONE must be an IANA time zone such as Europe/Lisbon, got {value!r}"
+            ) from None
+        return value
+
     @field_validator("allowed_user_ids")
     @classmethod
     def _check_user_ids(cls, value: str) -> str:
@@ -95,6 +117,8 @@ class Settings(BaseModel):
         "telegram_webhook_secret_parameter",
         "state_machine_arn",
         "vector_bucket_name",
+        "scheduler_role_arn",
+        "reminder_target_arn",
         mode="before",
     )
     @classmethod

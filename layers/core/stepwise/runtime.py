@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
 from functools import cache, cached_property
 from typing import TYPE_CHECKING, Any
 
 import boto3
 
 from stepwise.config import Settings, get_settings
+from stepwise.ids import utc_now
 
 # Adapters are imported where they are built: a function loads only the ones its state uses (cold starts).
 if TYPE_CHECKING:
@@ -19,8 +21,12 @@ if TYPE_CHECKING:
     from stepwise.memory.service import MemoryService
     from stepwise.memory.summarizer import SummarizeServices
     from stepwise.model.types import ChatModel
+    from stepwise.reminders.dynamodb import DynamoReminderStore
+    from stepwise.reminders.eventbridge import EventBridgeSchedules
+    from stepwise.reminders.firing import FireServices
     from stepwise.states.services import TurnServices
     from stepwise.telegram.client import BotApiClient
+    from stepwise.tools.reminder_tools import ReminderSetup
     from stepwise.webhook import WebhookServices
 
 APPROVAL_RECORD_GRACE_SECONDS = 86_400  # approval records outlive their timeout by a day, then expire
@@ -36,6 +42,21 @@ def install_memory_backend(name: str, backend: MemoryBackend) -> None:
     embedder and in-process index) before any handler runs. Installed backends survive `reset()`.
     """
     _memory_backends[name] = backend
+
+
+_clock: Callable[[], datetime] = utc_now
+
+
+def install_clock(now: Callable[[], datetime]) -> None:
+    """Supply the clock the services read. The shipped layer uses the real clock; the local emulation
+    installs its own, so that `/clock +3h` in `make chat` moves time for reminders."""
+    global _clock
+    _clock = now
+
+
+def clock() -> datetime:
+    """The current time (UTC, timezone-aware) from the installed clock."""
+    return _clock()
 
 
 class Runtime:
@@ -119,6 +140,37 @@ class Runtime:
         return DynamoChatStore(self._dynamodb.Table(self.settings.chats_table))
 
     @cached_property
+    def reminders(self) -> DynamoReminderStore:
+        from stepwise.reminders.dynamodb import DynamoReminderStore
+
+        return DynamoReminderStore(self._dynamodb.Table(self.settings.reminders_table))
+
+    @cached_property
+    def schedules(self) -> EventBridgeSchedules:
+        from stepwise.reminders.eventbridge import EventBridgeSchedules
+
+        s = self.settings
+        return EventBridgeSchedules(
+            boto3.client("scheduler"),
+            s.schedule_group_name,
+            target_arn=s.reminder_target_arn or "",
+            role_arn=s.scheduler_role_arn or "",
+        )
+
+    @cached_property
+    def fire_services(self) -> FireServices:
+        from stepwise.reminders.firing import FireServices
+
+        return FireServices(
+            reminders=self.reminders,
+            schedules=self.schedules,
+            chats=self.chats,
+            sequencer=lambda: self.sequencer,
+            checkin_idle_days=self.settings.checkin_idle_days,
+            clock=clock,
+        )
+
+    @cached_property
     def ledger(self) -> DynamoToolCallLedger:
         from stepwise.ledger.dynamodb import DynamoToolCallLedger
 
@@ -196,10 +248,12 @@ class Runtime:
             model=lambda: self.model,
             sequencer=lambda: self.sequencer,
             model_name=s.anthropic_model,
+            reminders=self.reminders,
             tool_catalog=lambda: build_registry(
                 tasks=DynamoTaskRepository(self._dynamodb.Table(s.tasks_table), self.ledger),
                 ledger=self.ledger,
                 memory=self.memory,
+                reminders=self.reminder_tools_setup,
             ),
             max_tokens=s.anthropic_max_tokens,
             history_limit=s.history_limit,
@@ -210,7 +264,20 @@ class Runtime:
             memory=self.memory,
             memory_top_k=s.memory_top_k,
             summary_threshold=s.summary_threshold,
+            default_timezone=s.default_timezone,
+            clock=clock,
         )
+
+    @property
+    def reminder_tools_setup(self) -> ReminderSetup | None:
+        """The reminder tools' store, schedules and limits; None where no schedule target is deployed."""
+        from stepwise.tools.reminder_tools import ReminderLimits, ReminderSetup
+
+        s = self.settings
+        if not s.reminder_target_arn:
+            return None
+        limits = ReminderLimits(s.default_timezone, s.max_reminders, s.min_checkin_interval_minutes)
+        return ReminderSetup(self.reminders, self.schedules, limits)
 
     @cached_property
     def webhook_services(self) -> WebhookServices:

@@ -22,11 +22,17 @@ class DynamoChatStore:
     def __init__(self, table: Any) -> None:
         self._table = table
 
-    def record_message(self, chat_id: int, user_id: int, due_at: int) -> ChatRecord:
+    def record_message(
+        self, chat_id: int, user_id: int, due_at: int, written_at: str | None = None
+    ) -> ChatRecord:
+        values: dict[str, Any] = {":u": user_id, ":one": 1}
+        written = ""
+        if written_at is not None:
+            written, values[":w"] = ", last_user_at = :w", written_at
         response = self._table.update_item(
             Key={"chat_id": chat_id},
-            UpdateExpression="SET user_id = :u ADD message_count :one",
-            ExpressionAttributeValues={":u": user_id, ":one": 1},
+            UpdateExpression=f"SET user_id = :u{written} ADD message_count :one",
+            ExpressionAttributeValues=values,
             ReturnValues="ALL_NEW",
         )
         chat = _from_item(response["Attributes"])
@@ -113,4 +119,5 @@ def _from_item(item: dict[str, Any]) -> ChatRecord:
         summary_updated_at=item.get("summary_updated_at"),
         due="summary_due" in item,
         window_key=item.get("window_key", ""),
+        last_user_at=item.get("last_user_at", ""),
     )

@@ -29,6 +29,7 @@ class ChatRecord(BaseModel):
     summary_updated_at: str | None = None
     due: bool = False
     window_key: str = ""  # sort key where the model's history window starts ("" for the chat's beginning)
+    last_user_at: str = ""  # when the user last wrote (ISO 8601 UTC; check-ins pause when it is long ago)
 
     @property
     def unsummarized(self) -> int:
@@ -38,8 +39,11 @@ class ChatRecord(BaseModel):
 class ChatStore(Protocol):
     """Chat records. Implementations: DynamoDB, and in memory for tests."""
 
-    def record_message(self, chat_id: int, user_id: int, due_at: int) -> ChatRecord:
-        """Count one stored message; mark the chat due once `due_at` messages are unsummarized."""
+    def record_message(
+        self, chat_id: int, user_id: int, due_at: int, written_at: str | None = None
+    ) -> ChatRecord:
+        """Count one stored message; mark the chat due once `due_at` messages are unsummarized. `written_at`
+        is given for a message the user wrote (it becomes `last_user_at`)."""
         ...
 
     def get(self, chat_id: int) -> ChatRecord | None:

@@ -203,7 +203,17 @@ def _to_item(message: QueuedMessage) -> dict[str, Any]:
         "chat_id": message.chat_id,
         "sk": queue_key(message.update_id),
         "message": message.model_dump_json(
-            include={"chat_id", "update_id", "user_id", "id", "text", "received_at", "telegram_message_id"}
+            include={
+                "chat_id",
+                "update_id",
+                "user_id",
+                "id",
+                "text",
+                "received_at",
+                "telegram_message_id",
+                "kind",
+                "reminder_id",
+            }
         ),
         "status": message.status,
         "requeues": message.requeues,

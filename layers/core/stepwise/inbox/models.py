@@ -7,13 +7,17 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 QueueStatus = Literal["queued", "taken"]
+# message: typed by the user; reminder / checkin: put in the inbox by a schedule that fired (FireReminder).
+MessageKind = Literal["message", "reminder", "checkin"]
 # new: first delivery; queued / taken: a retried delivery of a message still waiting / being answered;
 # done: a retried delivery of a message already answered.
 Admission = Literal["new", "queued", "taken", "done"]
 
 
 class QueuedMessage(BaseModel):
-    """A user's text message as the webhook received it, until a turn has answered it."""
+    """A user's text message as the webhook received it (or a reminder that fired), until a turn has answered
+    it. A reminder's `update_id` is derived from its schedule and fire time (`scheduled_update_id`), so a
+    schedule delivered twice is one message."""
 
     model_config = ConfigDict(defer_build=True)
 
@@ -24,6 +28,8 @@ class QueuedMessage(BaseModel):
     text: str
     received_at: str = Field(description="ISO 8601 UTC, when the webhook received it")
     telegram_message_id: int | None = None
+    kind: MessageKind = "message"
+    reminder_id: int | None = None
     status: QueueStatus = "queued"
     turn_id: str | None = Field(default=None, description="the turn answering it, once taken")
     claimed_at: str | None = Field(default=None, description="its place in the history, fixed when taken")
@@ -34,3 +40,15 @@ def turn_name(chat_id: int, generation: int, update_id: int) -> str:
     """The execution name of the chat's n-th turn, started for the waiting message `update_id`: unique (a
     retried start never starts it twice) and at most 58 characters for Telegram's largest ids."""
     return f"chat{chat_id}-turn{generation}-update{update_id}"
+
+
+# Telegram's update ids are far below this; ids from here up belong to reminders that fired.
+SCHEDULED_BASE = 10**19
+
+
+def scheduled_update_id(fired_at_epoch: int, user_id: int, reminder_id: int) -> int:
+    """The inbox id of one firing of a reminder: after every Telegram update (a reminder is answered after
+    what the user sent before it fired), the same for a repeated delivery of that firing, and distinct for
+    two reminders firing in one chat at the same second (unless both their user ids and numbers agree in the
+    last four digits)."""
+    return SCHEDULED_BASE + fired_at_epoch * 10**8 + (user_id % 10**4) * 10**4 + reminder_id % 10**4

@@ -61,7 +61,8 @@ class Sequencer:
 
     def take_batch(self, chat_id: int, turn_id: str) -> list[QueuedMessage]:
         """The messages this turn answers: those it took already, then the leading run of queued messages
-        from one sender (a group chat never mixes senders in one turn), in update_id order."""
+        from one sender (a group chat never mixes senders in one turn), in update_id order. A reminder that
+        fired is a turn of its own."""
         batch: list[QueuedMessage] = []
         sender: int | None = None
         now = self.clock()
@@ -71,6 +72,8 @@ class Sequencer:
             if sender is None:
                 sender = message.user_id
             if message.user_id != sender or len(batch) >= self.max_batch:
+                break
+            if batch and (message.kind != "message" or batch[0].kind != "message"):
                 break
             claimed_at = iso_utc(now + timedelta(milliseconds=len(batch)))
             taken = self.inbox.take(message, turn_id, claimed_at)

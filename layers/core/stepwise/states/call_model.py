@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
+from zoneinfo import ZoneInfo
 
 from aws_lambda_powertools import Logger
 
@@ -10,6 +11,7 @@ from stepwise.audit.log import call_entry
 from stepwise.ids import iso_utc
 from stepwise.model.types import ModelRequest
 from stepwise.prompt.layout import build_prompt
+from stepwise.reminders.models import REMINDER_PREFIX
 from stepwise.states.contracts import CallModelInput, CallModelOutput, Route
 from stepwise.states.load_context import show_typing
 from stepwise.turn_records.models import ModelStep, Reply, TurnMeta
@@ -66,6 +68,8 @@ def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutp
     """Call the model; store its response; when it is final, make it the turn's reply."""
     turn = request.turn
     meta = services.turns.get_meta(turn.turn_id)
+    if meta.reminder is not None:
+        return deliver_reminder(meta, services)
     history = services.messages.between(turn.chat_id, meta.first_key, meta.last_key)
     steps = services.turns.steps(turn.turn_id)
     if request.final and steps and steps[-1].tool_uses and not steps[-1].tool_results:
@@ -73,7 +77,8 @@ def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutp
     rounds = [step for step in steps if step.tool_results]
     tools = services.tools.api_tools()
     per_turn = [*memory_sections(meta), *([limit_note(services.max_tool_steps)] if request.final else [])]
-    prompt = build_prompt(services.tools.summaries(), services.clock(), history, rounds, per_turn)
+    local_now = services.clock().astimezone(ZoneInfo(meta.timezone))
+    prompt = build_prompt(services.tools.summaries(), local_now, history, rounds, per_turn)
     model_request = ModelRequest(
         model=services.model_name,
         max_tokens=services.max_tokens,
@@ -84,7 +89,8 @@ def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutp
     )
     show_typing(services, turn.chat_id)
     fallback = meta.model_override == "rules"
-    response = (services.rules_model() if fallback else services.model()).complete(model_request)
+    offline = fallback or meta.model_override == "command"
+    response = (services.rules_model() if offline else services.model()).complete(model_request)
     usage = response.usage
     logger.info(
         "model answered",
@@ -131,6 +137,30 @@ def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutp
         cache_read_input_tokens=usage.cache_read_input_tokens,
         cache_creation_input_tokens=usage.cache_creation_input_tokens,
     )
+
+
+def deliver_reminder(meta: TurnMeta, services: TurnServices) -> CallModelOutput:
+    """A reminder that fired is answered with its text, without a model call (it costs no tokens)."""
+    assert meta.reminder is not None
+    text = REMINDER_PREFIX + meta.reminder
+    step = ModelStep(
+        step=0,
+        content=[{"type": "text", "text": text}],
+        stop_reason="end_turn",
+        model="reminder",
+        message_id=services.new_id(),
+        created_at=iso_utc(services.clock()),
+    )
+    existing = services.turns.steps(meta.turn_id)
+    if existing:  # a retry: keep the first attempt's message id and time
+        step = existing[0]
+    else:
+        services.turns.put_step(meta.turn_id, step)
+    services.turns.put_reply(
+        meta.turn_id,
+        Reply(text=text, source="reminder", message_id=step.message_id, created_at=step.created_at),
+    )
+    return CallModelOutput(route="reply", stop_reason="end_turn", step=0, tool_calls=0)
 
 
 def final_text(step: ModelStep) -> str:

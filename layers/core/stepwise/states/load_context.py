@@ -9,6 +9,7 @@ from aws_lambda_powertools import Logger
 from stepwise.history.models import StoredMessage
 from stepwise.ids import iso_utc
 from stepwise.memory.service import summary_key
+from stepwise.reminders.models import scheduled_note
 from stepwise.states.contracts import LoadContextOutput, TurnStart
 from stepwise.telegram.errors import TelegramError
 from stepwise.turn_records.models import Memory, TurnMeta
@@ -30,17 +31,23 @@ def load_context(start: TurnStart, services: TurnServices) -> LoadContextOutput:
     chat = None
     stored: list[StoredMessage] = []
     for waiting in batch:
+        typed = waiting.kind == "message"
         message = StoredMessage(
             id=waiting.id,
             chat_id=turn.chat_id,
             role="user",
-            content=waiting.text,
+            content=waiting.text
+            if typed
+            else scheduled_note(waiting.kind, waiting.reminder_id, waiting.text),
             created_at=waiting.claimed_at or waiting.received_at,
             turn_id=turn.turn_id,
             update_id=waiting.update_id,
         )
         if services.messages.add(message):  # a retried LoadContext: counted already
-            chat = services.chats.record_message(turn.chat_id, waiting.user_id, services.summary_due_at)
+            written_at = waiting.received_at if typed else None
+            chat = services.chats.record_message(
+                turn.chat_id, waiting.user_id, services.summary_due_at, written_at
+            )
         stored.append(message)
     chat = chat or services.chats.get(turn.chat_id)
     last = stored[-1]
@@ -49,6 +56,7 @@ def load_context(start: TurnStart, services: TurnServices) -> LoadContextOutput:
     if chat is None or first_key != chat.window_key:
         services.chats.set_window(turn.chat_id, first_key)
     user_id = batch[0].user_id
+    reminder = batch[0].text if batch[0].kind == "reminder" else None
     services.turns.put_meta(
         TurnMeta(
             turn_id=turn.turn_id,
@@ -60,12 +68,27 @@ def load_context(start: TurnStart, services: TurnServices) -> LoadContextOutput:
             last_key=last.sort_key,
             created_at=iso_utc(services.clock()),
             summary=chat.summary if chat else "",
-            memories=recall_memories(services, user_id, turn.chat_id, "\n".join(m.content for m in stored)),
+            memories=[]
+            if reminder is not None
+            else recall_memories(services, user_id, turn.chat_id, "\n".join(m.content for m in stored)),
+            timezone=services.reminders.timezone(user_id) or services.default_timezone,
+            reminder=reminder,
+            model_override="command" if len(batch) == 1 and is_rules_command(batch[0].text) else None,
         )
     )
-    show_typing(services, turn.chat_id)
+    if reminder is None:
+        show_typing(services, turn.chat_id)
     logger.info("context loaded", extra={"answers": len(batch), "context_messages": len(window)})
     return LoadContextOutput(answers=len(batch), message_id=last.id, context_messages=len(window))
+
+
+RULES_COMMANDS = ("/timezone",)
+
+
+def is_rules_command(text: str) -> bool:
+    """A slash command the rules model answers exactly, without a model call (`/timezone Europe/Lisbon`)."""
+    word = text.strip().split(maxsplit=1)[0].lower() if text.strip() else ""
+    return word.split("@", 1)[0] in RULES_COMMANDS
 
 
 def history_window(

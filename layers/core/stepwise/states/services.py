@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from stepwise.inbox.sequencer import Sequencer
     from stepwise.memory.service import MemoryService
     from stepwise.model.types import ChatModel
+    from stepwise.reminders.store import ReminderStore
     from stepwise.telegram.client import TelegramClient
     from stepwise.tools.registry import ToolRegistry
     from stepwise.turn_records.store import TurnStore
@@ -45,6 +46,7 @@ class TurnServices:
     audit: AuditLog
     approvals: ApprovalStore
     chats: ChatStore
+    reminders: ReminderStore
     telegram: Callable[[], TelegramClient]
     model: Callable[[], ChatModel]
     sequencer: Callable[[], Sequencer]
@@ -57,6 +59,7 @@ class TurnServices:
     approval_timeout_seconds: int = 3600
     fallback_model: Literal["rules", "off"] = "rules"
     memory: MemoryService | None = None
+    default_timezone: str = "UTC"
     memory_top_k: int = 3
     summary_threshold: int = 20
     rules_model: Callable[[], ChatModel] = offline_model

@@ -7,20 +7,28 @@ from typing import TYPE_CHECKING, Any
 
 from stepwise.tools.memory_tools import memory_tools
 from stepwise.tools.registry import Tool, ToolRegistry
+from stepwise.tools.reminder_tools import reminder_tools
 from stepwise.tools.task_tools import task_tools
 
 if TYPE_CHECKING:
     from stepwise.ledger.store import ToolCallLedger
     from stepwise.memory.service import MemoryService
     from stepwise.tasks.repository import TaskRepository
+    from stepwise.tools.reminder_tools import ReminderSetup
 
 
 def build_registry(
-    *, tasks: TaskRepository, ledger: ToolCallLedger, memory: MemoryService | None = None
+    *,
+    tasks: TaskRepository,
+    ledger: ToolCallLedger,
+    memory: MemoryService | None = None,
+    reminders: ReminderSetup | None = None,
 ) -> ToolRegistry:
-    """The registry of a turn (the prompt and the API's tools parameter come from it). Memory tools are
-    offered only where long-term memory is configured."""
+    """The registry of a turn (the prompt and the API's tools parameter come from it). Memory and reminder
+    tools are offered only where long-term memory and the reminder schedules are deployed."""
     tools: list[Tool[Any]] = [*task_tools(tasks)]
     if memory is not None:
         tools += memory_tools(memory)
+    if reminders is not None:
+        tools += reminder_tools(reminders, tasks)
     return ToolRegistry(tools, ledger)

@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-ReplySource = Literal["model", "fallback", "error"]
+ReplySource = Literal["model", "fallback", "error", "reminder"]
 
 
 class Memory(BaseModel):
@@ -31,10 +31,15 @@ class TurnMeta(BaseModel):
     first_key: str = Field(description="sort key of the oldest message in the context window")
     last_key: str = Field(description="sort key of the newest message in the context window (the user's)")
     created_at: str
-    model_override: str | None = Field(default=None, description='"rules" once the turn fell back offline')
+    model_override: str | None = Field(
+        default=None,
+        description='"rules" once the turn fell back offline; "command" for a slash command the rules handle',
+    )
     fallback_decisions: int = Field(default=0, description="how often UseFallback switched this turn over")
     summary: str = Field(default="", description="the chat's rolling summary when the turn began")
     memories: list[Memory] = Field(default_factory=list, description="memories recalled for this message")
+    timezone: str = Field(default="UTC", description="the user's IANA time zone when the turn began")
+    reminder: str | None = Field(default=None, description="the text of the reminder this turn delivers")
 
 
 class ModelStep(BaseModel):

@@ -1,0 +1,67 @@
+"""A reminder or check-in as stored, and the recurrences the tools accept."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Weekday = Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
+WEEKDAYS: tuple[Weekday, ...] = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+REMINDER_PREFIX = "⏰ Reminder: "
+MAX_REMINDER_ID = 2**31 - 1
+
+
+class Reminder(BaseModel):
+    """One reminder (a fixed text sent at its time) or check-in (an instruction run as a turn at its time).
+
+    It belongs to `user_id` and fires into `chat_id`. `expression` and `timezone` are the EventBridge
+    Scheduler schedule's; `when` says it in words, in the user's zone.
+    """
+
+    model_config = ConfigDict(defer_build=True)
+
+    user_id: int
+    chat_id: int
+    reminder_id: int = Field(ge=1, le=MAX_REMINDER_ID)
+    text: str
+    checkin: bool = False
+    expression: str = Field(description="at(...), cron(...) or rate(...)")
+    timezone: str
+    when: str
+    one_time: bool
+    task_id: int | None = None
+    created_at: str
+
+    @property
+    def schedule_name(self) -> str:
+        """The schedule's name in the group: unique per reminder, at most 64 characters."""
+        return self.name_of(self.user_id, self.reminder_id)
+
+    @staticmethod
+    def name_of(user_id: int, reminder_id: int) -> str:
+        return f"u{user_id}-r{reminder_id}"
+
+    def line(self) -> str:
+        """How list_reminders shows it."""
+        kind = "check-in" if self.checkin else "reminder"
+        task = f" (task #{self.task_id})" if self.task_id else ""
+        return f"#{self.reminder_id} {kind} {self.when}: {self.text}{task}"
+
+
+class FireEvent(BaseModel):
+    """What a schedule sends its target when it fires (the Input, context attributes filled in)."""
+
+    model_config = ConfigDict(defer_build=True, extra="ignore")
+
+    user_id: int
+    chat_id: int
+    reminder_id: int = Field(ge=1, le=MAX_REMINDER_ID)
+    scheduled_time: str = Field(min_length=1, max_length=40)
+
+
+def scheduled_note(kind: str, reminder_id: int | None, text: str) -> str:
+    """How a fired reminder or check-in is kept in the history, as the user-side message of its turn."""
+    if kind == "checkin":
+        return f"(Scheduled check-in #{reminder_id}, set by the user earlier. Carry it out now: {text})"
+    return f"(Reminder #{reminder_id}, set by the user earlier, is due: {text})"

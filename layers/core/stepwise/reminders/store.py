@@ -1,0 +1,50 @@
+"""The ports: where reminders and each user's time zone are kept, and where their schedules live."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from stepwise.reminders.models import Reminder
+
+
+class ReminderStore(Protocol):
+    """Reminders per user, and the user's time zone. Implementations: DynamoDB, and in memory for tests."""
+
+    def allocate_id(self, user_id: int) -> int:
+        """The user's next reminder number (1, 2, ...; a number is never given twice)."""
+        ...
+
+    def put(self, reminder: Reminder) -> None:
+        """Store (or store again, unchanged) a reminder."""
+        ...
+
+    def get(self, user_id: int, reminder_id: int) -> Reminder | None:
+        """The user's reminder, or None (another user's number finds nothing)."""
+        ...
+
+    def list(self, user_id: int) -> list[Reminder]:
+        """The user's reminders, by number."""
+        ...
+
+    def delete(self, user_id: int, reminder_id: int) -> None:
+        """Delete the user's reminder (nothing when it is gone already)."""
+        ...
+
+    def timezone(self, user_id: int) -> str | None:
+        """The IANA zone the user set, or None."""
+        ...
+
+    def set_timezone(self, user_id: int, name: str) -> None: ...
+
+
+class Schedules(Protocol):
+    """The reminders' schedules (EventBridge Scheduler). Both calls are safe to repeat."""
+
+    def create(self, reminder: Reminder) -> None:
+        """Create the reminder's schedule; one that exists already is left as it is."""
+        ...
+
+    def delete(self, name: str) -> None:
+        """Delete a schedule by name; a missing one is no error."""
+        ...
