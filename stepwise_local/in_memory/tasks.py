@@ -28,7 +28,13 @@ class InMemoryTaskRepository:
         return task
 
     def add(
-        self, user_id: int, title: str, description: str, now: str, once: Once[Task] | None = None
+        self,
+        user_id: int,
+        title: str,
+        description: str,
+        now: str,
+        once: Once[Task] | None = None,
+        due: str | None = None,
     ) -> Task:
         self._check(once)
         self._counters[user_id] = self._counters.get(user_id, 0) + 1
@@ -37,6 +43,7 @@ class InMemoryTaskRepository:
             task_id=self._counters[user_id],
             title=title,
             description=description,
+            due=due or None,
             created_at=now,
             updated_at=now,
         )
@@ -68,12 +75,15 @@ class InMemoryTaskRepository:
         description: str | None,
         now: str,
         once: Once[Task] | None = None,
+        due: str | None = None,
     ) -> Task | None:
         changes: dict[str, object] = {"updated_at": now}
         if title is not None:
             changes["title"] = title
         if description is not None:
             changes["description"] = description
+        if due is not None:
+            changes["due"] = due or None
         return self._change(user_id, task_id, changes, once)
 
     def complete(self, user_id: int, task_id: int, now: str, once: Once[Task] | None = None) -> Task | None:

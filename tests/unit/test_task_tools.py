@@ -204,3 +204,25 @@ def test_duplicate_tool_names_are_refused() -> None:
     assert tool is not None
     with pytest.raises(ValueError, match="duplicate"):
         ToolRegistry([tool, tool])
+
+
+def test_tasks_may_have_a_due_time_that_lists_show(tasks: InMemoryTaskRepository) -> None:
+    assert call(tasks, "add_task", {"title": "pay rent", "due": "2026-12-01T09:00"}) == (
+        "Added task #1: pay rent",
+        False,
+    )
+    assert call(tasks, "list_tasks", {}) == ("1 task:\n#1 [ ] pay rent (due 2026-12-01 09:00)", False)
+    assert "Due: 2026-12-01 09:00" in call(tasks, "get_task", {"task_id": 1})[0]
+    registry = registry_of(tasks)
+    update, args = registry.parse("update_task", {"task_id": 1, "due": ""})
+    assert (
+        registry.describe(context(tasks), update, args) == "Change task #1 “pay rent”: remove its due time."
+    )
+    assert not registry.run(context(tasks), update, args).is_error
+    assert tasks.get(1, 1) is not None and tasks.get(1, 1).due is None  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("due", ["2026-02-30", "tomorrow", "2026-12-01 9am", "2026-12-01T25:00"])
+def test_a_due_time_must_be_a_real_date(tasks: InMemoryTaskRepository, due: str) -> None:
+    content, is_error = call(tasks, "add_task", {"title": "x", "due": due})
+    assert is_error and "due" in content and tasks.list(1, "all") == []

@@ -53,7 +53,13 @@ class DynamoTaskRepository:
         return int(item["next_id"]) if item and "next_id" in item else 0
 
     def add(
-        self, user_id: int, title: str, description: str, now: str, once: Once[Task] | None = None
+        self,
+        user_id: int,
+        title: str,
+        description: str,
+        now: str,
+        once: Once[Task] | None = None,
+        due: str | None = None,
     ) -> Task:
         for _ in range(MAX_ATTEMPTS):
             last = self._last_id(user_id)
@@ -62,6 +68,7 @@ class DynamoTaskRepository:
                 task_id=last + 1,
                 title=title,
                 description=description,
+                due=due or None,
                 created_at=now,
                 updated_at=now,
             )
@@ -103,12 +110,15 @@ class DynamoTaskRepository:
         description: str | None,
         now: str,
         once: Once[Task] | None = None,
+        due: str | None = None,
     ) -> Task | None:
         changes: dict[str, Any] = {"updated_at": now}
         if title is not None:
             changes["title"] = title
         if description is not None:
             changes["description"] = description
+        if due is not None:
+            changes["due"] = due or None
         return self._change(user_id, task_id, once, lambda task: task.model_copy(update=changes))
 
     def complete(self, user_id: int, task_id: int, now: str, once: Once[Task] | None = None) -> Task | None:

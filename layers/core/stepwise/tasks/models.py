@@ -23,8 +23,10 @@ class Task(BaseModel):
     created_at: str
     updated_at: str
     completed_at: str | None = None
+    due: str | None = None  # a local date or date-time in the user's zone: 2026-11-24 or 2026-11-24T17:00
 
     def line(self) -> str:
-        """One line for lists: `#3 [ ] buy milk`."""
+        """One line for lists: `#3 [ ] buy milk (due 2026-11-24 17:00)`."""
         mark = "x" if self.status == "completed" else " "
-        return f"#{self.task_id} [{mark}] {self.title}"
+        due = f" (due {self.due.replace('T', ' ')})" if self.due else ""
+        return f"#{self.task_id} [{mark}] {self.title}{due}"

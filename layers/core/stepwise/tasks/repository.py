@@ -18,7 +18,13 @@ class TaskRepository(Protocol):
     """Where tasks live. Implementations: DynamoDB, and in memory for tests."""
 
     def add(
-        self, user_id: int, title: str, description: str, now: str, once: Once[Task] | None = None
+        self,
+        user_id: int,
+        title: str,
+        description: str,
+        now: str,
+        once: Once[Task] | None = None,
+        due: str | None = None,
     ) -> Task:
         """Create a task with the user's next id (ids are gapless and never reused)."""
         ...
@@ -40,8 +46,9 @@ class TaskRepository(Protocol):
         description: str | None,
         now: str,
         once: Once[Task] | None = None,
+        due: str | None = None,
     ) -> Task | None:
-        """Change title and/or description; None when the user has no such task."""
+        """Change title, description and/or due time ("" clears it); None when the user has no such task."""
         ...
 
     def complete(self, user_id: int, task_id: int, now: str, once: Once[Task] | None = None) -> Task | None:

@@ -8,8 +8,9 @@ the tool-call ledger in the same transaction as the change: a retried call chang
 
 from __future__ import annotations
 
+from datetime import datetime
 from functools import partial
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, model_validator
 from pydantic_core import PydanticCustomError
@@ -50,6 +51,22 @@ TaskId = Annotated[
 ]
 
 
+def _real_date(value: str) -> str:
+    try:
+        datetime.fromisoformat(value)
+    except ValueError:
+        raise PydanticCustomError("due", "{value} is not a date", {"value": value}) from None
+    return value
+
+
+Due = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, pattern=r"^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2})?$"),
+    AfterValidator(_real_date),
+    Field(description="When it is due, in the user's time zone: YYYY-MM-DD or YYYY-MM-DDTHH:MM."),
+]
+
+
 class _Input(BaseModel):
     model_config = ConfigDict(defer_build=True, extra="forbid")
 
@@ -57,6 +74,7 @@ class _Input(BaseModel):
 class AddTaskInput(_Input):
     title: Title = Field(description=f"Short title, at most {MAX_TITLE} characters.")
     description: Description = Field(default="", description="Optional details.")
+    due: Due | None = None
 
 
 class ListTasksInput(_Input):
@@ -71,11 +89,12 @@ class UpdateTaskInput(_Input):
     task_id: TaskId
     title: Title | None = Field(default=None, description="The new title.")
     description: Description | None = Field(default=None, description="The new description.")
+    due: Due | Literal[""] | None = Field(default=None, description='The new due time; "" removes it.')
 
     @model_validator(mode="after")
     def _something_changes(self) -> UpdateTaskInput:
-        if self.title is None and self.description is None:
-            raise ValueError("give a new title, a new description, or both")
+        if self.title is None and self.description is None and self.due is None:
+            raise ValueError("give a new title, description or due time")
         return self
 
 
@@ -103,7 +122,9 @@ def _deleted(task: Task) -> str:
 
 
 def add_task(tasks: TaskRepository, context: ToolContext, args: AddTaskInput) -> str:
-    task = tasks.add(context.user_id, args.title, args.description, context.now, once=context.once(_added))
+    task = tasks.add(
+        context.user_id, args.title, args.description, context.now, once=context.once(_added), due=args.due
+    )
     return _added(task)
 
 
@@ -120,6 +141,8 @@ def get_task(tasks: TaskRepository, context: ToolContext, args: TaskIdInput) -> 
     lines = [task.line(), f"Status: {task.status}", f"Created: {task.created_at}"]
     if task.description:
         lines.insert(1, f"Description: {task.description}")
+    if task.due:
+        lines.append(f"Due: {task.due.replace('T', ' ')} (the user's time zone)")
     if task.completed_at:
         lines.append(f"Completed: {task.completed_at}")
     return "\n".join(lines)
@@ -133,6 +156,7 @@ def update_task(tasks: TaskRepository, context: ToolContext, args: UpdateTaskInp
         description=args.description,
         now=context.now,
         once=context.once(_updated),
+        due=args.due,
     )
     if task is None:
         raise ToolError(f"There is no task #{args.task_id} on the user's list.")
@@ -150,6 +174,8 @@ def describe_update(tasks: TaskRepository, context: ToolContext, args: UpdateTas
             if not args.description
             else f"set its description to “{args.description}”"
         )
+    if args.due is not None:
+        changes.append("remove its due time" if not args.due else f"make it due {args.due.replace('T', ' ')}")
     return f"Change task #{task.task_id} “{task.title}”: {' and '.join(changes)}."
 
 
