@@ -19,6 +19,8 @@ from stepwise.history.dynamodb import DynamoMessageRepository
 from stepwise.history.models import StoredMessage
 from stepwise.ledger.dynamodb import DynamoToolCallLedger
 from stepwise.ledger.models import CallAlreadyRecorded, Once
+from stepwise.reminders.dynamodb import DynamoReminderStore
+from stepwise.reminders.models import Reminder
 from stepwise.tasks.dynamodb import DynamoTaskRepository
 from stepwise.tasks.models import Task
 from stepwise.turn_records.dynamodb import DynamoTurnStore
@@ -28,6 +30,7 @@ from stepwise_local.in_memory.audit import InMemoryAuditLog
 from stepwise_local.in_memory.chats import InMemoryChatStore
 from stepwise_local.in_memory.history import InMemoryMessageRepository
 from stepwise_local.in_memory.ledger import InMemoryToolCallLedger
+from stepwise_local.in_memory.reminders import InMemoryReminderStore
 from stepwise_local.in_memory.tasks import InMemoryTaskRepository
 from stepwise_local.in_memory.turn_records import InMemoryTurnStore
 from stepwise_local.template import Template
@@ -139,6 +142,10 @@ def test_chats(kind: str, dynamodb: Any) -> None:
     store.set_window(chat, "2026-11-22T09:00:00.000Z#m1")
     moved = store.get(chat)
     assert moved.window_key == "2026-11-22T09:00:00.000Z#m1" and moved.summary == "s2" and moved.due
+    assert moved.last_user_at == "", "only messages the user wrote set last_user_at"
+    store.record_message(chat, 5, due_at=3, written_at="2026-11-23T09:00:00.000Z")
+    store.record_message(chat, 5, due_at=3)  # the reply
+    assert store.get(chat).last_user_at == "2026-11-23T09:00:00.000Z"
 
 
 @pytest.mark.parametrize("kind", ADAPTERS)
@@ -353,3 +360,50 @@ def test_a_task_changed_under_a_call_is_read_again(dynamodb: Any, monkeypatch: p
     assert renamed and deleted is not None and deleted.title == "oat milk"
     assert ledger.get(f"turn-{user}:toolu_1").result == "#1 oat milk pending"
     assert repo.list(user, "all") == []
+
+
+_users = iter(range(30_000, 40_000))
+
+
+@pytest.mark.parametrize("kind", ADAPTERS)
+def test_reminders(kind: str, dynamodb: Any) -> None:
+    store = make(
+        kind, dynamodb, InMemoryReminderStore, lambda d: DynamoReminderStore(d.Table("RemindersTable"))
+    )
+    user, other = next(_users), next(_users)
+    assert [store.allocate_id(user) for _ in range(3)] == [1, 2, 3]
+    assert store.allocate_id(other) == 1, "numbers are per user"
+
+    def reminder(user_id: int, number: int, **changes: Any) -> Reminder:
+        fields: dict[str, Any] = {
+            "user_id": user_id,
+            "chat_id": user_id,
+            "reminder_id": number,
+            "text": f"r{number}",
+            "expression": "cron(0 8 ? * MON-FRI *)",
+            "timezone": "Europe/Lisbon",
+            "when": "every weekday at 08:00 (Europe/Lisbon)",
+            "one_time": False,
+            "created_at": "2026-11-23T10:00:00.000Z",
+        }
+        return Reminder(**{**fields, **changes})
+
+    store.put(reminder(user, 2, checkin=True, task_id=4))
+    store.put(reminder(user, 1))
+    store.put(reminder(user, 1))  # again, unchanged
+    store.put(reminder(other, 1, text="theirs"))
+    assert [(r.reminder_id, r.checkin, r.task_id) for r in store.list(user)] == [
+        (1, False, None),
+        (2, True, 4),
+    ]
+    assert store.get(user, 2) == reminder(user, 2, checkin=True, task_id=4)
+    assert store.get(user, 9) is None
+    store.delete(user, 1)
+    store.delete(user, 1)  # gone already: no error
+    assert [r.reminder_id for r in store.list(user)] == [2]
+    assert [r.text for r in store.list(other)] == ["theirs"]
+    assert store.timezone(user) is None
+    store.set_timezone(user, "Asia/Tokyo")
+    store.set_timezone(user, "Europe/Lisbon")
+    assert (store.timezone(user), store.timezone(other)) == ("Europe/Lisbon", None)
+    assert store.allocate_id(user) == 4, "the profile and records leave the counter alone"
