@@ -10,7 +10,8 @@ import pytest
 from moto import mock_aws
 
 from stepwise.inbox.dynamodb import DynamoChatInbox
-from stepwise.inbox.models import QueuedMessage
+from stepwise.inbox.models import QueuedMessage, scheduled_update_id
+from stepwise.telegram.models import MAX_UPDATE_ID
 from stepwise_local.in_memory.inbox import InMemoryChatInbox
 from stepwise_local.template import Template
 
@@ -99,3 +100,17 @@ def test_the_lease(inbox: Any) -> None:
     assert inbox.release(chat, f"chat{chat}-turn3-update9")
     assert inbox.reacquire(chat, first, 1064, 60), "a free chat can be taken back"
     assert inbox.holder(chat) == (first, 1124)
+
+
+def test_a_fired_reminder_keeps_its_kind_and_waits_after_every_telegram_update(inbox: Any) -> None:
+    chat = next(_chats)
+    fired = message(chat, scheduled_update_id(1_795_000_000, 7, 2), "call mom").model_copy(
+        update={"kind": "reminder", "reminder_id": 2, "telegram_message_id": None}
+    )
+    assert inbox.enqueue(fired, 0) == "new"
+    assert inbox.enqueue(message(chat, MAX_UPDATE_ID, "typed"), 0) == "new"
+    assert inbox.enqueue(fired, 0) == "queued", "a second delivery of the firing adds nothing"
+    assert [(m.kind, m.reminder_id, m.text) for m in inbox.pending(chat)] == [
+        ("message", None, "typed"),
+        ("reminder", 2, "call mom"),
+    ]
