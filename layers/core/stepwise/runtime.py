@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
 from functools import cache, cached_property
 from typing import TYPE_CHECKING, Any
 
 import boto3
 
+from stepwise import ids
 from stepwise.config import Settings, get_settings
 
 # Adapters are imported where they are built: a function loads only the ones its state uses (cold starts).
@@ -36,6 +38,24 @@ def install_memory_backend(name: str, backend: MemoryBackend) -> None:
     embedder and in-process index) before any handler runs. Installed backends survive `reset()`.
     """
     _memory_backends[name] = backend
+
+
+_clock: Callable[[], datetime] | None = None
+
+
+def install_clock(clock: Callable[[], datetime] | None) -> None:
+    """Supply the clock `clock()` reads; None restores the real one.
+
+    The shipped layer uses the real clock; the local emulation installs its own so /clock moves time for
+    reminders. The installed clock survives `reset()`.
+    """
+    global _clock
+    _clock = clock
+
+
+def clock() -> datetime:
+    """Now, timezone-aware UTC: the installed clock's, or the real one."""
+    return _clock() if _clock is not None else ids.utc_now()
 
 
 class Runtime:
