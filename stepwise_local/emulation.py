@@ -1,7 +1,10 @@
 """The local AWS emulation: moto executes the real state machine; its Lambda tasks run the real handlers
-in-process, each with the environment template.yaml gives it; tables and secrets come from the template.
+in-process, each with the environment template.yaml gives it; tables, secrets and schedule groups come from
+the template. EventBridge Scheduler schedules the functions create fire on the emulation's clock (the host's
+plus an offset that `advance_clock` moves; see stepwise_local.scheduler).
 
-moto 5.2.5 needs a few patches for this (each marked `moto gap` below). Used by `make chat` and the tests.
+moto 5.2.5 needs a few patches for this (each marked `moto gap`, below and in stepwise_local.moto_scheduler).
+Used by `make chat` and the tests.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from typing import Any, TextIO
 from unittest import mock
 
@@ -31,6 +35,8 @@ from moto.awslambda.exceptions import UnknownFunctionException
 from moto.awslambda_simple.models import LambdaSimpleBackend
 from moto.stepfunctions.parser.backend.execution import BaseExecutionWorkerCommunication
 
+from stepwise_local import moto_scheduler
+from stepwise_local.scheduler import Fired, LocalScheduler
 from stepwise_local.template import REGION, REPO_ROOT, FunctionSpec, Template
 
 LAYER_DIR = REPO_ROOT / "layers" / "core"
@@ -83,6 +89,10 @@ class LocalConfig:
     env: dict[str, str] = field(default_factory=dict)
     retry_time_scale: float = 0.001
     log_stream: TextIO | None = None
+    # A thread fires due schedules every `schedule_poll_seconds` (make chat); tests call fire_due_schedules.
+    fire_schedules: bool = False
+    schedule_poll_seconds: float = 1.0
+    on_fired: Callable[[Fired], None] | None = None  # told of each delivery the local scheduler makes
 
 
 class LambdaCrash(Exception):
@@ -122,6 +132,14 @@ class Emulation:
         self._running: str | None = None  # the function being invoked (invocations run one at a time)
         self.throttled: list[tuple[str, str, str]] = []  # (function, table, operation) of each injected error
         self._recovery_threads: list[threading.Thread] = []
+        self._clock_offset = timedelta(0)
+        self.scheduler = LocalScheduler(
+            client=None,
+            clock=self.now,
+            invoke=self.invoke,
+            functions=self.functions,
+            on_fired=config.on_fired,
+        )
 
     # ------------------------------------------------------------------ lifecycle
     def __enter__(self) -> Emulation:
@@ -137,6 +155,8 @@ class Emulation:
         # moto gap: Lambda invocations are routed to the in-process handlers, with the real error envelope
         # (x-amz-function-error + errorType/errorMessage) so that the ASL's Retry and Catch can match errors.
         stack.enter_context(mock.patch.object(LambdaSimpleBackend, "invoke", self._moto_invoke()))
+        for patch in moto_scheduler.patches(self.scheduler):  # moto's Scheduler stores; the emulation fires
+            stack.enter_context(patch)
         # moto gap: no EventBridge events when an execution fails, times out or is aborted; the template's
         # EventBridgeRule (RecoverChat) gets the event AWS would send, from the execution's own thread.
         stack.enter_context(
@@ -164,22 +184,64 @@ class Emulation:
         from stepwise_local.local_memory import reset_local_index  # the layer is on sys.path only now
 
         reset_local_index()
+        from stepwise import runtime
+
+        runtime.install_clock(self.now)  # the core's clock is the emulation's: /clock moves it
+        stack.callback(runtime.install_clock, None)
         try:
             self._stepfunctions = boto3.client("stepfunctions")
             self._dynamodb = boto3.resource("dynamodb")
+            self.scheduler.client = boto3.client("scheduler")
             self._create_tables()
             self._create_secrets()
             self._create_state_machine()
+            self._create_schedule_groups()
             self._load_handlers()
             boto3._get_default_session().events.register("before-call.dynamodb", self._dynamodb_fault)
+            if self.config.fire_schedules:
+                self.scheduler.start(self.config.schedule_poll_seconds)
         except BaseException:
+            self.scheduler.stop()
             stack.close()
             raise
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.scheduler.stop()
         self._wait_all_settled()
         self._stack.close()
+
+    # ------------------------------------------------------------------ the clock and EventBridge Scheduler
+    def now(self) -> datetime:
+        """The emulation's clock: the host's UTC time plus the offset `advance_clock` added."""
+        return datetime.now(UTC) + self._clock_offset
+
+    @property
+    def clock_offset(self) -> timedelta:
+        """How far the emulation's clock is ahead of the host's."""
+        return self._clock_offset
+
+    def advance_clock(self, delta: timedelta) -> datetime:
+        """Move the emulation's clock forward (never back); returns the new now. Due schedules fire on the
+        next pass: `fire_due_schedules()`, or within a second with the background thread."""
+        if delta < timedelta(0):
+            raise ValueError("the emulation's clock only moves forward")
+        self._clock_offset += delta
+        return self.now()
+
+    def fire_due_schedules(self) -> list[Fired]:
+        """One synchronous pass of the local EventBridge Scheduler: retries failed deliveries, then fires
+        every schedule due now (see stepwise_local.scheduler); returns the deliveries it made."""
+        return self.scheduler.fire_due()
+
+    def redeliver(self, delivery: Fired) -> Fired:
+        """Deliver an occurrence to its target once more (Scheduler delivers at least once)."""
+        return self.scheduler.redeliver(delivery)
+
+    @property
+    def fired(self) -> list[Fired]:
+        """Every delivery the local scheduler made, oldest first."""
+        return self.scheduler.fired
 
     # ------------------------------------------------------------------ setup from the template
     def _create_tables(self) -> None:
@@ -191,6 +253,13 @@ class Emulation:
                     TableName=table.logical_id,
                     TimeToLiveSpecification={"AttributeName": table.ttl_attribute, "Enabled": True},
                 )
+
+    def _create_schedule_groups(self) -> None:
+        """The template's schedule groups (its AWS::Scheduler::Schedule resources are not emulated; the
+        summarizer's ScheduleV2 event runs through run_summarizer)."""
+        client = self.scheduler.client
+        for name in self.template.schedule_groups():
+            client.create_schedule_group(Name=name)
 
     def _create_secrets(self) -> None:
         ssm = boto3.client("ssm")

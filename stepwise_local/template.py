@@ -62,6 +62,10 @@ def function_arn(name: str) -> str:
     return f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{name}"
 
 
+def schedule_group_arn(name: str) -> str:
+    return f"arn:aws:scheduler:{REGION}:{ACCOUNT}:schedule-group/{name}"
+
+
 def state_machine_arn(name: str) -> str:
     return f"arn:aws:states:{REGION}:{ACCOUNT}:stateMachine:{name}"
 
@@ -122,6 +126,8 @@ class Template:
         kind = self.resources[name]["Type"]
         if kind == "AWS::Serverless::StateMachine":
             return state_machine_arn(self.state_machine_name(name))
+        if kind == "AWS::Scheduler::ScheduleGroup":
+            return self.schedule_group_name(name)
         return name  # tables, functions, buckets...: the logical id is the local physical name
 
     def _get_att(self, name: str, attribute: str) -> str:
@@ -130,6 +136,8 @@ class Template:
             return function_arn(name)
         if attribute == "Arn" and kind == "AWS::Serverless::StateMachine":
             return state_machine_arn(self.state_machine_name(name))
+        if attribute == "Arn" and kind == "AWS::Scheduler::ScheduleGroup":
+            return schedule_group_arn(self.schedule_group_name(name))
         if attribute == "Name" and kind == "AWS::Serverless::StateMachine":
             return self.state_machine_name(name)
         if attribute == "Name":
@@ -197,6 +205,18 @@ class Template:
                 TableSpec(logical_id, args, ttl.get("AttributeName") if ttl.get("Enabled") else None)
             )
         return specs
+
+    def schedule_group_name(self, logical_id: str) -> str:
+        """An EventBridge Scheduler schedule group's name: its Name property, resolved, or its logical id."""
+        name = self.resources[logical_id].get("Properties", {}).get("Name")
+        return str(self.resolve(name)) if name is not None else logical_id
+
+    def schedule_groups(self) -> list[str]:
+        """The names of every AWS::Scheduler::ScheduleGroup (the emulation creates them in moto)."""
+        return [
+            self.schedule_group_name(logical_id)
+            for logical_id in self.of_type("AWS::Scheduler::ScheduleGroup")
+        ]
 
     def state_machine_name(self, logical_id: str) -> str:
         """A state machine's name: its Name property, resolved, or its logical id."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -94,3 +95,13 @@ def test_memory_works_offline_in_the_chat(tmp_path: Path) -> None:
     assert "I take my coffee black" in recalled
     fallback = out.split("you> tell me about Anna\n")[1]
     assert "here is what I remember" in fallback and "Anna lives in Lisbon" in fallback
+
+
+def test_the_clock_command_shows_and_moves_the_emulated_time(tmp_path: Path) -> None:
+    out = chat(["/clock", "/clock +1h30m", "/clock soon", "/clock +2d", "hello"], tmp_path)
+    lines = out.splitlines()
+    assert lines[0] == "you> /clock" and re.fullmatch(r"\(clock: .+, the real time\)", lines[1])
+    assert lines[2] == "you> /clock +1h30m" and lines[3].endswith(", 1h30m ahead of the real time)")
+    assert lines[4] == "you> /clock soon" and lines[5].startswith("(usage: /clock")
+    assert lines[6] == "you> /clock +2d" and lines[7].endswith(", 2d1h30m ahead of the real time)")
+    assert lines[8] == "you> hello" and lines[9].startswith("stepwise> Hello! I'm Stepwise")

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 import boto3
 
+from stepwise import ids
 from stepwise.config import Settings, get_settings
-from stepwise.ids import utc_now
 
 # Adapters are imported where they are built: a function loads only the ones its state uses (cold starts).
 if TYPE_CHECKING:
@@ -44,19 +44,22 @@ def install_memory_backend(name: str, backend: MemoryBackend) -> None:
     _memory_backends[name] = backend
 
 
-_clock: Callable[[], datetime] = utc_now
+_clock: Callable[[], datetime] | None = None
 
 
-def install_clock(now: Callable[[], datetime]) -> None:
-    """Supply the clock the services read. The shipped layer uses the real clock; the local emulation
-    installs its own, so that `/clock +3h` in `make chat` moves time for reminders."""
+def install_clock(clock: Callable[[], datetime] | None) -> None:
+    """Supply the clock `clock()` reads; None restores the real one.
+
+    The shipped layer uses the real clock; the local emulation installs its own so /clock moves time for
+    reminders. The installed clock survives `reset()`.
+    """
     global _clock
-    _clock = now
+    _clock = clock
 
 
 def clock() -> datetime:
-    """The current time (UTC, timezone-aware) from the installed clock."""
-    return _clock()
+    """Now, timezone-aware UTC: the installed clock's, or the real one."""
+    return _clock() if _clock is not None else ids.utc_now()
 
 
 class Runtime:
