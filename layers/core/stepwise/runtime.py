@@ -95,7 +95,7 @@ class Runtime:
         if not s.uses_anthropic:
             from stepwise.model.offline import OfflineModel
 
-            return OfflineModel()
+            return OfflineModel(clock)
         from stepwise.model.anthropic_model import AnthropicModel
 
         return AnthropicModel(
@@ -130,6 +130,7 @@ class Runtime:
             starter=StepFunctionsStarter(self._stepfunctions, s.state_machine_arn),
             lease_seconds=s.chat_lease_seconds,
             approval_timeout_seconds=s.approval_timeout_seconds,
+            clock=clock,
         )
 
     @cached_property
@@ -229,6 +230,7 @@ class Runtime:
             history_limit=s.history_limit,
             threshold=s.summary_threshold,
             batch_limit=s.summary_batch_limit,
+            clock=clock,
         )
 
     @cached_property
@@ -298,7 +300,9 @@ class Runtime:
                 approvals=self.approvals,
                 telegram=lambda: self.telegram,
                 resumer=StepFunctionsResumer(self._stepfunctions),
+                clock=clock,
             ),
+            clock=clock,
         )
 
 
