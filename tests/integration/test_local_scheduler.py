@@ -11,19 +11,17 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
 import boto3
 import pytest
 from support.stack import Stack
-from support.tools import ROOT
 
 from stepwise import runtime
 from stepwise_local.emulation import Emulation
 from stepwise_local.scheduler import Fired
-from stepwise_local.template import Template, function_arn
+from stepwise_local.template import function_arn
 
 GROUP = "scheduler-tests"
 LISBON = ZoneInfo("Europe/Lisbon")
@@ -375,24 +373,9 @@ def test_create_and_update_keep_the_time_zone_and_the_action_after_completion(sc
     assert updated["ScheduleExpressionTimezone"] == "America/New_York"
 
 
-def test_the_template_schedule_groups_are_created(
-    scheduling: Scheduling, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    text = (ROOT / "template.yaml").read_text()
-    assert text.count("\nResources:\n") == 1
-    extra = (
-        "\n  RemindersScheduleGroup:\n    Type: AWS::Scheduler::ScheduleGroup\n"
-        '    Properties:\n      Name: !Sub "${AWS::StackName}-reminders-test"\n'
-    )
-    path = tmp_path / "template.yaml"
-    path.write_text(text.replace("\nResources:\n", "\nResources:" + extra, 1))
-    template = Template(path)
-    assert template.schedule_groups() == ["stepwise-local-reminders-test"]
-    assert template.resolve({"Ref": "RemindersScheduleGroup"}) == "stepwise-local-reminders-test"
-    monkeypatch.setattr(scheduling.emulation, "template", template)
-    scheduling.emulation._create_schedule_groups()
-    try:
-        names = {g["Name"] for g in scheduling.client.list_schedule_groups()["ScheduleGroups"]}
-        assert "stepwise-local-reminders-test" in names
-    finally:
-        scheduling.client.delete_schedule_group(Name="stepwise-local-reminders-test")
+def test_the_template_schedule_groups_are_created(scheduling: Scheduling) -> None:
+    template = scheduling.emulation.template
+    assert template.schedule_groups() == ["stepwise-local-reminders"]
+    assert template.resolve({"Ref": "ReminderScheduleGroup"}) == "stepwise-local-reminders"
+    names = {g["Name"] for g in scheduling.client.list_schedule_groups()["ScheduleGroups"]}
+    assert "stepwise-local-reminders" in names
