@@ -151,3 +151,18 @@ def test_the_user_time_zone_reaches_the_prompt(
     model.responses.append(text_response("late"))
     call_model(CallModelInput(turn=TurnRef(**begin.turn.model_dump())), services)
     assert "+09:00" in str(model.requests[0].messages[-1]["content"])
+
+
+def test_until_the_user_sets_a_zone_the_model_is_told_to_ask_when_it_matters(
+    services: TurnServices, reminders: InMemoryReminderStore, model: ScriptedModel
+) -> None:
+    for update_id, chosen in ((1, None), (2, "Europe/Lisbon")):
+        if chosen:
+            reminders.set_timezone(USER, chosen)
+        begin = turn_start(services, "remind me at 5pm", chat_id=USER, update_id=update_id)
+        load_context(begin, services)
+        model.responses.append(text_response("ok"))
+        call_model(CallModelInput(turn=begin.turn), services)
+    first, second = (str(request.messages[-1]["content"]) for request in model.requests)
+    assert "has not set a time zone; times are in UTC" in first
+    assert "has not set a time zone" not in second and "+00:00" in second  # Lisbon is UTC+0 in November

@@ -37,6 +37,14 @@ def memory_sections(meta: TurnMeta) -> list[str]:
     return sections
 
 
+def default_zone_note(zone: str) -> str:
+    """The per-turn context section while the user has not chosen a time zone."""
+    return (
+        f"## Time zone\nThe user has not set a time zone; times are in {zone}, the default. When a time of "
+        "day matters (a reminder at 5pm, a daily check-in), ask which zone they are in and call set_timezone."
+    )
+
+
 def limit_note(max_tool_steps: int) -> str:
     """The per-turn context section of the final call at the tool-round limit."""
     return (
@@ -76,7 +84,11 @@ def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutp
         close_unanswered(steps[-1], meta, services)
     rounds = [step for step in steps if step.tool_results]
     tools = services.tools.api_tools()
-    per_turn = [*memory_sections(meta), *([limit_note(services.max_tool_steps)] if request.final else [])]
+    per_turn = [
+        *([] if meta.timezone_set else [default_zone_note(meta.timezone)]),
+        *memory_sections(meta),
+        *([limit_note(services.max_tool_steps)] if request.final else []),
+    ]
     local_now = services.clock().astimezone(ZoneInfo(meta.timezone))
     prompt = build_prompt(services.tools.summaries(), local_now, history, rounds, per_turn)
     model_request = ModelRequest(

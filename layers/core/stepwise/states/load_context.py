@@ -57,6 +57,7 @@ def load_context(start: TurnStart, services: TurnServices) -> LoadContextOutput:
         services.chats.set_window(turn.chat_id, first_key)
     user_id = batch[0].user_id
     reminder = batch[0].text if batch[0].kind == "reminder" else None
+    chosen_zone = services.reminders.timezone(user_id)
     services.turns.put_meta(
         TurnMeta(
             turn_id=turn.turn_id,
@@ -71,7 +72,8 @@ def load_context(start: TurnStart, services: TurnServices) -> LoadContextOutput:
             memories=[]
             if reminder is not None
             else recall_memories(services, user_id, turn.chat_id, "\n".join(m.content for m in stored)),
-            timezone=services.reminders.timezone(user_id) or services.default_timezone,
+            timezone=chosen_zone or services.default_timezone,
+            timezone_set=chosen_zone is not None,
             reminder=reminder,
             model_override="command" if len(batch) == 1 and is_rules_command(batch[0].text) else None,
         )

@@ -39,6 +39,7 @@ class TurnMeta(BaseModel):
     summary: str = Field(default="", description="the chat's rolling summary when the turn began")
     memories: list[Memory] = Field(default_factory=list, description="memories recalled for this message")
     timezone: str = Field(default="UTC", description="the user's IANA time zone when the turn began")
+    timezone_set: bool = Field(default=False, description="whether the user chose it (else the default)")
     reminder: str | None = Field(default=None, description="the text of the reminder this turn delivers")
 
 
