@@ -1,23 +1,31 @@
 """The offline model: a rule-based stand-in without a Messages API, and the fallback when that API fails.
 
-It drives the same task tools the real model would ("add buy milk", "list", "done 3", "delete 3"...), reports
-their results, answers greetings, help and the time, and says plainly what it does not understand.
+It drives the same task and reminder tools the real model would ("add buy milk", "done 3", "remind me at 5pm
+to call mom", "every friday at 17:00 ask me how my week went"...), reports their results, answers greetings,
+help and the time, and says plainly what it does not understand. Times are the user's, from the clock line of
+the per-turn context (`stepwise.prompt.clock_line`); without one, UTC by the model's own clock.
 """
 
 from __future__ import annotations
 
 import itertools
 import re
+from datetime import UTC
 from typing import TYPE_CHECKING, Any
 
 from stepwise.ids import utc_now
-from stepwise.model.rules import parse_intent, summarize_results
+from stepwise.model.reminder_rules import last_reminder, parse_reminder_intent
+from stepwise.model.replies import phrase_results, tool_names
+from stepwise.model.rules import parse_task_intent
 from stepwise.model.types import ModelRequest, ModelResponse
+from stepwise.prompt.clock_line import UserClock, parse_clock_line
 from stepwise.prompt.system import is_turn_context
 
 if TYPE_CHECKING:
     from collections.abc import Callable
     from datetime import datetime
+
+    from stepwise.model.rules import ToolCall
 
 OFFLINE_MODEL_NAME = "stepwise-offline"
 
@@ -29,7 +37,9 @@ TIME = re.compile(
 COMMANDS = (
     "*add* buy milk · *remind me to* call mom · *list* (or: what's on my list) · *show task* 2 · "
     "*rename* 2 to new title · *done* 3 · *delete* 3 · *remember* that … · *what do you remember* · "
-    "*forget* fact-…"
+    "*forget* fact-… · *remind me* at 5pm to call mom · *remind me* in 20 minutes to … · "
+    "*every* friday at 17:00 ask me how my week went · *reminders* · *cancel reminder* 2 · "
+    "*snooze* 10 minutes · */timezone* Europe/Lisbon"
 )
 MEMORY_SECTIONS = ("## Earlier in this conversation", "## Memories about the user")
 NOT_UNDERSTOOD = "I'm in offline mode (no model API is configured), so I didn't understand that."
@@ -45,12 +55,11 @@ class OfflineModel:
     def complete(self, request: ModelRequest) -> ModelResponse:
         results = last_tool_results(request.messages)
         if results is not None:
-            return self._text(summarize_results(results))
+            return self._text(phrase_results(results, tool_names(request.messages)))
         text = last_user_text(request.messages)
-        available = {tool["name"] for tool in request.tools}
-        calls = parse_intent(text)
-        tools_allowed = request.tool_choice is None or request.tool_choice.get("type") != "none"
-        if calls and tools_allowed and all(name in available for name, _ in calls):
+        clock = local_clock(request.messages) or UserClock(self._clock().astimezone(UTC), "UTC")
+        calls = self.intent(text, clock, request)
+        if calls:
             content = [
                 {
                     "type": "tool_use",
@@ -62,7 +71,7 @@ class OfflineModel:
             ]
             return ModelResponse(content=content, stop_reason="tool_use", model=OFFLINE_MODEL_NAME)
         remembered = memory_lines(request)
-        answer = self.answer(text)
+        answer = self.answer(text, clock)
         if remembered and answer.startswith(NOT_UNDERSTOOD):
             answer = (
                 "I'm offline, so I can't reason about that, but here is what I remember that may help:\n"
@@ -70,13 +79,25 @@ class OfflineModel:
             )
         return self._text(answer)
 
+    def intent(self, text: str, clock: UserClock, request: ModelRequest) -> list[ToolCall] | None:
+        """The tool calls for `text` (reminder commands first, then task commands) when the request offers
+        all the tools they need, else None."""
+        if request.tool_choice is not None and request.tool_choice.get("type") == "none":
+            return None
+        available = {tool["name"] for tool in request.tools}
+        reminder = parse_reminder_intent(text, clock, last_reminder(request.messages))
+        for calls in (reminder, parse_task_intent(text)):
+            if calls and all(name in available for name, _ in calls):
+                return calls
+        return None
+
     def _text(self, text: str) -> ModelResponse:
         return ModelResponse(
             content=[{"type": "text", "text": text}], stop_reason="end_turn", model=OFFLINE_MODEL_NAME
         )
 
-    def answer(self, text: str) -> str:
-        """The rule-based answer to a message that is not a task command."""
+    def answer(self, text: str, clock: UserClock | None = None) -> str:
+        """The rule-based answer to a message that is no command; `clock` is the user's, when known."""
         if GREETING.search(text):
             return (
                 "Hello! I'm Stepwise, running in offline mode (no model API is configured), "
@@ -88,11 +109,22 @@ class OfflineModel:
                 "Set `ANTHROPIC_API_KEY` to talk to Claude."
             )
         if TIME.search(text):
-            return f"It is {self._clock().isoformat(timespec='seconds')} (UTC)."
+            if clock is None or clock.zone == "UTC":
+                return f"It is {self._clock().isoformat(timespec='seconds')} (UTC)."
+            return f"It is {clock.now:%H:%M} on {clock.now:%A, %d %B %Y} ({clock.zone})."
         return (
             "I'm in offline mode (no model API is configured), so I didn't understand that. "
             "Send *help* to see what I can do offline."
         )
+
+
+def local_clock(messages: list[dict[str, Any]]) -> UserClock | None:
+    """The user's local clock from the per-turn context of the newest user message, if it has one."""
+    content = messages[-1].get("content") if messages and messages[-1].get("role") == "user" else None
+    for block in content if isinstance(content, list) else []:
+        if is_turn_context(block):
+            return parse_clock_line(str(block.get("text", "")))
+    return None
 
 
 def memory_lines(request: ModelRequest) -> list[str]:

@@ -1,6 +1,8 @@
 """Rule-based intents for the task tools: "add buy milk", "what's on my list", "done 3", "delete 3"...
 
-`parse_intent` returns the tool calls the real model would make, or None when the text is not a task command.
+`parse_intent` returns the tool calls the real model would make for a command, a reminder command (see
+`stepwise.model.reminder_rules`) or a task command, or None when the text is neither; `parse_task_intent`
+reads task commands only.
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+
+    from stepwise.prompt.clock_line import UserClock
 
 ToolCall = tuple[str, dict[str, Any]]
 
@@ -122,7 +126,17 @@ RULES: list[tuple[re.Pattern[str], Callable[[re.Match[str]], list[ToolCall]]]] =
 ]
 
 
-def parse_intent(text: str) -> list[ToolCall] | None:
+def parse_intent(
+    text: str, clock: UserClock | None = None, reminded: str | None = None
+) -> list[ToolCall] | None:
+    """The tool calls a reminder or task command asks for, or None when the text is neither. `clock` is the
+    user's local now (UTC now without one), `reminded` the reminder just sent (for "snooze")."""
+    from stepwise.model.reminder_rules import parse_reminder_intent, utc_clock  # lazily: a larger grammar
+
+    return parse_reminder_intent(text, clock or utc_clock(), reminded) or parse_task_intent(text)
+
+
+def parse_task_intent(text: str) -> list[ToolCall] | None:
     """The tool calls a task command asks for, or None when the text is not one."""
     cleaned = re.sub(r"\s+", " ", text.strip()).rstrip("?!. ")
     for pattern, build in RULES:

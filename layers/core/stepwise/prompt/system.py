@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from stepwise.prompt.clock_line import clock_line
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from datetime import datetime
@@ -66,10 +68,11 @@ def build_system_prompt(tools: Sequence[ToolSummary]) -> list[dict[str, Any]]:
     return [{"type": "text", "text": text, "cache_control": dict(EPHEMERAL)}]
 
 
-def turn_context(now: datetime, per_turn: Sequence[str] = ()) -> str:
-    """The per-turn context block: the current date and time in ISO 8601, then the turn's sections."""
+def turn_context(now: datetime, per_turn: Sequence[str] = (), zone: str | None = None) -> str:
+    """The per-turn context block: the current date and time in ISO 8601 and the user's local time (see
+    `stepwise.prompt.clock_line`; `zone` defaults to `now`'s own), then the turn's sections."""
     stamp = now.isoformat(timespec="seconds")
-    sections = [f"{CONTEXT_HEADER}\n## Now\nThe current date and time is {stamp}."]
+    sections = [f"{CONTEXT_HEADER}\n## Now\nThe current date and time is {stamp}.\n{clock_line(now, zone)}"]
     sections.extend(section for section in per_turn if section.strip())
     return "\n\n".join(sections)
 
