@@ -7,22 +7,36 @@ from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from stepwise.memory.service import MemoryService
 from stepwise.model.types import ModelRequest
 from stepwise.prompt.system import turn_context
 from stepwise.tools.catalog import build_registry
+from stepwise.tools.reminder_tools import ReminderLimits, ReminderSetup
+from stepwise_local.in_memory.embedder import LocalHashEmbedder
+from stepwise_local.in_memory.reminders import InMemoryReminderStore, InMemorySchedules
+from stepwise_local.in_memory.tasks import InMemoryTaskRepository
+from stepwise_local.in_memory.vector_index import InMemoryVectorIndex
 
 REMINDER_TOOLS = ("set_reminder", "list_reminders", "cancel_reminder", "set_timezone")
 # Monday 2026-11-23, 14:05 in Lisbon (UTC+0 in November).
 LISBON_NOW = datetime(2026, 11, 23, 14, 5, tzinfo=ZoneInfo("Europe/Lisbon"))
 
 
+def catalog_tools(reminders: bool = True) -> list[dict[str, Any]]:
+    """The API tools of the whole catalog, with or without the reminder tools (on in-memory stores)."""
+    tasks = InMemoryTaskRepository()
+    memory = MemoryService(LocalHashEmbedder(), InMemoryVectorIndex())
+    setup = None
+    if reminders:
+        setup = ReminderSetup(InMemoryReminderStore(), InMemorySchedules(), ReminderLimits())
+    return build_registry(tasks=tasks, ledger=tasks.ledger, memory=memory, reminders=setup).api_tools()
+
+
 def all_tools() -> list[dict[str, Any]]:
-    """The catalog's tools plus stand-ins for the reminder tools (only their names matter offline)."""
-    stand_ins = [
-        {"name": name, "description": name, "input_schema": {"type": "object"}} for name in REMINDER_TOOLS
-    ]
-    known = build_registry().api_tools()
-    return known + [tool for tool in stand_ins if tool["name"] not in {t["name"] for t in known}]
+    """The catalog's tools, the reminder tools included."""
+    tools = catalog_tools()
+    assert set(REMINDER_TOOLS) <= {tool["name"] for tool in tools}
+    return tools
 
 
 def offline_request(

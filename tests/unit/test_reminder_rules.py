@@ -8,7 +8,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
-from support.offline_requests import LISBON_NOW, offline_request
+from support.offline_requests import LISBON_NOW, catalog_tools, offline_request
 from support.turn_fakes import turn_start
 
 from stepwise.model.offline import OfflineModel
@@ -20,7 +20,6 @@ from stepwise.states.contracts import SendErrorInput
 from stepwise.states.fallback import use_fallback
 from stepwise.states.load_context import load_context
 from stepwise.states.services import TurnServices
-from stepwise.tools.catalog import build_registry
 
 LISBON = UserClock(LISBON_NOW, "Europe/Lisbon")
 
@@ -142,7 +141,7 @@ def test_the_last_reminder_is_read_from_text_or_blocks() -> None:
 
 
 def test_without_the_reminder_tools_remind_me_stays_a_task() -> None:
-    request = offline_request("remind me to call mom at 5pm", tools=build_registry().api_tools())
+    request = offline_request("remind me to call mom at 5pm", tools=catalog_tools(reminders=False))
     assert calls(request) == [("add_task", {"title": "call mom at 5pm"})]
     assert calls(offline_request("remind me in 20 minutes to stretch", tools=[])) == []
 
