@@ -10,7 +10,7 @@ import pytest
 from support.turn_fakes import RecordingStarter
 
 from stepwise.inbox.models import QueuedMessage
-from stepwise.inbox.sequencer import Sequencer
+from stepwise.inbox.sequencer import Sequencer, arrival_order
 from stepwise_local.in_memory.inbox import InMemoryChatInbox
 
 CHAT = 5
@@ -239,3 +239,22 @@ def test_whatever_the_interleaving_each_message_is_answered_once_by_one_turn_at_
     assert sorted(answered) == list(range(1, total + 1)), "each message answered exactly once"
     assert active[1] == 1, "never two turns of the chat at once"
     assert sequencer.inbox.holder(CHAT) is None and sequencer.inbox.pending(CHAT) == []
+
+
+def test_a_fired_reminder_is_not_overtaken_by_messages_sent_after_it() -> None:
+    def queued(update_id: int, received_at: str, kind: str = "message") -> QueuedMessage:
+        return QueuedMessage(
+            chat_id=1,
+            update_id=update_id,
+            user_id=1,
+            id=f"m{update_id}",
+            text="t",
+            received_at=received_at,
+            kind=kind,  # type: ignore[arg-type]
+        )
+
+    early = queued(5, "2026-11-23T09:00:00.000Z")
+    reminder = queued(10**19 + 1, "2026-11-23T09:00:01.000Z", "reminder")
+    late = queued(6, "2026-11-23T09:00:02.000Z")
+    assert arrival_order([early, late, reminder]) == [early, reminder, late]
+    assert arrival_order([late, reminder]) == [reminder, late]

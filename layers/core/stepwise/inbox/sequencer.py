@@ -66,7 +66,7 @@ class Sequencer:
         batch: list[QueuedMessage] = []
         sender: int | None = None
         now = self.clock()
-        for message in self.inbox.pending(chat_id):
+        for message in arrival_order(self.inbox.pending(chat_id)):
             if message.status == "taken" and message.turn_id != turn_id:
                 continue  # another turn's (running, parked, or failed before it could give it back)
             if sender is None:
@@ -140,3 +140,14 @@ class Sequencer:
             "turn started" if started else "turn exists already",
             extra={"turn_id": name, "chat_id": head.chat_id, "update_id": head.update_id},
         )
+
+
+def arrival_order(pending: list[QueuedMessage]) -> list[QueuedMessage]:
+    """Typed messages in update_id order (Telegram's), with fired reminders placed among them by the time
+    they arrived: a reminder is not overtaken by messages the user sent after it fired."""
+    typed = [m for m in pending if m.kind == "message"]
+    fired = [m for m in pending if m.kind != "message"]
+    ordered: list[QueuedMessage] = []
+    while typed and fired:
+        ordered.append(fired.pop(0) if fired[0].received_at < typed[0].received_at else typed.pop(0))
+    return ordered + typed + fired
