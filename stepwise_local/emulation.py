@@ -33,6 +33,7 @@ from botocore.awsrequest import AWSResponse
 from moto import mock_aws
 from moto.awslambda.exceptions import UnknownFunctionException
 from moto.awslambda_simple.models import LambdaSimpleBackend
+from moto.dynamodb.responses import DynamoHandler
 from moto.stepfunctions.parser.backend.execution import BaseExecutionWorkerCommunication
 
 from stepwise_local import moto_scheduler
@@ -152,6 +153,14 @@ class Emulation:
         creation_lock = threading.RLock()
         stack.enter_context(mock.patch.object(boto3, "client", _serialized(boto3.client, creation_lock)))
         stack.enter_context(mock.patch.object(boto3, "resource", _serialized(boto3.resource, creation_lock)))
+        # moto's DynamoDB backend is not thread-safe: a query copying an item while another thread writes it
+        # fails ("dictionary changed size during iteration"). Handlers, moto's threads and the caller all call
+        # it here, so its requests run one at a time, as each is atomic in DynamoDB.
+        stack.enter_context(
+            mock.patch.object(
+                DynamoHandler, "call_action", _serialized(DynamoHandler.call_action, threading.RLock())
+            )
+        )
         # moto gap: Lambda invocations are routed to the in-process handlers, with the real error envelope
         # (x-amz-function-error + errorType/errorMessage) so that the ASL's Retry and Catch can match errors.
         stack.enter_context(mock.patch.object(LambdaSimpleBackend, "invoke", self._moto_invoke()))
