@@ -25,6 +25,7 @@ from stepwise.states.services import TurnServices
 from stepwise.telegram.errors import TelegramTransientError
 from stepwise.telegram.models import Update
 from stepwise_local import updates
+from stepwise_local.anthropic_server import validate_request
 from stepwise_local.in_memory.files import InMemoryFiles
 
 JPEG = b"\xff\xd8\xff\xe0" + bytes(range(256)) * 4
@@ -317,3 +318,52 @@ def test_offline_a_photo_gets_a_plain_i_cannot_see_images_answer() -> None:
     )
     answer = OfflineModel().complete(request).content[0]["text"]
     assert answer.startswith("I can't see images in offline mode")
+
+
+# -- the fake Messages API checks files as the real one does -----------------------------------------------
+
+
+def request_with(*blocks: dict[str, Any]) -> dict[str, Any]:
+    return {"model": "m", "max_tokens": 10, "messages": [{"role": "user", "content": list(blocks)}]}
+
+
+def test_the_fake_messages_api_accepts_the_images_and_documents_stepwise_renders() -> None:
+    blocks = [
+        *content_blocks(stored(1, attachment=PHOTO), {"ph1": JPEG}),
+        *content_blocks(stored(2, attachment=PDF_DOC), {"pdf1": PDF}),
+        *content_blocks(stored(3, attachment=TEXT_DOC), {"md1": b"# notes"}),
+    ]
+    assert validate_request(request_with(*blocks)) is None
+
+
+@pytest.mark.parametrize(
+    ("block", "problem"),
+    [
+        (
+            {"type": "image", "source": {"type": "base64", "media_type": "image/bmp", "data": ""}},
+            "media_type",
+        ),
+        (
+            {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "/9j/4AAQ"}},
+            "does not appear to be image/png",
+        ),
+        ({"type": "image", "source": {"type": "base64", "media_type": "image/jpeg", "data": "!!"}}, "base64"),
+        (
+            {
+                "type": "document",
+                "source": {"type": "base64", "media_type": "application/pdf", "data": "QUJD"},
+            },
+            "PDF specified was not valid",
+        ),
+        (
+            {"type": "document", "source": {"type": "text", "media_type": "text/markdown", "data": "x"}},
+            "text/plain",
+        ),
+        ({"type": "audio", "source": {}}, "unknown content block type"),
+    ],
+)
+def test_the_fake_messages_api_refuses_files_the_real_one_refuses(
+    block: dict[str, Any], problem: str
+) -> None:
+    refusal = validate_request(request_with(block))
+    assert refusal is not None and problem in refusal
