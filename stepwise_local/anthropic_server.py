@@ -1,13 +1,16 @@
 """A stand-in for Anthropic's Messages API: a real HTTP server on 127.0.0.1 with scripted answers.
 
 It checks requests the way the real API does (roles alternate, tool results answer tool uses, no unknown
-top-level fields, at most 4 cache breakpoints) so that a malformed request fails a test instead of passing
+top-level fields or block types, at most 4 cache breakpoints, images and documents with valid sources within
+their limits) so that a malformed request fails a test instead of passing
 silently, and it applies the API's prompt-caching rules (see `PromptCache`) to report the usage the real API
 would report for the same sequence of requests.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import itertools
 import json
@@ -38,6 +41,20 @@ ALLOWED_FIELDS = {
     "top_k",
     "service_tier",
 }
+
+
+# Content blocks a request may carry (the ones Stepwise sends, and the assistant's own), and the file limits.
+BLOCK_TYPES = frozenset(
+    {"text", "image", "document", "tool_use", "tool_result", "thinking", "redacted_thinking"}
+)
+IMAGE_MEDIA_TYPES = {  # media type -> how its bytes start (the API refuses an image that is not what it says)
+    "image/jpeg": (b"\xff\xd8\xff",),
+    "image/png": (b"\x89PNG\r\n\x1a\n",),
+    "image/gif": (b"GIF87a", b"GIF89a"),
+    "image/webp": (b"RIFF",),
+}
+MAX_IMAGE_BASE64 = 5 * 1024 * 1024  # per image, counted in base64 characters
+MAX_REQUEST_BYTES = 32 * 1024 * 1024
 
 
 @dataclass
@@ -302,7 +319,13 @@ class FakeAnthropic:
                 if fake.api_key not in (self.headers.get("x-api-key"), bearer):
                     self._error(401, "authentication_error", "invalid API key")
                     return
-                request = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
+                raw = self.rfile.read(int(self.headers.get("content-length", 0)))
+                if len(raw) > MAX_REQUEST_BYTES:
+                    self._error(
+                        413, "request_too_large", "Request exceeds the maximum allowed number of bytes."
+                    )
+                    return
+                request = json.loads(raw or b"{}")
                 problem = validate_request(request)
                 if problem:
                     fake.rejected.append(problem)
@@ -357,9 +380,12 @@ def validate_request(request: dict[str, Any]) -> str | None:
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
         if not blocks:
             return f"messages.{index}: content must not be empty"
-        for block in blocks:
+        for position, block in enumerate(blocks):
             if block.get("type") == "text" and not str(block.get("text", "")).strip():
                 return f"messages.{index}: text content blocks must be non-empty"
+            problem = check_block(block, f"messages.{index}.content.{position}")
+            if problem:
+                return problem
         results = {b.get("tool_use_id") for b in blocks if b.get("type") == "tool_result"}
         if pending_tool_ids and results != pending_tool_ids:
             return f"messages.{index}: tool_use ids were found without tool_result blocks"
@@ -382,6 +408,60 @@ def validate_request(request: dict[str, Any]) -> str | None:
     ):
         return "tools: names must be unique and each tool needs an input_schema"
     return None
+
+
+def check_block(block: dict[str, Any], where: str) -> str | None:
+    """Why the API would refuse this content block (its type, an image's or document's source), or None."""
+    kind = block.get("type")
+    if kind not in BLOCK_TYPES:
+        return f"{where}.type: unknown content block type {kind!r}"
+    if kind == "image":
+        return _check_image(block.get("source"), f"{where}.image.source")
+    if kind == "document":
+        return _check_document(block.get("source"), f"{where}.document.source")
+    return None
+
+
+def _check_image(source: Any, where: str) -> str | None:
+    if not isinstance(source, dict) or source.get("type") != "base64":
+        return f"{where}: expected a base64 source"
+    starts = IMAGE_MEDIA_TYPES.get(str(source.get("media_type")))
+    if starts is None:
+        return f"{where}.media_type: Input should be one of {sorted(IMAGE_MEDIA_TYPES)}"
+    data = _decoded(source.get("data"))
+    if data is None:
+        return f"{where}.data: invalid base64 data"
+    if len(str(source["data"])) > MAX_IMAGE_BASE64:
+        return f"{where}: image exceeds 5 MB maximum"
+    if not data.startswith(starts):
+        return f"{where}.data: the image does not appear to be {source['media_type']}"
+    return None
+
+
+def _check_document(source: Any, where: str) -> str | None:
+    if not isinstance(source, dict):
+        return f"{where}: Field required"
+    if source.get("type") == "base64":
+        if source.get("media_type") != "application/pdf":
+            return f"{where}.media_type: Input should be 'application/pdf'"
+        data = _decoded(source.get("data"))
+        if data is None or not data.startswith(b"%PDF-"):
+            return f"{where}.data: the PDF specified was not valid"
+        return None
+    if source.get("type") == "text":
+        if source.get("media_type") != "text/plain" or not isinstance(source.get("data"), str):
+            return f"{where}: a text source needs media_type 'text/plain' and string data"
+        return None if source["data"] else f"{where}.data: text documents must be non-empty"
+    return f"{where}.type: Input should be 'base64', 'text', 'content' or 'url'"
+
+
+def _decoded(data: Any) -> bytes | None:
+    if not isinstance(data, str):
+        return None
+    try:
+        return base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        return None
 
 
 def _check_cache_control(request: dict[str, Any]) -> str | None:

@@ -3,7 +3,9 @@
 Every call is validated against the Bot API spec (``bot_api_spec.json``, a copy of the
 telegram-bot-api-spec ``api.json`` reduced to the methods Stepwise uses) and, for texts with
 ``parse_mode`` HTML, against Telegram's HTML rules. Accepted calls are recorded; errors can be
-injected with ``fail_next`` and ``reject_html_next``, late answers with ``slow_next``. Standard library only.
+injected with ``fail_next`` and ``reject_html_next``, late answers with ``slow_next``. Files registered with
+``add_file`` are answered by ``getFile`` and downloaded from ``/file/bot<token>/<file_path>``, as from
+Telegram (up to 20 MB). Standard library only.
 """
 
 from __future__ import annotations
@@ -20,13 +22,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import TracebackType
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 logger = logging.getLogger(__name__)
 
 SPEC_PATH = Path(__file__).with_name("bot_api_spec.json")
 MAX_TEXT_LENGTH = 4096
 MAX_CALLBACK_DATA_BYTES = 64
+MAX_DOWNLOAD_BYTES = 20 * 1024 * 1024  # Telegram: bots download files up to 20 MB
 CHAT_ACTIONS = frozenset(
     {
         "typing",
@@ -201,6 +204,8 @@ class FakeBotApi:
         self._html_rejections = 0
         self._delays: dict[str, list[float]] = {}
         self.webhook: dict[str, Any] | None = None
+        self._files: dict[str, tuple[str, bytes]] = {}  # file_id -> (file_path, bytes)
+        self.downloads: list[str] = []  # file paths downloaded, in order
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
 
@@ -266,6 +271,24 @@ class FakeBotApi:
         if message.get("parse_mode") == "HTML":
             return parse_telegram_html(text)
         return text
+
+    def add_file(self, data: bytes, file_path: str, file_id: str | None = None) -> str:
+        """Make a file available to getFile and downloads (as if a user had sent it); returns its file_id."""
+        with self._lock:
+            file_id = file_id or f"file-{len(self._files) + 1:04d}-{file_path.replace('/', '-')}"
+            self._files[file_id] = (file_path, bytes(data))
+        return file_id
+
+    def file_content(self, token: str, file_path: str) -> bytes | None:
+        """The bytes served at ``/file/bot<token>/<file_path>``, or None (404)."""
+        if token != self.token:
+            return None
+        with self._lock:
+            for path, data in self._files.values():
+                if path == file_path:
+                    self.downloads.append(file_path)
+                    return data
+        return None
 
     # -- fault injection ---------------------------------------------------------------------------
 
@@ -378,6 +401,21 @@ class FakeBotApi:
     def _do_delete_webhook(self, params: dict[str, Any]) -> bool:
         self.webhook = None
         return True
+
+    def _do_get_file(self, params: dict[str, Any]) -> dict[str, Any]:
+        stored = self._files.get(str(params["file_id"]))
+        if stored is None:
+            raise _bad("Bad Request: invalid file_id")
+        path, data = stored
+        if len(data) > MAX_DOWNLOAD_BYTES:
+            raise _bad("Bad Request: file is too big")
+        file_id = params["file_id"]
+        return {
+            "file_id": file_id,
+            "file_unique_id": f"u-{file_id}",
+            "file_size": len(data),
+            "file_path": path,
+        }
 
     def _do_send_chat_action(self, params: dict[str, Any]) -> bool:
         if params["action"] not in CHAT_ACTIONS:
@@ -582,6 +620,10 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _answer(self) -> None:
         url = urlsplit(self.path)
+        download = re.fullmatch(r"/file/bot([^/]+)/(.+)", url.path)
+        if download is not None and self.command == "GET":
+            self._send_file(self.server.api.file_content(download.group(1), unquote(download.group(2))))
+            return
         match = re.fullmatch(r"/bot([^/]+)/([A-Za-z]+)", url.path)
         if match is None:
             self._send(HTTPStatus.NOT_FOUND, {"ok": False, "error_code": 404, "description": "Not Found"})
@@ -606,6 +648,16 @@ class _Handler(BaseHTTPRequestHandler):
         if not isinstance(body, dict):
             raise ValueError("body is not a JSON object")
         return body
+
+    def _send_file(self, data: bytes | None) -> None:
+        if data is None:
+            self._send(HTTPStatus.NOT_FOUND, {"ok": False, "error_code": 404, "description": "Not Found"})
+            return
+        self.send_response(HTTPStatus.OK)
+        self.send_header("Content-Type", "application/octet-stream")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
 
     def _send(self, status: int, body: dict[str, Any]) -> None:
         data = json.dumps(body).encode("utf-8")

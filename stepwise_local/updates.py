@@ -41,8 +41,76 @@ def text_message(
     }
 
 
+def _media_message(user_id: int, caption: str | None, update_id: int | None) -> dict[str, Any]:
+    update = text_message(user_id, "", update_id=update_id)
+    del update["message"]["text"]
+    if caption is not None:
+        update["message"]["caption"] = caption
+    return update
+
+
+def photo_message(
+    user_id: int,
+    file_id: str,
+    file_size: int,
+    *,
+    caption: str | None = None,
+    update_id: int | None = None,
+) -> dict[str, Any]:
+    """An update with a photo, as Telegram sends it: several sizes, smallest first, the largest being
+    `file_id` with `file_size` bytes."""
+    update = _media_message(user_id, caption, update_id)
+    update["message"]["photo"] = [
+        {"file_id": f"{file_id}-s", "file_unique_id": "AQADs", "file_size": 1_200, "width": 90, "height": 68},
+        {
+            "file_id": f"{file_id}-m",
+            "file_unique_id": "AQADm",
+            "file_size": 14_800,
+            "width": 320,
+            "height": 240,
+        },
+        {"file_id": file_id, "file_unique_id": "AQADx", "file_size": file_size, "width": 1280, "height": 960},
+    ]
+    return update
+
+
+def document_message(
+    user_id: int,
+    file_id: str,
+    file_size: int,
+    file_name: str,
+    mime_type: str,
+    *,
+    caption: str | None = None,
+    update_id: int | None = None,
+) -> dict[str, Any]:
+    """An update with a document (a file sent as a file)."""
+    update = _media_message(user_id, caption, update_id)
+    update["message"]["document"] = {
+        "file_id": file_id,
+        "file_unique_id": "AgADdoc",
+        "file_name": file_name,
+        "mime_type": mime_type,
+        "file_size": file_size,
+    }
+    return update
+
+
+def voice_message(user_id: int, *, update_id: int | None = None) -> dict[str, Any]:
+    """An update with a voice note."""
+    update = _media_message(user_id, None, update_id)
+    update["message"]["voice"] = {
+        "file_id": "AwACAgIAAxkBAAIBvoice",
+        "file_unique_id": "AgADvoice",
+        "duration": 3,
+        "mime_type": "audio/ogg",
+        "file_size": 9_421,
+    }
+    return update
+
+
 def sticker_message(user_id: int, *, update_id: int | None = None) -> dict[str, Any]:
-    """An update with a sticker (no text): the webhook ignores it."""
+    """An update with a sticker (no text): answered with a notice, without a model call."""
     update = text_message(user_id, "", update_id=update_id)
     del update["message"]["text"]
     update["message"]["sticker"] = {

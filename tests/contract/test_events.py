@@ -17,7 +17,9 @@ EXPECTED = {
     "webhook-text-message": "started",
     "webhook-command": "started",
     "webhook-not-allowlisted": "not_allowed",
-    "webhook-sticker": "ignored",
+    "webhook-photo": "started",
+    "webhook-voice": "started",  # answered "I can't listen to voice notes yet", without a model call
+    "webhook-sticker": "started",  # answered "I can't see stickers yet", without a model call
     "webhook-edited-message": "ignored",
     "webhook-group-join": "ignored",
     "webhook-callback-query": "ignored",  # a press on a request this (empty) stack does not know

@@ -160,7 +160,6 @@ def test_a_missing_or_wrong_secret_is_rejected_and_starts_nothing(
     "update",
     [
         updates.text_message(99, "let me in"),
-        updates.sticker_message(42),
         updates.edited_message(42, "edited"),
         {"update_id": 1, "my_chat_member": {"chat": {"id": 1, "type": "private"}}},
         {
@@ -168,7 +167,7 @@ def test_a_missing_or_wrong_secret_is_rejected_and_starts_nothing(
             "message": {"message_id": 1, "date": 0, "chat": {"id": 5, "type": "channel"}, "text": "x"},
         },
     ],
-    ids=["not-allowlisted", "sticker", "edit", "chat-member", "no-sender"],
+    ids=["not-allowlisted", "edit", "chat-member", "no-sender"],
 )
 def test_updates_it_does_not_handle_get_200_and_start_nothing(
     services: WebhookServices, starter: RecordingStarter, update: dict[str, Any]
@@ -300,3 +299,41 @@ def test_a_secret_header_with_a_lone_surrogate_is_forbidden(
 ) -> None:
     outcome = post(services, updates.text_message(42, "hello"), secret="\ud800" + SECRET)
     assert (outcome.status, starter.started) == (403, {})
+
+
+def test_a_photo_with_a_caption_waits_in_the_inbox_with_its_file_id_and_starts_a_turn(
+    services: WebhookServices, starter: RecordingStarter, inbox: InMemoryChatInbox
+) -> None:
+    outcome = post(services, updates.photo_message(42, "AgACphoto", 90_000, caption="dinner?", update_id=700))
+    assert (outcome.status, outcome.action) == (200, "started")
+    (waiting,) = inbox.pending(42)
+    assert waiting.text == "dinner?"
+    assert waiting.attachment is not None
+    assert (waiting.attachment.kind, waiting.attachment.file_id, waiting.attachment.size) == (
+        "photo",
+        "AgACphoto",
+        90_000,
+    )
+
+
+@pytest.mark.parametrize(
+    "update",
+    [updates.voice_message(42), updates.sticker_message(42)],
+    ids=["voice", "sticker"],
+)
+def test_a_voice_note_or_sticker_starts_a_turn_that_tells_the_user_what_cannot_be_done(
+    services: WebhookServices, starter: RecordingStarter, inbox: InMemoryChatInbox, update: dict[str, Any]
+) -> None:
+    assert post(services, update).action == "started"
+    (waiting,) = inbox.pending(42)
+    assert waiting.attachment is not None and waiting.attachment.refusal is not None
+
+
+def test_a_message_with_neither_text_nor_a_file_starts_nothing(
+    services: WebhookServices, starter: RecordingStarter
+) -> None:
+    update = updates.text_message(42, "x")
+    del update["message"]["text"]
+    update["message"]["location"] = {"latitude": 1.0, "longitude": 2.0}
+    assert post(services, update).action == "ignored"
+    assert starter.started == {}

@@ -89,6 +89,10 @@ class Settings(BaseModel):
     min_checkin_interval_minutes: int = Field(default=60, ge=1, le=10_080)
     max_reminders: int = Field(default=100, ge=1, le=10_000)
 
+    # Photos and documents (README, "Photos and documents"): Anthropic takes images up to 5 MB of base64.
+    max_image_bytes: int = Field(default=3_750_000, ge=1, le=3_932_160)
+    max_document_bytes: int = Field(default=10_000_000, ge=1, le=20_000_000)  # Bot API downloads: 20 MB
+
     @field_validator("default_timezone")
     @classmethod
     def _known_zone(cls, value: str) -> str:

@@ -237,6 +237,7 @@ class Runtime:
     def turn_services(self) -> TurnServices:
         from stepwise.audit.dynamodb import DynamoAuditLog
         from stepwise.history.dynamodb import DynamoMessageRepository
+        from stepwise.media.intake import MediaLimits
         from stepwise.states.services import TurnServices
         from stepwise.tasks.dynamodb import DynamoTaskRepository
         from stepwise.tools.catalog import build_registry
@@ -271,6 +272,8 @@ class Runtime:
             summary_threshold=s.summary_threshold,
             default_timezone=s.default_timezone,
             clock=clock,
+            files=lambda: self.telegram,
+            media_limits=MediaLimits(s.max_image_bytes, s.max_document_bytes),
         )
 
     @property
@@ -288,6 +291,7 @@ class Runtime:
     def webhook_services(self) -> WebhookServices:
         from stepwise import secrets
         from stepwise.approvals.lifecycle import PressServices
+        from stepwise.media.intake import MediaLimits
         from stepwise.webhook import WebhookServices
         from stepwise.workflow import StepFunctionsResumer
 
@@ -303,6 +307,7 @@ class Runtime:
                 clock=clock,
             ),
             clock=clock,
+            media_limits=MediaLimits(s.max_image_bytes, s.max_document_bytes),
         )
 
 

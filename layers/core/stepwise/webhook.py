@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hmac
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from aws_lambda_powertools import Logger
@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from stepwise.approvals.lifecycle import PressAction, PressServices, handle_press
 from stepwise.ids import iso_utc, new_id, utc_now
 from stepwise.inbox.models import QueuedMessage
+from stepwise.media.intake import MediaLimits, attachment_of
 from stepwise.telegram.models import CallbackQuery, Update
 
 if TYPE_CHECKING:
@@ -55,6 +56,7 @@ class WebhookServices:
     presses: PressServices
     clock: Callable[[], datetime] = utc_now
     new_id: Callable[[], str] = new_id
+    media_limits: MediaLimits = field(default_factory=MediaLimits)
 
 
 def secret_matches(received: str | None, expected: str) -> bool:
@@ -82,7 +84,8 @@ def handle_update(secret_header: str | None, body: str | None, services: Webhook
     if update.callback_query is not None:
         return _handle_press(update.update_id, update.callback_query, services)
     message = update.message
-    if message is None or message.text is None or message.from_user is None:
+    attachment = attachment_of(message, services.media_limits) if message is not None else None
+    if message is None or (message.text is None and attachment is None) or message.from_user is None:
         return WebhookOutcome(
             status=200, action="ignored", detail="unsupported update type", update_id=update.update_id
         )
@@ -97,7 +100,8 @@ def handle_update(secret_header: str | None, body: str | None, services: Webhook
         update_id=update.update_id,
         user_id=sender.id,
         id=services.new_id(),
-        text=message.text,
+        text=message.text if message.text is not None else message.caption or "",
+        attachment=attachment,
         received_at=iso_utc(services.clock()),
         telegram_message_id=message.message_id,
     )

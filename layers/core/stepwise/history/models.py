@@ -6,6 +6,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from stepwise.media.models import Attachment
+
 Role = Literal["user", "assistant"]
 
 
@@ -22,6 +24,7 @@ class StoredMessage(BaseModel):
     turn_id: str | None = None
     update_id: int | None = None
     tool_calls: list[dict[str, Any]] = Field(default_factory=list)
+    attachment: Attachment | None = Field(default=None, description="a user's photo or document (no bytes)")
 
     @property
     def sort_key(self) -> str:

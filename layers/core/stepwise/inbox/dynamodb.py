@@ -213,7 +213,9 @@ def _to_item(message: QueuedMessage) -> dict[str, Any]:
                 "telegram_message_id",
                 "kind",
                 "reminder_id",
-            }
+                "attachment",
+            },
+            exclude_none=True,
         ),
         "status": message.status,
         "requeues": message.requeues,

@@ -6,6 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from stepwise.media.models import Attachment
+
 QueueStatus = Literal["queued", "taken"]
 # message: typed by the user; reminder / checkin: put in the inbox by a schedule that fired (FireReminder).
 MessageKind = Literal["message", "reminder", "checkin"]
@@ -25,7 +27,8 @@ class QueuedMessage(BaseModel):
     update_id: int = Field(ge=0)
     user_id: int
     id: str = Field(min_length=1, description="the stored message's id (nanoid), fixed at receipt")
-    text: str
+    text: str = Field(description="the text, or a photo's or document's caption")
+    attachment: Attachment | None = Field(default=None, description="a photo, document, voice note...")
     received_at: str = Field(description="ISO 8601 UTC, when the webhook received it")
     telegram_message_id: int | None = None
     kind: MessageKind = "message"

@@ -14,6 +14,7 @@ from datetime import UTC
 from typing import TYPE_CHECKING, Any
 
 from stepwise.ids import utc_now
+from stepwise.model.media_rules import media_answer
 from stepwise.model.reminder_rules import last_reminder, parse_reminder_intent
 from stepwise.model.replies import phrase_results, tool_names
 from stepwise.model.rules import parse_task_intent
@@ -57,6 +58,8 @@ class OfflineModel:
         if results is not None:
             return self._text(phrase_results(results, tool_names(request.messages)))
         text = last_user_text(request.messages)
+        if (about_file := media_answer(text)) is not None:
+            return self._text(about_file)
         clock = local_clock(request.messages) or UserClock(self._clock().astimezone(UTC), "UTC")
         calls = self.intent(text, clock, request)
         if calls:

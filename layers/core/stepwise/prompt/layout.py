@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -27,10 +27,11 @@ def build_prompt(
     history: Sequence[StoredMessage],
     rounds: Sequence[ModelStep],
     per_turn: Sequence[str] = (),
+    files: Mapping[str, bytes | None] | None = None,
 ) -> Prompt:
     """The byte-stable system prompt and the history with its breakpoints; the time and `per_turn` sections
-    go last, in the newest user message."""
+    go last, in the newest user message. `files`: the bytes of the photos and documents this call shows."""
     return Prompt(
         system=build_system_prompt(tools),
-        messages=build_messages(history, rounds, context=turn_context(now, per_turn)),
+        messages=build_messages(history, rounds, context=turn_context(now, per_turn), files=files),
     )

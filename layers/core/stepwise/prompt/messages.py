@@ -12,35 +12,41 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from stepwise.media.render import content_blocks
 from stepwise.prompt.system import EPHEMERAL
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
     from stepwise.history.models import StoredMessage
     from stepwise.turn_records.models import ModelStep
 
 
 def build_messages(
-    history: Sequence[StoredMessage], steps: Sequence[ModelStep], context: str = ""
+    history: Sequence[StoredMessage],
+    steps: Sequence[ModelStep],
+    context: str = "",
+    files: Mapping[str, bytes | None] | None = None,
 ) -> list[dict[str, Any]]:
     """Alternating user/assistant messages for the Messages API, with cache breakpoints and the context.
 
     Consecutive messages of one role (a turn whose model call failed leaves a lone user message) are merged
     into one message with several text blocks; leading assistant messages are dropped, since the list must
-    start with the user. Each completed tool round adds the assistant's tool_use and the user's tool_result.
+    start with the user. A photo or document is its file when `files` has it, else a line of text (see
+    `stepwise.media.render`). Each completed tool round adds the assistant's tool_use and the user's
+    tool_result.
     """
     messages: list[dict[str, Any]] = []
     for stored in history:
-        if not stored.content.strip():
+        blocks = content_blocks(stored, files or {})
+        if not blocks:
             continue
         if not messages and stored.role == "assistant":
             continue
-        block = {"type": "text", "text": stored.content}
         if messages and messages[-1]["role"] == stored.role:
-            messages[-1]["content"].append(block)
+            messages[-1]["content"].extend(blocks)
         else:
-            messages.append({"role": stored.role, "content": [block]})
+            messages.append({"role": stored.role, "content": blocks})
     for step in steps:
         if not step.tool_results:
             continue

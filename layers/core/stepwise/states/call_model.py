@@ -9,6 +9,8 @@ from aws_lambda_powertools import Logger
 
 from stepwise.audit.log import call_entry
 from stepwise.ids import iso_utc
+from stepwise.media.notices import with_notices
+from stepwise.media.turn_files import deliver_notices, turn_files
 from stepwise.model.types import ModelRequest
 from stepwise.prompt.layout import build_prompt
 from stepwise.reminders.models import REMINDER_PREFIX
@@ -78,6 +80,8 @@ def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutp
     meta = services.turns.get_meta(turn.turn_id)
     if meta.reminder is not None:
         return deliver_reminder(meta, services)
+    if meta.notices_only:
+        return deliver_notices(meta, services)
     history = services.messages.between(turn.chat_id, meta.first_key, meta.last_key)
     steps = services.turns.steps(turn.turn_id)
     if request.final and steps and steps[-1].tool_uses and not steps[-1].tool_results:
@@ -90,7 +94,10 @@ def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutp
         *([limit_note(services.max_tool_steps)] if request.final else []),
     ]
     local_now = services.clock().astimezone(ZoneInfo(meta.timezone))
-    prompt = build_prompt(services.tools.summaries(), local_now, history, rounds, per_turn)
+    fallback = meta.model_override == "rules"
+    offline = fallback or meta.model_override == "command"
+    files = turn_files(history, services, offline)
+    prompt = build_prompt(services.tools.summaries(), local_now, history, rounds, per_turn, files)
     model_request = ModelRequest(
         model=services.model_name,
         max_tokens=services.max_tokens,
@@ -100,8 +107,6 @@ def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutp
         tool_choice={"type": "none"} if request.final and tools else None,
     )
     show_typing(services, turn.chat_id)
-    fallback = meta.model_override == "rules"
-    offline = fallback or meta.model_override == "command"
     response = (services.rules_model() if offline else services.model()).complete(model_request)
     usage = response.usage
     logger.info(
@@ -133,7 +138,7 @@ def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutp
         services.turns.put_reply(
             turn.turn_id,
             Reply(
-                text=f"{FALLBACK_NOTE}\n\n{text}" if fallback else text,
+                text=with_notices(meta.notices, f"{FALLBACK_NOTE}\n\n{text}" if fallback else text),
                 source="fallback" if fallback else "model",
                 message_id=step.message_id,
                 created_at=step.created_at,

@@ -8,6 +8,7 @@ from aws_lambda_powertools import Logger
 
 from stepwise.history.models import StoredMessage
 from stepwise.ids import iso_utc
+from stepwise.media.notices import media_notices
 from stepwise.memory.service import summary_key
 from stepwise.reminders.models import scheduled_note
 from stepwise.states.contracts import LoadContextOutput, TurnStart
@@ -42,6 +43,7 @@ def load_context(start: TurnStart, services: TurnServices) -> LoadContextOutput:
             created_at=waiting.claimed_at or waiting.received_at,
             turn_id=turn.turn_id,
             update_id=waiting.update_id,
+            attachment=waiting.attachment,
         )
         if services.messages.add(message):  # a retried LoadContext: counted already
             written_at = waiting.received_at if typed else None
@@ -76,6 +78,7 @@ def load_context(start: TurnStart, services: TurnServices) -> LoadContextOutput:
             timezone_set=chosen_zone is not None,
             reminder=reminder,
             model_override="command" if len(batch) == 1 and is_rules_command(batch[0].text) else None,
+            **media_notices(batch),
         )
     )
     if reminder is None:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Literal
 
 from stepwise.ids import new_id, utc_now
+from stepwise.media.intake import MediaLimits
 
 # Types only: a state imports the adapters it uses, not every port's module (cold starts).
 if TYPE_CHECKING:
@@ -18,6 +19,7 @@ if TYPE_CHECKING:
     from stepwise.chats.store import ChatStore
     from stepwise.history.repository import MessageRepository
     from stepwise.inbox.sequencer import Sequencer
+    from stepwise.media.fetch import FileSource
     from stepwise.memory.service import MemoryService
     from stepwise.model.types import ChatModel
     from stepwise.reminders.store import ReminderStore
@@ -63,6 +65,8 @@ class TurnServices:
     memory_top_k: int = 3
     summary_threshold: int = 20
     rules_model: Callable[[], ChatModel] = offline_model
+    files: Callable[[], FileSource] | None = None  # photos and documents; None: they show as text
+    media_limits: MediaLimits = field(default_factory=MediaLimits)
     clock: Callable[[], datetime] = utc_now
     new_id: Callable[[], str] = new_id
 

@@ -180,6 +180,38 @@ class BotApiClient:
             {"url": url, "secret_token": secret_token, "allowed_updates": list(allowed_updates)},
         )
 
+    def download(self, file_id: str, max_bytes: int) -> bytes:
+        """A file's bytes: ``getFile``, then ``GET {base_url}/file/bot{token}/{file_path}`` (bots may download
+        files up to 20 MB; the link lasts at least an hour). ``TelegramBadRequest`` when the file has more
+        than ``max_bytes``; network failures are ``TelegramTransientError`` (repeating is harmless)."""
+        result = self.call("getFile", {"file_id": file_id})
+        path = result.get("file_path") if isinstance(result, dict) else None
+        if not isinstance(path, str) or not path:
+            raise TelegramError("getFile", None, "answer has no file_path")
+        size = result.get("file_size")
+        if isinstance(size, int) and size > max_bytes:
+            raise TelegramBadRequest("getFile", None, f"the file has {size} bytes, more than {max_bytes}")
+        url = f"{self._base_url}/file/bot{self._token}/{quote(path, safe='/')}"
+        try:
+            return self._fetch(url, max_bytes)
+        except requests.RequestException as exc:
+            error = self._network_error("getFile", exc)
+        raise error  # outside the except block: the original exception's text holds the URL (and the token)
+
+    def _fetch(self, url: str, max_bytes: int) -> bytes:
+        timeout = (self._connect_timeout, self._read_timeout)
+        with self._session.get(url, stream=True, timeout=timeout) as response:
+            if response.status_code >= 400:
+                raise _classify(
+                    "getFile", response.status_code, f"download failed (HTTP {response.status_code})"
+                )
+            data = bytearray()
+            for chunk in response.iter_content(chunk_size=65_536):
+                data += chunk
+                if len(data) > max_bytes:
+                    raise TelegramBadRequest("getFile", None, f"the file has more than {max_bytes} bytes")
+            return bytes(data)
+
     def call(self, method: str, params: Mapping[str, Any]) -> Any:
         """Call any Bot API method (None params are omitted) and return its ``result``."""
         body = {key: value for key, value in params.items() if value is not None}

@@ -15,6 +15,10 @@ MAX_CHAT_ID = 2**53 - 1  # Telegram: user and chat ids have at most 52 significa
 MAX_MESSAGE_ID = 2**31 - 1
 MAX_INCOMING_TEXT = 8192  # Telegram's texts are at most 4096 characters; twice that is surely forged
 MAX_CALLBACK_DATA_BYTES = 64
+MAX_FILE_ID = 256  # Telegram's file ids are under 100 characters
+MAX_FILE_NAME = 1024  # file names and MIME types; Telegram's are far shorter
+MAX_PHOTO_SIZES = 32  # Telegram sends a handful of sizes of one photo
+MAX_DIMENSION = 100_000
 
 
 def _utf8_bytes_at_most(limit: int) -> AfterValidator:
@@ -32,6 +36,10 @@ MessageId = Annotated[int, Field(ge=1, le=MAX_MESSAGE_ID)]
 UnixTime = Annotated[int, Field(ge=0, le=MAX_UPDATE_ID)]
 IncomingText = Annotated[str, Field(max_length=MAX_INCOMING_TEXT)]
 CallbackData = Annotated[str, _utf8_bytes_at_most(MAX_CALLBACK_DATA_BYTES)]
+FileId = Annotated[str, Field(min_length=1, max_length=MAX_FILE_ID)]
+FileSize = Annotated[int, Field(ge=0, le=MAX_UPDATE_ID)]
+FileText = Annotated[str, Field(max_length=MAX_FILE_NAME)]
+Dimension = Annotated[int, Field(ge=0, le=MAX_DIMENSION)]
 
 
 class _TelegramModel(BaseModel):
@@ -63,6 +71,23 @@ class Chat(_TelegramModel):
     first_name: str | None = None
 
 
+class TelegramFile(_TelegramModel):
+    """A file of a message (Document, Voice, Audio, Video, Sticker...): the fields Stepwise reads."""
+
+    file_id: FileId
+    file_unique_id: FileText | None = None
+    file_size: FileSize | None = None
+    mime_type: FileText | None = None
+    file_name: FileText | None = None
+
+
+class PhotoSize(TelegramFile):
+    """One size of a photo; Telegram sends several, smallest first."""
+
+    width: Dimension
+    height: Dimension
+
+
 class Message(_TelegramModel):
     """A message; only the fields the assistant reads."""
 
@@ -72,6 +97,14 @@ class Message(_TelegramModel):
     from_user: User | None = Field(default=None, alias="from")
     text: IncomingText | None = None
     caption: IncomingText | None = None
+    photo: Annotated[list[PhotoSize], Field(max_length=MAX_PHOTO_SIZES)] | None = None
+    document: TelegramFile | None = None
+    voice: TelegramFile | None = None
+    audio: TelegramFile | None = None
+    video: TelegramFile | None = None
+    video_note: TelegramFile | None = None
+    animation: TelegramFile | None = None
+    sticker: TelegramFile | None = None
 
 
 class CallbackQuery(_TelegramModel):

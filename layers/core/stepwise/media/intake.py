@@ -1,0 +1,99 @@
+"""What the webhook keeps of a message's file, and the notice for files the model cannot take."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from stepwise.media.formats import megabytes, model_format
+from stepwise.media.models import Attachment, AttachmentKind
+
+if TYPE_CHECKING:
+    from stepwise.telegram.models import Message, PhotoSize, TelegramFile
+
+# Anthropic's limit is 5 MB of base64 per image: 3.75 MB of bytes.
+DEFAULT_MAX_IMAGE_BYTES = 3_750_000
+DEFAULT_MAX_DOCUMENT_BYTES = 10_000_000
+# Files the model cannot take yet, in the order a message is checked (a GIF comes with a document too).
+NOT_YET: dict[AttachmentKind, str] = {
+    "voice": "I can't listen to voice notes yet — could you type it instead?",
+    "audio": "I can't listen to audio files yet — could you tell me in words what you need?",
+    "video_note": "I can't watch video messages yet — could you type it instead?",
+    "video": "I can't watch videos yet — could you describe it in words?",
+    "animation": "I can't watch GIFs yet — could you tell me in words?",
+    "sticker": "I can't see stickers yet — send me text, a photo or a document.",
+}
+
+
+@dataclass(frozen=True)
+class MediaLimits:
+    """The largest files the model gets (Telegram's sizes, in bytes)."""
+
+    max_image_bytes: int = DEFAULT_MAX_IMAGE_BYTES
+    max_document_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES
+
+
+def attachment_of(message: Message, limits: MediaLimits) -> Attachment | None:
+    """The message's file as the turn keeps it, refused with a notice when the model cannot take it; None
+    for a message without a file."""
+    for kind, notice in NOT_YET.items():
+        file: TelegramFile | None = getattr(message, kind)
+        if file is not None:
+            return _attachment(kind, file, refusal=notice)
+    if message.photo:
+        return photo_attachment(message.photo, limits.max_image_bytes)
+    if message.document is not None:
+        return document_attachment(message.document, limits)
+    return None
+
+
+def photo_attachment(sizes: list[PhotoSize], max_bytes: int) -> Attachment:
+    """The largest size of the photo within `max_bytes` (a size without file_size counts as fitting: the
+    download checks it), or the smallest, refused, when none fits."""
+    by_area = sorted(sizes, key=lambda size: (size.width * size.height, size.file_size or 0))
+    fitting = [size for size in by_area if size.file_size is None or size.file_size <= max_bytes]
+    if fitting:
+        return _attachment("photo", fitting[-1], mime_type="image/jpeg")
+    smallest = by_area[0]
+    notice = (
+        f"That photo is too large for me ({megabytes(smallest.file_size or 0)}; I can look at images up "
+        f"to {megabytes(max_bytes)}). Could you send a smaller one?"
+    )
+    return _attachment("photo", smallest, mime_type="image/jpeg", refusal=notice)
+
+
+def document_attachment(document: TelegramFile, limits: MediaLimits) -> Attachment:
+    """A document the model reads (PDF, text, image) within its limit, or refused with the reason."""
+    readable = model_format(document.mime_type, document.file_name)
+    if readable is None:
+        name = document.file_name or "that file"
+        kind = f" ({document.mime_type})" if document.mime_type else ""
+        notice = f"I can read PDFs, text files and images, but not {name}{kind} yet."
+        return _attachment("document", document, refusal=notice)
+    limit = limits.max_image_bytes if readable == "image" else limits.max_document_bytes
+    if document.file_size is not None and document.file_size > limit:
+        what = "images" if readable == "image" else "documents"
+        name = document.file_name or "That document"
+        notice = (
+            f"{name} is too large for me ({megabytes(document.file_size)}; I read {what} up to "
+            f"{megabytes(limit)}). Could you send a shorter one, or paste the part that matters?"
+        )
+        return _attachment("document", document, refusal=notice)
+    return _attachment("document", document)
+
+
+def _attachment(
+    kind: AttachmentKind,
+    file: TelegramFile,
+    *,
+    mime_type: str | None = None,
+    refusal: str | None = None,
+) -> Attachment:
+    return Attachment(
+        kind=kind,
+        file_id=file.file_id,
+        size=file.file_size,
+        mime_type=file.mime_type or mime_type,
+        file_name=file.file_name,
+        refusal=refusal,
+    )

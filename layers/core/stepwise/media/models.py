@@ -1,0 +1,34 @@
+"""An attachment as it travels with a message: Telegram's file id and what the update said about the file.
+
+The bytes never travel: DynamoDB items (400 KB) and Step Functions payloads (256 KB) could not hold them.
+CallModel fetches them from the Bot API when it builds a request.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+# photo and document may reach the model; the other kinds are answered with a notice.
+AttachmentKind = Literal["photo", "document", "voice", "audio", "video", "video_note", "animation", "sticker"]
+
+
+class Attachment(BaseModel):
+    """One file of a message (a photo: the size chosen for the model)."""
+
+    model_config = ConfigDict(defer_build=True, frozen=True)
+
+    kind: AttachmentKind
+    file_id: str = Field(min_length=1)
+    size: int | None = Field(default=None, ge=0, description="bytes, as the update reported them")
+    mime_type: str | None = None
+    file_name: str | None = None
+    refusal: str | None = Field(
+        default=None, description="why the model does not get it (too large, a voice note...), told the user"
+    )
+
+    @property
+    def taken(self) -> bool:
+        """True when the model gets the file."""
+        return self.refusal is None

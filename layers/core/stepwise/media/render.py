@@ -1,0 +1,100 @@
+"""A stored message as content blocks: the file itself for the messages a turn answers, a short text for
+the others.
+
+A photo or document goes to the model as an image or document block only in the turn that answers it (the
+user messages after the window's last assistant message); in every later turn it is one line of text,
+`[photo: caption]`, so an old photo costs a few tokens instead of ~1,600 per turn and CallModel downloads
+only the new files. Both forms depend only on the stored history, so the same history renders the same
+bytes in every call (prompt caching); a message changes form once, when its turn is over.
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import TYPE_CHECKING, Any
+
+from stepwise.media.formats import model_format
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    from stepwise.history.models import StoredMessage
+    from stepwise.media.models import Attachment
+
+LABELS = {
+    "photo": "photo",
+    "document": "document",
+    "voice": "voice note",
+    "audio": "audio file",
+    "video": "video",
+    "video_note": "video message",
+    "animation": "GIF",
+    "sticker": "sticker",
+}
+NOT_FETCHED = "the file could not be fetched from Telegram"
+
+
+def answered_now(history: Sequence[StoredMessage]) -> list[StoredMessage]:
+    """The user messages after the last assistant message: those the turn answers."""
+    trailing: list[StoredMessage] = []
+    for message in reversed(history):
+        if message.role != "user":
+            break
+        trailing.append(message)
+    return trailing[::-1]
+
+
+def content_blocks(message: StoredMessage, files: Mapping[str, bytes | None]) -> list[dict[str, Any]]:
+    """The message's blocks: with its file when `files` has it (bytes), else its text (and a line about the
+    file). `files` maps a file id to its bytes, or to None when fetching it failed for good."""
+    attachment = message.attachment
+    caption = message.content
+    if attachment is None:
+        return [_text(caption)] if caption.strip() else []
+    if attachment.refusal is not None:
+        told = f"not passed on to you; the user was told: {attachment.refusal}"
+        return [_text(f"{placeholder(attachment, caption)} ({told})")]
+    if attachment.file_id not in files:
+        return [_text(placeholder(attachment, caption))]
+    data = files[attachment.file_id]
+    if data is None:
+        return [_text(f"{placeholder(attachment, caption)} ({NOT_FETCHED})")]
+    block = file_block(attachment, data)
+    if block is None:
+        return [_text(f"{placeholder(attachment, caption)} (an empty file)")]
+    return [block, *([_text(caption)] if caption.strip() else [])]
+
+
+def placeholder(attachment: Attachment, caption: str) -> str:
+    """The one line that stands for a file: `[photo: caption]`, `[document report.pdf]`."""
+    label = LABELS[attachment.kind]
+    if attachment.file_name:
+        label = f"{label} {attachment.file_name}"
+    return f"[{label}: {caption.strip()}]" if caption.strip() else f"[{label}]"
+
+
+def file_block(attachment: Attachment, data: bytes) -> dict[str, Any] | None:
+    """The Messages API block of a file the model reads: image, PDF document or text document (None for an
+    empty text file, which the API would refuse)."""
+    readable = (
+        "image" if attachment.kind == "photo" else model_format(attachment.mime_type, attachment.file_name)
+    )
+    titled = {"title": attachment.file_name} if attachment.file_name else {}
+    if readable == "image":
+        media_type = attachment.mime_type or "image/jpeg"
+        return {"type": "image", "source": _base64(media_type, data)}
+    if readable == "pdf":
+        return {"type": "document", "source": _base64("application/pdf", data), **titled}
+    text = data.decode("utf-8", errors="replace")
+    if not text.strip():
+        return None
+    source = {"type": "text", "media_type": "text/plain", "data": text}
+    return {"type": "document", "source": source, **titled}
+
+
+def _base64(media_type: str, data: bytes) -> dict[str, str]:
+    return {"type": "base64", "media_type": media_type, "data": base64.b64encode(data).decode("ascii")}
+
+
+def _text(text: str) -> dict[str, Any]:
+    return {"type": "text", "text": text}
