@@ -43,7 +43,9 @@ def describe(error: Mapping[str, Any]) -> str:
     kind, ctx, value = error["type"], error.get("ctx") or {}, error.get("input")
     if kind in _BOUNDS and _BOUNDS[kind][0] in ctx:
         key, phrase = _BOUNDS[kind]
-        return f"{name} {phrase.format(ctx[key])} (got {shown(value)})"
+        bound = ctx[key]
+        bound = int(bound) if isinstance(bound, float) and bound.is_integer() else bound  # 0, not 0.0
+        return f"{name} {phrase.format(bound)} (got {shown(value)})"
     if kind in _KINDS:
         return f"{name} {_KINDS[kind]} (got {shown(value)})"
     if kind == "literal_error":
