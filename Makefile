@@ -15,13 +15,16 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 
 .PHONY: chat test lint format typecheck pytest unit integration contract bench build deploy webhook clean
 
+# The first run installs quietly for a minute or more: one line says what is happening before each step.
 $(BIN)/.installed: requirements-dev.txt layers/core/requirements.txt
+	@echo "Creating $(VENV) and installing the development requirements (first run only, about a minute)…"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
 	touch $@
 
 $(SAM_VENV)/.installed: requirements-sam.txt
+	@echo "Creating $(SAM_VENV) and installing the AWS SAM CLI for the contract tests (first run only, about a minute)…"
 	$(PYTHON) -m venv $(SAM_VENV)
 	$(SAM_VENV)/bin/python -m pip install --quiet --upgrade pip
 	$(SAM_VENV)/bin/python -m pip install --quiet -r requirements-sam.txt
@@ -80,4 +83,4 @@ webhook: $(BIN)/.installed
 	$(BIN)/python scripts/set_webhook.py --stack $(STACK)
 
 clean:
-	rm -rf $(VENV) $(SAM_VENV) .aws-sam .pytest_cache .mypy_cache .ruff_cache .chat.log
+	rm -rf $(VENV) $(SAM_VENV) .aws-sam .pytest_cache .mypy_cache .ruff_cache .chat.log .chat_history

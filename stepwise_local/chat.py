@@ -4,7 +4,8 @@ Each line you type becomes a Telegram update posted to the real webhook handler;
 runs on the emulation; replies arrive at a local Bot API stand-in that prints them here, as do messages the
 bot sends on its own (a reminder fired by the local EventBridge Scheduler), even while you are typing.
 `/clock +3h` moves the emulated clock ahead and fires what fell due. Piped input works too:
-`echo hello | make chat`.
+`echo hello | make chat`. In a terminal, lines can be edited and earlier ones recalled (kept in
+`.chat_history`); Ctrl-D or Ctrl-C leaves. Bad settings stop it before it starts, naming the variable.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -27,6 +28,7 @@ from typing import Any, TextIO
 from stepwise_local import updates
 from stepwise_local.emulation import Emulation, LocalConfig
 from stepwise_local.scheduler import Fired
+from stepwise_local.settings_check import chat_problems, settings_problems
 from stepwise_local.telegram_server import FakeBotApi
 
 BOT_TOKEN = "123456:local-bot-token"
@@ -37,6 +39,7 @@ PARAMETER_VARIABLES = {
     "MAX_TOOL_STEPS": "MaxToolSteps",
 }
 TURN_TIMEOUT_SECONDS = 300.0
+HISTORY_LENGTH = 1000  # lines kept in the history file
 PROMPT = "you> "
 CLOCK_USAGE = "(usage: /clock shows the emulated time; /clock +3h moves it ahead: +20m, +2d, +1h30m)"
 _ADVANCE = re.compile(r"^\+?(?=\d)(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
@@ -71,6 +74,7 @@ class Terminal:
         self.keyboard: Keyboard | None = None
         self.keyboard_shown = threading.Event()
         self.prompting = False
+        self.busy = False  # a typed line is being handled (a turn may be running)
 
     def show(self, params: dict[str, Any]) -> None:
         text = params.get("text", "")
@@ -112,7 +116,9 @@ class Terminal:
                 _readline()
                 try:
                     return input(PROMPT) + "\n"
-                except EOFError:
+                except EOFError:  # Ctrl-D: leave the prompt's line, as a shell does
+                    self.out.write("\n")
+                    self.out.flush()
                     return ""
             with self.lock:
                 self.out.write(PROMPT)
@@ -138,6 +144,23 @@ def _readline() -> Any:
     except ImportError:
         return None
     return readline
+
+
+@contextmanager
+def line_history(path: Path | None) -> Iterator[None]:
+    """Earlier lines, for the up arrow and Ctrl-R: read from `path` at the start, written back at the end."""
+    readline = _readline() if path else None
+    if readline is None or path is None:
+        yield
+        return
+    readline.set_history_length(HISTORY_LENGTH)
+    with suppress(OSError):  # none yet (the first chat), or unreadable: start empty
+        readline.read_history_file(path)
+    try:
+        yield
+    finally:
+        with suppress(OSError):
+            readline.write_history_file(path)
 
 
 def _typed_so_far() -> str:
@@ -194,19 +217,32 @@ def scheduler_log(log: TextIO) -> Iterator[None]:
         logger.propagate = True
 
 
-def wait_for_turn(emulation: Emulation, terminal: Terminal, name: str, log_path: Path) -> str | None:
-    """Wait until the turn ends or shows buttons; returns its name while it waits for a button press."""
+def wait_for_turn(emulation: Emulation, terminal: Terminal, name: str, log_path: Path) -> None:
+    """Wait until the turn ends (its reply sent) or shows buttons (it then waits for a press)."""
     deadline = time.monotonic() + TURN_TIMEOUT_SECONDS
     while time.monotonic() < deadline:
         status = emulation.describe(name)["status"]
         if status != "RUNNING":
             if status != "SUCCEEDED":
                 terminal.say(f"(the turn ended with {status}: see {log_path})")
-            return None
+            return
         if terminal.keyboard_shown.wait(timeout=0.02):
-            return name
+            return
     terminal.say(f"(still waiting for the turn after {TURN_TIMEOUT_SECONDS:.0f}s: see {log_path})")
-    return None
+
+
+def resumed_turn(emulation: Emulation, callback_data: str) -> str | None:
+    """The turn a button press resumed: the one that asked for the approval, once the press decided it;
+    None when the press resumed nothing (not an approval button, or the request was not ready)."""
+    from stepwise.approvals.lifecycle import parse_callback  # the layer is on sys.path once the stack runs
+
+    parsed = parse_callback(callback_data)
+    if parsed is None:
+        return None
+    item = emulation.table("ApprovalsTable").get_item(Key={"approval_id": parsed[0]}).get("Item")
+    if not item or item.get("status") == "pending":
+        return None
+    return str(item["turn_id"])
 
 
 def model_description(config: LocalConfig) -> str:
@@ -217,8 +253,15 @@ def model_description(config: LocalConfig) -> str:
     return "the offline rule-based model (set ANTHROPIC_API_KEY to talk to Claude)"
 
 
-def run(lines: TextIO, out: TextIO, interactive: bool, user_id: int, log_path: Path) -> int:
-    """The chat loop; returns the process exit code."""
+def run(
+    lines: TextIO,
+    out: TextIO,
+    interactive: bool,
+    user_id: int,
+    log_path: Path,
+    history_path: Path | None = None,
+) -> int:
+    """The chat: check the settings, start the stack, converse; returns the process exit code."""
     terminal = Terminal(out)
     parameters = {"AllowedUserIds": str(user_id)}
     parameters.update(
@@ -240,59 +283,78 @@ def run(lines: TextIO, out: TextIO, interactive: bool, user_id: int, log_path: P
             fire_schedules=True,
             on_fired=lambda delivery: report_delivery(terminal, delivery, log_path),
         )
-        with Emulation(config) as emulation:
-            waiting_turn: str | None = None
+        emulation = Emulation(config)
+        problems = chat_problems(os.environ) or settings_problems(
+            emulation.function_env(spec) for spec in emulation.functions.values()
+        )
+        if problems:
+            for problem in problems:
+                print(f"make chat: {problem}", file=sys.stderr)
+            return 2
+        with emulation, line_history(history_path if interactive else None):
             print(
                 f"Stepwise, running locally with {model_description(config)}.\n"
                 f"Logs go to {log_path}. Type a message; /summarize runs the memory summarizer now; "
                 "/clock shows the emulated time and /clock +3h (+20m, +2d, +1h30m) moves it ahead, firing "
-                "the schedules that fall due; Ctrl-D or /quit ends the chat.",
+                "the schedules that fall due; Ctrl-D, Ctrl-C or /quit ends the chat.",
                 file=sys.stderr,
             )
-            while True:
-                line = terminal.read(lines, interactive)
-                if not line or line.strip() in {"/quit", "/exit"}:
-                    return 0
-                text = line.strip()
-                if not text:
-                    continue
-                if text == "/summarize":
-                    if not interactive:
-                        terminal.say(f"you> {text}")
-                    summary = emulation.run_summarizer(force=True)
-                    terminal.say(
-                        f"(memory: summarized {summary['summarized']} chat(s), "
-                        f"{summary['messages']} message(s))"
+            try:
+                converse(emulation, terminal, lines, interactive, user_id, log_path)
+            except KeyboardInterrupt:  # Ctrl-C, at the prompt or while a turn runs: leave, no traceback
+                terminal.say("")
+                if terminal.busy:
+                    print(
+                        "(stopped waiting; Ctrl-C again to quit without letting it finish)", file=sys.stderr
                     )
-                    continue
-                if text == "/clock" or text.startswith("/clock "):
-                    if not interactive:
-                        terminal.say(f"you> {text}")
-                    clock(emulation, terminal, text.removeprefix("/clock"))
-                    continue
-                if not interactive:
-                    terminal.say(f"you> {text}")
-                keyboard = terminal.keyboard
-                button = keyboard.pick(text) if keyboard else None
-                if keyboard and button:
-                    terminal.keyboard_shown.clear()
-                    emulation.post_update(
-                        updates.callback_query(user_id, button["callback_data"], keyboard.message)
-                    )
-                    if waiting_turn:
-                        waiting_turn = wait_for_turn(emulation, terminal, waiting_turn, log_path)
-                    continue
-                terminal.keyboard_shown.clear()
-                update = updates.text_message(user_id, text)
-                emulation.post_update(update)
-                try:
-                    name = emulation.wait_until_taken(user_id, update["update_id"], TURN_TIMEOUT_SECONDS)
-                except TimeoutError:
-                    terminal.say(
-                        f"(no turn took the message after {TURN_TIMEOUT_SECONDS:.0f}s: see {log_path})"
-                    )
-                    continue
-                waiting_turn = wait_for_turn(emulation, terminal, name, log_path)
+            return 0
+
+
+def converse(
+    emulation: Emulation, terminal: Terminal, lines: TextIO, interactive: bool, user_id: int, log_path: Path
+) -> None:
+    """Read lines until the input ends or /quit: commands run here, the rest go to the bot as updates."""
+    while True:
+        line = terminal.read(lines, interactive)
+        if not line or line.strip() in {"/quit", "/exit"}:
+            return
+        text = line.strip()
+        if not text:
+            continue
+        if not interactive:
+            terminal.say(f"you> {text}")
+        terminal.busy = True
+        if text == "/summarize":
+            summary = emulation.run_summarizer(force=True)
+            terminal.say(
+                f"(memory: summarized {summary['summarized']} chat(s), {summary['messages']} message(s))"
+            )
+        elif text == "/clock" or text.startswith("/clock "):
+            clock(emulation, terminal, text.removeprefix("/clock"))
+        else:
+            send(emulation, terminal, text, user_id, log_path)
+        terminal.busy = False
+
+
+def send(emulation: Emulation, terminal: Terminal, text: str, user_id: int, log_path: Path) -> None:
+    """A button choice presses the button, anything else is a message; then wait for the turn it moved:
+    the one the press resumed, or the one that took the message."""
+    keyboard = terminal.keyboard
+    button = keyboard.pick(text) if keyboard else None
+    terminal.keyboard_shown.clear()
+    if keyboard and button:
+        emulation.post_update(updates.callback_query(user_id, button["callback_data"], keyboard.message))
+        if resumed := resumed_turn(emulation, button["callback_data"]):
+            wait_for_turn(emulation, terminal, resumed, log_path)
+        return
+    update = updates.text_message(user_id, text)
+    emulation.post_update(update)
+    try:
+        name = emulation.wait_until_taken(user_id, update["update_id"], TURN_TIMEOUT_SECONDS)
+    except TimeoutError:
+        terminal.say(f"(no turn took the message after {TURN_TIMEOUT_SECONDS:.0f}s: see {log_path})")
+        return
+    wait_for_turn(emulation, terminal, name, log_path)
 
 
 def clock(emulation: Emulation, terminal: Terminal, argument: str) -> None:
@@ -312,8 +374,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--user-id", type=int, default=1001, help="your Telegram user id in the local chat")
     parser.add_argument("--log", type=Path, default=Path(".chat.log"), help="where the functions' logs go")
+    parser.add_argument(
+        "--history", type=Path, default=Path(".chat_history"), help="earlier lines, for the up arrow"
+    )
     args = parser.parse_args(argv)
-    return run(sys.stdin, sys.stdout, sys.stdin.isatty(), args.user_id, args.log)
+    try:
+        return run(sys.stdin, sys.stdout, sys.stdin.isatty(), args.user_id, args.log, args.history)
+    except KeyboardInterrupt:  # Ctrl-C while starting or shutting down
+        print(file=sys.stderr)
+        return 0
 
 
 if __name__ == "__main__":

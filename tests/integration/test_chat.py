@@ -1,24 +1,39 @@
-"""`make chat` end to end: a subprocess fed through stdin, offline model, the real state machine."""
+"""`make chat` end to end: a subprocess fed through stdin (or a pseudo-terminal), the real state machine."""
 
 from __future__ import annotations
 
 import os
+import pty
 import re
+import select
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from support.tools import ROOT
 
-from stepwise_local.anthropic_server import FakeAnthropic, last_user_text, text
+from stepwise_local.anthropic_server import FakeAnthropic, hang, last_user_text, text
+
+SETTINGS = ("ANTHROPIC_", "AWS_", "HISTORY_LIMIT", "MAX_TOOL_STEPS")
+
+
+def chat_env(**extra_env: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(SETTINGS)}
+    env.update(extra_env)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "layers" / "core"), str(ROOT)])
+    return env
+
+
+def chat_command(tmp_path: Path) -> list[str]:
+    return [sys.executable, "-m", "stepwise_local.chat", "--log", str(tmp_path / "chat.log")]
 
 
 def chat(lines: list[str], tmp_path: Path, **extra_env: str) -> str:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "AWS_"))}
-    env.update(extra_env)
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "layers" / "core"), str(ROOT)])
+    env = chat_env(**extra_env)
     result = subprocess.run(
-        [sys.executable, "-m", "stepwise_local.chat", "--log", str(tmp_path / "chat.log")],
+        chat_command(tmp_path),
         input="\n".join(lines) + "\n",
         capture_output=True,
         text=True,
@@ -105,3 +120,126 @@ def test_the_clock_command_shows_and_moves_the_emulated_time(tmp_path: Path) -> 
     assert lines[4] == "you> /clock soon" and lines[5].startswith("(usage: /clock")
     assert lines[6] == "you> /clock +2d" and lines[7].endswith(", 2d1h30m ahead of the real time)")
     assert lines[8] == "you> hello" and lines[9].startswith("stepwise> Hello! I'm Stepwise")
+
+
+def test_after_a_press_the_next_line_waits_for_the_approved_turns_reply(tmp_path: Path) -> None:
+    # "hello" is answered by a turn of its own while the approval waits: the press must still wait for the
+    # approval's turn, so that "list" comes after the deletion.
+    out = chat(["add buy milk", "delete 1", "hello", "1", "list"], tmp_path)
+    after_press = out.split("you> 1\n", 1)[1].splitlines()
+    assert after_press[-5:] == [
+        "",
+        "✅ Approved",
+        "stepwise> Deleted task #1: buy milk",
+        "you> list",
+        "stepwise> No tasks.",
+    ]
+
+
+def test_a_bad_setting_stops_the_chat_before_it_starts_with_one_line(tmp_path: Path) -> None:
+    result = subprocess.run(
+        chat_command(tmp_path),
+        input="hello\n",
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=chat_env(HISTORY_LIMIT="500"),
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 2
+    assert result.stderr == "make chat: HISTORY_LIMIT must be at most 200 (got 500)\n"
+    assert result.stdout == ""
+
+
+def test_ctrl_c_while_a_turn_runs_leaves_cleanly(tmp_path: Path) -> None:
+    with FakeAnthropic(api_key="sk-local-test") as api:
+        api.script(hang(2.0))
+        env = chat_env(ANTHROPIC_API_KEY="sk-local-test", ANTHROPIC_BASE_URL=api.base_url)
+        with subprocess.Popen(
+            chat_command(tmp_path),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+            env=env,
+        ) as process:
+            assert process.stdin is not None
+            process.stdin.write("hello\n")
+            process.stdin.flush()
+            api.wait_for_requests(1)  # the turn is waiting for the model
+            process.send_signal(signal.SIGINT)
+            out, err = process.communicate(timeout=60)
+    assert process.returncode == 0, err[-3000:]
+    assert "Traceback" not in err and "(stopped waiting;" in err
+    assert out.startswith("you> hello\n") and out.endswith("\n")
+
+
+class Pty:
+    """`make chat` in a pseudo-terminal, as a person runs it: readline, Ctrl-C and Ctrl-D included."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        env = chat_env(TERM="xterm", INPUTRC=os.devnull)  # readline's default (emacs) key bindings
+        command = [*chat_command(tmp_path), "--history", str(tmp_path / ".chat_history")]
+        self.pid, self.fd = pty.fork()
+        if self.pid == 0:  # the child: the chat, with the terminal as its controlling tty
+            os.chdir(ROOT)
+            os.execve(sys.executable, command, env)
+        self.output = ""
+
+    def type(self, keys: str) -> None:
+        os.write(self.fd, keys.encode())
+
+    def _read(self, timeout: float) -> bool:
+        """Add what the terminal shows within `timeout`; False once the chat has closed it."""
+        if not select.select([self.fd], [], [], timeout)[0]:
+            return True
+        try:
+            self.output += os.read(self.fd, 65536).decode(errors="replace")
+        except OSError:  # the chat ended and closed the terminal
+            return False
+        return True
+
+    def expect(self, wanted: str, timeout: float = 60.0) -> None:
+        """Read until `wanted` has been shown; what follows it is kept for the next expectation."""
+        deadline = time.monotonic() + timeout
+        while wanted not in self.output and time.monotonic() < deadline:
+            if not self._read(max(0.0, deadline - time.monotonic())):
+                break
+        assert wanted in self.output, f"{wanted!r} not shown; the terminal shows {self.output[-2000:]!r}"
+        self.output = self.output.split(wanted, 1)[1]
+
+    def exit_code(self, timeout: float = 60.0) -> int:
+        """Wait for the chat to end, keeping what it shows meanwhile."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            self._read(0.1)
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                os.close(self.fd)
+                return os.waitstatus_to_exitcode(status)
+        os.kill(self.pid, signal.SIGKILL)
+        os.waitpid(self.pid, 0)
+        raise AssertionError(f"the chat did not end; the terminal shows {self.output[-2000:]!r}")
+
+
+def test_in_a_terminal_lines_can_be_edited_recalled_and_ctrl_d_or_ctrl_c_leaves(tmp_path: Path) -> None:
+    first = Pty(tmp_path)
+    first.expect("you> ")
+    first.type("helo\x1b[Dl\r")  # "helo", left arrow, "l": hello
+    first.expect("stepwise> Hello! I'm Stepwise")
+    first.expect("you> ")
+    first.type("\x04")  # Ctrl-D
+    assert first.exit_code() == 0
+    assert "\n" in first.output and "Traceback" not in first.output
+    assert (tmp_path / ".chat_history").read_text().splitlines()[-1] == "hello"
+
+    second = Pty(tmp_path)
+    second.expect("you> ")
+    second.type("\x1b[A\r")  # up arrow: the last line of the previous chat
+    second.expect("stepwise> Hello! I'm Stepwise")
+    second.expect("you> ")
+    second.type("\x03")  # Ctrl-C at the prompt
+    assert second.exit_code() == 0
+    assert "\n" in second.output and "Traceback" not in second.output

@@ -1,8 +1,11 @@
-"""`make chat` without a stack: the arguments of /clock, and messages arriving while the prompt waits."""
+"""`make chat` without a stack: the arguments of /clock, messages arriving while the prompt waits, Ctrl-D,
+the line history, and the settings check that runs before the stack starts."""
 
 from __future__ import annotations
 
 import io
+import readline
+import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -13,10 +16,12 @@ from stepwise_local.chat import (
     Terminal,
     describe_clock,
     describe_span,
+    line_history,
     parse_advance,
     report_delivery,
 )
 from stepwise_local.scheduler import Fired
+from stepwise_local.settings_check import chat_problems, settings_problems
 
 
 @pytest.mark.parametrize(
@@ -89,3 +94,92 @@ def test_only_failed_deliveries_are_reported(tmp_path: Path) -> None:
         Terminal(out), Fired(**{**delivery.__dict__, "error": "RuntimeError: boom"}), tmp_path / "c.log"
     )
     assert out.getvalue().startswith("(scheduler: r-1 could not reach Reminder: RuntimeError: boom; see ")
+
+
+def test_ctrl_d_at_the_prompt_ends_the_input_on_a_new_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))  # input() then meets the end of the input: EOFError
+    out = io.StringIO()
+    terminal = Terminal(out)
+    assert terminal.read(sys.stdin, interactive=True) == ""
+    assert out.getvalue() == "\n" and not terminal.prompting
+
+
+def test_lines_typed_in_one_chat_can_be_recalled_in_the_next(tmp_path: Path) -> None:
+    path = tmp_path / ".chat_history"
+    readline.clear_history()
+    try:
+        with line_history(path):  # no file yet: starts empty
+            assert readline.get_current_history_length() == 0
+            readline.add_history("add buy milk")
+        assert path.read_text().splitlines()[-1] == "add buy milk"
+        readline.clear_history()
+        with line_history(path):
+            length = readline.get_current_history_length()
+            assert readline.get_history_item(length) == "add buy milk"
+    finally:
+        readline.clear_history()
+
+
+def test_piped_input_keeps_no_history(tmp_path: Path) -> None:
+    with line_history(None):
+        pass
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("environment", "problem"),
+    [
+        ({"HISTORY_LIMIT": "500"}, "HISTORY_LIMIT must be at most 200 (got 500)"),
+        ({"MAX_TOOL_STEPS": "0"}, "MAX_TOOL_STEPS must be at least 1 (got 0)"),
+        ({"MAX_TOOL_STEPS": "five"}, "MAX_TOOL_STEPS must be a whole number (got five)"),
+        ({"ANTHROPIC_TIMEOUT_SECONDS": "0"}, "ANTHROPIC_TIMEOUT_SECONDS must be greater than 0 (got 0)"),
+        ({"FALLBACK_MODEL": "maybe"}, "FALLBACK_MODEL must be 'rules' or 'off' (got maybe)"),
+        ({"TOOL_CALLS_TABLE": ""}, "TOOL_CALLS_TABLE must be at least 1 character(s) long (got '')"),
+        (
+            {"ALLOWED_USER_IDS": "42,alice"},
+            "ALLOWED_USER_IDS must be comma-separated Telegram user ids, got 'alice'",
+        ),
+        (
+            {"EMBEDDING_DIMENSIONS": "300"},
+            "EMBEDDING_DIMENSIONS must be 256, 512 or 1024 (Titan Text Embeddings V2) (got 300)",
+        ),
+    ],
+)
+def test_a_bad_setting_is_one_line_naming_the_variable(environment: dict[str, str], problem: str) -> None:
+    assert settings_problems([environment]) == [problem]
+
+
+def test_each_bad_setting_is_named_once_whichever_functions_share_it() -> None:
+    shared = {"HISTORY_LIMIT": "500", "MEMORY_TOP_K": "21"}
+    assert settings_problems([shared, shared, {"HISTORY_LIMIT": "20"}]) == [
+        "HISTORY_LIMIT must be at most 200 (got 500)",
+        "MEMORY_TOP_K must be at most 20 (got 21)",
+    ]
+
+
+def test_the_settings_check_sees_only_the_functions_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HISTORY_LIMIT", "500")  # the host's, which no function sees
+    assert settings_problems([{"HISTORY_LIMIT": "30", "ALLOWED_USER_IDS": "1001"}]) == []
+
+
+@pytest.mark.parametrize(
+    ("environ", "start"),
+    [
+        ({"ANTHROPIC_API_KEY": "sk-ant-abc\n"}, "ANTHROPIC_API_KEY must not contain spaces or line breaks"),
+        ({"ANTHROPIC_BASE_URL": "localhost:11434"}, "ANTHROPIC_BASE_URL must be an http:// or https:// URL"),
+        ({"ANTHROPIC_BASE_URL": "ftp://models"}, "ANTHROPIC_BASE_URL must be an http:// or https:// URL"),
+        ({"ANTHROPIC_MODEL": "claude haiku"}, "ANTHROPIC_MODEL must be a model id such as claude-haiku-4-5"),
+    ],
+)
+def test_the_chats_own_variables_are_checked(environ: dict[str, str], start: str) -> None:
+    (problem,) = chat_problems(environ)
+    assert problem.startswith(start)
+
+
+def test_usual_chat_variables_pass() -> None:
+    environ = {
+        "ANTHROPIC_API_KEY": "sk-ant-api03-abc_DEF-123",
+        "ANTHROPIC_BASE_URL": "http://localhost:11434",
+        "ANTHROPIC_MODEL": "claude-sonnet-4-5",
+    }
+    assert chat_problems(environ) == [] and chat_problems({"ANTHROPIC_API_KEY": ""}) == []
