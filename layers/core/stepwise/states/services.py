@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from stepwise.model.types import ChatModel
     from stepwise.reminders.store import ReminderStore
     from stepwise.telegram.client import TelegramClient
+    from stepwise.telegram.drafts import DraftSender
     from stepwise.tools.registry import ToolRegistry
     from stepwise.turn_records.store import TurnStore
 
@@ -63,6 +64,8 @@ class TurnServices:
     memory_top_k: int = 3
     summary_threshold: int = 20
     rules_model: Callable[[], ChatModel] = offline_model
+    drafts: Callable[[], DraftSender] | None = None  # None: no drafts (see stepwise.telegram.drafts)
+    draft_interval_seconds: float = 0.0
     clock: Callable[[], datetime] = utc_now
     new_id: Callable[[], str] = new_id
 
