@@ -3,7 +3,8 @@
 It checks requests the way the real API does (roles alternate, tool results answer tool uses, no unknown
 top-level fields, at most 4 cache breakpoints) so that a malformed request fails a test instead of passing
 silently, and it applies the API's prompt-caching rules (see `PromptCache`) to report the usage the real API
-would report for the same sequence of requests.
+would report for the same sequence of requests. A request with `"stream": true` gets the answer as
+server-sent events (`stream_events`), which a scripted answer can break off mid-way (`broken`).
 """
 
 from __future__ import annotations
@@ -347,7 +348,10 @@ class FakeAnthropic:
                     "usage": usage,
                 }
                 if request.get("stream"):
-                    self._stream(message, answer)
+                    try:
+                        self._stream(message, answer)
+                    except (BrokenPipeError, ConnectionResetError):  # the client stopped reading
+                        self.close_connection = True
                 else:
                     self._send(200, message)
 
