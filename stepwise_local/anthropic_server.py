@@ -4,7 +4,8 @@ It checks requests the way the real API does (roles alternate, tool results answ
 top-level fields or block types, at most 4 cache breakpoints, images and documents with valid sources within
 their limits) so that a malformed request fails a test instead of passing
 silently, and it applies the API's prompt-caching rules (see `PromptCache`) to report the usage the real API
-would report for the same sequence of requests.
+would report for the same sequence of requests. A request with `"stream": true` gets the answer as
+server-sent events (`stream_events`), which a scripted answer can break off mid-way (`broken`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import hashlib
 import itertools
 import json
 import math
+import re
 import threading
 import time
 from collections import deque
@@ -67,6 +69,11 @@ class Scripted:
     error_type: str = ""
     delay: float = 0.0
     usage: dict[str, int] = field(default_factory=dict)  # overrides the computed usage, key by key
+    # Streamed answers (`"stream": true`): seconds between events, and the event after which the stream breaks
+    # off: the connection drops, or an `error` event of type `break_with` ends it.
+    pace: float = 0.0
+    break_after: int | None = None
+    break_with: str = ""
 
 
 def text(answer: str, **usage: int) -> Scripted:
@@ -89,6 +96,13 @@ def tool_use(*calls: tuple[str, dict[str, Any]], preface: str = "") -> Scripted:
 def error(status: int, error_type: str = "api_error") -> Scripted:
     """An HTTP error answer, e.g. error(529, "overloaded_error")."""
     return Scripted(status=status, error_type=error_type)
+
+
+def broken(answer: Scripted, after: int = 4, error_type: str = "") -> Scripted:
+    """The answer, streamed but breaking off after `after` events: the connection drops, or with
+    `error_type` (e.g. "overloaded_error") an `error` event ends the stream. Without streaming it is a 529."""
+    answer.break_after, answer.break_with = after, error_type
+    return answer
 
 
 def hang(seconds: float) -> Scripted:
@@ -339,25 +353,101 @@ class FakeAnthropic:
                 if answer.status != 200:
                     self._error(answer.status, answer.error_type or "api_error", "scripted failure")
                     return
+                if answer.break_after is not None and not request.get("stream"):
+                    self._error(529, "overloaded_error", "scripted failure (a broken stream, not streamed)")
+                    return
                 with fake._lock:
                     usage = fake.cache.account(request, fake.clock())
                     usage = {**usage, "output_tokens": approx_tokens(answer.content), **answer.usage}
                     fake.usages.append(usage)
-                self._send(
-                    200,
-                    {
-                        "id": f"msg_{next(_ids):08d}",
-                        "type": "message",
-                        "role": "assistant",
-                        "model": request["model"],
-                        "content": answer.content,
-                        "stop_reason": answer.stop_reason,
-                        "stop_sequence": None,
-                        "usage": usage,
-                    },
-                )
+                message = {
+                    "id": f"msg_{next(_ids):08d}",
+                    "type": "message",
+                    "role": "assistant",
+                    "model": request["model"],
+                    "content": answer.content,
+                    "stop_reason": answer.stop_reason,
+                    "stop_sequence": None,
+                    "usage": usage,
+                }
+                if request.get("stream"):
+                    try:
+                        self._stream(message, answer)
+                    except (BrokenPipeError, ConnectionResetError):  # the client stopped reading
+                        self.close_connection = True
+                else:
+                    self._send(200, message)
+
+            def _stream(self, message: dict[str, Any], answer: Scripted) -> None:
+                """Server-sent events in chunked encoding, as the API streams; the connection closes after."""
+                self.protocol_version = "HTTP/1.1"  # for chunked encoding; `Connection: close` ends it
+                self.send_response(200)
+                self.send_header("content-type", "text/event-stream")
+                self.send_header("transfer-encoding", "chunked")
+                self.send_header("connection", "close")
+                self.send_header("request-id", f"req_{next(_ids)}")
+                self.end_headers()
+                self.close_connection = True
+                for index, (name, data) in enumerate(stream_events(message)):
+                    if index == answer.break_after:
+                        if answer.break_with:
+                            error = {"type": answer.break_with, "message": "scripted failure mid-stream"}
+                            self._chunk("error", {"type": "error", "error": error})
+                            break
+                        return  # the connection drops without the final chunk: the body is incomplete
+                    self._chunk(name, data)
+                    if answer.pace:
+                        time.sleep(answer.pace)
+                self.wfile.write(b"0\r\n\r\n")
+
+            def _chunk(self, name: str, data: dict[str, Any]) -> None:
+                event = f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
+                self.wfile.write(f"{len(event):x}\r\n".encode() + event + b"\r\n")
 
         return Handler
+
+
+def stream_events(message: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """The SSE events of a streamed answer: message_start (the input usage), a ping, each content block as
+    start, deltas (text a few words at a time, tool input as pieces of JSON) and stop, then message_delta
+    (stop reason, output tokens) and message_stop."""
+    usage = message["usage"]
+    start = {**message, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}
+    events: list[tuple[str, dict[str, Any]]] = [
+        ("message_start", {"type": "message_start", "message": start}),
+        ("ping", {"type": "ping"}),
+    ]
+    for index, block in enumerate(message["content"]):
+        if block["type"] == "tool_use":
+            opening = {**block, "input": {}}
+            pieces = [
+                ("input_json_delta", "partial_json", p) for p in _pieces(json.dumps(block["input"]), 12)
+            ]
+        else:
+            opening = {**block, "text": ""}
+            pieces = [
+                ("text_delta", "text", p) for p in re.findall(r"\s*\S+(?:\s+\S+){0,2}\s*", block["text"])
+            ]
+        events.append(
+            ("content_block_start", {"type": "content_block_start", "index": index, "content_block": opening})
+        )
+        for delta_type, key, piece in pieces:
+            delta = {"type": "content_block_delta", "index": index, "delta": {"type": delta_type, key: piece}}
+            events.append(("content_block_delta", delta))
+        events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
+    delta = {"stop_reason": message["stop_reason"], "stop_sequence": None}
+    events.append(
+        (
+            "message_delta",
+            {"type": "message_delta", "delta": delta, "usage": {"output_tokens": usage["output_tokens"]}},
+        )
+    )
+    events.append(("message_stop", {"type": "message_stop"}))
+    return events
+
+
+def _pieces(text: str, size: int) -> list[str]:
+    return [text[start : start + size] for start in range(0, len(text), size)]
 
 
 def validate_request(request: dict[str, Any]) -> str | None:

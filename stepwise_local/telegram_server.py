@@ -265,6 +265,12 @@ class FakeBotApi:
         with self._lock:
             return [_copy(m) for m in self._messages if chat_id is None or m["chat_id"] == chat_id]
 
+    def drafts(self, chat_id: int | None = None) -> list[dict[str, Any]]:
+        """Accepted sendMessageDraft params, in order: drafts are previews, never in ``messages``."""
+        return [
+            c["params"] for c in self.calls("sendMessageDraft") if chat_id in (None, c["params"]["chat_id"])
+        ]
+
     def text_of(self, message: dict[str, Any]) -> str:
         """The visible text of a message: HTML tags removed and entities unescaped."""
         text = str(message.get("text", ""))
@@ -428,6 +434,8 @@ class FakeBotApi:
         return True
 
     def _do_send_message_draft(self, params: dict[str, Any]) -> bool:
+        if params["chat_id"] < 0:
+            raise _bad("Bad Request: message drafts can be sent only to private chats")
         if params["draft_id"] == 0:
             raise _bad("Bad Request: draft_id must be non-zero")
         self._visible_text(params, allow_empty=True)

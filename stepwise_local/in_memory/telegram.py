@@ -10,7 +10,14 @@ from stepwise.telegram.models import InlineKeyboardMarkup
 
 _MAX_TEXT = 4096
 _METHODS = frozenset(
-    {"send_message", "send_chat_action", "answer_callback_query", "edit_message_text", "set_webhook"}
+    {
+        "send_message",
+        "send_chat_action",
+        "send_message_draft",
+        "answer_callback_query",
+        "edit_message_text",
+        "set_webhook",
+    }
 )
 
 
@@ -80,6 +87,14 @@ class InMemoryTelegram:
     def send_chat_action(self, chat_id: int, action: str = "typing") -> None:
         """Record the chat action."""
         self._record("send_chat_action", chat_id=chat_id, action=action)
+
+    def send_message_draft(
+        self, chat_id: int, draft_id: int, text: str, *, parse_mode: str | None = None
+    ) -> None:
+        """Record the draft (drafts are not messages: they are not in ``sent``)."""
+        self._record(
+            "send_message_draft", chat_id=chat_id, draft_id=draft_id, text=text, parse_mode=parse_mode
+        )
 
     def answer_callback_query(self, callback_query_id: str, text: str | None = None) -> None:
         """Record the answer."""

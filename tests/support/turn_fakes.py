@@ -2,28 +2,35 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from stepwise.inbox.models import QueuedMessage
-from stepwise.model.types import ModelRequest, ModelResponse
+from stepwise.model.types import ModelRequest, ModelResponse, TextSink
 from stepwise.prompt.system import is_turn_context
 from stepwise.states.contracts import TurnRef, TurnStart
 from stepwise.states.services import TurnServices
 
 
 class ScriptedModel:
-    """A ChatModel answering from a list; records requests."""
+    """A ChatModel answering from a list; records requests. With `on_text` it streams each text block word
+    by word before answering."""
 
     def __init__(self, *responses: ModelResponse | Exception) -> None:
         self.responses = list(responses)
         self.requests: list[ModelRequest] = []
 
-    def complete(self, request: ModelRequest) -> ModelResponse:
+    def complete(self, request: ModelRequest, on_text: TextSink | None = None) -> ModelResponse:
         self.requests.append(request)
         answer = self.responses.pop(0)
         if isinstance(answer, Exception):
             raise answer
+        if on_text is not None:
+            for block in answer.content:
+                if block.get("type") == "text":
+                    for word in re.findall(r"\S+\s*", block["text"]):
+                        on_text(word)
         return answer
 
 

@@ -51,6 +51,9 @@ class Settings(BaseModel):
     telegram_timeout_seconds: float = Field(default=10.0, gt=0)
     telegram_send_timeout_seconds: float = Field(default=20.0, gt=0, le=900)
     telegram_max_retry_after_seconds: float = Field(default=30.0, ge=0)
+    # Streaming replies: the growing answer as a Telegram draft in private chats (see README, "Streaming").
+    draft_interval_seconds: float = Field(default=1.0, ge=0, le=60)
+    draft_timeout_seconds: float = Field(default=2.0, gt=0, le=30)
 
     max_tool_steps: int = Field(default=5, ge=1, le=25)
     history_limit: int = Field(default=20, ge=1, le=200)

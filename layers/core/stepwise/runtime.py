@@ -88,6 +88,21 @@ class Runtime:
         )
 
     @cached_property
+    def draft_telegram(self) -> BotApiClient:
+        """The Bot API client for drafts: short waits and no 429 waiting (a draft is never worth a delay)."""
+        from stepwise import secrets
+        from stepwise.telegram.client import BotApiClient
+
+        s = self.settings
+        return BotApiClient(
+            secrets.telegram_bot_token(s),
+            s.telegram_api_base_url,
+            timeout_seconds=s.draft_timeout_seconds,
+            connect_timeout_seconds=min(s.telegram_connect_timeout_seconds, s.draft_timeout_seconds),
+            max_rate_limit_waits=0,
+        )
+
+    @cached_property
     def model(self) -> ChatModel:
         from stepwise import secrets
 
@@ -274,6 +289,8 @@ class Runtime:
             clock=clock,
             files=lambda: self.telegram,
             media_limits=MediaLimits(s.max_image_bytes, s.max_document_bytes),
+            drafts=lambda: self.draft_telegram,
+            draft_interval_seconds=s.draft_interval_seconds,
         )
 
     @property

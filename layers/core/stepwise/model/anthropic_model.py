@@ -7,11 +7,17 @@ from typing import Any
 from aws_lambda_powertools import Logger
 
 from stepwise.model.errors import ModelPermanentError, ModelTransientError
-from stepwise.model.types import ModelRequest, ModelResponse, Usage
+from stepwise.model.types import ModelRequest, ModelResponse, TextSink, Usage
 
 logger = Logger(child=True)
 
 TRANSIENT_STATUS = {408, 409, 429, 500, 502, 503, 504, 529}
+PERMANENT_ERROR_TYPES = {
+    "invalid_request_error",
+    "authentication_error",
+    "permission_error",
+    "not_found_error",
+}
 KEYLESS_PLACEHOLDER = "not-needed"  # compatible endpoints such as a local Ollama ignore the key
 
 
@@ -39,7 +45,8 @@ class AnthropicModel:
             )
         return self._client
 
-    def complete(self, request: ModelRequest) -> ModelResponse:
+    def complete(self, request: ModelRequest, on_text: TextSink | None = None) -> ModelResponse:
+        """One call; with `on_text` it is streamed (see `anthropic_stream`) and its text passed on."""
         import anthropic
 
         kwargs: dict[str, Any] = {
@@ -53,10 +60,22 @@ class AnthropicModel:
         if request.tool_choice:
             kwargs["tool_choice"] = request.tool_choice
         try:
-            message = self._sdk().messages.create(**kwargs)
+            if on_text is None:
+                message = self._sdk().messages.create(**kwargs)
+            else:
+                from stepwise.model.anthropic_stream import stream_message
+
+                message = stream_message(self._sdk(), kwargs, on_text, self._timeout)
         except (anthropic.APITimeoutError, anthropic.APIConnectionError) as error:
             raise ModelTransientError(f"model API unreachable: {type(error).__name__}") from error
         except anthropic.APIStatusError as error:
+            if (
+                error.status_code < 400
+            ):  # an `error` event in a stream that began with 200 (overloaded_error...)
+                detail = f"model stream sent an error: {_short(error.message)}"
+                if _error_type(error.body) in PERMANENT_ERROR_TYPES:
+                    raise ModelPermanentError(detail) from error
+                raise ModelTransientError(detail) from error
             detail = f"model API answered HTTP {error.status_code}: {_short(error.message)}"
             if error.status_code in TRANSIENT_STATUS or error.status_code >= 500:
                 raise ModelTransientError(detail) from error
@@ -83,6 +102,12 @@ def _plain_block(block: Any) -> dict[str, Any] | None:
         return {"type": "tool_use", "id": block.id, "name": block.name, "input": dict(block.input or {})}
     logger.info("dropping unsupported content block", extra={"block_type": block.type})
     return None
+
+
+def _error_type(body: object) -> str:
+    """The `error.type` of an error body (`{"type": "error", "error": {"type": ...}}`), or ""."""
+    error = body.get("error") if isinstance(body, dict) else None
+    return str(error.get("type", "")) if isinstance(error, dict) else ""
 
 
 def _short(text: str, limit: int = 300) -> str:

@@ -18,7 +18,7 @@ from stepwise.model.media_rules import media_answer
 from stepwise.model.reminder_rules import last_reminder, parse_reminder_intent
 from stepwise.model.replies import phrase_results, tool_names
 from stepwise.model.rules import parse_task_intent
-from stepwise.model.types import ModelRequest, ModelResponse
+from stepwise.model.types import ModelRequest, ModelResponse, TextSink
 from stepwise.prompt.clock_line import UserClock, parse_clock_line
 from stepwise.prompt.system import is_turn_context
 
@@ -53,7 +53,8 @@ class OfflineModel:
     def __init__(self, clock: Callable[[], datetime] = utc_now) -> None:
         self._clock = clock
 
-    def complete(self, request: ModelRequest) -> ModelResponse:
+    def complete(self, request: ModelRequest, on_text: TextSink | None = None) -> ModelResponse:
+        """Answer by rules, at once (`on_text` is not called: there is nothing to stream)."""
         results = last_tool_results(request.messages)
         if results is not None:
             return self._text(phrase_results(results, tool_names(request.messages)))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -47,9 +48,14 @@ class ModelResponse(BaseModel):
         return [block for block in self.content if block.get("type") == "tool_use"]
 
 
+TextSink = Callable[[str], None]
+"""Takes each piece of the answer's text as the model writes it (tool inputs are never passed)."""
+
+
 class ChatModel(Protocol):
     """Anything that answers a ModelRequest."""
 
-    def complete(self, request: ModelRequest) -> ModelResponse:
-        """Answer the request, or raise ModelTransientError / ModelPermanentError."""
+    def complete(self, request: ModelRequest, on_text: TextSink | None = None) -> ModelResponse:
+        """Answer the request, or raise ModelTransientError / ModelPermanentError. A model that streams calls
+        `on_text` with the text as it arrives; the returned response is still the whole answer."""
         ...

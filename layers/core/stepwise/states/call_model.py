@@ -16,6 +16,7 @@ from stepwise.prompt.layout import build_prompt
 from stepwise.reminders.models import REMINDER_PREFIX
 from stepwise.states.contracts import CallModelInput, CallModelOutput, Route
 from stepwise.states.load_context import show_typing
+from stepwise.telegram.drafts import draft_stream
 from stepwise.turn_records.models import ModelStep, Reply, TurnMeta
 
 if TYPE_CHECKING:
@@ -107,7 +108,8 @@ def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutp
         tool_choice={"type": "none"} if request.final and tools else None,
     )
     show_typing(services, turn.chat_id)
-    response = (services.rules_model() if offline else services.model()).complete(model_request)
+    drafts = draft_stream(services.drafts, turn.chat_id, turn.turn_id, services.draft_interval_seconds)
+    response = (services.rules_model() if offline else services.model()).complete(model_request, drafts)
     usage = response.usage
     logger.info(
         "model answered",

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from stepwise.model.types import ChatModel
     from stepwise.reminders.store import ReminderStore
     from stepwise.telegram.client import TelegramClient
+    from stepwise.telegram.drafts import DraftSender
     from stepwise.tools.registry import ToolRegistry
     from stepwise.turn_records.store import TurnStore
 
@@ -67,6 +68,8 @@ class TurnServices:
     rules_model: Callable[[], ChatModel] = offline_model
     files: Callable[[], FileSource] | None = None  # photos and documents; None: they show as text
     media_limits: MediaLimits = field(default_factory=MediaLimits)
+    drafts: Callable[[], DraftSender] | None = None  # None: no drafts (see stepwise.telegram.drafts)
+    draft_interval_seconds: float = 0.0
     clock: Callable[[], datetime] = utc_now
     new_id: Callable[[], str] = new_id
 

@@ -150,6 +150,15 @@ class BotApiClient:
         """Acknowledge an inline keyboard press."""
         self.call("answerCallbackQuery", {"callback_query_id": callback_query_id, "text": text})
 
+    def send_message_draft(
+        self, chat_id: int, draft_id: int, text: str, *, parse_mode: str | None = None
+    ) -> None:
+        """Show (or update) a draft of a message being written, in a private chat; it is not a message."""
+        self.call(
+            "sendMessageDraft",
+            {"chat_id": chat_id, "draft_id": draft_id, "text": text, "parse_mode": parse_mode},
+        )
+
     def edit_message_text(
         self,
         chat_id: int,
