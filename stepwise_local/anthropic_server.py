@@ -50,6 +50,7 @@ class Scripted:
     error_type: str = ""
     delay: float = 0.0
     usage: dict[str, int] = field(default_factory=dict)  # overrides the computed usage, key by key
+    headers: dict[str, str] = field(default_factory=dict)  # extra response headers (retry-after)
 
 
 def text(answer: str, **usage: int) -> Scripted:
@@ -72,6 +73,12 @@ def tool_use(*calls: tuple[str, dict[str, Any]], preface: str = "") -> Scripted:
 def error(status: int, error_type: str = "api_error") -> Scripted:
     """An HTTP error answer, e.g. error(529, "overloaded_error")."""
     return Scripted(status=status, error_type=error_type)
+
+
+def rate_limited(retry_after: str, status: int = 429) -> Scripted:
+    """A 429 (or 529) with a retry-after header, as the API sends when a rate limit is hit."""
+    error_type = "overloaded_error" if status == 529 else "rate_limit_error"
+    return Scripted(status=status, error_type=error_type, headers={"retry-after": retry_after})
 
 
 def hang(seconds: float) -> Scripted:
@@ -282,17 +289,22 @@ class FakeAnthropic:
             def log_message(self, format: str, *args: Any) -> None:
                 pass
 
-            def _send(self, status: int, body: dict[str, Any]) -> None:
+            def _send(self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> None:
                 data = json.dumps(body).encode()
                 self.send_response(status)
                 self.send_header("content-type", "application/json")
+                for name, value in (headers or {}).items():
+                    self.send_header(name, value)
                 self.send_header("request-id", f"req_{next(_ids)}")
                 self.send_header("content-length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
 
-            def _error(self, status: int, error_type: str, message: str) -> None:
-                self._send(status, {"type": "error", "error": {"type": error_type, "message": message}})
+            def _error(
+                self, status: int, error_type: str, message: str, headers: dict[str, str] | None = None
+            ) -> None:
+                body = {"type": "error", "error": {"type": error_type, "message": message}}
+                self._send(status, body, headers)
 
             def do_POST(self) -> None:
                 if self.path.rstrip("/") != "/v1/messages":
@@ -314,7 +326,9 @@ class FakeAnthropic:
                 if answer.delay:
                     time.sleep(answer.delay)
                 if answer.status != 200:
-                    self._error(answer.status, answer.error_type or "api_error", "scripted failure")
+                    self._error(
+                        answer.status, answer.error_type or "api_error", "scripted failure", answer.headers
+                    )
                     return
                 with fake._lock:
                     usage = fake.cache.account(request, fake.clock())

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from stepwise.states.services import TurnServices
     from stepwise.telegram.client import BotApiClient
     from stepwise.tools.reminder_tools import ReminderSetup
+    from stepwise.usage.dynamodb import DynamoUsageStore
     from stepwise.webhook import WebhookServices
 
 APPROVAL_RECORD_GRACE_SECONDS = 86_400  # approval records outlive their timeout by a day, then expire
@@ -182,6 +183,14 @@ class Runtime:
         return DynamoToolCallLedger(self._dynamodb.Table(s.tool_calls_table), s.turn_ttl_days)
 
     @cached_property
+    def usage(self) -> DynamoUsageStore:
+        """The per-user token and cost counters (UsageTable)."""
+        from stepwise.usage.dynamodb import DynamoUsageStore
+
+        s = self.settings
+        return DynamoUsageStore(self._dynamodb.Table(s.usage_table), s.turn_ttl_days)
+
+    @cached_property
     def memory(self) -> MemoryService | None:
         """Bedrock Titan embeddings and S3 Vectors, or the local backend; None when no index is configured."""
         s = self.settings
@@ -271,6 +280,8 @@ class Runtime:
             summary_threshold=s.summary_threshold,
             default_timezone=s.default_timezone,
             clock=clock,
+            usage=self.usage,
+            daily_token_budget=s.daily_token_budget,
         )
 
     @property

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from stepwise.telegram.client import TelegramClient
     from stepwise.tools.registry import ToolRegistry
     from stepwise.turn_records.store import TurnStore
+    from stepwise.usage.store import UsageStore
 
 
 def offline_model() -> ChatModel:
@@ -63,6 +64,8 @@ class TurnServices:
     memory_top_k: int = 3
     summary_threshold: int = 20
     rules_model: Callable[[], ChatModel] = offline_model
+    usage: UsageStore | None = None  # None: model calls are not counted (and no budget applies)
+    daily_token_budget: int = 0
     clock: Callable[[], datetime] = utc_now
     new_id: Callable[[], str] = new_id
 
