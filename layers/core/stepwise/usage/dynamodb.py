@@ -37,24 +37,24 @@ class DynamoUsageStore:
 
     def add(self, user_id: int, call_key: str, periods: list[str], used: UsageTotals) -> bool:
         now = int(time.time())
-        user = {"N": str(user_id)}
+        # The table resource's client takes plain values (it serializes them, as the resource does).
         actions: list[dict[str, Any]] = [
             {
                 "Put": {
                     "TableName": self._table.name,
                     "Item": {
-                        "user_id": user,
-                        "sk": {"S": f"call#{call_key}"},
-                        "expires_at": {"N": str(now + self._marker_ttl_seconds)},
+                        "user_id": user_id,
+                        "sk": f"call#{call_key}",
+                        "expires_at": now + self._marker_ttl_seconds,
                     },
                     "ConditionExpression": "attribute_not_exists(sk)",
                 }
             }
         ]
-        values: dict[str, Any] = {f":{name}": {"N": str(getattr(used, name))} for name in COUNTERS}
+        values: dict[str, Any] = {f":{name}": getattr(used, name) for name in COUNTERS}
         adds = [f"{name} :{name}" for name in COUNTERS]
         if used.unpriced_models:
-            values[":unpriced"] = {"SS": sorted(used.unpriced_models)}
+            values[":unpriced"] = set(used.unpriced_models)
             adds.append("unpriced_models :unpriced")
         for period in periods:
             kept = MONTH_COUNTERS_KEPT_DAYS if period.startswith("month#") else DAY_COUNTERS_KEPT_DAYS
@@ -62,11 +62,11 @@ class DynamoUsageStore:
                 {
                     "Update": {
                         "TableName": self._table.name,
-                        "Key": {"user_id": user, "sk": {"S": period}},
+                        "Key": {"user_id": user_id, "sk": period},
                         "UpdateExpression": f"SET expires_at = :expires ADD {', '.join(adds)}",
                         "ExpressionAttributeValues": {
                             **values,
-                            ":expires": {"N": str(now + kept * DAY_SECONDS)},
+                            ":expires": now + kept * DAY_SECONDS,
                         },
                     }
                 }
