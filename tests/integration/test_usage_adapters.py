@@ -26,8 +26,9 @@ def table() -> Iterator[Any]:
             "dynamodb", region_name="us-east-1", aws_access_key_id="testing", aws_secret_access_key="testing"
         )
         (spec,) = [t for t in Template().tables() if t.logical_id == "UsageTable"]
-        resource.meta.client.create_table(**{**spec.create_args, "TableName": "AdaptersUsageTable"})
-        yield resource.Table("AdaptersUsageTable")
+        name = "UsageAdaptersUsageTable"  # its own name: other suites share moto's backend
+        resource.meta.client.create_table(**{**spec.create_args, "TableName": name})
+        yield resource.Table(name)
 
 
 @pytest.fixture(params=["memory", "dynamodb"])
