@@ -74,6 +74,7 @@ class Scripted:
     pace: float = 0.0
     break_after: int | None = None
     break_with: str = ""
+    headers: dict[str, str] = field(default_factory=dict)  # extra response headers (retry-after)
 
 
 def text(answer: str, **usage: int) -> Scripted:
@@ -103,6 +104,12 @@ def broken(answer: Scripted, after: int = 4, error_type: str = "") -> Scripted:
     `error_type` (e.g. "overloaded_error") an `error` event ends the stream. Without streaming it is a 529."""
     answer.break_after, answer.break_with = after, error_type
     return answer
+
+
+def rate_limited(retry_after: str, status: int = 429) -> Scripted:
+    """A 429 (or 529) with a retry-after header, as the API sends when a rate limit is hit."""
+    error_type = "overloaded_error" if status == 529 else "rate_limit_error"
+    return Scripted(status=status, error_type=error_type, headers={"retry-after": retry_after})
 
 
 def hang(seconds: float) -> Scripted:
@@ -313,17 +320,22 @@ class FakeAnthropic:
             def log_message(self, format: str, *args: Any) -> None:
                 pass
 
-            def _send(self, status: int, body: dict[str, Any]) -> None:
+            def _send(self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> None:
                 data = json.dumps(body).encode()
                 self.send_response(status)
                 self.send_header("content-type", "application/json")
+                for name, value in (headers or {}).items():
+                    self.send_header(name, value)
                 self.send_header("request-id", f"req_{next(_ids)}")
                 self.send_header("content-length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
 
-            def _error(self, status: int, error_type: str, message: str) -> None:
-                self._send(status, {"type": "error", "error": {"type": error_type, "message": message}})
+            def _error(
+                self, status: int, error_type: str, message: str, headers: dict[str, str] | None = None
+            ) -> None:
+                body = {"type": "error", "error": {"type": error_type, "message": message}}
+                self._send(status, body, headers)
 
             def do_POST(self) -> None:
                 if self.path.rstrip("/") != "/v1/messages":
@@ -351,7 +363,9 @@ class FakeAnthropic:
                 if answer.delay:
                     time.sleep(answer.delay)
                 if answer.status != 200:
-                    self._error(answer.status, answer.error_type or "api_error", "scripted failure")
+                    self._error(
+                        answer.status, answer.error_type or "api_error", "scripted failure", answer.headers
+                    )
                     return
                 if answer.break_after is not None and not request.get("stream"):
                     self._error(529, "overloaded_error", "scripted failure (a broken stream, not streamed)")

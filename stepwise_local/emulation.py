@@ -34,6 +34,7 @@ from moto import mock_aws
 from moto.awslambda.exceptions import UnknownFunctionException
 from moto.awslambda_simple.models import LambdaSimpleBackend
 from moto.dynamodb.responses import DynamoHandler
+from moto.stepfunctions.parser.asl.component.state.wait.wait_function.wait_function import WaitFunction
 from moto.stepfunctions.parser.backend.execution import BaseExecutionWorkerCommunication
 
 from stepwise_local import moto_scheduler
@@ -176,6 +177,14 @@ class Emulation:
         stack.enter_context(
             mock.patch.object(
                 moto_retrier, "time", types.SimpleNamespace(sleep=lambda seconds: time.sleep(seconds * scale))
+            )
+        )
+        # moto gap: so do Wait states (the rate-limit wait); an execution that is stopped ends the wait.
+        stack.enter_context(
+            mock.patch.object(
+                WaitFunction,
+                "_wait_interval",
+                lambda _self, env, wait_seconds: env.program_state_event.wait(max(0, wait_seconds) * scale),
             )
         )
         stack.enter_context(

@@ -203,8 +203,9 @@ def test_throttling_past_the_sdks_retries_on_any_table_is_absorbed_by_the_state_
     stack: Stack, table: str
 ) -> None:
     # Given every table throttled for its next two requests (each one a ProvisionedThroughputExceeded that
-    # the SDK has given up on), during a turn with a tool and an approval
-    stack.emulation.config.env.update(OFFLINE)
+    # the SDK has given up on), during a turn with a tool and an approval (a budget, so that the offline turn
+    # reads the usage table too)
+    stack.emulation.config.env.update({**OFFLINE, "DAILY_TOKEN_BUDGET": "1000000"})
     user = stack.new_user()
     add_milk(stack, user)
     before = len(stack.emulation.throttled)

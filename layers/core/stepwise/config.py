@@ -82,6 +82,8 @@ class Settings(BaseModel):
     tool_calls_table: str = Field(default="stepwise-tool-calls", min_length=1)
     turn_ttl_days: int = Field(default=7, ge=1)
     state_machine_arn: str | None = None
+    usage_table: str = Field(default="stepwise-usage", min_length=1)
+    daily_token_budget: int = Field(default=0, ge=0)
 
     reminders_table: str = "stepwise-reminders"
     schedule_group_name: str = "stepwise-reminders"

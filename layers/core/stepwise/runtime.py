@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from stepwise.states.services import TurnServices
     from stepwise.telegram.client import BotApiClient
     from stepwise.tools.reminder_tools import ReminderSetup
+    from stepwise.usage.dynamodb import DynamoUsageStore
     from stepwise.webhook import WebhookServices
 
 APPROVAL_RECORD_GRACE_SECONDS = 86_400  # approval records outlive their timeout by a day, then expire
@@ -197,6 +198,14 @@ class Runtime:
         return DynamoToolCallLedger(self._dynamodb.Table(s.tool_calls_table), s.turn_ttl_days)
 
     @cached_property
+    def usage(self) -> DynamoUsageStore:
+        """The per-user token and cost counters (UsageTable)."""
+        from stepwise.usage.dynamodb import DynamoUsageStore
+
+        s = self.settings
+        return DynamoUsageStore(self._dynamodb.Table(s.usage_table), s.turn_ttl_days)
+
+    @cached_property
     def memory(self) -> MemoryService | None:
         """Bedrock Titan embeddings and S3 Vectors, or the local backend; None when no index is configured."""
         s = self.settings
@@ -291,6 +300,8 @@ class Runtime:
             media_limits=MediaLimits(s.max_image_bytes, s.max_document_bytes),
             drafts=lambda: self.draft_telegram,
             draft_interval_seconds=s.draft_interval_seconds,
+            usage=self.usage,
+            daily_token_budget=s.daily_token_budget,
         )
 
     @property

@@ -6,7 +6,8 @@ from typing import Any
 
 from aws_lambda_powertools import Logger
 
-from stepwise.model.errors import ModelPermanentError, ModelTransientError
+from stepwise.model.errors import ModelPermanentError, ModelRateLimitedError, ModelTransientError
+from stepwise.model.rate_limits import RATE_LIMIT_STATUS, retry_after_seconds
 from stepwise.model.types import ModelRequest, ModelResponse, TextSink, Usage
 
 logger = Logger(child=True)
@@ -77,6 +78,11 @@ class AnthropicModel:
                     raise ModelPermanentError(detail) from error
                 raise ModelTransientError(detail) from error
             detail = f"model API answered HTTP {error.status_code}: {_short(error.message)}"
+            retry_after = retry_after_seconds(error.response.headers)
+            if error.status_code in RATE_LIMIT_STATUS and retry_after is not None:
+                raise ModelRateLimitedError(
+                    f"{detail} (retry after {retry_after:g} s)", retry_after
+                ) from error
             if error.status_code in TRANSIENT_STATUS or error.status_code >= 500:
                 raise ModelTransientError(detail) from error
             raise ModelPermanentError(detail) from error

@@ -7,3 +7,11 @@ class ModelTransientError(RuntimeError):
 
 class ModelPermanentError(RuntimeError):
     """Retrying will not help: bad request, authentication, permissions, unknown model."""
+
+
+class ModelRateLimitedError(ModelTransientError):
+    """The API answered 429 or 529 and said when to try again (`retry-after`): the turn waits that long."""
+
+    def __init__(self, message: str, retry_after_seconds: float) -> None:
+        super().__init__(message)
+        self.retry_after_seconds = retry_after_seconds

@@ -11,11 +11,13 @@ from stepwise.audit.log import call_entry
 from stepwise.ids import iso_utc
 from stepwise.media.notices import with_notices
 from stepwise.media.turn_files import deliver_notices, turn_files
+from stepwise.model.errors import ModelRateLimitedError
 from stepwise.model.types import ModelRequest
 from stepwise.prompt.layout import build_prompt
 from stepwise.reminders.models import REMINDER_PREFIX
 from stepwise.states.contracts import CallModelInput, CallModelOutput, Route
 from stepwise.states.load_context import show_typing
+from stepwise.states.spend import count_usage, refuse_over_budget, wait_for_rate_limit
 from stepwise.telegram.drafts import draft_stream
 from stepwise.turn_records.models import ModelStep, Reply, TurnMeta
 
@@ -88,6 +90,10 @@ def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutp
     if request.final and steps and steps[-1].tool_uses and not steps[-1].tool_results:
         close_unanswered(steps[-1], meta, services)
     rounds = [step for step in steps if step.tool_results]
+    fallback = meta.model_override == "rules"
+    offline = fallback or meta.model_override == "command"
+    if not offline and not rounds and not request.final and (refusal := refuse_over_budget(meta, services)):
+        return refusal
     tools = services.tools.api_tools()
     per_turn = [
         *([] if meta.timezone_set else [default_zone_note(meta.timezone)]),
@@ -109,7 +115,12 @@ def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutp
     )
     show_typing(services, turn.chat_id)
     drafts = draft_stream(services.drafts, turn.chat_id, turn.turn_id, services.draft_interval_seconds)
-    response = (services.rules_model() if offline else services.model()).complete(model_request, drafts)
+    try:
+        response = (services.rules_model() if offline else services.model()).complete(model_request, drafts)
+    except ModelRateLimitedError as error:
+        return wait_for_rate_limit(error, request, len(rounds))
+    if not offline:
+        count_usage(meta, len(rounds), response, services)
     usage = response.usage
     logger.info(
         "model answered",
@@ -150,6 +161,7 @@ def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutp
         route=route,
         stop_reason=response.stop_reason,
         step=step.step,
+        final=request.final,
         tool_calls=len(step.tool_uses),
         input_tokens=usage.input_tokens,
         output_tokens=usage.output_tokens,

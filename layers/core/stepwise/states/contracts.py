@@ -65,21 +65,26 @@ class RetakeChatOutput(_Contract):
 
 
 class CallModelInput(TurnInput):
-    """CallModel's input: `final` asks for an answer without tools (the tool-step limit was reached)."""
+    """CallModel's input: `final` asks for an answer without tools (the tool-step limit was reached);
+    `rate_limit_waits` counts the turn's waits for the API's `retry-after` so far."""
 
     final: bool = False
+    rate_limit_waits: int = Field(default=0, ge=0)
 
 
-Route = Literal["reply", "tools", "limit"]
+Route = Literal["reply", "tools", "limit", "wait"]
 
 
 class CallModelOutput(_Contract):
     """CallModel's result. `route` (from the stop reason and the step limit) steers the state machine:
-    reply -> SendReply, tools -> RunTools, limit -> a final call without tools."""
+    reply -> SendReply, tools -> RunTools, limit -> a final call without tools, wait -> wait `wait_seconds`
+    (the API's retry-after) and make the same call (`final` or not) again."""
 
     route: Route
     stop_reason: str
     step: int
+    final: bool = False
+    wait_seconds: int = 0
     tool_calls: int = 0
     input_tokens: int = 0
     output_tokens: int = 0

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from stepwise.telegram.drafts import DraftSender
     from stepwise.tools.registry import ToolRegistry
     from stepwise.turn_records.store import TurnStore
+    from stepwise.usage.store import UsageStore
 
 
 def offline_model() -> ChatModel:
@@ -70,6 +71,8 @@ class TurnServices:
     media_limits: MediaLimits = field(default_factory=MediaLimits)
     drafts: Callable[[], DraftSender] | None = None  # None: no drafts (see stepwise.telegram.drafts)
     draft_interval_seconds: float = 0.0
+    usage: UsageStore | None = None  # None: model calls are not counted (and no budget applies)
+    daily_token_budget: int = 0
     clock: Callable[[], datetime] = utc_now
     new_id: Callable[[], str] = new_id
 

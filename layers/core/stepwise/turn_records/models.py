@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-ReplySource = Literal["model", "fallback", "error", "reminder", "notice"]
+ReplySource = Literal["model", "fallback", "error", "reminder", "notice", "budget"]
 
 
 class Memory(BaseModel):

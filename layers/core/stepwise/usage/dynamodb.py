@@ -1,0 +1,92 @@
+"""Usage counters in DynamoDB (UsageTable): partition key user_id, sort key `day#2026-11-23` | `month#2026-11`
+| `call#<turn id>#<step>` (the marker that a call was counted), TTL expires_at.
+
+One call is counted with one TransactWriteItems: the call's marker, conditioned on not existing, and an ADD to
+the day's and the month's counters. A retried CallModel finds its marker and adds nothing.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from stepwise.usage.models import UsageTotals
+
+DAY_SECONDS = 86_400
+DAY_COUNTERS_KEPT_DAYS = 92  # a day's counter expires three months after it was last written
+MONTH_COUNTERS_KEPT_DAYS = 760  # a month's, after about two years
+COUNTERS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_read_tokens",
+    "cache_write_tokens",
+    "cost_nano_usd",
+    "calls",
+)
+
+
+class DynamoUsageStore:
+    """UsageStore on a DynamoDB table resource; call markers expire after `marker_ttl_days`."""
+
+    def __init__(self, table: Any, marker_ttl_days: int) -> None:
+        self._table = table
+        self._client = table.meta.client
+        self._marker_ttl_seconds = marker_ttl_days * DAY_SECONDS
+
+    def add(self, user_id: int, call_key: str, periods: list[str], used: UsageTotals) -> bool:
+        now = int(time.time())
+        # The table resource's client takes plain values (it serializes them, as the resource does).
+        actions: list[dict[str, Any]] = [
+            {
+                "Put": {
+                    "TableName": self._table.name,
+                    "Item": {
+                        "user_id": user_id,
+                        "sk": f"call#{call_key}",
+                        "expires_at": now + self._marker_ttl_seconds,
+                    },
+                    "ConditionExpression": "attribute_not_exists(sk)",
+                }
+            }
+        ]
+        values: dict[str, Any] = {f":{name}": getattr(used, name) for name in COUNTERS}
+        adds = [f"{name} :{name}" for name in COUNTERS]
+        if used.unpriced_models:
+            values[":unpriced"] = set(used.unpriced_models)
+            adds.append("unpriced_models :unpriced")
+        for period in periods:
+            kept = MONTH_COUNTERS_KEPT_DAYS if period.startswith("month#") else DAY_COUNTERS_KEPT_DAYS
+            actions.append(
+                {
+                    "Update": {
+                        "TableName": self._table.name,
+                        "Key": {"user_id": user_id, "sk": period},
+                        "UpdateExpression": f"SET expires_at = :expires ADD {', '.join(adds)}",
+                        "ExpressionAttributeValues": {
+                            **values,
+                            ":expires": now + kept * DAY_SECONDS,
+                        },
+                    }
+                }
+            )
+        try:
+            self._client.transact_write_items(TransactItems=actions)
+        except ClientError as error:
+            if error.response["Error"]["Code"] != "TransactionCanceledException":
+                raise
+            reasons = [reason.get("Code", "None") for reason in error.response.get("CancellationReasons", [])]
+            if reasons and reasons[0] == "ConditionalCheckFailed":
+                return False  # this call was counted by an earlier attempt
+            raise
+        return True
+
+    def totals(self, user_id: int, period: str) -> UsageTotals:
+        item = self._table.get_item(Key={"user_id": user_id, "sk": period}, ConsistentRead=True).get("Item")
+        if item is None:
+            return UsageTotals()
+        return UsageTotals(
+            **{name: int(item.get(name, 0)) for name in COUNTERS},
+            unpriced_models=frozenset(item.get("unpriced_models", set())),
+        )

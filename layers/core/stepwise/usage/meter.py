@@ -1,0 +1,51 @@
+"""Counting one model call: its tokens and estimated cost, added once to the user's day and month."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from aws_lambda_powertools import Logger
+
+from stepwise.usage.models import UsageTotals, day_key, month_key
+from stepwise.usage.prices import cost_nano_usd, price_for
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from stepwise.model.types import Usage
+    from stepwise.usage.store import UsageStore
+
+logger = Logger(child=True)
+
+
+def call_usage(model: str, usage: Usage) -> UsageTotals:
+    """One call's counters, priced with the model's list price (an unknown model as Sonnet 4.5)."""
+    price = price_for(model)
+    return UsageTotals(
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        cache_read_tokens=usage.cache_read_input_tokens,
+        cache_write_tokens=usage.cache_creation_input_tokens,
+        cost_nano_usd=cost_nano_usd(
+            price,
+            usage.input_tokens,
+            usage.output_tokens,
+            usage.cache_read_input_tokens,
+            usage.cache_creation_input_tokens,
+        ),
+        calls=1,
+        unpriced_models=frozenset() if price.known else frozenset({model}),
+    )
+
+
+def count_call(
+    store: UsageStore, user_id: int, call_key: str, model: str, usage: Usage, now: datetime
+) -> bool:
+    """Add the call to the user's counters of `now`'s UTC day and month, once per `call_key` (a model step of
+    a turn); True when it was added now. A call that used no tokens is not written."""
+    used = call_usage(model, usage)
+    if used.is_empty:
+        return False
+    if used.unpriced_models:
+        logger.warning("model not in the price table; priced as Sonnet 4.5", extra={"model": model})
+    return store.add(user_id, call_key, [day_key(now), month_key(now)], used)

@@ -1,0 +1,55 @@
+"""Usage counters: what one model call used, and the totals of a period (a UTC day or month)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+NANO_PER_DOLLAR = 1_000_000_000
+
+
+@dataclass(frozen=True)
+class UsageTotals:
+    """Tokens and estimated cost (nano-dollars) counted for one user in one period, or used by one call."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    cost_nano_usd: int = 0
+    calls: int = 0
+    unpriced_models: frozenset[str] = field(default_factory=frozenset)
+
+    @property
+    def tokens(self) -> int:
+        """Every token, cache reads and writes included."""
+        return self.input_tokens + self.output_tokens + self.cache_read_tokens + self.cache_write_tokens
+
+    @property
+    def budget_tokens(self) -> int:
+        """What counts against DAILY_TOKEN_BUDGET: input, output and cache writes in full, cache reads at a
+        tenth (what they cost), rounded up."""
+        return (
+            self.input_tokens
+            + self.output_tokens
+            + self.cache_write_tokens
+            + -(-self.cache_read_tokens // 10)
+        )
+
+    @property
+    def cost_usd(self) -> float:
+        return self.cost_nano_usd / NANO_PER_DOLLAR
+
+    @property
+    def is_empty(self) -> bool:
+        return self.tokens == 0
+
+
+def day_key(now: datetime) -> str:
+    """The counter of `now`'s UTC day: `day#2026-11-23`."""
+    return f"day#{now.astimezone(UTC).strftime('%Y-%m-%d')}"
+
+
+def month_key(now: datetime) -> str:
+    """The counter of `now`'s UTC month: `month#2026-11`."""
+    return f"month#{now.astimezone(UTC).strftime('%Y-%m')}"

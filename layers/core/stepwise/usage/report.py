@@ -1,0 +1,53 @@
+"""`/usage`: the user's tokens and estimated cost today and this month, and the daily budget if one is set."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from stepwise.usage.budget import reset_phrase
+from stepwise.usage.models import UsageTotals, day_key, month_key
+from stepwise.usage.prices import UNKNOWN_MODEL_PRICE
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from stepwise.usage.store import UsageStore
+
+
+def usage_report(
+    user_id: int, store: UsageStore, now: datetime, daily_token_budget: int = 0, timezone: str = "UTC"
+) -> str:
+    """The text of `/usage` for one user at `now` (days and months are UTC; `timezone`, the user's IANA
+    zone, says when the budget resets)."""
+    today = store.totals(user_id, day_key(now))
+    month = store.totals(user_id, month_key(now))
+    lines = [
+        "Your usage (estimated at list prices):",
+        f"today: {_line(today)}",
+        f"this month: {_line(month)}",
+    ]
+    if daily_token_budget > 0:
+        used = today.budget_tokens
+        share = min(100, used * 100 // daily_token_budget)
+        lines.append(
+            f"daily budget: {used:,} of {daily_token_budget:,} tokens ({share}%), "
+            f"resets {reset_phrase(now, timezone)}"
+        )
+    unpriced = sorted(today.unpriced_models | month.unpriced_models)
+    if unpriced:
+        lines.append(f"(not in the price table, priced as {UNKNOWN_MODEL_PRICE}: {', '.join(unpriced)})")
+    return "\n".join(lines)
+
+
+def _line(totals: UsageTotals) -> str:
+    if totals.is_empty:
+        return "no tokens, $0"
+    return (
+        f"{totals.tokens:,} tokens (in {totals.input_tokens:,}, out {totals.output_tokens:,}, "
+        f"cache read {totals.cache_read_tokens:,}, cache write {totals.cache_write_tokens:,}), "
+        f"≈ {_dollars(totals.cost_usd)}"
+    )
+
+
+def _dollars(amount: float) -> str:
+    return f"${amount:.2f}" if amount >= 0.995 else f"${amount:.4f}"

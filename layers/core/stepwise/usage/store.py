@@ -1,0 +1,21 @@
+"""The port for usage counters."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from stepwise.usage.models import UsageTotals
+
+
+class UsageStore(Protocol):
+    """Per-user counters by period. Implementations: DynamoDB (UsageTable), and in memory for tests."""
+
+    def add(self, user_id: int, call_key: str, periods: list[str], used: UsageTotals) -> bool:
+        """Add one call's usage to each period's counters, once per `call_key`: False (nothing added) when
+        that call was counted already."""
+        ...
+
+    def totals(self, user_id: int, period: str) -> UsageTotals:
+        """The user's counters of one period (zeros when nothing was counted)."""
+        ...

@@ -1,0 +1,31 @@
+"""An in-memory UsageStore for unit tests."""
+
+from __future__ import annotations
+
+from dataclasses import fields, replace
+
+from stepwise.usage.models import UsageTotals
+
+COUNTERS = [f.name for f in fields(UsageTotals) if f.name != "unpriced_models"]
+
+
+class InMemoryUsageStore:
+    """Counters in a dict; `counted` holds the call keys already added."""
+
+    def __init__(self) -> None:
+        self.periods: dict[tuple[int, str], UsageTotals] = {}
+        self.counted: set[tuple[int, str]] = set()
+
+    def add(self, user_id: int, call_key: str, periods: list[str], used: UsageTotals) -> bool:
+        if (user_id, call_key) in self.counted:
+            return False
+        self.counted.add((user_id, call_key))
+        for period in periods:
+            current = self.periods.get((user_id, period), UsageTotals())
+            sums = {name: getattr(current, name) + getattr(used, name) for name in COUNTERS}
+            models = current.unpriced_models | used.unpriced_models
+            self.periods[(user_id, period)] = replace(current, **sums, unpriced_models=models)
+        return True
+
+    def totals(self, user_id: int, period: str) -> UsageTotals:
+        return self.periods.get((user_id, period), UsageTotals())

@@ -1,0 +1,246 @@
+"""Spend cap and usage: the price table, counters added once per model step, the daily budget, `/usage`,
+and the API's retry-after turned into a wait of the state machine."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from support.turn_fakes import ScriptedModel, text_response, turn_start
+
+from stepwise.model.errors import ModelRateLimitedError, ModelTransientError
+from stepwise.model.rate_limits import MAX_WAITS, retry_after_seconds, wait_seconds
+from stepwise.model.types import ModelResponse, Usage
+from stepwise.states.call_model import call_model
+from stepwise.states.contracts import CallModelInput
+from stepwise.states.load_context import load_context
+from stepwise.states.services import TurnServices
+from stepwise.usage.budget import budget_message, next_reset
+from stepwise.usage.meter import call_usage, count_call
+from stepwise.usage.models import UsageTotals, day_key, month_key
+from stepwise.usage.prices import cost_nano_usd, price_for
+from stepwise.usage.report import usage_report
+from stepwise_local.in_memory.usage import InMemoryUsageStore
+
+NOW = datetime(2026, 11, 23, 21, 48, tzinfo=UTC)
+USAGE = Usage(
+    input_tokens=1000, output_tokens=200, cache_read_input_tokens=3000, cache_creation_input_tokens=400
+)
+
+
+def answer(text: str, usage: Usage = USAGE, model: str = "claude-haiku-4-5-20251001") -> ModelResponse:
+    response = text_response(text)
+    return response.model_copy(update={"usage": usage, "model": model})
+
+
+@pytest.fixture
+def usage(services: TurnServices) -> InMemoryUsageStore:
+    store = InMemoryUsageStore()
+    services.usage = store
+    return store
+
+
+# ------------------------------------------------------------------------------------------ price table
+def test_haiku_and_sonnet_are_priced_at_their_list_prices_with_cache_writes_and_reads_scaled() -> None:
+    haiku, sonnet = price_for("claude-haiku-4-5"), price_for("claude-sonnet-4-5")
+    # a million of each: $1 in, $5 out, $1.25 cache write, $0.10 cache read
+    assert cost_nano_usd(haiku, 1_000_000, 1_000_000, 1_000_000, 1_000_000) == 7_350_000_000
+    assert cost_nano_usd(sonnet, 1_000_000, 0, 0, 0) == 3_000_000_000
+    assert cost_nano_usd(sonnet, 0, 1_000_000, 0, 0) == 15_000_000_000
+    assert cost_nano_usd(sonnet, 0, 0, 1_000_000, 1_000_000) == 300_000_000 + 3_750_000_000
+
+
+def test_a_dated_model_id_is_priced_as_its_model() -> None:
+    price = price_for("claude-haiku-4-5-20251001")
+    assert (price.model, price.known) == ("claude-haiku-4-5", True)
+
+
+def test_an_unknown_model_is_priced_as_sonnet_and_says_so() -> None:
+    price = price_for("llama3.2")
+    assert (price.model, price.known, price.input, price.output) == ("claude-sonnet-4-5", False, 3, 15)
+    assert call_usage("llama3.2", USAGE).unpriced_models == {"llama3.2"}
+    assert call_usage("claude-sonnet-4-5", USAGE).unpriced_models == frozenset()
+
+
+def test_the_budget_counts_cache_reads_at_a_tenth() -> None:
+    totals = UsageTotals(input_tokens=100, output_tokens=20, cache_read_tokens=1001, cache_write_tokens=5)
+    assert totals.tokens == 1126
+    assert totals.budget_tokens == 100 + 20 + 5 + 101
+
+
+# ------------------------------------------------------------------------------------------ counters
+def test_a_call_is_added_to_its_utc_day_and_month_once_per_call_key() -> None:
+    store = InMemoryUsageStore()
+    assert count_call(store, 5, "turn-1#0", "claude-haiku-4-5", USAGE, NOW)
+    assert not count_call(store, 5, "turn-1#0", "claude-haiku-4-5", USAGE, NOW), "a retry adds nothing"
+    assert count_call(store, 5, "turn-1#1", "claude-haiku-4-5", USAGE, NOW)
+    day, month = store.totals(5, "day#2026-11-23"), store.totals(5, "month#2026-11")
+    assert day == month
+    assert (day.calls, day.input_tokens, day.cache_read_tokens) == (2, 2000, 6000)
+    # 1000 in + 200 * 5 out + 3000 * 0.1 read + 400 * 1.25 write = 2,800 micro-dollars per call
+    assert day.cost_nano_usd == 2 * 2_800_000
+    assert store.totals(6, "day#2026-11-23") == UsageTotals(), "another user's counters are their own"
+
+
+def test_periods_are_utc_days_and_months() -> None:
+    from zoneinfo import ZoneInfo
+
+    late_in_lisbon = datetime(2026, 12, 1, 0, 30, tzinfo=ZoneInfo("Europe/Lisbon"))  # same as UTC in winter
+    late_in_new_york = datetime(2026, 11, 30, 22, 0, tzinfo=ZoneInfo("America/New_York"))  # 03:00 UTC Dec 1
+    assert (day_key(late_in_lisbon), month_key(late_in_lisbon)) == ("day#2026-12-01", "month#2026-12")
+    assert (day_key(late_in_new_york), month_key(late_in_new_york)) == ("day#2026-12-01", "month#2026-12")
+
+
+def test_a_call_that_used_no_tokens_writes_nothing() -> None:
+    store = InMemoryUsageStore()
+    assert not count_call(store, 5, "turn-1#0", "claude-haiku-4-5", Usage(), NOW)
+    assert store.counted == set()
+
+
+# ------------------------------------------------------------------------------------------ CallModel
+def test_a_retried_call_model_counts_its_step_once(
+    services: TurnServices, model: ScriptedModel, usage: InMemoryUsageStore
+) -> None:
+    start = turn_start(services, "hello")
+    load_context(start, services)
+    model.responses += [answer("Hi"), answer("Hi")]
+    call_model(CallModelInput(turn=start.turn), services)
+    call_model(CallModelInput(turn=start.turn), services)  # the state machine's retry after a crash
+    (day,) = [totals for (user, period), totals in usage.periods.items() if period.startswith("day#")]
+    assert (day.calls, day.input_tokens, day.output_tokens) == (1, 1000, 200)
+
+
+def test_a_user_over_the_daily_budget_gets_the_budget_message_and_no_model_call(
+    services: TurnServices, model: ScriptedModel, usage: InMemoryUsageStore
+) -> None:
+    services.daily_token_budget = 1000
+    services.reminders.set_timezone(7, "Europe/Lisbon")
+    first = turn_start(services, "hello")
+    load_context(first, services)
+    model.responses.append(answer("Hi"))
+    call_model(CallModelInput(turn=first.turn), services)  # 1000 + 200 + 400 + 300 budget tokens
+    second = turn_start(services, "and now?", update_id=2)
+    load_context(second, services)
+    result = call_model(CallModelInput(turn=second.turn), services)
+    assert len(model.requests) == 1, "no second model call"
+    assert (result.route, result.stop_reason) == ("reply", "budget")
+    reply = services.turns.get_reply(second.turn.turn_id)
+    assert reply is not None and reply.source == "budget"
+    assert "1,900 of 1,000 tokens" in reply.text
+    assert "at midnight UTC (00:00 on Mon 23 Nov your time, Europe/Lisbon)" in reply.text
+
+
+def test_a_turn_under_the_budget_finishes_its_tool_rounds(
+    services: TurnServices, model: ScriptedModel, usage: InMemoryUsageStore
+) -> None:
+    services.daily_token_budget = 1
+    start = turn_start(services, "add milk")
+    load_context(start, services)
+    tool_round = ModelResponse(
+        content=[{"type": "tool_use", "id": "toolu_1", "name": "add_task", "input": {"title": "milk"}}],
+        stop_reason="tool_use",
+        model="claude-haiku-4-5",
+        usage=USAGE,
+    )
+    model.responses += [tool_round, answer("Added")]
+    assert call_model(CallModelInput(turn=start.turn), services).route == "tools"
+    from stepwise.states.contracts import RunToolsInput
+    from stepwise.states.run_tools import run_tools
+
+    run_tools(RunToolsInput(turn=start.turn, step=0), services)
+    assert call_model(CallModelInput(turn=start.turn), services).route == "reply"
+    assert len(model.requests) == 2
+
+
+def test_offline_command_turns_are_neither_refused_nor_counted(
+    services: TurnServices, usage: InMemoryUsageStore
+) -> None:
+    services.daily_token_budget = 1
+    usage.add(7, "earlier", [day_key(services.clock())], UsageTotals(input_tokens=50))
+    start = turn_start(services, "/timezone Europe/Lisbon")
+    load_context(start, services)
+    result = call_model(CallModelInput(turn=start.turn), services)
+    assert result.stop_reason != "budget"
+    assert usage.counted == {(7, "earlier")}
+
+
+def test_a_rate_limit_with_retry_after_asks_the_state_machine_to_wait(
+    services: TurnServices, model: ScriptedModel
+) -> None:
+    start = turn_start(services, "hello")
+    load_context(start, services)
+    model.responses.append(ModelRateLimitedError("HTTP 429", retry_after_seconds=7.2))
+    result = call_model(CallModelInput(turn=start.turn, final=False), services)
+    assert (result.route, result.wait_seconds, result.final, result.step) == ("wait", 8, False, 0)
+    assert services.turns.steps(start.turn.turn_id) == [], "nothing stored: the same call comes again"
+
+
+def test_past_the_waits_of_a_turn_a_rate_limit_is_an_ordinary_transient_error(
+    services: TurnServices, model: ScriptedModel
+) -> None:
+    start = turn_start(services, "hello")
+    load_context(start, services)
+    model.responses.append(ModelRateLimitedError("HTTP 429", retry_after_seconds=1))
+    with pytest.raises(ModelTransientError):
+        call_model(CallModelInput(turn=start.turn, rate_limit_waits=MAX_WAITS), services)
+
+
+# ------------------------------------------------------------------------------------------ retry-after
+@pytest.mark.parametrize(
+    ("headers", "seconds"),
+    [
+        ({"retry-after": "12"}, 12.0),
+        ({"Retry-After": "0.5"}, 0.5),
+        ({"retry-after-ms": "1500", "retry-after": "9"}, 1.5),
+        ({"retry-after": "Mon, 23 Nov 2026 21:48:30 GMT"}, 30.0),
+        ({"retry-after": "soon"}, None),
+        ({"retry-after": "-3"}, None),
+        ({}, None),
+    ],
+)
+def test_retry_after_is_read_in_seconds_milliseconds_or_as_a_date(
+    headers: dict[str, str], seconds: float | None
+) -> None:
+    assert retry_after_seconds(headers, now=NOW) == seconds
+
+
+def test_a_wait_is_at_least_the_retry_after_and_at_most_a_minute() -> None:
+    assert [wait_seconds(s) for s in (0, 0.2, 7, 7.01, 60, 3600)] == [1, 1, 7, 8, 60, 60]
+
+
+# ------------------------------------------------------------------------------------------ messages
+def test_the_budget_resets_at_the_next_utc_midnight() -> None:
+    assert next_reset(NOW) == datetime(2026, 11, 24, tzinfo=UTC)
+    assert next_reset(datetime(2026, 11, 24, tzinfo=UTC)) == datetime(2026, 11, 25, tzinfo=UTC)
+
+
+def test_the_budget_message_says_when_it_resets_in_the_users_zone() -> None:
+    text = budget_message(50_000, 51_234, NOW, "America/New_York")
+    assert "51,234 of 50,000 tokens" in text
+    assert "at midnight UTC (19:00 on Mon 23 Nov your time, America/New_York), in 2 h 12 min" in text
+    assert "at midnight UTC, in 2 h 12 min." in budget_message(50_000, 51_234, NOW, "UTC")
+
+
+def test_usage_report_shows_today_this_month_and_the_budget() -> None:
+    store = InMemoryUsageStore()
+    count_call(store, 5, "t1#0", "claude-haiku-4-5", USAGE, datetime(2026, 11, 2, tzinfo=UTC))
+    count_call(store, 5, "t2#0", "claude-sonnet-4-5", USAGE, NOW)
+    report = usage_report(5, store, NOW, daily_token_budget=10_000, timezone="Europe/Lisbon")
+    assert report.splitlines() == [
+        "Your usage (estimated at list prices):",
+        "today: 4,600 tokens (in 1,000, out 200, cache read 3,000, cache write 400), ≈ $0.0084",
+        "this month: 9,200 tokens (in 2,000, out 400, cache read 6,000, cache write 800), ≈ $0.0112",
+        "daily budget: 1,900 of 10,000 tokens (19%), resets at midnight UTC (00:00 on Tue 24 Nov your time, "
+        "Europe/Lisbon), in 2 h 12 min",
+    ]
+
+
+def test_usage_report_without_usage_or_budget_and_with_an_unpriced_model() -> None:
+    store = InMemoryUsageStore()
+    assert usage_report(5, store, NOW) == (
+        "Your usage (estimated at list prices):\ntoday: no tokens, $0\nthis month: no tokens, $0"
+    )
+    count_call(store, 5, "t1#0", "llama3.2", USAGE, NOW)
+    assert usage_report(5, store, NOW).endswith(
+        "(not in the price table, priced as claude-sonnet-4-5: llama3.2)"
+    )
