@@ -78,6 +78,10 @@ def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutp
     meta = services.turns.get_meta(turn.turn_id)
     if meta.reminder is not None:
         return deliver_reminder(meta, services)
+    if meta.command is not None:
+        from stepwise.commands.answer import answer_command
+
+        return answer_command(meta, services)
     history = services.messages.between(turn.chat_id, meta.first_key, meta.last_key)
     steps = services.turns.steps(turn.turn_id)
     if request.final and steps and steps[-1].tool_uses and not steps[-1].tool_results:

@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-ReplySource = Literal["model", "fallback", "error", "reminder"]
+ReplySource = Literal["model", "fallback", "error", "reminder", "command"]
 
 
 class Memory(BaseModel):
@@ -41,6 +41,7 @@ class TurnMeta(BaseModel):
     timezone: str = Field(default="UTC", description="the user's IANA time zone when the turn began")
     timezone_set: bool = Field(default=False, description="whether the user chose it (else the default)")
     reminder: str | None = Field(default=None, description="the text of the reminder this turn delivers")
+    command: str | None = Field(default=None, description="the slash command answered without a model")
 
 
 class ModelStep(BaseModel):
