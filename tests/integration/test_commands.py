@@ -3,6 +3,7 @@ and none of them sends a request to the model."""
 
 from __future__ import annotations
 
+import boto3
 import pytest
 from support.stack import Stack
 
@@ -52,8 +53,17 @@ def test_reminders_lists_the_users_reminders_without_the_model(stack: Stack) -> 
         tool_use(("set_reminder", {"text": "water the plants", "in_minutes": 90})), text("Set.")
     )
     stack.say(user, "remind me in 90 minutes to water the plants")
-    reply = answer(stack, user, "/reminders")
-    assert reply.startswith("1 reminder:") and "water the plants" in reply
+    try:
+        reply = answer(stack, user, "/reminders")
+        assert reply.startswith("1 reminder:") and "water the plants" in reply
+    finally:  # the shared stack's scheduler must not fire it in later tests
+        scheduler, group = (
+            boto3.client("scheduler"),
+            stack.emulation.template.schedule_group_name("ReminderScheduleGroup"),
+        )
+        for schedule in scheduler.list_schedules(GroupName=group)["Schedules"]:
+            if schedule["Name"].startswith(f"u{user}-"):
+                scheduler.delete_schedule(Name=schedule["Name"], GroupName=group)
 
 
 def test_memory_shows_what_was_remembered_about_the_user_only(stack: Stack) -> None:

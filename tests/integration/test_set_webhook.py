@@ -4,6 +4,9 @@ setMyCommands with the command table's menu; what is missing is one line, not a 
 from __future__ import annotations
 
 import importlib.util
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -90,27 +93,39 @@ def run_failing(script: ModuleType, capsys: pytest.CaptureFixture[str], *argv: s
     return err
 
 
-def test_set_webhook_without_a_region_says_so_in_one_line(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
-    for name in ("AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-config"))
-    assert "no AWS region" in run_failing(load_script(), capsys)
+def run_script_without_aws(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    """Run the script in a fresh process (no moto in it), with no AWS configuration but `env`."""
+    clean = {
+        "PATH": os.environ.get("PATH", ""),
+        "PYTHONPATH": os.pathsep.join([str(ROOT / "layers" / "core"), str(ROOT)]),
+        "AWS_CONFIG_FILE": str(tmp_path / "no-config"),
+        "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "no-credentials"),
+        "AWS_EC2_METADATA_DISABLED": "true",
+        **env,
+    }
+    return subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "set_webhook.py")],
+        env=clean,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
-def test_set_webhook_without_credentials_says_so_in_one_line(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
-    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-west-1")
-    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-config"))
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-credentials"))
-    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
-    monkeypatch.delenv("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", raising=False)
-    monkeypatch.delenv("AWS_CONTAINER_CREDENTIALS_FULL_URI", raising=False)
-    assert "no AWS credentials" in run_failing(load_script(), capsys)
+def test_set_webhook_without_a_region_says_so_in_one_line(tmp_path: Path) -> None:
+    done = run_script_without_aws(tmp_path)
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [
+        "make webhook: no AWS region: set AWS_REGION (or AWS_DEFAULT_REGION, or a region in your AWS profile)"
+    ]
+
+
+def test_set_webhook_without_credentials_says_so_in_one_line(tmp_path: Path) -> None:
+    done = run_script_without_aws(tmp_path, AWS_DEFAULT_REGION="eu-west-1")
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [
+        "make webhook: no AWS credentials: configure them (aws configure, AWS_PROFILE or AWS_ACCESS_KEY_ID)"
+    ]
 
 
 def test_set_webhook_without_the_stack_says_so_in_one_line(
