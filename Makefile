@@ -13,7 +13,12 @@ export SAM_CLI_TELEMETRY := 0
 # sam build (without Docker) needs a python3.11 on PATH: the project's venv has one.
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: chat test lint format typecheck pytest unit integration contract bench build deploy webhook clean
+.PHONY: help chat test lint format typecheck pytest unit integration contract bench build deploy webhook clean
+.DEFAULT_GOAL := help
+
+## This list: each target and what it does.
+help:
+	@awk '/^## /{d=substr($$0,4);next} /^[a-z][a-z-]*:/{if(d!=""){split($$0,t,":");printf "  make %-12s %s\n",t[1],d};d="";next} !/^#/{d=""}' $(MAKEFILE_LIST)
 
 # The first run installs quietly for a minute or more: one line says what is happening before each step.
 $(BIN)/.installed: requirements-dev.txt layers/core/requirements.txt
@@ -37,26 +42,33 @@ chat: $(BIN)/.installed
 ## Every check: lint, format, types, unit, integration and contract tests.
 test: lint typecheck pytest
 
+## Lint and check formatting (ruff).
 lint: $(BIN)/.installed
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
+## Format the code and apply ruff's safe fixes.
 format: $(BIN)/.installed
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
+## Type-check the core package (mypy, strict).
 typecheck: $(BIN)/.installed
 	$(BIN)/mypy layers/core/stepwise
 
+## All the tests (unit, integration, contract), without the linters.
 pytest: $(BIN)/.installed $(SAM_VENV)/.installed
 	SAM_CLI=$(CURDIR)/$(SAM) $(BIN)/pytest
 
+## Unit tests only (no network, no moto).
 unit: $(BIN)/.installed
 	$(BIN)/pytest tests/unit
 
+## Integration tests only (the real state machine on the local emulation).
 integration: $(BIN)/.installed
 	$(BIN)/pytest tests/integration
 
+## Contract tests only (cfn-lint, sam validate, the README, the sample events).
 contract: $(BIN)/.installed $(SAM_VENV)/.installed
 	SAM_CLI=$(CURDIR)/$(SAM) $(BIN)/pytest tests/contract
 
@@ -67,20 +79,24 @@ bench: build
 	$(BIN)/python benchmarks/burst.py
 	$(BIN)/python benchmarks/caching.py
 
-## Deployment (see the README): build, deploy, then point Telegram at the webhook.
+# Deployment (see the README): build, deploy, then point Telegram at the webhook.
 # sam build installs no bytecode, and Lambda's code directory is read-only: without .pyc files every cold
 # start compiles everything again (about 1 s per function, see make bench). So the build is compiled here,
 # with hash-based .pyc files that stay valid whatever timestamps the deployment zip keeps.
 BUILD_DIR ?= .aws-sam/build
+## Build the functions and the layer for AWS (sam build, no Docker), compiled to bytecode.
 build: $(BIN)/.installed $(SAM_VENV)/.installed
 	$(SAM) build --build-dir $(BUILD_DIR)
 	$(BIN)/python -m compileall -q -j 0 --invalidation-mode unchecked-hash $(BUILD_DIR)
 
+## Deploy to AWS (sam deploy --guided; see the README).
 deploy: build
 	$(SAM) deploy --guided
 
+## Point Telegram at the deployed webhook and register the command menu (STACK=stepwise).
 webhook: $(BIN)/.installed
-	$(BIN)/python scripts/set_webhook.py --stack $(STACK)
+	@$(BIN)/python scripts/set_webhook.py --stack $(STACK)
 
+## Remove the virtual environments, the build and the caches.
 clean:
 	rm -rf $(VENV) $(SAM_VENV) .aws-sam .pytest_cache .mypy_cache .ruff_cache .chat.log .chat_history

@@ -56,6 +56,10 @@ _ATTRIBUTE = re.compile(r"([^\s=>]+)(?:\s*=\s*(?:\"([^\"]*)\"|'([^']*)'|([^\s>]+
 _END_TAG = re.compile(r"</([a-zA-Z][a-zA-Z0-9-]*)\s*>")
 _SCALAR_TYPES = frozenset({"Integer", "String", "Boolean", "Float"})
 _SECRET_TOKEN = re.compile(r"^[A-Za-z0-9_-]{1,256}$")
+# BotCommand: 1-32 lowercase English letters, digits and underscores; a description of 1-256 characters.
+_BOT_COMMAND = re.compile(r"^[a-z0-9_]{1,32}$")
+MAX_BOT_COMMANDS = 100
+MAX_COMMAND_DESCRIPTION = 256
 
 
 class BotApiError(Exception):
@@ -206,6 +210,7 @@ class FakeBotApi:
         self.webhook: dict[str, Any] | None = None
         self._files: dict[str, tuple[str, bytes]] = {}  # file_id -> (file_path, bytes)
         self.downloads: list[str] = []  # file paths downloaded, in order
+        self.commands: list[dict[str, Any]] = []  # the command menu, as setMyCommands left it
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
 
@@ -402,6 +407,20 @@ class FakeBotApi:
         if secret is not None and not _SECRET_TOKEN.match(str(secret)):
             raise _bad("Bad Request: secret token contains unallowed characters")
         self.webhook = dict(params)
+        return True
+
+    def _do_set_my_commands(self, params: dict[str, Any]) -> bool:
+        commands = params["commands"]
+        if len(commands) > MAX_BOT_COMMANDS:
+            raise _bad("Bad Request: too many commands")
+        for command in commands:
+            if not isinstance(command, dict) or "command" not in command or "description" not in command:
+                raise _bad("Bad Request: can't parse BotCommand")
+            if not _BOT_COMMAND.match(str(command["command"])):
+                raise _bad("Bad Request: BOT_COMMAND_INVALID")
+            if not 1 <= len(str(command["description"]).strip()) <= MAX_COMMAND_DESCRIPTION:
+                raise _bad("Bad Request: command description must be non-empty and at most 256 characters")
+        self.commands = _copy(commands)
         return True
 
     def _do_delete_webhook(self, params: dict[str, Any]) -> bool:

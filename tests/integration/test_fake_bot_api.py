@@ -277,3 +277,27 @@ def test_a_refused_connection_sent_nothing_and_the_retry_delivers_once(api: Fake
     # When it is retried against a reachable Telegram, Then it arrives exactly once
     assert make_client(api).send_message(CHAT, "once") == 1
     assert [api.text_of(m) for m in api.messages(CHAT)] == ["once"]
+
+
+@pytest.mark.parametrize(
+    ("commands", "fragment"),
+    [
+        ([{"command": "Help", "description": "upper case"}], "BOT_COMMAND_INVALID"),
+        ([{"command": "/help", "description": "with a slash"}], "BOT_COMMAND_INVALID"),
+        ([{"command": "help", "description": ""}], "description must be non-empty"),
+        ([{"command": "help"}], "can't parse BotCommand"),
+        ([{"command": f"c{n}", "description": "d"} for n in range(101)], "too many commands"),
+    ],
+)
+def test_set_my_commands_rejects_what_telegram_rejects(
+    api: FakeBotApi, commands: list[dict[str, str]], fragment: str
+) -> None:
+    with pytest.raises(TelegramBadRequest, match=fragment):
+        make_client(api).call("setMyCommands", {"commands": commands})
+    assert api.commands == []
+
+
+def test_set_my_commands_keeps_the_menu(api: FakeBotApi) -> None:
+    menu = [{"command": "help", "description": "The commands"}]
+    assert make_client(api).call("setMyCommands", {"commands": menu}) is True
+    assert api.commands == menu

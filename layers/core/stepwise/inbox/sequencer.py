@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Literal
 
 from aws_lambda_powertools import Logger
 
+from stepwise.commands.parsing import is_command
 from stepwise.ids import iso_utc, utc_now
 from stepwise.states.contracts import Limits, TurnRef, TurnStart
 
@@ -62,7 +63,7 @@ class Sequencer:
     def take_batch(self, chat_id: int, turn_id: str) -> list[QueuedMessage]:
         """The messages this turn answers: those it took already, then the leading run of queued messages
         from one sender (a group chat never mixes senders in one turn), in update_id order. A reminder that
-        fired is a turn of its own."""
+        fired and a slash command are each a turn of their own."""
         batch: list[QueuedMessage] = []
         sender: int | None = None
         now = self.clock()
@@ -73,7 +74,7 @@ class Sequencer:
                 sender = message.user_id
             if message.user_id != sender or len(batch) >= self.max_batch:
                 break
-            if batch and (message.kind != "message" or batch[0].kind != "message"):
+            if batch and (alone(message) or alone(batch[0])):
                 break
             claimed_at = iso_utc(now + timedelta(milliseconds=len(batch)))
             taken = self.inbox.take(message, turn_id, claimed_at)
@@ -140,6 +141,12 @@ class Sequencer:
             "turn started" if started else "turn exists already",
             extra={"turn_id": name, "chat_id": head.chat_id, "update_id": head.update_id},
         )
+
+
+def alone(message: QueuedMessage) -> bool:
+    """A reminder that fired and a slash command are each a turn of their own (a command is never folded into
+    a burst the model answers)."""
+    return message.kind != "message" or is_command(message.text)
 
 
 def arrival_order(pending: list[QueuedMessage]) -> list[QueuedMessage]:

@@ -85,6 +85,10 @@ def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutp
         return deliver_reminder(meta, services)
     if meta.notices_only:
         return deliver_notices(meta, services)
+    if meta.command is not None:
+        from stepwise.commands.answer import answer_command
+
+        return answer_command(meta, services)
     history = services.messages.between(turn.chat_id, meta.first_key, meta.last_key)
     steps = services.turns.steps(turn.turn_id)
     if request.final and steps and steps[-1].tool_uses and not steps[-1].tool_results:

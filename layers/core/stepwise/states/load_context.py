@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from aws_lambda_powertools import Logger
 
+from stepwise.commands.table import route
 from stepwise.history.models import StoredMessage
 from stepwise.ids import iso_utc
 from stepwise.media.notices import media_notices
@@ -60,6 +61,7 @@ def load_context(start: TurnStart, services: TurnServices) -> LoadContextOutput:
     user_id = batch[0].user_id
     reminder = batch[0].text if batch[0].kind == "reminder" else None
     chosen_zone = services.reminders.timezone(user_id)
+    command = route(batch[0].text) if len(batch) == 1 and batch[0].kind == "message" else None
     services.turns.put_meta(
         TurnMeta(
             turn_id=turn.turn_id,
@@ -72,28 +74,20 @@ def load_context(start: TurnStart, services: TurnServices) -> LoadContextOutput:
             created_at=iso_utc(services.clock()),
             summary=chat.summary if chat else "",
             memories=[]
-            if reminder is not None
+            if reminder is not None or command is not None
             else recall_memories(services, user_id, turn.chat_id, "\n".join(m.content for m in stored)),
             timezone=chosen_zone or services.default_timezone,
             timezone_set=chosen_zone is not None,
             reminder=reminder,
-            model_override="command" if len(batch) == 1 and is_rules_command(batch[0].text) else None,
+            model_override="command" if command == "rules" else None,
+            command=batch[0].text.strip() if command == "answer" else None,
             **media_notices(batch),
         )
     )
-    if reminder is None:
+    if reminder is None and command is None:
         show_typing(services, turn.chat_id)
     logger.info("context loaded", extra={"answers": len(batch), "context_messages": len(window)})
     return LoadContextOutput(answers=len(batch), message_id=last.id, context_messages=len(window))
-
-
-RULES_COMMANDS = ("/timezone",)
-
-
-def is_rules_command(text: str) -> bool:
-    """A slash command the rules model answers exactly, without a model call (`/timezone Europe/Lisbon`)."""
-    word = text.strip().split(maxsplit=1)[0].lower() if text.strip() else ""
-    return word.split("@", 1)[0] in RULES_COMMANDS
 
 
 def history_window(

@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-ReplySource = Literal["model", "fallback", "error", "reminder", "notice", "budget"]
+ReplySource = Literal["model", "fallback", "error", "reminder", "notice", "budget", "command"]
 
 
 class Memory(BaseModel):
@@ -45,6 +45,7 @@ class TurnMeta(BaseModel):
         default_factory=list, description="what the user is told about files the model does not get"
     )
     notices_only: bool = Field(default=False, description="every message of the turn is such a file")
+    command: str | None = Field(default=None, description="the slash command answered without a model")
 
 
 class ModelStep(BaseModel):

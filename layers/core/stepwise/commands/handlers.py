@@ -1,0 +1,122 @@
+"""What each command answers. Handlers read through the same tools and stores the model uses; they never call
+the model, so a command costs no tokens and answers the same with or without an Anthropic key."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from aws_lambda_powertools import Logger
+
+if TYPE_CHECKING:
+    from stepwise.states.services import TurnServices
+    from stepwise.turn_records.models import TurnMeta
+
+logger = Logger(child=True)
+
+MEMORY_LIST_LIMIT = 50  # the most memories /memory shows
+MEMORY_LINE_CHARS = 300
+MEMORY_QUERY = "what I know about the user"  # any text: the query is only a way to list the user's memories
+USAGE_NOT_COUNTED = "Usage is not counted in this deployment."
+
+
+@dataclass(frozen=True)
+class CommandRequest:
+    """One command to answer: its arguments, the turn it arrived in, and `reply_key`, the history sort key
+    its answer will be stored under (where /reset starts the next window)."""
+
+    args: str
+    meta: TurnMeta
+    services: TurnServices
+    reply_key: str
+
+
+def _run_tool(request: CommandRequest, name: str, arguments: dict[str, object]) -> str | None:
+    """The result text of a read-only tool of the turn's registry, or None when it is not deployed."""
+    from stepwise.tools.registry import ToolContext
+
+    registry = request.services.tools
+    if registry.get(name) is None:
+        return None
+    tool, args = registry.parse(name, arguments)
+    meta = request.meta
+    context = ToolContext(
+        user_id=meta.user_id,
+        chat_id=meta.chat_id,
+        turn_id=meta.turn_id,
+        call_id=f"{meta.turn_id}:command",
+        now=meta.created_at,
+    )
+    return registry.run(context, tool, args).content
+
+
+def tasks(request: CommandRequest) -> str:
+    """The user's tasks, through the list_tasks tool."""
+    listed = _run_tool(request, "list_tasks", {"status": "all"})
+    if listed is None or listed.startswith("No "):
+        return "You have no tasks. Add one by writing, for example, “add buy milk”."
+    return listed
+
+
+def reminders(request: CommandRequest) -> str:
+    """The user's reminders and check-ins, through the list_reminders tool."""
+    listed = _run_tool(request, "list_reminders", {})
+    if listed is None:
+        return "Reminders are not set up in this deployment."
+    if listed.startswith("No "):
+        return "You have no reminders. Set one by writing, for example, “remind me at 5pm to call mom”."
+    return listed
+
+
+def memory(request: CommandRequest) -> str:
+    """What long-term memory holds about the user (facts and conversation summaries), with their ids."""
+    service = request.services.memory
+    if service is None:
+        return "Long-term memory is not deployed here: I remember only our recent messages."
+    try:
+        found = service.recall(request.meta.user_id, MEMORY_QUERY, MEMORY_LIST_LIMIT)
+    except Exception as error:
+        logger.warning("listing memories failed", extra={"error": str(error)})
+        return "I can't reach my long-term memory right now. Try /memory again in a minute."
+    if not found:
+        return "I don't remember anything about you yet. Ask me to remember something: “remember that …”."
+    lines = [f"- [{m.key}] {_short(m.text)}" for m in sorted(found, key=lambda m: m.key)]
+    return f"What I remember about you ({len(found)}):\n" + "\n".join(lines)
+
+
+def _short(text: str) -> str:
+    one_line = " ".join(text.split())
+    return one_line if len(one_line) <= MEMORY_LINE_CHARS else one_line[:MEMORY_LINE_CHARS] + "…"
+
+
+def reset(request: CommandRequest) -> str:
+    """Start the next turn's history window after this answer; nothing is deleted."""
+    request.services.chats.set_window(request.meta.chat_id, request.reply_key)
+    return (
+        "Fresh start: from your next message on I no longer see our earlier messages. Nothing was deleted; "
+        "your tasks, reminders and memories stay."
+    )
+
+
+def usage(request: CommandRequest) -> str:
+    """The user's tokens and estimated cost today and this month (and the daily budget, if one is set)."""
+    services = request.services
+    if services.usage is None:
+        return USAGE_NOT_COUNTED
+    from stepwise.usage.report import usage_report
+
+    meta = request.meta
+    return usage_report(
+        meta.user_id, services.usage, services.clock(), services.daily_token_budget, meta.timezone
+    )
+
+
+def timezone(request: CommandRequest) -> str:
+    """The user's time zone (`/timezone Europe/Lisbon`, with an argument, is answered by the rules model)."""
+    meta = request.meta
+    if meta.timezone_set:
+        return f"Your time zone is {meta.timezone}. Change it with, e.g., /timezone Asia/Tokyo."
+    return (
+        f"You have not set a time zone, so times are in {meta.timezone}. "
+        "Set yours with /timezone followed by a zone, e.g. /timezone Europe/Lisbon."
+    )

@@ -1,0 +1,32 @@
+"""Reading a slash command out of a message: `/name`, `/name@BotName`, `/name arguments`."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# Telegram's command names: 1-32 letters, digits and underscores; a username may follow after "@".
+_COMMAND = re.compile(
+    r"/(?P<name>[A-Za-z0-9_]{1,32})(?:@(?P<bot>[A-Za-z0-9_]{1,64}))?(?:\s+(?P<args>.*))?", re.S
+)
+
+
+@dataclass(frozen=True)
+class ParsedCommand:
+    """A command's name (lowercase, without the slash or the bot's username) and the text after it."""
+
+    name: str
+    args: str = ""
+
+
+def parse_command(text: str) -> ParsedCommand | None:
+    """The command the message is, or None when it is not one (`/path/to/x` and `/ hi` are not commands)."""
+    match = _COMMAND.fullmatch(text.strip())
+    if match is None:
+        return None
+    return ParsedCommand(match["name"].lower(), (match["args"] or "").strip())
+
+
+def is_command(text: str) -> bool:
+    """Whether the message is a slash command (a command is always a turn of its own)."""
+    return parse_command(text) is not None

@@ -1,0 +1,104 @@
+"""The command table: every command's name, its line in Telegram's command menu, and its answer.
+
+`make webhook` registers the menu from here (setMyCommands), LoadContext routes commands with it, and
+CallModel answers them with it, so a command added here is answered, listed by /help and shown in the menu.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from stepwise.commands import handlers
+from stepwise.commands.handlers import CommandRequest
+from stepwise.commands.parsing import parse_command
+
+Route = Literal["answer", "rules"]
+
+
+@dataclass(frozen=True)
+class Command:
+    """One command. With `rules_with_arguments`, the command with arguments goes to the offline rules model,
+    which calls a tool (`/timezone Europe/Lisbon` calls set_timezone, approvals and audit included)."""
+
+    name: str
+    description: str  # Telegram's menu: 1-256 characters
+    answer: Callable[[CommandRequest], str]
+    in_menu: bool = True
+    rules_with_arguments: bool = False
+
+
+def start(request: CommandRequest) -> str:
+    return (
+        "Hi, I'm Stepwise, your assistant. Write to me as you would to a person:\n"
+        "- tasks: “add buy milk”, “what's on my list”, “done 1”\n"
+        "- reminders and check-ins: “remind me at 5pm to call mom”, "
+        "“every morning at 8 send me my open tasks”\n"
+        "- memory: “remember that I take my coffee black”\n"
+        "Changes that cannot be undone wait for your Approve.\n\n" + command_lines()
+    )
+
+
+def help_text(request: CommandRequest) -> str:
+    return "Just write to me in your own words, or use a command:\n" + command_lines()
+
+
+COMMANDS: tuple[Command, ...] = (
+    Command("start", "What Stepwise can do", start, in_menu=False),
+    Command("help", "The commands", help_text),
+    Command("tasks", "Your tasks", handlers.tasks),
+    Command("reminders", "Your reminders and check-ins", handlers.reminders),
+    Command("memory", "What I remember about you", handlers.memory),
+    Command("reset", "Start a fresh conversation (nothing is deleted)", handlers.reset),
+    Command("usage", "Your usage and spend", handlers.usage),
+    Command(
+        "timezone",
+        "Your time zone; /timezone Europe/Lisbon sets it",
+        handlers.timezone,
+        rules_with_arguments=True,
+    ),
+)
+_BY_NAME = {command.name: command for command in COMMANDS}
+
+
+def find(name: str) -> Command | None:
+    return _BY_NAME.get(name)
+
+
+def command_lines() -> str:
+    """One line per command of the menu, as /help shows them."""
+    return "\n".join(f"/{c.name} — {c.description}" for c in COMMANDS if c.in_menu)
+
+
+def menu() -> list[dict[str, str]]:
+    """The `commands` parameter of setMyCommands (BotCommand objects)."""
+    return [{"command": c.name, "description": c.description} for c in COMMANDS if c.in_menu]
+
+
+def route(text: str) -> Route | None:
+    """How a message is answered: "answer" (by the table, no model), "rules" (by the offline rules model,
+    which calls a tool), or None when it is not a command."""
+    parsed = parse_command(text)
+    if parsed is None:
+        return None
+    command = find(parsed.name)
+    if command is not None and command.rules_with_arguments and parsed.args:
+        return "rules"
+    return "answer"
+
+
+def unknown(name: str) -> str:
+    known = " ".join(f"/{c.name}" for c in COMMANDS if c.in_menu)
+    return f"I don't know /{name}. The commands are: {known}"
+
+
+def answer(text: str, request_for: Callable[[str], CommandRequest]) -> str:
+    """The answer to a command message; `request_for(args)` builds the request its handler gets."""
+    parsed = parse_command(text)
+    if parsed is None:
+        raise ValueError(f"not a command: {text!r}")
+    command = find(parsed.name)
+    if command is None:
+        return unknown(parsed.name)
+    return command.answer(request_for(parsed.args))

@@ -1,0 +1,120 @@
+"""The command table and parsing, and command turns on in-memory ports (no model call, no network)."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+import pytest
+from support.turn_fakes import ScriptedModel, conversation_texts, text_response, turn_start
+
+from stepwise.commands.parsing import ParsedCommand, is_command, parse_command
+from stepwise.commands.table import COMMANDS, menu, route
+from stepwise.states.call_model import call_model
+from stepwise.states.contracts import CallModelInput, TurnInput
+from stepwise.states.deliver import deliver_reply
+from stepwise.states.load_context import load_context
+from stepwise.states.save_turn import save_turn
+from stepwise.states.services import TurnServices
+from stepwise_local.in_memory.telegram import InMemoryTelegram
+
+
+@pytest.mark.parametrize(
+    ("text", "parsed"),
+    [
+        ("/help", ParsedCommand("help")),
+        ("/HELP", ParsedCommand("help")),
+        ("/help@Stepwise_bot", ParsedCommand("help")),
+        ("  /timezone   Europe/Lisbon ", ParsedCommand("timezone", "Europe/Lisbon")),
+        ("/timezone@MyBot Europe/Lisbon", ParsedCommand("timezone", "Europe/Lisbon")),
+        ("/foo bar\nbaz", ParsedCommand("foo", "bar\nbaz")),
+        ("/start_over", ParsedCommand("start_over")),
+    ],
+)
+def test_a_command_is_read_with_its_arguments_and_without_the_bots_name(
+    text: str, parsed: ParsedCommand
+) -> None:
+    assert parse_command(text) == parsed
+    assert is_command(text)
+
+
+@pytest.mark.parametrize(
+    "text", ["hello /help", "/", "/ help", "/usr/bin/env", "/help!", "", "add /tasks", "/" + "a" * 33]
+)
+def test_text_that_merely_contains_a_slash_is_no_command(text: str) -> None:
+    assert parse_command(text) is None
+    assert route(text) is None
+
+
+def test_commands_are_answered_by_the_table_except_timezone_with_a_zone_which_the_rules_set() -> None:
+    assert route("/help") == "answer"
+    assert route("/unknown") == "answer"
+    assert route("/timezone") == "answer"
+    assert route("/timezone Europe/Lisbon") == "rules"
+    assert route("/timezone@MyBot Europe/Lisbon") == "rules"
+
+
+def test_the_menu_is_what_telegram_accepts_and_comes_from_the_table() -> None:
+    entries = menu()
+    assert [e["command"] for e in entries] == [c.name for c in COMMANDS if c.in_menu]
+    assert {"help", "tasks", "reminders", "memory", "reset", "usage", "timezone"} <= {
+        e["command"] for e in entries
+    }
+    assert len(entries) <= 100
+    for entry in entries:
+        assert re.fullmatch(r"[a-z0-9_]{1,32}", entry["command"])
+        assert 1 <= len(entry["description"]) <= 256
+    assert len({c.name for c in COMMANDS}) == len(COMMANDS)
+
+
+def run_turn(services: TurnServices, text: str, update_id: int) -> None:
+    start = turn_start(
+        services, text, update_id=update_id, created_at=f"2026-11-22T09:{update_id:02d}:00.000Z"
+    )
+    load_context(start, services)
+    call_model(CallModelInput(turn=start.turn), services)
+    deliver_reply(start.turn, services)
+    save_turn(TurnInput(turn=start.turn), services)
+
+
+def test_a_command_is_answered_without_a_model_call_or_typing_and_stored(
+    services: TurnServices, model: ScriptedModel, telegram: InMemoryTelegram
+) -> None:
+    run_turn(services, "/usage", 1)
+    assert model.requests == []
+    assert telegram.texts(7) == ["Usage is not counted in this deployment."]
+    assert telegram.calls_of("send_chat_action") == []
+    stored = services.messages.recent(7, 20)
+    assert [(m.role, m.content) for m in stored] == [
+        ("user", "/usage"),
+        ("assistant", "Usage is not counted in this deployment."),
+    ]
+
+
+def test_a_retried_call_model_keeps_the_first_answer(services: TurnServices) -> None:
+    start = turn_start(services, "/reset")
+    load_context(start, services)
+    call_model(CallModelInput(turn=start.turn), services)
+    first = services.turns.get_reply(start.turn.turn_id)
+    call_model(CallModelInput(turn=start.turn), services)
+    assert services.turns.get_reply(start.turn.turn_id) == first
+
+
+def test_memory_says_so_when_long_term_memory_is_not_deployed(
+    services: TurnServices, telegram: InMemoryTelegram
+) -> None:
+    run_turn(dataclasses.replace(services, memory=None), "/memory", 1)
+    assert telegram.texts(7) == [
+        "Long-term memory is not deployed here: I remember only our recent messages."
+    ]
+
+
+def test_reset_starts_the_next_window_after_its_answer_and_deletes_nothing(
+    services: TurnServices, model: ScriptedModel
+) -> None:
+    model.responses += [text_response("Hi Ada"), text_response("You asked for a fresh start.")]
+    run_turn(services, "my name is Ada", 1)
+    run_turn(services, "/reset", 2)
+    run_turn(services, "who am I?", 3)
+    assert conversation_texts(model.requests[-1].messages) == ["who am I?"]
+    assert len(services.messages.recent(7, 20)) == 6
