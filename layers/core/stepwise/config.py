@@ -89,6 +89,8 @@ class Settings(BaseModel):
     min_checkin_interval_minutes: int = Field(default=60, ge=1, le=10_080)
     max_reminders: int = Field(default=100, ge=1, le=10_000)
 
+    persona_dir: str | None = None  # the persona files' folder; None: the one shipped in the layer
+
     @field_validator("default_timezone")
     @classmethod
     def _known_zone(cls, value: str) -> str:
@@ -119,6 +121,7 @@ class Settings(BaseModel):
         "vector_bucket_name",
         "scheduler_role_arn",
         "reminder_target_arn",
+        "persona_dir",
         mode="before",
     )
     @classmethod

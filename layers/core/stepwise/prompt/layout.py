@@ -27,10 +27,11 @@ def build_prompt(
     history: Sequence[StoredMessage],
     rounds: Sequence[ModelStep],
     per_turn: Sequence[str] = (),
+    persona: str = "",
 ) -> Prompt:
     """The byte-stable system prompt and the history with its breakpoints; the time and `per_turn` sections
-    go last, in the newest user message."""
+    go last, in the newest user message; `persona` goes into the system prompt."""
     return Prompt(
-        system=build_system_prompt(tools),
+        system=build_system_prompt(tools, persona),
         messages=build_messages(history, rounds, context=turn_context(now, per_turn)),
     )

@@ -90,7 +90,7 @@ def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutp
         *([limit_note(services.max_tool_steps)] if request.final else []),
     ]
     local_now = services.clock().astimezone(ZoneInfo(meta.timezone))
-    prompt = build_prompt(services.tools.summaries(), local_now, history, rounds, per_turn)
+    prompt = build_prompt(services.tools.summaries(), local_now, history, rounds, per_turn, services.persona)
     model_request = ModelRequest(
         model=services.model_name,
         max_tokens=services.max_tokens,

@@ -62,6 +62,7 @@ class TurnServices:
     default_timezone: str = "UTC"
     memory_top_k: int = 3
     summary_threshold: int = 20
+    persona: str = ""  # the persona section of the system prompt, read once per container
     rules_model: Callable[[], ChatModel] = offline_model
     clock: Callable[[], datetime] = utc_now
     new_id: Callable[[], str] = new_id
