@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from stepwise.ids import utc_now
 from stepwise.model.reminder_rules import last_reminder, parse_reminder_intent
-from stepwise.model.replies import phrase_results, tool_names
+from stepwise.model.replies import phrase_results, tool_inputs, tool_names
 from stepwise.model.rules import parse_task_intent
 from stepwise.model.small_talk import small_talk
 from stepwise.model.task_phrases import as_reminder_command
@@ -57,7 +57,9 @@ class OfflineModel:
     def complete(self, request: ModelRequest) -> ModelResponse:
         results = last_tool_results(request.messages)
         if results is not None:
-            return self._text(phrase_results(results, tool_names(request.messages)))
+            return self._text(
+                phrase_results(results, tool_names(request.messages), tool_inputs(request.messages))
+            )
         text = last_user_text(request.messages)
         clock = local_clock(request.messages) or UserClock(self._clock().astimezone(UTC), "UTC")
         calls = self.intent(text, clock, request)
