@@ -32,7 +32,7 @@ HUMAN = (
 ANSWERS: list[tuple[str, str]] = [
     (
         r"(?:thanks|thank you|thank u|thx|ty|cheers|much appreciated|appreciate it|thanks a lot|many thanks"
-        r"|thank you so much|thanks so much|great,? thanks|perfect,? thanks|ok,? thanks)",
+        r"|thank you (?:so|very) much|thanks (?:so|very) much|great,? thanks|perfect,? thanks|ok,? thanks)",
         THANKS,
     ),
     (
