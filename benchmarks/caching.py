@@ -408,13 +408,19 @@ def legacy_prompt(
     history: Sequence[StoredMessage],
     rounds: Sequence[ModelStep],
     per_turn: Sequence[str] = (),
+    persona: str = "",
 ) -> Prompt:
-    """The prompt as CallModel built it before: the stable system block marked for caching, then a system
-    block with the time and the per-turn sections; the messages without breakpoints and without context."""
+    """The prompt as CallModel built it before: the stable system block marked for caching (with today's
+    persona, so both runs carry the same text), then a system block with the time and the per-turn sections;
+    the messages without breakpoints and without context."""
     turn_lines = [f"## Now\nThe current date and time is {now.isoformat(timespec='seconds')}."]
     turn_lines.extend(section for section in per_turn if section.strip())
     system = [
-        {"type": "text", "text": f"{ROLE}\n\n{tools_section(tools)}", "cache_control": dict(EPHEMERAL)},
+        {
+            "type": "text",
+            "text": "\n\n".join(part for part in (ROLE, persona, tools_section(tools)) if part),
+            "cache_control": dict(EPHEMERAL),
+        },
         {"type": "text", "text": "\n\n".join(turn_lines)},
     ]
     messages = [

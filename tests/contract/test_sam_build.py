@@ -9,7 +9,10 @@ from pathlib import Path
 from support.layer import layer_problems
 from support.tools import ROOT
 
+from stepwise.prompt.persona import PERSONA_FILES as PERSONA
 from stepwise_local.template import Template
+
+PERSONA_FILES = [name for name, _ in PERSONA]
 
 
 def test_make_build_without_docker_ships_compiled_code(sam: str, tmp_path: Path) -> None:
@@ -37,6 +40,10 @@ def test_make_build_without_docker_ships_compiled_code(sam: str, tmp_path: Path)
         "boto3",
     ):
         assert (layer / package).is_dir(), f"{package} missing from the layer"
+    for name in PERSONA_FILES:  # the persona ships next to the package, where SHIPPED_PERSONA_DIR points
+        shipped = layer / "persona" / name
+        assert shipped.is_file() and not shipped.is_symlink(), f"persona/{name} missing from the layer"
+        assert shipped.read_bytes() == (ROOT / "persona" / name).read_bytes()
     for module in ("stepwise/runtime", "anthropic/_client", "pydantic/main"):
         path = layer / module
         assert list(path.parent.glob(f"__pycache__/{path.name}.cpython-311.pyc")), f"no bytecode for {module}"

@@ -11,6 +11,8 @@ import pytest
 from support.layer import layer_problems
 from support.tools import ROOT
 
+from stepwise.prompt.persona import PERSONA_FILES, SHIPPED_PERSONA_DIR
+
 LAYER_PACKAGE = ROOT / "layers" / "core" / "stepwise"
 BUILT_PACKAGE = ROOT / ".aws-sam" / "build" / "CoreLayer" / "python" / "stepwise"
 
@@ -23,6 +25,14 @@ def test_a_built_layer_holds_no_test_fakes() -> None:
     if not BUILT_PACKAGE.is_dir():
         pytest.skip("no build in .aws-sam/build (make build); test_sam_build.py checks a fresh one")
     assert layer_problems(BUILT_PACKAGE) == []
+
+
+def test_the_layer_source_holds_the_repository_persona_files() -> None:
+    # layers/core/persona links to the repository's persona/: sam build copies the files into the layer.
+    assert (ROOT / "layers" / "core" / "persona").resolve() == (ROOT / "persona").resolve()
+    assert SHIPPED_PERSONA_DIR.resolve() == (ROOT / "persona").resolve()
+    for name, _ in PERSONA_FILES:
+        assert (SHIPPED_PERSONA_DIR / name).is_file(), name
 
 
 def test_the_check_finds_a_fake(tmp_path: Path) -> None:

@@ -276,4 +276,7 @@ def test_task_numbers_beyond_any_list_come_back_as_error_results_not_failures(st
     execution = stack.say(user, f"done {'9' * 41}")
     assert execution["status"] == "SUCCEEDED"
     reply = stack.replies(user)[-1]
-    assert reply.startswith("(My language model is unavailable") and f"there is no task #{'9' * 41}" in reply
+    assert (
+        reply.startswith("(My language model is unavailable")
+        and f"There's no task #{'9' * 41} on your list" in reply
+    )

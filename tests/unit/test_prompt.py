@@ -78,11 +78,13 @@ def prefix_bytes(messages: list[dict[str, Any]], up_to: tuple[int, int]) -> str:
 
 
 def test_the_system_prompt_is_one_cached_block_without_anything_per_turn() -> None:
-    (system,) = build_system_prompt([])
-    assert "You are Stepwise" in system["text"] and "Personality" in system["text"]
+    (system,) = build_system_prompt([], persona="## Character\nWarm and direct.")
+    assert "You are Stepwise" in system["text"] and "Warm and direct." in system["text"]
     assert system["cache_control"] == EPHEMERAL
     assert "2026" not in system["text"], "the time must stay out of the cached prefix"
-    assert build_system_prompt([]) == [system], "the same every turn"
+    assert build_system_prompt([], persona="## Character\nWarm and direct.") == [system], (
+        "the same every turn"
+    )
 
 
 def test_without_tools_the_prompt_says_none_are_available() -> None:

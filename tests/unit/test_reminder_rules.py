@@ -185,4 +185,7 @@ def test_tool_results_pass_through_and_errors_are_explained() -> None:
     assert zone.startswith("⚠️ I couldn't change your time zone: Unknown time zone: Lisbon.\n")
     assert "Europe/Lisbon" in zone
     assert reply_to("cancel reminder 9", "cancel_reminder", "", True) == "⚠️ I couldn't cancel that reminder."
-    assert reply_to("done 9", "complete_task", "There is no task #9.", True) == "⚠️ There is no task #9."
+    assert (
+        reply_to("done 9", "complete_task", "There is no task #9.", True)
+        == "⚠️ There's no task #9 on your list."
+    )

@@ -108,7 +108,7 @@ def test_the_offline_model_calls_tools_then_reports_their_results() -> None:
         )
     )
     assert second.stop_reason == "end_turn"
-    assert second.content[0]["text"] == "Completed task #1: a\n⚠️ There is no task #2."
+    assert second.content[0]["text"] == "Completed task #1: a\n⚠️ There's no task #2 on your list."
 
 
 def test_without_tools_or_with_tools_disabled_it_answers_in_words() -> None:

@@ -336,5 +336,6 @@ def test_the_rules_model_answers_a_task_number_beyond_any_list_clearly(
     assert call_model(CallModelInput(turn=begin.turn), services).route == "reply"
     deliver_reply(begin.turn, services)
     (reply,) = telegram.texts()
-    assert f"there is no task #{huge}: task numbers run from 1 to 2147483647" in reply
+    assert f"There's no task #{huge} on your list." in reply
+    assert "Invalid arguments" not in reply and "task_id" not in reply
     assert [(t.task_id, t.status) for t in tasks.list(7, "all")] == [(1, "pending")]

@@ -97,6 +97,7 @@ class Settings(BaseModel):
     # Photos and documents (README, "Photos and documents"): Anthropic takes images up to 5 MB of base64.
     max_image_bytes: int = Field(default=3_750_000, ge=1, le=3_932_160)
     max_document_bytes: int = Field(default=10_000_000, ge=1, le=20_000_000)  # Bot API downloads: 20 MB
+    persona_dir: str | None = None  # the persona files' folder; None: the one shipped in the layer
 
     @field_validator("default_timezone")
     @classmethod
@@ -128,6 +129,7 @@ class Settings(BaseModel):
         "vector_bucket_name",
         "scheduler_role_arn",
         "reminder_target_arn",
+        "persona_dir",
         mode="before",
     )
     @classmethod

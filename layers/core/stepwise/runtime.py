@@ -258,6 +258,17 @@ class Runtime:
         )
 
     @cached_property
+    def persona(self) -> str:
+        """The persona files' text (PERSONA_DIR, or the shipped folder), read once; a file over the size
+        limit raises PersonaError naming it."""
+        from pathlib import Path
+
+        from stepwise.prompt.persona import load_persona
+
+        directory = self.settings.persona_dir
+        return load_persona(Path(directory) if directory else None)
+
+    @cached_property
     def turn_services(self) -> TurnServices:
         from stepwise.audit.dynamodb import DynamoAuditLog
         from stepwise.history.dynamodb import DynamoMessageRepository
@@ -295,6 +306,7 @@ class Runtime:
             memory_top_k=s.memory_top_k,
             summary_threshold=s.summary_threshold,
             default_timezone=s.default_timezone,
+            persona=self.persona,
             clock=clock,
             files=lambda: self.telegram,
             media_limits=MediaLimits(s.max_image_bytes, s.max_document_bytes),

@@ -67,15 +67,13 @@ class ModelSummarizer:
 
 
 class ExtractiveSummarizer:
-    """The offline summarizer: keeps what the user said, newest last, within the size bound."""
+    """The offline summarizer: a short bullet list of the user's statements and of what was done, newest
+    last, within the size bound (see `stepwise.memory.extractive`)."""
 
     def summarize(self, previous: str, messages: Sequence[StoredMessage]) -> str:
-        said = [
-            m.content.strip().replace("\n", " ") for m in messages if m.role == "user" and m.content.strip()
-        ]
-        lines = ([previous] if previous else []) + [f"The user said: {text}" for text in said]
-        summary = "\n".join(lines)
-        return summary[-MAX_SUMMARY_CHARS:] if len(summary) > MAX_SUMMARY_CHARS else summary
+        from stepwise.memory.extractive import extractive_summary  # the rules model's grammar, offline only
+
+        return extractive_summary(previous, messages, MAX_SUMMARY_CHARS)
 
 
 class SummarizeInput(BaseModel):

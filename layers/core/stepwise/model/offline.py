@@ -16,8 +16,10 @@ from typing import TYPE_CHECKING, Any
 from stepwise.ids import utc_now
 from stepwise.model.media_rules import media_answer
 from stepwise.model.reminder_rules import last_reminder, parse_reminder_intent
-from stepwise.model.replies import phrase_results, tool_names
+from stepwise.model.replies import phrase_results, tool_inputs, tool_names
 from stepwise.model.rules import parse_task_intent
+from stepwise.model.small_talk import small_talk
+from stepwise.model.task_phrases import as_reminder_command
 from stepwise.model.types import ModelRequest, ModelResponse, TextSink
 from stepwise.prompt.clock_line import UserClock, parse_clock_line
 from stepwise.prompt.system import is_turn_context
@@ -57,7 +59,9 @@ class OfflineModel:
         """Answer by rules, at once (`on_text` is not called: there is nothing to stream)."""
         results = last_tool_results(request.messages)
         if results is not None:
-            return self._text(phrase_results(results, tool_names(request.messages)))
+            return self._text(
+                phrase_results(results, tool_names(request.messages), tool_inputs(request.messages))
+            )
         text = last_user_text(request.messages)
         if (about_file := media_answer(text)) is not None:
             return self._text(about_file)
@@ -89,7 +93,9 @@ class OfflineModel:
         if request.tool_choice is not None and request.tool_choice.get("type") == "none":
             return None
         available = {tool["name"] for tool in request.tools}
-        reminder = parse_reminder_intent(text, clock, last_reminder(request.messages))
+        reminder = parse_reminder_intent(
+            as_reminder_command(text) or text, clock, last_reminder(request.messages)
+        )
         for calls in (reminder, parse_task_intent(text)):
             if calls and all(name in available for name, _ in calls):
                 return calls
@@ -102,6 +108,9 @@ class OfflineModel:
 
     def answer(self, text: str, clock: UserClock | None = None) -> str:
         """The rule-based answer to a message that is no command; `clock` is the user's, when known."""
+        chat = small_talk(text)
+        if chat is not None:
+            return chat
         if GREETING.search(text):
             return (
                 "Hello! I'm Stepwise, running in offline mode (no model API is configured), "

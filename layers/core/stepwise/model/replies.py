@@ -1,7 +1,9 @@
 """How the offline model words a round of tool results.
 
-The tools already speak plainly, so what they return passes through. A failed reminder or time zone call
-says first what could not be done, then the tool's reason, so that an error is explained and never hidden.
+Tool results are written for the model; `stepwise.model.user_wording` turns them into sentences to the user
+("There's no task #9 on your list", "You said no, so I didn't delete task #3"). A failed reminder or time
+zone call says first what could not be done, then the tool's reason, so that an error is explained and never
+hidden.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from stepwise.model.rules import summarize_results
+from stepwise.model.user_wording import for_the_user
 
 FAILED = {
     "set_reminder": "I couldn't set that reminder",
@@ -34,18 +37,32 @@ def tool_names(messages: list[dict[str, Any]]) -> dict[str, str]:
     return {}
 
 
-def phrase_results(results: list[dict[str, Any]], names: dict[str, str]) -> str:
-    """The user-facing text for a round of tool results; `names` maps tool_use ids to tool names."""
+def tool_inputs(messages: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The input of each tool_use id in the assistant message that the newest results answer."""
+    for message in reversed(messages[:-1]):
+        if message.get("role") == "assistant" and isinstance(message.get("content"), list):
+            return {
+                str(block.get("id")): dict(block.get("input") or {})
+                for block in message["content"]
+                if block.get("type") == "tool_use"
+            }
+    return {}
+
+
+def phrase_results(
+    results: list[dict[str, Any]], names: dict[str, str], inputs: dict[str, dict[str, Any]] | None = None
+) -> str:
+    """The user-facing text for a round of tool results; `names` and `inputs` map tool_use ids to the
+    calls' tool names and arguments."""
     worded = []
     for block in results:
-        name = names.get(str(block.get("tool_use_id")), "")
-        if block.get("is_error") and name in FAILED:
-            content = block.get("content", "")
-            reason = content if isinstance(content, str) else " ".join(c.get("text", "") for c in content)
-            reason = reason.strip()
-            text = f"{FAILED[name]}: {reason}" if reason else f"{FAILED[name]}."
-            if name in HINTS:
-                text = f"{text}\n{HINTS[name]}"
-            block = {**block, "content": text}
-        worded.append(block)
+        call = str(block.get("tool_use_id"))
+        name = names.get(call, "")
+        content = block.get("content", "")
+        text = content if isinstance(content, str) else " ".join(c.get("text", "") for c in content)
+        failed = FAILED.get(name) if block.get("is_error") else None
+        text = for_the_user(text, name, (inputs or {}).get(call, {}), failed)
+        if failed and name in HINTS:
+            text = f"{text}\n{HINTS[name]}"
+        worded.append({**block, "content": text})
     return summarize_results(worded)

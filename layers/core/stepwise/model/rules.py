@@ -132,18 +132,27 @@ def parse_intent(
     """The tool calls a reminder or task command asks for, or None when the text is neither. `clock` is the
     user's local now (UTC now without one), `reminded` the reminder just sent (for "snooze")."""
     from stepwise.model.reminder_rules import parse_reminder_intent, utc_clock  # lazily: a larger grammar
+    from stepwise.model.task_phrases import as_reminder_command
 
-    return parse_reminder_intent(text, clock or utc_clock(), reminded) or parse_task_intent(text)
+    reminder = parse_reminder_intent(as_reminder_command(text) or text, clock or utc_clock(), reminded)
+    return reminder or parse_task_intent(text)
 
 
 def parse_task_intent(text: str) -> list[ToolCall] | None:
-    """The tool calls a task command asks for, or None when the text is not one."""
+    """The tool calls a task command asks for (an everyday phrasing, see `stepwise.model.task_phrases`, or a
+    short command), or None when the text is not one."""
+    from stepwise.model.task_phrases import clean, everyday_task_intent
+
+    everyday = everyday_task_intent(text)
+    if everyday:
+        return everyday
     cleaned = re.sub(r"\s+", " ", text.strip()).rstrip("?!. ")
-    for pattern, build in RULES:
-        match = pattern.match(cleaned)
-        if match:
-            calls = build(match)
-            return calls or None
+    for candidate in dict.fromkeys([cleaned, clean(text)]):  # as written, then without "please", "thanks"
+        for pattern, build in RULES:
+            match = pattern.match(candidate)
+            if match:
+                calls = build(match)
+                return calls or None
     return None
 
 

@@ -28,10 +28,12 @@ def build_prompt(
     rounds: Sequence[ModelStep],
     per_turn: Sequence[str] = (),
     files: Mapping[str, bytes | None] | None = None,
+    persona: str = "",
 ) -> Prompt:
     """The byte-stable system prompt and the history with its breakpoints; the time and `per_turn` sections
-    go last, in the newest user message. `files`: the bytes of the photos and documents this call shows."""
+    go last, in the newest user message. `files`: the bytes of the photos and documents this call shows;
+    `persona` goes into the system prompt."""
     return Prompt(
-        system=build_system_prompt(tools),
+        system=build_system_prompt(tools, persona),
         messages=build_messages(history, rounds, context=turn_context(now, per_turn), files=files),
     )

@@ -19,10 +19,9 @@ if TYPE_CHECKING:
 
 EPHEMERAL: dict[str, str] = {"type": "ephemeral"}  # a cache breakpoint with the default five-minute lifetime
 
+# Who the assistant is; its character, its owner and its house rules come from the persona files
+# (`stepwise.prompt.persona`).
 ROLE = """You are Stepwise, a personal assistant who lives in the user's Telegram.
-Personality: warm, direct and practical. You keep answers short because they are read on a phone,
-use plain language, and ask one clear question when a request is ambiguous. You never pretend to have
-done something you did not do, and you say so when you do not know.
 Formatting: Telegram shows basic Markdown (bold, italics, inline code, code blocks, links); avoid tables
 and headings."""
 
@@ -61,10 +60,12 @@ def tools_section(tools: Sequence[ToolSummary]) -> str:
     return "\n".join(lines)
 
 
-def build_system_prompt(tools: Sequence[ToolSummary]) -> list[dict[str, Any]]:
-    """One system block (role, personality, context note, tools), the same every turn, ending in a cache
-    breakpoint: tools and system are the first cached prefix."""
-    text = f"{ROLE}\n\n{CONTEXT_NOTE}\n\n{tools_section(tools)}"
+def build_system_prompt(tools: Sequence[ToolSummary], persona: str = "") -> list[dict[str, Any]]:
+    """One system block (role, persona, context note, tools), the same every turn, ending in a cache
+    breakpoint: tools and system are the first cached prefix. `persona` is read once per container (see
+    `stepwise.prompt.persona`)."""
+    parts = [ROLE, persona.strip(), CONTEXT_NOTE, tools_section(tools)]
+    text = "\n\n".join(part for part in parts if part)
     return [{"type": "text", "text": text, "cache_control": dict(EPHEMERAL)}]
 
 

@@ -108,7 +108,9 @@ def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutp
     fallback = meta.model_override == "rules"
     offline = fallback or meta.model_override == "command"
     files = turn_files(history, services, offline)
-    prompt = build_prompt(services.tools.summaries(), local_now, history, rounds, per_turn, files)
+    prompt = build_prompt(
+        services.tools.summaries(), local_now, history, rounds, per_turn, files, persona=services.persona
+    )
     model_request = ModelRequest(
         model=services.model_name,
         max_tokens=services.max_tokens,

@@ -66,6 +66,7 @@ class TurnServices:
     default_timezone: str = "UTC"
     memory_top_k: int = 3
     summary_threshold: int = 20
+    persona: str = ""  # the persona section of the system prompt, read once per container
     rules_model: Callable[[], ChatModel] = offline_model
     files: Callable[[], FileSource] | None = None  # photos and documents; None: they show as text
     media_limits: MediaLimits = field(default_factory=MediaLimits)
