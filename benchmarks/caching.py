@@ -408,11 +408,12 @@ def legacy_prompt(
     history: Sequence[StoredMessage],
     rounds: Sequence[ModelStep],
     per_turn: Sequence[str] = (),
+    files: object = None,
     persona: str = "",
 ) -> Prompt:
     """The prompt as CallModel built it before: the stable system block marked for caching (with today's
     persona, so both runs carry the same text), then a system block with the time and the per-turn sections;
-    the messages without breakpoints and without context."""
+    the messages without breakpoints and without context. (The scripted chat sends no files.)"""
     turn_lines = [f"## Now\nThe current date and time is {now.isoformat(timespec='seconds')}."]
     turn_lines.extend(section for section in per_turn if section.strip())
     system = [
