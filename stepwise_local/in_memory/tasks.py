@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from stepwise.ledger.models import CallAlreadyRecorded, Once
-from stepwise.tasks.models import Task, TaskStatusFilter
+from stepwise.tasks.models import Task, TaskStatusFilter, task_changes
 from stepwise_local.in_memory.ledger import InMemoryToolCallLedger
 
 
@@ -77,13 +77,7 @@ class InMemoryTaskRepository:
         once: Once[Task] | None = None,
         due: str | None = None,
     ) -> Task | None:
-        changes: dict[str, object] = {"updated_at": now}
-        if title is not None:
-            changes["title"] = title
-        if description is not None:
-            changes["description"] = description
-        if due is not None:
-            changes["due"] = due or None
+        changes = task_changes(now, title, description, due)
         return self._change(user_id, task_id, changes, once)
 
     def complete(self, user_id: int, task_id: int, now: str, once: Once[Task] | None = None) -> Task | None:

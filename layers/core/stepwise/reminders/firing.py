@@ -47,7 +47,8 @@ def fire(event: FireEvent, services: FireServices) -> FireOutcome:
     """Queue the reminder's message for its chat (see the module docstring); says what was done."""
     reminder = services.reminders.get(event.user_id, event.reminder_id)
     if reminder is None:
-        services.schedules.delete(_name(event))  # cancelled, or a schedule a crash left without its record
+        # cancelled, or a schedule a crash left without its record
+        services.schedules.delete(Reminder.name_of(event.user_id, event.reminder_id))
         logger.info("no such reminder: nothing sent", extra={"reminder_id": event.reminder_id})
         return "cancelled"
     now = services.clock()
@@ -75,10 +76,6 @@ def fire(event: FireEvent, services: FireServices) -> FireOutcome:
         extra={"reminder_id": reminder.reminder_id, "chat_id": reminder.chat_id, "admitted": admitted},
     )
     return admitted
-
-
-def _name(event: FireEvent) -> str:
-    return Reminder.name_of(event.user_id, event.reminder_id)
 
 
 def _idle(reminder: Reminder, services: FireServices, now: datetime) -> bool:

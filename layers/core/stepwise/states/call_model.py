@@ -16,6 +16,7 @@ from stepwise.model.types import ModelRequest
 from stepwise.prompt.layout import build_prompt
 from stepwise.reminders.models import REMINDER_PREFIX
 from stepwise.states.contracts import CallModelInput, CallModelOutput, Route
+from stepwise.states.fixed_reply import reply_without_model
 from stepwise.states.load_context import show_typing
 from stepwise.states.spend import count_usage, refuse_over_budget, wait_for_rate_limit
 from stepwise.telegram.drafts import draft_stream
@@ -178,26 +179,9 @@ def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutp
 
 def deliver_reminder(meta: TurnMeta, services: TurnServices) -> CallModelOutput:
     """A reminder that fired is answered with its text, without a model call (it costs no tokens)."""
-    assert meta.reminder is not None
-    text = REMINDER_PREFIX + meta.reminder
-    step = ModelStep(
-        step=0,
-        content=[{"type": "text", "text": text}],
-        stop_reason="end_turn",
-        model="reminder",
-        message_id=services.new_id(),
-        created_at=iso_utc(services.clock()),
-    )
-    existing = services.turns.steps(meta.turn_id)
-    if existing:  # a retry: keep the first attempt's message id and time
-        step = existing[0]
-    else:
-        services.turns.put_step(meta.turn_id, step)
-    services.turns.put_reply(
-        meta.turn_id,
-        Reply(text=text, source="reminder", message_id=step.message_id, created_at=step.created_at),
-    )
-    return CallModelOutput(route="reply", stop_reason="end_turn", step=0, tool_calls=0)
+    reminder = meta.reminder
+    assert reminder is not None
+    return reply_without_model(meta, services, "reminder", lambda *_: REMINDER_PREFIX + reminder)
 
 
 def final_text(step: ModelStep) -> str:

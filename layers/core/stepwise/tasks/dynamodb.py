@@ -15,7 +15,7 @@ from botocore.exceptions import ClientError
 
 from stepwise.dynamodb_pages import all_items
 from stepwise.ledger.models import CallAlreadyRecorded, Once
-from stepwise.tasks.models import Task, TaskStatusFilter
+from stepwise.tasks.models import Task, TaskStatusFilter, task_changes
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -112,13 +112,7 @@ class DynamoTaskRepository:
         once: Once[Task] | None = None,
         due: str | None = None,
     ) -> Task | None:
-        changes: dict[str, Any] = {"updated_at": now}
-        if title is not None:
-            changes["title"] = title
-        if description is not None:
-            changes["description"] = description
-        if due is not None:
-            changes["due"] = due or None
+        changes = task_changes(now, title, description, due)
         return self._change(user_id, task_id, once, lambda task: task.model_copy(update=changes))
 
     def complete(self, user_id: int, task_id: int, now: str, once: Once[Task] | None = None) -> Task | None:

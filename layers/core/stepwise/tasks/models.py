@@ -30,3 +30,15 @@ class Task(BaseModel):
         mark = "x" if self.status == "completed" else " "
         due = f" (due {self.due.replace('T', ' ')})" if self.due else ""
         return f"#{self.task_id} [{mark}] {self.title}{due}"
+
+
+def task_changes(now: str, title: str | None, description: str | None, due: str | None) -> dict[str, object]:
+    """The fields an update sets: those given (a `due` of "" removes the due time), and `updated_at`."""
+    changes: dict[str, object] = {"updated_at": now}
+    if title is not None:
+        changes["title"] = title
+    if description is not None:
+        changes["description"] = description
+    if due is not None:
+        changes["due"] = due or None
+    return changes
