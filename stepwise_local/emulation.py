@@ -95,6 +95,9 @@ class LocalConfig:
     fire_schedules: bool = False
     schedule_poll_seconds: float = 1.0
     on_fired: Callable[[Fired], None] | None = None  # told of each delivery the local scheduler makes
+    # Keep each function's runtime (settings, clients, adapters) between its invocations, as a warm Lambda
+    # container does (benchmarks). Off by default: tests change settings between turns.
+    warm_containers: bool = False
 
 
 class LambdaCrash(Exception):
@@ -134,6 +137,7 @@ class Emulation:
         self._running: str | None = None  # the function being invoked (invocations run one at a time)
         self.throttled: list[tuple[str, str, str]] = []  # (function, table, operation) of each injected error
         self._recovery_threads: list[threading.Thread] = []
+        self._warm_runtimes: dict[str, Any] = {}  # with config.warm_containers: each function's runtime
         self._clock_offset = timedelta(0)
         self.scheduler = LocalScheduler(
             client=None,
@@ -316,11 +320,14 @@ class Emulation:
             from stepwise_local.local_memory import local_memory
 
             runtime.install_memory_backend("local", local_memory)  # MEMORY_BACKEND=local, set above
-            runtime.reset()
+            warm = self.config.warm_containers
+            runtime.swap(self._warm_runtimes.pop(spec.logical_id, None) if warm else None)
             try:
                 yield
             finally:
-                runtime.reset()
+                kept = runtime.swap(None)
+                if warm and kept is not None:
+                    self._warm_runtimes[spec.logical_id] = kept
 
     def _load_handlers(self) -> None:
         for logical_id, spec in self.functions.items():

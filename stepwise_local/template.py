@@ -43,6 +43,7 @@ class FunctionSpec:
     handler: str
     environment: dict[str, str]
     timeout: int
+    memory_size: int = 128  # MB, Lambda's default
 
     @property
     def arn(self) -> str:
@@ -184,6 +185,7 @@ class Template:
                 handler=props.get("Handler", globals_.get("Handler", "app.handler")),
                 environment={k: str(self.resolve(v)) for k, v in env.items()},
                 timeout=int(props.get("Timeout", globals_.get("Timeout", 3))),
+                memory_size=int(props.get("MemorySize", globals_.get("MemorySize", 128))),
             )
         return specs
 

@@ -1,4 +1,4 @@
-"""CallModel state: one model call; its route (reply, tools, limit) steers the state machine."""
+"""CallModel state: one model call; its route (reply, tools, model, wait) steers the state machine."""
 
 from __future__ import annotations
 

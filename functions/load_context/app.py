@@ -1,9 +1,9 @@
-"""LoadContext state: store the user's message, fix the history window, show "typing"."""
+"""LoadContext state: store the waiting messages, fix the history window, decide the kind of turn."""
 
 from aws_lambda_powertools import Logger
 
 from stepwise.lambda_support import state_handler
-from stepwise.states.contracts import TurnStart
+from stepwise.states.contracts import LoadContextInput
 from stepwise.states.load_context import load_context
 
-handler = state_handler(TurnStart, load_context, Logger())
+handler = state_handler(LoadContextInput, load_context, Logger())

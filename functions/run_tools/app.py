@@ -1,4 +1,5 @@
-"""RunTools state: run the step's tool calls; approval-needing ones wait for the user."""
+"""RunTools state (also RunToolsOrAskApproval and RunApprovedTools): run the step's tool calls; the ones
+that need approval wait for the user."""
 
 from aws_lambda_powertools import Logger
 

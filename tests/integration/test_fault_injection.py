@@ -26,15 +26,10 @@ from stepwise_local.template import Template
 OFFLINE = {"ANTHROPIC_BASE_URL": "", "ANTHROPIC_API_KEY_PARAMETER": ""}
 ADDED = "Added task #1: buy milk"
 DELETED = "Deleted task #1: buy milk"
-TURN_STATES = [
-    "LoadContextFunction",
-    "CallModelFunction",
-    "RunToolsFunction",
-    "SendReplyFunction",
-    "SaveTurnFunction",
-    "FinishTurnFunction",
-]
-APPROVAL_STATES = ["RunToolsFunction", "RequestApprovalFunction", "RetakeChatFunction"]
+# Every function a turn runs (FinishTurn sends, saves and frees the chat; RunTools also takes the chat back
+# after an approval).
+TURN_STATES = ["LoadContextFunction", "CallModelFunction", "RunToolsFunction", "FinishTurnFunction"]
+APPROVAL_STATES = ["RunToolsFunction", "RequestApprovalFunction"]
 TABLES = sorted(spec.logical_id for spec in Template().tables())
 
 
@@ -141,11 +136,11 @@ def test_a_crash_around_an_approval_neither_loses_nor_repeats_it(
 
 
 @pytest.mark.parametrize("when", ["before", "after"])
-def test_a_crash_of_send_error_still_tells_the_user_once(stack: Stack, when: str) -> None:
+def test_a_crash_of_fail_turn_still_tells_the_user_once(stack: Stack, when: str) -> None:
     user = stack.new_user()
     stack.emulation.config.env["FALLBACK_MODEL"] = "off"
     stack.anthropic.always(error(500))
-    stack.emulation.crash("SendErrorFunction", when)
+    stack.emulation.crash("FinishTurnFunction", when)  # FailTurn: FinishTurn with the error
     say(stack, user, "hello")
     assert stack.replies(user) == [FRIENDLY_ERROR]
     assert [m["content"] for m in stack.stored(user)] == ["hello"], "the message is kept for the next turn"
@@ -169,7 +164,7 @@ def test_telegram_answers_but_the_record_of_it_fails_the_reply_is_sent_at_least_
     chunk again (a rare duplicate) rather than risk losing it."""
     stack.emulation.config.env.update(OFFLINE)
     user = stack.new_user()
-    stack.emulation.throttle("TurnsTable", 1, function="SendReplyFunction", operation="UpdateItem")
+    stack.emulation.throttle("TurnsTable", 1, function="FinishTurnFunction", operation="UpdateItem")
     add_milk(stack, user)
     assert stack.replies(user) == [ADDED, ADDED]
     assert [t["title"] for t in stack.tasks(user)] == ["buy milk"]
@@ -183,7 +178,7 @@ def test_telegram_answers_but_the_record_of_it_fails_the_reply_is_sent_at_least_
         ("LoadContextFunction", "ChatsTable", "UpdateItem"),  # stored, not counted yet
         ("RunToolsFunction", "TurnsTable", "PutItem"),  # the tool ran, its result not recorded
         ("FinishTurnFunction", "InboxTable", "UpdateItem"),  # messages done, the chat not yet free
-        ("SaveTurnFunction", "ChatsTable", "UpdateItem"),  # the reply stored, not counted yet
+        ("FinishTurnFunction", "ChatsTable", "UpdateItem"),  # the reply stored, not counted yet
     ],
 )
 def test_a_failure_between_two_side_effects_of_a_state_is_retried_without_loss_or_repeat(

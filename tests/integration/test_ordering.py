@@ -122,9 +122,12 @@ def test_a_finish_turn_that_keeps_dying_fails_the_execution_and_the_recovery_fre
     stack: Stack,
 ) -> None:
     user = stack.new_user()
-    stack.emulation.crash("FinishTurnFunction", "before", times=7)  # one attempt and six retries
+    # FinishTurn dies after its work, every time: its attempt and six retries, then FinishTurnUndelivered's
+    # attempt and six retries.
+    stack.emulation.crash("FinishTurnFunction", "after", times=14)
     execution = stack.say(user, "hello")
     assert execution["status"] == "FAILED"
+    assert not stack.emulation._crashes.get("FinishTurnFunction"), "every attempt died"
     stack.emulation.wait_idle(user, timeout=30)
     assert stack.replies(user) == ["You said: hello"], "answered once: the recovery does not answer again"
     stack.say(user, "still there?")

@@ -30,7 +30,7 @@ def waits(stack: Stack, execution: dict[str, Any]) -> list[int]:
     """The seconds of each rate-limit Wait state the execution went through."""
     events = stack.emulation.history(execution["name"])
     return [
-        json.loads(e["stateEnteredEventDetails"]["input"])["model"]["wait_seconds"]
+        json.loads(e["stateEnteredEventDetails"]["input"])["next"]["wait_seconds"]
         for e in events
         if e["type"] == "WaitStateEntered"
     ]

@@ -9,7 +9,20 @@ from typing import Any
 from stepwise.inbox.models import QueuedMessage
 from stepwise.model.types import ModelRequest, ModelResponse, TextSink
 from stepwise.prompt.system import is_turn_context
-from stepwise.states.contracts import TurnRef, TurnStart
+from stepwise.states.call_model import call_model
+from stepwise.states.contracts import (
+    CallModelInput,
+    FinishTurnInput,
+    FinishTurnOutput,
+    LoadContextInput,
+    Next,
+    RunToolsInput,
+    TurnRef,
+    TurnStart,
+)
+from stepwise.states.finish_turn import finish_turn
+from stepwise.states.load_context import load_context
+from stepwise.states.run_tools import run_tools
 from stepwise.states.services import TurnServices
 
 
@@ -104,3 +117,20 @@ def turn_start(
     return TurnStart(
         turn=TurnRef(turn_id=f"turn-{update_id}", chat_id=chat_id, user_id=chat_id, update_id=update_id)
     )
+
+
+def drive_turn(services: TurnServices, start: TurnStart | LoadContextInput) -> FinishTurnOutput:
+    """Run a turn without approvals the way the state machine's WhatNext does: LoadContext, then CallModel and
+    RunTools as their routes say, then FinishTurn."""
+    next_: Next = load_context(LoadContextInput(turn=start.turn), services)
+    for _ in range(2 * services.max_tool_steps + 3):
+        if next_.route == "reply":
+            return finish_turn(FinishTurnInput(turn=start.turn), services)
+        if next_.route == "model":
+            next_ = call_model(CallModelInput(turn=start.turn, next=next_), services)
+        elif next_.route == "tools":
+            run_tools(RunToolsInput(turn=start.turn, next=next_), services)  # ResultPath null: then CallModel
+            next_ = next_.model_copy(update={"route": "model"})
+        else:
+            raise AssertionError(f"drive_turn does not follow route {next_.route!r}")
+    raise AssertionError("the turn did not reach its reply")

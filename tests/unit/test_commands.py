@@ -6,16 +6,12 @@ import dataclasses
 import re
 
 import pytest
-from support.turn_fakes import ScriptedModel, conversation_texts, text_response, turn_start
+from support.turn_fakes import ScriptedModel, conversation_texts, drive_turn, text_response, turn_start
 
-from stepwise.commands.parsing import ParsedCommand, is_command, parse_command
 from stepwise.commands.table import COMMANDS, menu, route
-from stepwise.states.call_model import call_model
-from stepwise.states.contracts import CallModelInput, TurnInput
-from stepwise.states.deliver import deliver_reply
 from stepwise.states.load_context import load_context
-from stepwise.states.save_turn import save_turn
 from stepwise.states.services import TurnServices
+from stepwise.telegram.commands import ParsedCommand, is_command, parse_command
 from stepwise_local.in_memory.telegram import InMemoryTelegram
 
 
@@ -71,10 +67,7 @@ def run_turn(services: TurnServices, text: str, update_id: int) -> None:
     start = turn_start(
         services, text, update_id=update_id, created_at=f"2026-11-22T09:{update_id:02d}:00.000Z"
     )
-    load_context(start, services)
-    call_model(CallModelInput(turn=start.turn), services)
-    deliver_reply(start.turn, services)
-    save_turn(TurnInput(turn=start.turn), services)
+    drive_turn(services, start)
 
 
 def test_a_command_is_answered_without_a_model_call_or_typing_and_stored(
@@ -91,12 +84,12 @@ def test_a_command_is_answered_without_a_model_call_or_typing_and_stored(
     ]
 
 
-def test_a_retried_call_model_keeps_the_first_answer(services: TurnServices) -> None:
+def test_a_retried_load_context_keeps_the_first_answer(services: TurnServices) -> None:
     start = turn_start(services, "/reset")
-    load_context(start, services)
-    call_model(CallModelInput(turn=start.turn), services)
+    assert load_context(start, services).route == "reply"
     first = services.turns.get_reply(start.turn.turn_id)
-    call_model(CallModelInput(turn=start.turn), services)
+    assert first is not None
+    assert load_context(start, services).route == "reply"
     assert services.turns.get_reply(start.turn.turn_id) == first
 
 

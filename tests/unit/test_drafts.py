@@ -6,13 +6,9 @@ import dataclasses
 from typing import Any
 
 import pytest
-from support.turn_fakes import ScriptedModel, text_response, turn_start
+from support.turn_fakes import ScriptedModel, drive_turn, text_response, turn_start
 
 from stepwise.model.types import ModelResponse
-from stepwise.states.call_model import call_model
-from stepwise.states.contracts import CallModelInput
-from stepwise.states.deliver import deliver_reply
-from stepwise.states.load_context import load_context
 from stepwise.states.services import TurnServices
 from stepwise.telegram.drafts import DraftStream, draft_id_for, draft_stream, render_draft
 from stepwise.telegram.errors import TelegramTransientError
@@ -121,9 +117,7 @@ def drafting(services: TurnServices, telegram: InMemoryTelegram) -> TurnServices
 def answer(services: TurnServices, chat_id: int, response: ModelResponse, model: ScriptedModel) -> None:
     model.responses.append(response)
     start = turn_start(services, "tell me something", chat_id=chat_id)
-    load_context(start, services)
-    call_model(CallModelInput(turn=start.turn), services)
-    deliver_reply(start.turn, services)
+    drive_turn(services, start)
 
 
 def test_a_private_chat_sees_a_draft_then_exactly_one_reply(

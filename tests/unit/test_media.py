@@ -286,8 +286,7 @@ def test_a_voice_note_alone_is_answered_with_its_notice_and_no_model_call(
 ) -> None:
     voice = Attachment(kind="voice", file_id="v", refusal="I can't listen to voice notes yet.")
     start = queue(services, 1, "", voice)
-    load_context(start, services)
-    output = call_model(CallModelInput(turn=start.turn), services)
+    output = load_context(start, services)
     assert output.route == "reply" and model.requests == []
     reply = services.turns.get_reply(start.turn.turn_id)
     assert reply is not None and (reply.text, reply.source) == (

@@ -198,7 +198,8 @@ def run_round(
     load_context(begin, services)
     model.responses.append(tool_use(*call))
     routed = call_model(CallModelInput(turn=begin.turn), services)
-    return begin, run_tools(RunToolsInput(turn=begin.turn, step=routed.step), services)
+    approvals = routed.route == "tools_with_approval"
+    return begin, run_tools(RunToolsInput(turn=begin.turn, next=routed, approvals=approvals), services)
 
 
 def last_result(services: TurnServices, turn_id: str) -> str:
@@ -215,12 +216,12 @@ def test_remember_recall_and_forget_with_approval(services: TurnServices, model:
     memory_id = found.split("]")[0].lstrip("[")
     assert found.endswith("Likes green tea") and memory_id.startswith("fact-")
     begin, waiting = run_round(services, model, "forget it", 3, ("forget", {"memory_id": memory_id}))
-    assert waiting.status == "needs_approval"
+    assert waiting.route == "approval"
     request_approval(
         RequestApprovalInput(turn=begin.turn, approval_id=waiting.approval_id, task_token="t"), services
     )
     services.approvals.decide(waiting.approval_id, "approved", "now", USER)
-    run_tools(RunToolsInput(turn=begin.turn, step=0), services)
+    run_tools(RunToolsInput(turn=begin.turn, next=waiting, approvals=True, resume=True), services)
     assert last_result(services, begin.turn.turn_id) == f"Forgot {memory_id}: Likes green tea"
     begin, _ = run_round(services, model, "what do I drink?", 4, ("recall", {"query": "green tea"}))
     assert last_result(services, begin.turn.turn_id) == "No memories yet."
@@ -272,5 +273,5 @@ def test_a_failing_recall_does_not_fail_the_turn(
         services.memory, "recall", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("down"))
     )
     start = turn_start(services, "hello")
-    assert load_context(start, services).answers == 1
+    assert load_context(start, services).route == "model"
     assert services.turns.get_meta(start.turn.turn_id).memories == []

@@ -108,8 +108,7 @@ def test_the_reminder_turn_answers_with_the_text_and_no_model_call(
     fire(event(reminder(reminders)), firing)
     (name,) = started(services)
     start = TurnStart.model_validate(services.sequencer().starter.started[name])  # type: ignore[attr-defined]
-    load_context(start, services)
-    output = call_model(CallModelInput(turn=start.turn), services)
+    output = load_context(start, services)
     assert output.route == "reply" and model.requests == []
     assert services.turns.get_reply(start.turn.turn_id).text == "⏰ Reminder: call mom"
     (stored,) = services.messages.recent(USER, 10)

@@ -16,7 +16,7 @@ from stepwise.model.reminder_rules import MAX_LENGTH, last_reminder, parse_remin
 from stepwise.model.rules import parse_intent
 from stepwise.model.types import ModelRequest
 from stepwise.prompt.clock_line import UserClock
-from stepwise.states.contracts import SendErrorInput
+from stepwise.states.contracts import FallbackInput
 from stepwise.states.fallback import use_fallback
 from stepwise.states.load_context import load_context
 from stepwise.states.services import TurnServices
@@ -47,7 +47,7 @@ def test_reminder_commands_are_commands_the_fallback_can_take_over(
     assert (parse_intent(text) is not None) is understood
     begin = turn_start(services, text)
     load_context(begin, services)
-    assert use_fallback(SendErrorInput(turn=begin.turn), services).use_fallback is understood
+    assert (use_fallback(FallbackInput(turn=begin.turn), services).route == "model") is understood
 
 
 def test_a_time_of_day_that_has_passed_today_means_tomorrow() -> None:

@@ -15,7 +15,7 @@ from stepwise.memory.vector_index import VectorRecord
 from stepwise.model.types import ModelResponse
 from stepwise.reminders.models import Reminder
 from stepwise.states.call_model import call_model
-from stepwise.states.contracts import CallModelInput, RequestApprovalInput, RunToolsInput, RunToolsOutput
+from stepwise.states.contracts import CallModelInput, Next, RequestApprovalInput, RunToolsInput
 from stepwise.states.load_context import load_context
 from stepwise.states.request_approval import request_approval
 from stepwise.states.run_tools import run_tools
@@ -245,7 +245,7 @@ def crash_after_the_first_effect(services: TurnServices, monkeypatch: pytest.Mon
     return crashed
 
 
-def run_tools_retried(request: RunToolsInput, services: TurnServices) -> RunToolsOutput:
+def run_tools_retried(request: RunToolsInput, services: TurnServices) -> Next:
     """RunTools as the state machine runs it: a crash is retried."""
     try:
         return run_tools(request, services)
@@ -260,16 +260,18 @@ def run_turn_call(
     begin = turn_start(services, "please", update_id=update_id)
     load_context(begin, services)
     model.responses.append(tool_use(name, args))
-    request = RunToolsInput(turn=begin.turn, step=call_model(CallModelInput(turn=begin.turn), services).step)
-    outcome = run_tools_retried(request, services)
-    if outcome.status == "needs_approval":
+    routed = call_model(CallModelInput(turn=begin.turn), services)
+    approvals = routed.route == "tools_with_approval"
+    outcome = run_tools_retried(RunToolsInput(turn=begin.turn, next=routed, approvals=approvals), services)
+    if outcome.route == "approval":
         assert outcome.approval_id
         request_approval(
             RequestApprovalInput(turn=begin.turn, approval_id=outcome.approval_id, task_token="t"), services
         )
         services.approvals.decide(outcome.approval_id, "approved", "now", USER)
-        outcome = run_tools_retried(request, services)
-    assert outcome.status == "done"
+        back = RunToolsInput(turn=begin.turn, next=outcome, approvals=True, resume=True)
+        outcome = run_tools_retried(back, services)
+    assert outcome.route == "model"
     (result,) = services.turns.get_step(begin.turn.turn_id, 0).tool_results
     return result
 

@@ -20,19 +20,18 @@ from stepwise.model.types import ModelResponse
 from stepwise.states.call_model import FALLBACK_NOTE, call_model
 from stepwise.states.contracts import (
     CallModelInput,
+    FallbackInput,
+    FinishTurnInput,
+    Next,
     RequestApprovalInput,
     RunToolsInput,
-    RunToolsOutput,
-    SendErrorInput,
-    TurnInput,
     TurnStart,
 )
-from stepwise.states.deliver import deliver_reply
 from stepwise.states.fallback import use_fallback
+from stepwise.states.finish_turn import finish_turn
 from stepwise.states.load_context import load_context
 from stepwise.states.request_approval import request_approval
 from stepwise.states.run_tools import run_tools
-from stepwise.states.save_turn import save_turn
 from stepwise.states.services import TurnServices
 from stepwise.telegram.models import CallbackQuery
 from stepwise_local.in_memory.tasks import InMemoryTaskRepository
@@ -65,11 +64,29 @@ def start(services: TurnServices, text: str = "please") -> TurnStart:
     return begin
 
 
-def round_of(services: TurnServices, begin: TurnStart) -> RunToolsOutput:
-    """CallModel then RunTools, as the state machine runs them."""
+def round_of(services: TurnServices, begin: TurnStart) -> Next:
+    """CallModel then RunTools (or RunToolsOrAskApproval, as CallModel routes), as the state machine runs
+    them."""
     routed = call_model(CallModelInput(turn=begin.turn), services)
-    assert routed.route == "tools"
-    return run_tools(RunToolsInput(turn=begin.turn, step=routed.step), services)
+    assert routed.route in ("tools", "tools_with_approval")
+    request = RunToolsInput(turn=begin.turn, next=routed, approvals=routed.route == "tools_with_approval")
+    return run_tools(request, services)
+
+
+def resume(services: TurnServices, begin: TurnStart, approval_id: str) -> Next:
+    """RunApprovedTools: back from the approval wait."""
+    waited = Next(route="approval", step=0, approval_id=approval_id)
+    return run_tools(RunToolsInput(turn=begin.turn, next=waited, approvals=True, resume=True), services)
+
+
+def errors(services: TurnServices, begin: TurnStart, step: int = 0) -> int:
+    """How many of the step's tool results are errors."""
+    results = services.turns.get_step(begin.turn.turn_id, step).tool_results
+    return sum(1 for result in results if result.get("is_error"))
+
+
+def finish(services: TurnServices, begin: TurnStart) -> None:
+    finish_turn(FinishTurnInput(turn=begin.turn), services)
 
 
 def ask_to_delete(
@@ -80,7 +97,7 @@ def ask_to_delete(
     begin = start(services)
     model.responses.append(tool_use(("delete_task", {"task_id": 1})))
     waiting = round_of(services, begin)
-    assert waiting.status == "needs_approval" and waiting.approval_id
+    assert waiting.route == "approval" and waiting.approval_id
     return begin, waiting.approval_id
 
 
@@ -116,7 +133,7 @@ def test_tool_calls_route_to_run_tools_and_results_go_back_in_order(
         tool_use(("add_task", {"title": "a"}), ("add_task", {"title": "b"})),
         text_response("ok"),
     ]
-    assert round_of(services, begin).status == "done"
+    assert round_of(services, begin).route == "model"
     final = call_model(CallModelInput(turn=begin.turn), services)
     assert final.route == "reply"
     results = [b for b in model.requests[1].messages[-1]["content"] if b["type"] == "tool_result"]
@@ -127,7 +144,7 @@ def test_tool_calls_route_to_run_tools_and_results_go_back_in_order(
     assert model.requests[0].tools == services.tools.api_tools()
 
 
-def test_past_max_tool_steps_the_route_is_limit_and_the_final_call_has_tools_disabled(
+def test_past_max_tool_steps_one_more_call_is_made_with_tools_disabled(
     services: TurnServices, model: ScriptedModel
 ) -> None:
     services.max_tool_steps = 2
@@ -135,8 +152,9 @@ def test_past_max_tool_steps_the_route_is_limit_and_the_final_call_has_tools_dis
     model.responses += [tool_use(("list_tasks", {}))] * 3 + [text_response("Here is what I did.")]
     round_of(services, begin)
     round_of(services, begin)
-    assert call_model(CallModelInput(turn=begin.turn), services).route == "limit"
-    final = call_model(CallModelInput(turn=begin.turn, final=True), services)
+    limit = call_model(CallModelInput(turn=begin.turn), services)
+    assert (limit.route, limit.final) == ("model", True)
+    final = call_model(CallModelInput(turn=begin.turn, next=limit), services)
     assert final.route == "reply"
     request = model.requests[-1]
     assert request.tool_choice == {"type": "none"}
@@ -157,7 +175,7 @@ def test_an_approval_needing_call_waits_and_approve_runs_it(
     begin = start(services)
     model.responses.append(tool_use(("list_tasks", {}), ("delete_task", {"task_id": 1})))
     waiting = round_of(services, begin)
-    assert waiting.status == "needs_approval" and waiting.approval_id
+    assert waiting.route == "approval" and waiting.approval_id
     assert tasks.get(7, 1) is not None, "nothing is deleted before the tap"
     show_buttons(services, begin, waiting.approval_id)
     (sent,) = telegram.sent
@@ -171,8 +189,8 @@ def test_an_approval_needing_call_waits_and_approve_runs_it(
     resumer = Resumer()
     assert press(services, telegram, resumer, waiting.approval_id) == "decided"
     assert resumer.resumed == [("tok", {"decision": "approved"})]
-    done = run_tools(RunToolsInput(turn=begin.turn, step=0), services)
-    assert done.status == "done"
+    done = resume(services, begin, waiting.approval_id)
+    assert done.route == "model"
     assert tasks.get(7, 1) is None
     results = services.turns.get_step(begin.turn.turn_id, 0).tool_results
     assert [r["content"] for r in results] == ["1 task:\n#1 [ ] buy milk", "Deleted task #1: buy milk"]
@@ -196,7 +214,7 @@ def test_deny_or_no_answer_changes_nothing(
     show_buttons(services, begin, approval_id)
     if choice:
         press(services, telegram, Resumer(), approval_id, choice)
-    run_tools(RunToolsInput(turn=begin.turn, step=0), services)
+    resume(services, begin, approval_id)
     assert tasks.get(7, 1) is not None
     (result,) = services.turns.get_step(begin.turn.turn_id, 0).tool_results
     assert result == {
@@ -217,7 +235,7 @@ def test_a_call_that_cannot_succeed_fails_without_asking(
     begin = start(services)
     model.responses.append(tool_use(("delete_task", {"task_id": 42})))
     outcome = round_of(services, begin)
-    assert outcome.status == "done" and outcome.errors == 1
+    assert outcome.route == "model" and errors(services, begin) == 1
     assert services.approvals.requests == {}  # type: ignore[attr-defined]
 
 
@@ -226,8 +244,8 @@ def test_a_retried_run_tools_never_runs_a_call_twice(
 ) -> None:
     begin = start(services)
     model.responses.append(tool_use(("add_task", {"title": "once"})))
-    round_of(services, begin)
-    run_tools(RunToolsInput(turn=begin.turn, step=0), services)
+    again = round_of(services, begin)
+    run_tools(RunToolsInput(turn=begin.turn, next=again.model_copy(update={"route": "tools"})), services)
     assert [t.title for t in tasks.list(7, "all")] == ["once"]
 
 
@@ -286,13 +304,12 @@ def test_the_fallback_takes_over_task_commands_only(
     model.responses.append(ModelTransientError("overloaded"))
     with pytest.raises(ModelTransientError):
         call_model(CallModelInput(turn=begin.turn), services)
-    decide = SendErrorInput(turn=begin.turn, error="ModelTransientError")
-    assert use_fallback(decide, services).use_fallback
-    assert use_fallback(decide, services).use_fallback, "a retried decision decides the same"
+    decide = FallbackInput(turn=begin.turn, error="ModelTransientError")
+    assert use_fallback(decide, services).route == "model"
+    assert use_fallback(decide, services).route == "model", "a retried decision decides the same"
     round_of(services, begin)
     assert call_model(CallModelInput(turn=begin.turn), services).route == "reply"
-    deliver_reply(begin.turn, services)
-    save_turn(TurnInput(turn=begin.turn), services)
+    finish(services, begin)
     assert telegram.sent[-1].text.startswith("<i>(My language model is unavailable")
     assert "Added task #1: buy milk" in telegram.sent[-1].text
     assert services.messages.recent(7, 5)[-1].content.startswith(FALLBACK_NOTE)
@@ -300,7 +317,7 @@ def test_the_fallback_takes_over_task_commands_only(
 
 def test_a_rules_model_that_keeps_failing_does_not_loop_through_the_fallback(services: TurnServices) -> None:
     begin = start(services, "add buy milk")
-    decisions = [use_fallback(SendErrorInput(turn=begin.turn), services).use_fallback for _ in range(5)]
+    decisions = [use_fallback(FallbackInput(turn=begin.turn), services).route == "model" for _ in range(5)]
     assert decisions == [True, True, True, False, False]
 
 
@@ -310,7 +327,7 @@ def test_no_fallback_for_what_the_rules_do_not_understand_or_when_off(
 ) -> None:
     services.fallback_model = mode  # type: ignore[assignment]
     begin = start(services, text)
-    assert not use_fallback(SendErrorInput(turn=begin.turn), services).use_fallback
+    assert use_fallback(FallbackInput(turn=begin.turn), services).route == "error"
 
 
 @pytest.mark.parametrize("command", ["done", "delete"])
@@ -329,12 +346,13 @@ def test_the_rules_model_answers_a_task_number_beyond_any_list_clearly(
     with pytest.raises(ModelTransientError):
         call_model(CallModelInput(turn=begin.turn), services)
     # When the rules model takes over and its tool round runs
-    assert use_fallback(SendErrorInput(turn=begin.turn, error="ModelTransientError"), services).use_fallback
+    fallback = use_fallback(FallbackInput(turn=begin.turn, error="ModelTransientError"), services)
+    assert fallback.route == "model"
     done = round_of(services, begin)
     # Then the call fails as an error result (no approval asked), and the reply says there is no such task
-    assert (done.status, done.errors) == ("done", 1)
+    assert (done.route, errors(services, begin)) == ("model", 1)
     assert call_model(CallModelInput(turn=begin.turn), services).route == "reply"
-    deliver_reply(begin.turn, services)
+    finish(services, begin)
     (reply,) = telegram.texts()
     assert f"There's no task #{huge} on your list." in reply
     assert "Invalid arguments" not in reply and "task_id" not in reply

@@ -1,13 +1,15 @@
-"""FinishTurn, RetakeChat and the recovery of a dead turn, on in-memory ports."""
+"""FinishTurn, taking the chat back after an approval, and the recovery of a dead turn, on in-memory ports."""
 
 from __future__ import annotations
 
 import pytest
 from support.turn_fakes import turn_start
 
-from stepwise.states.contracts import TurnInput, TurnRef
+from stepwise.states.contracts import FinishTurnInput, Next, RunToolsInput, TurnRef
+from stepwise.states.finish_turn import finish_turn
 from stepwise.states.load_context import load_context
-from stepwise.states.sequence import ChatBusyError, finish_turn, recover_turn, retake_chat
+from stepwise.states.run_tools import MAX_RETAKE_RETRIES, ChatBusyError, retake_chat
+from stepwise.states.sequence import recover_turn
 from stepwise.states.services import TurnServices
 from stepwise.turn_records.models import Reply
 
@@ -15,7 +17,7 @@ from stepwise.turn_records.models import Reply
 def test_a_turn_whose_load_context_never_completed_gives_its_messages_back(services: TurnServices) -> None:
     begin = turn_start(services, "hello")
     services.sequencer().take_batch(7, begin.turn.turn_id)  # taken, then LoadContext failed for good
-    finish_turn(TurnInput(turn=begin.turn), services)
+    finish_turn(FinishTurnInput(turn=begin.turn), services)
     (waiting,) = services.sequencer().inbox.pending(7)
     assert (waiting.status, waiting.requeues) == ("queued", 1)
 
@@ -23,7 +25,7 @@ def test_a_turn_whose_load_context_never_completed_gives_its_messages_back(servi
 def test_an_answered_turn_marks_its_messages_done(services: TurnServices) -> None:
     begin = turn_start(services, "hello")
     load_context(begin, services)
-    finish_turn(TurnInput(turn=begin.turn), services)
+    finish_turn(FinishTurnInput(turn=begin.turn), services)
     assert services.sequencer().inbox.pending(7) == []
 
 
@@ -56,7 +58,20 @@ def test_retake_fails_while_another_turn_holds_the_chat(services: TurnServices) 
     holder = sequencer.inbox.acquire_new(7, 1, int(sequencer.epoch()), 60)
     assert holder is not None
     parked = TurnRef(turn_id="parked", chat_id=7, user_id=7, update_id=1)
+    back = RunToolsInput(turn=parked, next=Next(route="approval"), resume=True)
     with pytest.raises(ChatBusyError):
-        retake_chat(TurnInput(turn=parked), services)
+        retake_chat(back, services)
     sequencer.inbox.release(7, holder)
-    assert retake_chat(TurnInput(turn=parked), services).holder == "parked"
+    retake_chat(back, services)
+    lease = sequencer.inbox.holder(7)
+    assert lease is not None and lease[0] == "parked"
+
+
+def test_after_every_retry_a_busy_chat_is_retaken_regardless(services: TurnServices) -> None:
+    sequencer = services.sequencer()
+    assert sequencer.inbox.acquire_new(7, 1, int(sequencer.epoch()), 60) is not None
+    parked = TurnRef(turn_id="parked", chat_id=7, user_id=7, update_id=1)
+    last = RunToolsInput(
+        turn=parked, next=Next(route="approval"), resume=True, retake_attempt=MAX_RETAKE_RETRIES
+    )
+    retake_chat(last, services)  # no ChatBusyError: the turn goes on

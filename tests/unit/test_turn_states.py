@@ -10,10 +10,10 @@ from support.turn_fakes import ScriptedModel, conversation_texts, text_response,
 from stepwise.history.models import StoredMessage
 from stepwise.model.errors import ModelTransientError
 from stepwise.states.call_model import EMPTY_ANSWER, REFUSAL_ANSWER, call_model
-from stepwise.states.contracts import CallModelInput, SendErrorInput, TurnInput
-from stepwise.states.deliver import FRIENDLY_ERROR, ReplyMissingError, deliver_error, deliver_reply
+from stepwise.states.contracts import CallModelInput, FinishTurnInput, FinishTurnOutput, LoadContextInput
+from stepwise.states.deliver import FRIENDLY_ERROR
+from stepwise.states.finish_turn import finish_turn
 from stepwise.states.load_context import load_context
-from stepwise.states.save_turn import save_turn
 from stepwise.states.services import TurnServices
 from stepwise.telegram.errors import (
     TelegramBadRequest,
@@ -21,6 +21,7 @@ from stepwise.telegram.errors import (
     TelegramTransientError,
 )
 from stepwise.tools.registry import ToolRegistry
+from stepwise.turn_ref import TurnRef
 from stepwise_local.in_memory.telegram import InMemoryTelegram
 
 
@@ -30,15 +31,18 @@ def run_turn(services: TurnServices, text: str, update_id: int) -> None:
     )
     load_context(start, services)
     call_model(CallModelInput(turn=start.turn), services)
-    deliver_reply(start.turn, services)
-    save_turn(TurnInput(turn=start.turn), services)
+    finish(services, start.turn)
+
+
+def finish(services: TurnServices, turn: TurnRef, error: str | None = None) -> FinishTurnOutput:
+    return finish_turn(FinishTurnInput(turn=turn, error=error), services)
 
 
 def test_the_user_message_is_stored_once_even_when_load_context_runs_twice(services: TurnServices) -> None:
     start = turn_start(services, "hello")
     first = load_context(start, services)
     again = load_context(start, services)
-    assert first.answers == 1 and again.answers == 1
+    assert first.route == again.route == "model"
     assert [m.content for m in services.messages.recent(7, 20)] == ["hello"]
 
 
@@ -51,7 +55,7 @@ def test_a_failing_typing_indicator_does_not_fail_the_turn(
     services: TurnServices, telegram: InMemoryTelegram
 ) -> None:
     telegram.fail_next("send_chat_action", TelegramTransientError("sendChatAction", 502, "Bad Gateway"))
-    assert load_context(turn_start(services, "hello"), services).answers == 1
+    assert load_context(turn_start(services, "hello"), services).route == "model"
 
 
 def test_a_full_turn_replies_with_the_model_text_and_stores_both_messages(
@@ -81,7 +85,7 @@ def test_the_model_sees_only_the_newest_history_limit_messages_oldest_first(
         )
     model.responses.append(text_response("ok"))
     start = turn_start(services, "newest", created_at="2026-11-22T09:00:00.000Z")
-    assert load_context(start, services).context_messages == 4
+    assert load_context(start, services).route == "model"
     call_model(CallModelInput(turn=start.turn), services)
     texts = conversation_texts(model.requests[0].messages)
     # the window is old 3..newest; old 3 is an assistant message and the list must start with the user
@@ -174,12 +178,12 @@ def test_a_long_reply_is_split_and_a_retried_delivery_resumes_where_it_stopped(
     flaky = FailsOnce(telegram, fail_at=3)
     services.telegram = lambda: flaky  # type: ignore[assignment,return-value]
     with pytest.raises(TelegramTransientError):
-        deliver_reply(start.turn, services)
-    # When the state machine retries the delivery
-    result = deliver_reply(start.turn, services)
+        finish(services, start.turn)
+    # When the state machine retries FinishTurn
+    result = finish(services, start.turn)
     # Then every chunk arrives exactly once, in order, none over the limit
-    assert result.sent_chunks == result.chunks > 2
-    assert len(telegram.sent) == result.chunks
+    assert result.sent_chunks > 2
+    assert len(telegram.sent) == result.sent_chunks
     assert all(len(m.text) <= 4096 for m in telegram.sent)
     joined = " ".join(telegram.texts(7))
     positions = [joined.index(f"Paragraph {n}:") for n in range(8)]
@@ -216,13 +220,13 @@ def test_a_chunk_whose_delivery_is_uncertain_is_sent_again_and_only_that_one(
     lossy = DeliveredButUnconfirmed(telegram, lost_at=2)
     services.telegram = lambda: lossy  # type: ignore[assignment,return-value]
     with pytest.raises(TelegramDeliveryUncertainError):
-        deliver_reply(start.turn, services)
+        finish(services, start.turn)
     assert services.turns.get_reply(start.turn.turn_id).sent_chunks == 1  # type: ignore[union-attr]
-    # When the state machine retries the delivery
-    result = deliver_reply(start.turn, services)
+    # When the state machine retries FinishTurn
+    result = finish(services, start.turn)
     # Then nothing is lost: the uncertain chunk is sent again (here a visible duplicate: the accepted cost),
     # the confirmed one is not
-    assert result.sent_chunks == result.chunks == 3
+    assert result.sent_chunks == 3
     starts = [text.split(":")[0] for text in telegram.texts(7)]
     assert starts == ["Paragraph 0", "Paragraph 1", "Paragraph 1", "Paragraph 2"]
 
@@ -235,13 +239,23 @@ def test_rejected_html_falls_back_to_plain_text(
     load_context(start, services)
     call_model(CallModelInput(turn=start.turn), services)
     telegram.fail_next("send_message", TelegramBadRequest("sendMessage", 400, "can't parse entities"))
-    deliver_reply(start.turn, services)
+    finish(services, start.turn)
     assert telegram.texts(7) == ["a < b && c"]
 
 
-def test_sending_without_a_reply_is_a_wiring_error(services: TurnServices) -> None:
-    with pytest.raises(ReplyMissingError):
-        deliver_reply(turn_start(services, "x").turn, services)
+def test_a_turn_left_with_nothing_to_answer_sends_nothing_and_frees_the_chat(
+    services: TurnServices, telegram: InMemoryTelegram
+) -> None:
+    # Given a turn whose messages an earlier turn already took
+    first = turn_start(services, "x", update_id=1)
+    load_context(first, services)
+    late = LoadContextInput(turn=first.turn.model_copy(update={"turn_id": "turn-late"}))
+    # When it starts, then finishes
+    assert load_context(late, services).route == "reply"
+    result = finish(services, late.turn)
+    # Then nothing is sent or stored, and the chat is not held by it
+    assert (result.sent_chunks, result.saved, result.source) == (0, False, None)
+    assert telegram.texts(7) == []
 
 
 def test_the_error_path_tells_the_user_and_keeps_the_message_for_the_next_turn(
@@ -251,8 +265,7 @@ def test_the_error_path_tells_the_user_and_keeps_the_message_for_the_next_turn(
     start = turn_start(services, "are you there?", update_id=1, created_at="2026-11-22T09:01:00.000Z")
     load_context(start, services)
     # When the error path runs
-    deliver_error(SendErrorInput(turn=start.turn, error="ModelTransientError"), services)
-    saved = save_turn(TurnInput(turn=start.turn), services)
+    saved = finish(services, start.turn, error="ModelTransientError")
     # Then the user got the friendly message, which is not stored as history
     assert telegram.texts(7) == [FRIENDLY_ERROR]
     assert not saved.saved
@@ -262,8 +275,11 @@ def test_the_error_path_tells_the_user_and_keeps_the_message_for_the_next_turn(
     assert conversation_texts(model.requests[0].messages) == ["are you there?", "hello?"]
 
 
-def test_save_turn_is_idempotent(services: TurnServices, model: ScriptedModel) -> None:
+def test_finish_turn_run_twice_sends_and_saves_once(
+    services: TurnServices, model: ScriptedModel, telegram: InMemoryTelegram
+) -> None:
     model.responses.append(text_response("hi"))
     run_turn(services, "hello", 1)
-    save_turn(TurnInput(turn=turn_start(services, "hello", update_id=1).turn), services)
+    finish(services, TurnRef(turn_id="turn-1", chat_id=7, user_id=7, update_id=1))
+    assert telegram.texts(7) == ["hi"]
     assert [m.role for m in services.messages.recent(7, 20)] == ["user", "assistant"]

@@ -12,8 +12,9 @@ from stepwise.model.errors import ModelRateLimitedError, ModelTransientError
 from stepwise.model.rate_limits import MAX_WAITS, retry_after_seconds, wait_seconds
 from stepwise.model.types import ModelResponse, Usage
 from stepwise.states.call_model import call_model
-from stepwise.states.contracts import CallModelInput
+from stepwise.states.contracts import CallModelInput, Next, RunToolsInput
 from stepwise.states.load_context import load_context
+from stepwise.states.run_tools import run_tools
 from stepwise.states.services import TurnServices
 from stepwise.usage.budget import budget_message, next_reset
 from stepwise.usage.meter import call_usage, count_call
@@ -120,10 +121,9 @@ def test_a_user_over_the_daily_budget_gets_the_budget_message_and_no_model_call(
     model.responses.append(answer("Hi"))
     call_model(CallModelInput(turn=first.turn), services)  # 1000 + 200 + 400 + 300 budget tokens
     second = turn_start(services, "and now?", update_id=2)
-    load_context(second, services)
-    result = call_model(CallModelInput(turn=second.turn), services)
+    result = load_context(second, services)
+    assert result.route == "reply", "the turn's kind is decided where it starts: no model call"
     assert len(model.requests) == 1, "no second model call"
-    assert (result.route, result.stop_reason) == ("reply", "budget")
     reply = services.turns.get_reply(second.turn.turn_id)
     assert reply is not None and reply.source == "budget"
     assert "1,900 of 1,000 tokens" in reply.text
@@ -143,12 +143,10 @@ def test_a_turn_under_the_budget_finishes_its_tool_rounds(
         usage=USAGE,
     )
     model.responses += [tool_round, answer("Added")]
-    assert call_model(CallModelInput(turn=start.turn), services).route == "tools"
-    from stepwise.states.contracts import RunToolsInput
-    from stepwise.states.run_tools import run_tools
-
-    run_tools(RunToolsInput(turn=start.turn, step=0), services)
-    assert call_model(CallModelInput(turn=start.turn), services).route == "reply"
+    routed = call_model(CallModelInput(turn=start.turn), services)
+    assert routed.route == "tools"
+    run_tools(RunToolsInput(turn=start.turn, next=routed), services)
+    assert call_model(CallModelInput(turn=start.turn, next=routed), services).route == "reply"
     assert len(model.requests) == 2
 
 
@@ -158,9 +156,8 @@ def test_offline_command_turns_are_neither_refused_nor_counted(
     services.daily_token_budget = 1
     usage.add(7, "earlier", [day_key(services.clock())], UsageTotals(input_tokens=50))
     start = turn_start(services, "/timezone Europe/Lisbon")
-    load_context(start, services)
-    result = call_model(CallModelInput(turn=start.turn), services)
-    assert result.stop_reason != "budget"
+    assert load_context(start, services).route == "model", "not refused"
+    assert call_model(CallModelInput(turn=start.turn), services).route == "tools"  # set_timezone, offline
     assert usage.counted == {(7, "earlier")}
 
 
@@ -170,8 +167,9 @@ def test_a_rate_limit_with_retry_after_asks_the_state_machine_to_wait(
     start = turn_start(services, "hello")
     load_context(start, services)
     model.responses.append(ModelRateLimitedError("HTTP 429", retry_after_seconds=7.2))
-    result = call_model(CallModelInput(turn=start.turn, final=False), services)
+    result = call_model(CallModelInput(turn=start.turn), services)
     assert (result.route, result.wait_seconds, result.final, result.step) == ("wait", 8, False, 0)
+    assert result.waits == 1, "the turn's waits are counted"
     assert services.turns.steps(start.turn.turn_id) == [], "nothing stored: the same call comes again"
 
 
@@ -182,7 +180,7 @@ def test_past_the_waits_of_a_turn_a_rate_limit_is_an_ordinary_transient_error(
     load_context(start, services)
     model.responses.append(ModelRateLimitedError("HTTP 429", retry_after_seconds=1))
     with pytest.raises(ModelTransientError):
-        call_model(CallModelInput(turn=start.turn, rate_limit_waits=MAX_WAITS), services)
+        call_model(CallModelInput(turn=start.turn, next=Next(route="model", waits=MAX_WAITS)), services)
 
 
 # ------------------------------------------------------------------------------------------ retry-after

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from functools import cache, cached_property
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import boto3
@@ -351,13 +351,26 @@ class Runtime:
         )
 
 
-@cache
+_runtime: Runtime | None = None
+
+
 def get_runtime() -> Runtime:
-    """The runtime of this process."""
-    return Runtime(get_settings())
+    """The runtime of this process (of this Lambda container), built on first use."""
+    global _runtime
+    if _runtime is None:
+        _runtime = Runtime(get_settings())
+    return _runtime
 
 
 def reset() -> None:
     """Forget settings and adapters (the local emulation calls this between functions)."""
-    get_runtime.cache_clear()
+    swap(None)
+
+
+def swap(runtime: Runtime | None) -> Runtime | None:
+    """Make `runtime` this process's runtime (None: build one on next use) and return the one it replaces.
+    The local emulation keeps one per function, as Lambda keeps one per warm container."""
+    global _runtime
     get_settings.cache_clear()
+    previous, _runtime = _runtime, runtime
+    return previous

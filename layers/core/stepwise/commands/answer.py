@@ -1,4 +1,4 @@
-"""CallModel's answer to a command turn: the table's answer becomes the turn's reply, without a model call."""
+"""The answer to a command turn, computed without a model call (the turn's kind decides to use it)."""
 
 from __future__ import annotations
 
@@ -7,17 +7,17 @@ from typing import TYPE_CHECKING
 from stepwise.commands.handlers import CommandRequest
 from stepwise.commands.table import answer
 from stepwise.history.models import StoredMessage
-from stepwise.states.fixed_reply import reply_without_model
 
 if TYPE_CHECKING:
-    from stepwise.states.contracts import CallModelOutput
-    from stepwise.states.services import TurnServices
+    from collections.abc import Callable
+
+    from stepwise.commands.handlers import CommandServices
     from stepwise.turn_records.models import TurnMeta
 
 
-def answer_command(meta: TurnMeta, services: TurnServices) -> CallModelOutput:
-    """Answer the turn's command and make the answer its reply; SendReply sends it and SaveTurn stores it like
-    any reply. A retry keeps the first attempt's answer (and its message id and time)."""
+def command_answer(meta: TurnMeta, services: CommandServices) -> Callable[[str, str], str]:
+    """The text of the answer to the turn's command, given the reply's message id and time (a command such as
+    /reset needs to know where its answer will be stored)."""
     command = meta.command
     assert command is not None
 
@@ -27,4 +27,4 @@ def answer_command(meta: TurnMeta, services: TurnServices) -> CallModelOutput:
         ).sort_key
         return answer(command, lambda args: CommandRequest(args, meta, services, reply_key))
 
-    return reply_without_model(meta, services, "command", text)
+    return text

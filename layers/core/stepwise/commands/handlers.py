@@ -4,13 +4,19 @@ the model, so a command costs no tokens and answers the same with or without an 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from aws_lambda_powertools import Logger
 
 if TYPE_CHECKING:
-    from stepwise.states.services import TurnServices
+    from collections.abc import Callable
+    from datetime import datetime
+
+    from stepwise.chats.store import ChatStore
+    from stepwise.memory.service import MemoryService
+    from stepwise.tools.registry import ToolRegistry
     from stepwise.turn_records.models import TurnMeta
+    from stepwise.usage.store import UsageStore
 
 logger = Logger(child=True)
 
@@ -20,6 +26,23 @@ MEMORY_QUERY = "what I know about the user"  # any text: the query is only a way
 USAGE_NOT_COUNTED = "Usage is not counted in this deployment."
 
 
+class CommandServices(Protocol):
+    """What command handlers read and change: the turn's tools and a few stores (the turn's services)."""
+
+    @property
+    def tools(self) -> ToolRegistry: ...
+    @property
+    def usage(self) -> UsageStore | None: ...
+    @property
+    def memory(self) -> MemoryService | None: ...
+    @property
+    def chats(self) -> ChatStore: ...
+    @property
+    def clock(self) -> Callable[[], datetime]: ...
+    @property
+    def daily_token_budget(self) -> int: ...
+
+
 @dataclass(frozen=True)
 class CommandRequest:
     """One command to answer: its arguments, the turn it arrived in, and `reply_key`, the history sort key
@@ -27,7 +50,7 @@ class CommandRequest:
 
     args: str
     meta: TurnMeta
-    services: TurnServices
+    services: CommandServices
     reply_key: str
 
 

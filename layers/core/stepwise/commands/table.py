@@ -1,7 +1,7 @@
 """The command table: every command's name, its line in Telegram's command menu, and its answer.
 
-`make webhook` registers the menu from here (setMyCommands), LoadContext routes commands with it, and
-CallModel answers them with it, so a command added here is answered, listed by /help and shown in the menu.
+`make webhook` registers the menu from here (setMyCommands), LoadContext routes and answers commands
+with it, so a command added here is answered, listed by /help and shown in the menu.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Literal
 
 from stepwise.commands import handlers
 from stepwise.commands.handlers import CommandRequest
-from stepwise.commands.parsing import parse_command
+from stepwise.telegram.commands import parse_command
 
 Route = Literal["answer", "rules"]
 

@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Literal
 
 from aws_lambda_powertools import Logger
 
-from stepwise.commands.parsing import is_command
 from stepwise.ids import iso_utc, utc_now
-from stepwise.states.contracts import Limits, TurnRef, TurnStart
+from stepwise.telegram.commands import is_command
+from stepwise.turn_ref import Limits, TurnRef, TurnStart
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -1,4 +1,5 @@
-"""CallModel: one model call over the history window and this turn's tool rounds."""
+"""CallModel: one model call over the history window and this turn's tool rounds. It only calls the model:
+what kind of turn it is was decided where the turn started (`states.turn_kind`)."""
 
 from __future__ import annotations
 
@@ -9,21 +10,23 @@ from aws_lambda_powertools import Logger
 
 from stepwise.audit.log import call_entry
 from stepwise.ids import iso_utc
+from stepwise.media.fetch import fetch_files
 from stepwise.media.notices import with_notices
-from stepwise.media.turn_files import deliver_notices, turn_files
 from stepwise.model.errors import ModelRateLimitedError
 from stepwise.model.types import ModelRequest
 from stepwise.prompt.layout import build_prompt
-from stepwise.reminders.models import REMINDER_PREFIX
-from stepwise.states.contracts import CallModelInput, CallModelOutput, Route
-from stepwise.states.fixed_reply import reply_without_model
-from stepwise.states.load_context import show_typing
-from stepwise.states.spend import count_usage, refuse_over_budget, wait_for_rate_limit
+from stepwise.states.contracts import CallModelInput, CallModelOutput, Next
+from stepwise.states.spend import count_usage, wait_for_rate_limit
+from stepwise.states.typing_indicator import show_typing
 from stepwise.telegram.drafts import draft_stream
 from stepwise.turn_records.models import ModelStep, Reply, TurnMeta
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from stepwise.history.models import StoredMessage
     from stepwise.states.services import TurnServices
+    from stepwise.tools.registry import ToolRegistry
 
 logger = Logger(child=True)
 
@@ -79,35 +82,24 @@ def close_unanswered(step: ModelStep, meta: TurnMeta, services: TurnServices) ->
 
 
 def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutput:
-    """Call the model; store its response; when it is final, make it the turn's reply."""
-    turn = request.turn
+    """Call the model; store its response; decide what next: its tool calls (with or without approval), or,
+    when it is final, make it the turn's reply."""
+    turn, previous = request.turn, request.next
     meta = services.turns.get_meta(turn.turn_id)
-    if meta.reminder is not None:
-        return deliver_reminder(meta, services)
-    if meta.notices_only:
-        return deliver_notices(meta, services)
-    if meta.command is not None:
-        from stepwise.commands.answer import answer_command
-
-        return answer_command(meta, services)
     history = services.messages.between(turn.chat_id, meta.first_key, meta.last_key)
     steps = services.turns.steps(turn.turn_id)
-    if request.final and steps and steps[-1].tool_uses and not steps[-1].tool_results:
+    if previous.final and steps and steps[-1].tool_uses and not steps[-1].tool_results:
         close_unanswered(steps[-1], meta, services)
     rounds = [step for step in steps if step.tool_results]
     fallback = meta.model_override == "rules"
     offline = fallback or meta.model_override == "command"
-    if not offline and not rounds and not request.final and (refusal := refuse_over_budget(meta, services)):
-        return refusal
     tools = services.tools.api_tools()
     per_turn = [
         *([] if meta.timezone_set else [default_zone_note(meta.timezone)]),
         *memory_sections(meta),
-        *([limit_note(services.max_tool_steps)] if request.final else []),
+        *([limit_note(services.max_tool_steps)] if previous.final else []),
     ]
     local_now = services.clock().astimezone(ZoneInfo(meta.timezone))
-    fallback = meta.model_override == "rules"
-    offline = fallback or meta.model_override == "command"
     files = turn_files(history, services, offline)
     prompt = build_prompt(
         services.tools.summaries(), local_now, history, rounds, per_turn, files, persona=services.persona
@@ -118,14 +110,17 @@ def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutp
         system=prompt.system,
         messages=prompt.messages,
         tools=tools,
-        tool_choice={"type": "none"} if request.final and tools else None,
+        tool_choice={"type": "none"} if previous.final and tools else None,
     )
-    show_typing(services, turn.chat_id)
+    if rounds:  # the first call's typing indicator went out with LoadContext
+        show_typing(services, turn.chat_id)
     drafts = draft_stream(services.drafts, turn.chat_id, turn.turn_id, services.draft_interval_seconds)
     try:
         response = (services.rules_model() if offline else services.model()).complete(model_request, drafts)
     except ModelRateLimitedError as error:
-        return wait_for_rate_limit(error, request, len(rounds))
+        return CallModelOutput(
+            **decision_fields(wait_for_rate_limit(error, previous)), stop_reason="rate_limited"
+        )
     if not offline:
         count_usage(meta, len(rounds), response, services)
     usage = response.usage
@@ -138,7 +133,7 @@ def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutp
             "output_tokens": usage.output_tokens,
             "cache_read_input_tokens": usage.cache_read_input_tokens,
             "cache_creation_input_tokens": usage.cache_creation_input_tokens,
-            "final": request.final,
+            "final": previous.final,
         },
     )
     step = ModelStep(
@@ -150,38 +145,59 @@ def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutp
         created_at=iso_utc(services.clock()),
     )
     services.turns.put_step(turn.turn_id, step)
-    route: Route = "reply"
-    if response.stop_reason == "tool_use" and step.tool_uses and tools and not request.final:
-        route = "tools" if step.step < services.max_tool_steps else "limit"
-    if route == "reply":
-        text = final_text(step)
-        services.turns.put_reply(
-            turn.turn_id,
-            Reply(
-                text=with_notices(meta.notices, f"{FALLBACK_NOTE}\n\n{text}" if fallback else text),
-                source="fallback" if fallback else "model",
-                message_id=step.message_id,
-                created_at=step.created_at,
-            ),
-        )
-    return CallModelOutput(
-        route=route,
+    output = CallModelOutput(
+        **{
+            **decision_fields(previous),
+            "route": "reply",
+            "step": step.step,
+            "wait_seconds": 0,
+            "approval_id": None,
+        },
         stop_reason=response.stop_reason,
-        step=step.step,
-        final=request.final,
         tool_calls=len(step.tool_uses),
         input_tokens=usage.input_tokens,
         output_tokens=usage.output_tokens,
         cache_read_input_tokens=usage.cache_read_input_tokens,
         cache_creation_input_tokens=usage.cache_creation_input_tokens,
     )
+    if response.stop_reason == "tool_use" and step.tool_uses and tools and not previous.final:
+        if step.step >= services.max_tool_steps:  # one more call, without tools, reports what was done
+            return output.model_copy(update={"route": "model", "final": True})
+        route = "tools_with_approval" if needs_approval(step, services.tools) else "tools"
+        return output.model_copy(update={"route": route})
+    text = final_text(step)
+    services.turns.put_reply(
+        turn.turn_id,
+        Reply(
+            text=with_notices(meta.notices, f"{FALLBACK_NOTE}\n\n{text}" if fallback else text),
+            source="fallback" if fallback else "model",
+            message_id=step.message_id,
+            created_at=step.created_at,
+        ),
+    )
+    return output
 
 
-def deliver_reminder(meta: TurnMeta, services: TurnServices) -> CallModelOutput:
-    """A reminder that fired is answered with its text, without a model call (it costs no tokens)."""
-    reminder = meta.reminder
-    assert reminder is not None
-    return reply_without_model(meta, services, "reminder", lambda *_: REMINDER_PREFIX + reminder)
+def decision_fields(decision: Next) -> dict[str, object]:
+    """A decision's own fields (a caller may pass a richer `CallModelOutput` as the previous decision)."""
+    return decision.model_dump(include=set(Next.model_fields))
+
+
+def needs_approval(step: ModelStep, tools: ToolRegistry) -> bool:
+    """Whether any of the step's calls is of a tool that needs the user's approval (RunTools asks then)."""
+    return any(
+        (tool := tools.get(call["name"])) is not None and tool.needs_approval for call in step.tool_uses
+    )
+
+
+def turn_files(
+    history: Sequence[StoredMessage], services: TurnServices, offline: bool
+) -> dict[str, bytes | None]:
+    """The bytes of the files this call shows the model; none for the offline rules model (which cannot
+    look at them) or where no file source is configured."""
+    if offline or services.files is None:
+        return {}
+    return fetch_files(history, services.files(), services.media_limits)
 
 
 def final_text(step: ModelStep) -> str:

@@ -1,4 +1,8 @@
-"""The inputs and outputs of the state machine's states (kept small: ids and counters)."""
+"""The inputs and outputs of the state machine's states (kept small: ids and counters).
+
+Every state that decides where the turn goes returns a `Next`; the state machine's one Choice state
+(`WhatNext`) reads its `route`. The execution's own input (`TurnRef`, `TurnStart`) is in `stepwise.turn_ref`.
+"""
 
 from __future__ import annotations
 
@@ -6,85 +10,64 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from stepwise.turn_ref import Limits, TurnRef, TurnStart
+
+__all__ = ["Limits", "TurnRef", "TurnStart"]  # used by the states with their own contracts
+
 
 class _Contract(BaseModel):
     model_config = ConfigDict(defer_build=True, extra="ignore")
 
 
-class TurnRef(_Contract):
-    """Who and what a turn is about; every state receives it. `turn_id` is the execution's name; `user_id`
-    and `update_id` are those of the oldest waiting message when it started (LoadContext decides what the
-    turn answers, and whose it is)."""
-
-    turn_id: str = Field(min_length=1)
-    chat_id: int
-    user_id: int
-    update_id: int
-
-    def log_keys(self) -> dict[str, object]:
-        """The keys every log line of this turn carries."""
-        return {"turn_id": self.turn_id, "chat_id": self.chat_id, "update_id": self.update_id}
-
-
 class TurnInput(_Contract):
-    """Every state's input carries the turn; SendReply and SaveTurn need nothing else."""
+    """Every state's input carries the turn; FinishTurn needs nothing else."""
 
     turn: TurnRef
 
 
-class Limits(_Contract):
-    """Per-deployment limits the state machine itself reads (TimeoutSecondsPath)."""
-
-    approval_timeout_seconds: int = Field(ge=1)
-
-
-class TurnStart(TurnInput):
-    """The execution's input (the messages themselves wait in the chat's inbox)."""
+class LoadContextInput(TurnInput):
+    """The execution's input, as LoadContext receives it."""
 
     limits: Limits | None = None
 
 
-class LoadContextOutput(_Contract):
-    """What LoadContext did: how many waiting messages the turn answers (0: nothing left to answer)."""
-
-    answers: int
-    message_id: str | None = None
-    context_messages: int = 0
+Route = Literal["model", "tools", "tools_with_approval", "approval", "wait", "reply", "error"]
 
 
-class FinishTurnOutput(_Contract):
-    """The chat is free again; `next_turn` names the turn started for messages that arrived meanwhile."""
+class Next(_Contract):
+    """Where the turn goes next, decided once by the state that knows (LoadContext, CallModel, RunTools,
+    UseFallback) and read by the state machine's `WhatNext` Choice:
 
-    next_turn: str | None = None
+    - model: call the model (again); `final` asks for an answer without tools (the tool-round limit);
+    - tools: run step `step`'s tool calls, none of which needs approval, then call the model;
+    - tools_with_approval: run step `step`'s safe calls and ask the user about the others;
+    - approval: wait for the user's decision on `approval_id`;
+    - wait: the model API asked to retry later: wait `wait_seconds`, then call the model again;
+    - reply: the turn has its reply (or nothing to answer): send it, save it, finish;
+    - error: the turn cannot answer: tell the user briefly and finish.
 
+    `waits` counts the turn's waits for the API's `retry-after`, carried from call to call.
+    """
 
-class RetakeChatOutput(_Contract):
-    """A turn back from its approval wait holds the chat again."""
-
-    holder: str
+    route: Route
+    step: int = Field(default=0, ge=0)
+    final: bool = False
+    waits: int = Field(default=0, ge=0)
+    wait_seconds: int = Field(default=0, ge=0)
+    approval_id: str | None = None
 
 
 class CallModelInput(TurnInput):
-    """CallModel's input: `final` asks for an answer without tools (the tool-step limit was reached);
-    `rate_limit_waits` counts the turn's waits for the API's `retry-after` so far."""
+    """CallModel's input: the previous decision (its `final` and `waits`)."""
 
-    final: bool = False
-    rate_limit_waits: int = Field(default=0, ge=0)
+    next: Next = Field(default_factory=lambda: Next(route="model"))
 
 
-Route = Literal["reply", "tools", "limit", "wait"]
+class CallModelOutput(Next):
+    """CallModel's decision, with what the call cost (published as metrics; the state machine keeps only the
+    decision's fields)."""
 
-
-class CallModelOutput(_Contract):
-    """CallModel's result. `route` (from the stop reason and the step limit) steers the state machine:
-    reply -> SendReply, tools -> RunTools, limit -> a final call without tools, wait -> wait `wait_seconds`
-    (the API's retry-after) and make the same call (`final` or not) again."""
-
-    route: Route
-    stop_reason: str
-    step: int
-    final: bool = False
-    wait_seconds: int = 0
+    stop_reason: str = ""
     tool_calls: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
@@ -93,18 +76,15 @@ class CallModelOutput(_Contract):
 
 
 class RunToolsInput(TurnInput):
-    """RunTools' input: the step whose tool calls to run."""
+    """RunTools' input: the step whose tool calls to run. `approvals`: calls that need approval are gathered
+    into a request (else they are refused: the route said none needs one). `resume`: back from the approval
+    wait, the turn first takes the chat back; `retake_attempt` is the state's retry count (after
+    `MAX_RETAKE_RETRIES` busy answers it goes on regardless)."""
 
-    step: int = Field(ge=0)
-
-
-class RunToolsOutput(_Contract):
-    """done: every call has a result; needs_approval: some wait for the user (approval_id)."""
-
-    status: Literal["done", "needs_approval"]
-    approval_id: str | None = None
-    results: int = 0
-    errors: int = 0
+    next: Next
+    approvals: bool = False
+    resume: bool = False
+    retake_attempt: int = Field(default=0, ge=0)
 
 
 class RequestApprovalInput(TurnInput):
@@ -120,27 +100,25 @@ class RequestApprovalOutput(_Contract):
     message_id: int
 
 
-class FallbackOutput(_Contract):
-    """Whether the turn continues with the offline rules model."""
-
-    use_fallback: bool
-
-
-class SendErrorInput(TurnInput):
-    """The error path's input: the name of the error that ended the model calls."""
+class FallbackInput(TurnInput):
+    """UseFallback's input: the error that ended the model calls, and the decision that led to the call."""
 
     error: str | None = None
+    next: Next = Field(default_factory=lambda: Next(route="model"))
 
 
-class DeliveryOutput(_Contract):
-    """How a reply was delivered."""
+class FinishTurnInput(TurnInput):
+    """FinishTurn's input. `error`: the turn failed (this error's name): the friendly error reply replaces any
+    other. `deliver`: False when delivery failed for good; the turn is saved and finished without it."""
 
-    source: str
-    chunks: int
-    sent_chunks: int
+    error: str | None = None
+    deliver: bool = True
 
 
-class SaveTurnOutput(_Contract):
-    """Whether an assistant message was stored."""
+class FinishTurnOutput(_Contract):
+    """How the turn ended: chunks sent, whether the reply was stored, and the next turn started (if any)."""
 
-    saved: bool
+    source: str | None = None
+    sent_chunks: int = 0
+    saved: bool = False
+    next_turn: str | None = None

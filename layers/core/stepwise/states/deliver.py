@@ -1,4 +1,4 @@
-"""SendReply / SendError: deliver the turn's reply to Telegram, resuming where a retried attempt stopped.
+"""Delivering the turn's reply to Telegram, resuming where a retry stopped (FinishTurn's first step).
 
 Each chunk is recorded as sent once Telegram confirms it. A chunk whose confirmation never came
 (``TelegramDeliveryUncertainError``) is not recorded: a retried attempt sends it again, which shows it
@@ -12,13 +12,13 @@ from typing import TYPE_CHECKING
 from aws_lambda_powertools import Logger
 
 from stepwise.ids import iso_utc
-from stepwise.states.contracts import DeliveryOutput, SendErrorInput, TurnInput, TurnRef
 from stepwise.telegram.errors import TelegramBadRequest, TelegramDeliveryUncertainError
 from stepwise.telegram.formatting import OutgoingChunk, render_reply
 from stepwise.turn_records.models import Reply
 
 if TYPE_CHECKING:
     from stepwise.states.services import TurnServices
+    from stepwise.turn_ref import TurnRef
 
 logger = Logger(child=True)
 
@@ -28,15 +28,19 @@ FRIENDLY_ERROR = (
 )
 
 
-class ReplyMissingError(RuntimeError):
-    """SendReply ran for a turn that has no reply (a state machine wiring error)."""
+def put_error_reply(turn: TurnRef, error: str | None, services: TurnServices) -> None:
+    """The turn failed (the model after its retries, or a state for good): its reply is a short apology.
+    A reply whose sending had begun is kept (`put_reply` does not replace it)."""
+    logger.warning("the turn failed, sending the error reply", extra={"error": error})
+    now = iso_utc(services.clock())
+    services.turns.put_reply(
+        turn.turn_id, Reply(text=FRIENDLY_ERROR, source="error", message_id=services.new_id(), created_at=now)
+    )
 
 
-def deliver_reply(turn: TurnRef, services: TurnServices) -> DeliveryOutput:
-    """Send the reply's chunks not yet sent: HTML first, plain text when Telegram rejects the entities."""
-    reply = services.turns.get_reply(turn.turn_id)
-    if reply is None:
-        raise ReplyMissingError(f"turn {turn.turn_id} has no reply to send")
+def deliver_reply(turn: TurnRef, reply: Reply, services: TurnServices) -> int:
+    """Send the reply's chunks not yet sent: HTML first, plain text when Telegram rejects the entities.
+    Returns how many chunks the reply has (all sent)."""
     chunks = render_reply(reply.text)
     for index in range(reply.sent_chunks, len(chunks)):
         try:
@@ -49,7 +53,7 @@ def deliver_reply(turn: TurnRef, services: TurnServices) -> DeliveryOutput:
             raise
         services.turns.mark_sent(turn.turn_id, index + 1)
     logger.info("reply delivered", extra={"source": reply.source, "chunks": len(chunks)})
-    return DeliveryOutput(source=reply.source, chunks=len(chunks), sent_chunks=len(chunks))
+    return len(chunks)
 
 
 def _send_chunk(chat_id: int, chunk: OutgoingChunk, index: int, services: TurnServices) -> None:
@@ -58,19 +62,3 @@ def _send_chunk(chat_id: int, chunk: OutgoingChunk, index: int, services: TurnSe
     except TelegramBadRequest as error:
         logger.warning("HTML rejected, sending plain text", extra={"error": str(error), "chunk": index})
         services.telegram().send_message(chat_id, chunk.plain)
-
-
-def deliver_reply_state(request: TurnInput, services: TurnServices) -> DeliveryOutput:
-    """SendReply's entry point."""
-    return deliver_reply(request.turn, services)
-
-
-def deliver_error(request: SendErrorInput, services: TurnServices) -> DeliveryOutput:
-    """The model failed after its retries: tell the user briefly; the turn still ends cleanly."""
-    logger.warning("model failed, sending the error reply", extra={"error": request.error})
-    now = iso_utc(services.clock())
-    services.turns.put_reply(
-        request.turn.turn_id,
-        Reply(text=FRIENDLY_ERROR, source="error", message_id=services.new_id(), created_at=now),
-    )
-    return deliver_reply(request.turn, services)

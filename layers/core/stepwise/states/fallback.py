@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from aws_lambda_powertools import Logger
 
 from stepwise.model.rules import parse_intent
-from stepwise.states.contracts import FallbackOutput, SendErrorInput
+from stepwise.states.contracts import FallbackInput, Next
 
 if TYPE_CHECKING:
     from stepwise.states.services import TurnServices
@@ -17,21 +17,22 @@ logger = Logger(child=True)
 MAX_FALLBACK_DECISIONS = 3
 
 
-def use_fallback(request: SendErrorInput, services: TurnServices) -> FallbackOutput:
-    """True (and the turn switches to the rules model) when FALLBACK_MODEL=rules and it understands the
-    user's message; otherwise the friendly error stands."""
+def use_fallback(request: FallbackInput, services: TurnServices) -> Next:
+    """Route `model` (and the turn switches to the rules model) when FALLBACK_MODEL=rules and it understands
+    the user's message; otherwise route `error`: the friendly error stands."""
+    give_up = Next(route="error")
     if services.fallback_model != "rules":
-        return FallbackOutput(use_fallback=False)
+        return give_up
     meta = services.turns.get_meta(request.turn.turn_id)
     if meta.fallback_decisions >= MAX_FALLBACK_DECISIONS:
-        return FallbackOutput(use_fallback=False)  # the rules model itself keeps failing: no loop
+        return give_up  # the rules model itself keeps failing: no loop
     history = services.messages.between(meta.chat_id, meta.last_key, meta.last_key)
     if not history or parse_intent(history[-1].content) is None:
-        return FallbackOutput(use_fallback=False)
+        return give_up
     # Counted rather than refused once set: a retried UseFallback (its Lambda died after this write) must
     # decide the same way.
     services.turns.put_meta(
         meta.model_copy(update={"model_override": "rules", "fallback_decisions": meta.fallback_decisions + 1})
     )
     logger.warning("model failed; continuing the turn with the rules model", extra={"error": request.error})
-    return FallbackOutput(use_fallback=True)
+    return request.next.model_copy(update={"route": "model", "wait_seconds": 0})

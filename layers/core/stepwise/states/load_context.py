@@ -1,4 +1,5 @@
-"""LoadContext: store the user's message first, then fix the history window the model will see."""
+"""LoadContext: store the user's messages first, fix the history window the model will see, and decide the
+kind of turn (`states.turn_kind`): a turn that needs no model gets its reply here."""
 
 from __future__ import annotations
 
@@ -12,8 +13,9 @@ from stepwise.ids import iso_utc
 from stepwise.media.notices import media_notices
 from stepwise.memory.service import summary_key
 from stepwise.reminders.models import scheduled_note
-from stepwise.states.contracts import LoadContextOutput, TurnStart
-from stepwise.telegram.errors import TelegramError
+from stepwise.states.contracts import LoadContextInput, Next
+from stepwise.states.turn_kind import decide_turn
+from stepwise.states.typing_indicator import show_typing
 from stepwise.turn_records.models import Memory, TurnMeta
 
 if TYPE_CHECKING:
@@ -22,14 +24,16 @@ if TYPE_CHECKING:
 logger = Logger(child=True)
 
 
-def load_context(start: TurnStart, services: TurnServices) -> LoadContextOutput:
+def load_context(start: LoadContextInput, services: TurnServices) -> Next:
     """Take the chat's waiting messages, store them (idempotent per message) and fix the history window (see
-    `history_window`) up to the last one taken. A retry finds the messages it took and the same window."""
+    `history_window`) up to the last one taken, and decide what next. A retry finds the messages it took and
+    the same window. Nothing left to answer (an earlier turn took every message): route `reply` without a
+    reply, and FinishTurn only frees the chat."""
     turn = start.turn
     batch = services.sequencer().take_batch(turn.chat_id, turn.turn_id)
     if not batch:
         logger.info("nothing waiting: the turn ends without answering")
-        return LoadContextOutput(answers=0)
+        return Next(route="reply")
     chat = None
     stored: list[StoredMessage] = []
     for waiting in batch:
@@ -62,32 +66,34 @@ def load_context(start: TurnStart, services: TurnServices) -> LoadContextOutput:
     reminder = batch[0].text if batch[0].kind == "reminder" else None
     chosen_zone = services.reminders.timezone(user_id)
     command = route(batch[0].text) if len(batch) == 1 and batch[0].kind == "message" else None
-    services.turns.put_meta(
-        TurnMeta(
-            turn_id=turn.turn_id,
-            chat_id=turn.chat_id,
-            user_id=user_id,
-            update_id=batch[-1].update_id,
-            user_message_id=last.id,
-            first_key=first_key,
-            last_key=last.sort_key,
-            created_at=iso_utc(services.clock()),
-            summary=chat.summary if chat else "",
-            memories=[]
-            if reminder is not None or command is not None
-            else recall_memories(services, user_id, turn.chat_id, "\n".join(m.content for m in stored)),
-            timezone=chosen_zone or services.default_timezone,
-            timezone_set=chosen_zone is not None,
-            reminder=reminder,
-            model_override="command" if command == "rules" else None,
-            command=batch[0].text.strip() if command == "answer" else None,
-            **media_notices(batch),
-        )
+    meta = TurnMeta(
+        turn_id=turn.turn_id,
+        chat_id=turn.chat_id,
+        user_id=user_id,
+        update_id=batch[-1].update_id,
+        user_message_id=last.id,
+        first_key=first_key,
+        last_key=last.sort_key,
+        created_at=iso_utc(services.clock()),
+        summary=chat.summary if chat else "",
+        memories=[]
+        if reminder is not None or command is not None
+        else recall_memories(services, user_id, turn.chat_id, "\n".join(m.content for m in stored)),
+        timezone=chosen_zone or services.default_timezone,
+        timezone_set=chosen_zone is not None,
+        reminder=reminder,
+        model_override="command" if command == "rules" else None,
+        command=batch[0].text.strip() if command == "answer" else None,
+        **media_notices(batch),
     )
-    if reminder is None and command is None:
+    services.turns.put_meta(meta)
+    kind, next_ = decide_turn(meta, services)
+    if next_.route == "model":
         show_typing(services, turn.chat_id)
-    logger.info("context loaded", extra={"answers": len(batch), "context_messages": len(window)})
-    return LoadContextOutput(answers=len(batch), message_id=last.id, context_messages=len(window))
+    logger.info(
+        "context loaded", extra={"answers": len(batch), "context_messages": len(window), "kind": kind}
+    )
+    return next_
 
 
 def history_window(
@@ -126,11 +132,3 @@ def recall_memories(services: TurnServices, user_id: int, chat_id: int, text: st
         return []
     own_summary = summary_key(chat_id)
     return [Memory(id=m.key, text=m.text) for m in matches if m.key != own_summary][: services.memory_top_k]
-
-
-def show_typing(services: TurnServices, chat_id: int) -> None:
-    """Best effort: a failed chat action never fails the turn."""
-    try:
-        services.telegram().send_chat_action(chat_id, "typing")
-    except TelegramError as error:
-        logger.warning("typing indicator failed", extra={"error": str(error)})

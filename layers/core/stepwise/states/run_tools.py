@@ -1,7 +1,9 @@
 """RunTools: run one step's tool calls in order; calls that need approval wait for the user's decision.
 
-Safe calls run at once. Approval-needing calls that are valid are gathered into one approval request and the
-state machine waits (RequestApproval); when it comes back here the approval lifecycle
+Three states run this function. `RunTools` runs a step none of whose calls needs approval (CallModel said
+so), then the model is called again. `RunToolsOrAskApproval` runs the safe calls at once and gathers the valid
+approval-needing ones into one approval request, and the state machine waits (RequestApproval).
+`RunApprovedTools` comes back from that wait: it takes the chat back first, then the approval lifecycle
 (`stepwise.approvals.lifecycle`) gives the decision: approved calls run, denied or unanswered ones return
 "denied by the user" and change nothing. Results are recorded per call as they happen, so a retried RunTools
 never runs a call twice; a crash between a call's effect and the recording of its result is covered by the
@@ -19,7 +21,7 @@ from stepwise.approvals.models import ApprovalCall
 from stepwise.audit.log import Approval, Outcome, call_entry
 from stepwise.ids import iso_utc
 from stepwise.ledger.models import tool_call_id
-from stepwise.states.contracts import RunToolsInput, RunToolsOutput
+from stepwise.states.contracts import Next, RunToolsInput
 from stepwise.tools.registry import ToolContext, ToolError, ToolResult
 
 if TYPE_CHECKING:
@@ -28,18 +30,29 @@ if TYPE_CHECKING:
 
 logger = Logger(child=True)
 
+MAX_RETAKE_RETRIES = 12  # RunApprovedTools' retries while the chat is busy (the ASL's ChatBusyError retrier)
+NOT_ASKED = "Not run: this call needs the user's approval, and this round could not ask for it."
 
-def run_tools(request: RunToolsInput, services: TurnServices) -> RunToolsOutput:
-    """Run (or settle) every tool call of the step; see the module docstring."""
+
+class ChatBusyError(RuntimeError):
+    """Another turn holds the chat; the state machine retries with backoff (ASL error name ChatBusyError)."""
+
+
+def run_tools(request: RunToolsInput, services: TurnServices) -> Next:
+    """Run (or settle) every tool call of the step; see the module docstring. Route `model` when every call
+    has its result, `approval` when some wait for the user."""
     turn = request.turn
+    if request.resume:
+        retake_chat(request, services)
     meta = services.turns.get_meta(turn.turn_id)
-    step = services.turns.get_step(turn.turn_id, request.step)
+    step = services.turns.get_step(turn.turn_id, request.next.step)
+    ask = request.next.model_copy(update={"route": "approval", "wait_seconds": 0})
     now = iso_utc(services.clock())
     if lifecycle.wait_never_began(services.approvals, step.approval_id, step.approval_asks):
         step.approval_asks += 1
         services.turns.put_step(turn.turn_id, step)
         logger.info("approval handed to the wait again", extra={"approval_id": step.approval_id})
-        return RunToolsOutput(status="needs_approval", approval_id=step.approval_id)
+        return ask.model_copy(update={"approval_id": step.approval_id})
     decision = lifecycle.settle(services.approvals, services.telegram, step.approval_id, now)
     waiting: list[ApprovalCall] = []
     for call in step.tool_uses:
@@ -52,7 +65,7 @@ def run_tools(request: RunToolsInput, services: TurnServices) -> RunToolsOutput:
             call_id=tool_call_id(turn.turn_id, call["id"]),
             now=now,
         )
-        result, outcome, approval = _run_one(call, decision, context, services, waiting)
+        result, outcome, approval = _run_one(call, decision, context, services, waiting, request.approvals)
         if result is None:
             continue
         # The audit entry first, keyed by the model step's time: a crash before the result is recorded makes
@@ -74,11 +87,23 @@ def run_tools(request: RunToolsInput, services: TurnServices) -> RunToolsOutput:
         step.approval_id = approval_request.approval_id
         step.approval_asks = 1
         services.turns.put_step(turn.turn_id, step)
-        return RunToolsOutput(status="needs_approval", approval_id=approval_request.approval_id)
+        return ask.model_copy(update={"approval_id": approval_request.approval_id})
     step.tool_results = [step.partial_results[call["id"]] for call in step.tool_uses]
     services.turns.put_step(turn.turn_id, step)
     errors = sum(1 for block in step.tool_results if block.get("is_error"))
-    return RunToolsOutput(status="done", results=len(step.tool_results), errors=errors)
+    logger.info("tool calls done", extra={"results": len(step.tool_results), "errors": errors})
+    return request.next.model_copy(update={"route": "model", "approval_id": None, "wait_seconds": 0})
+
+
+def retake_chat(request: RunToolsInput, services: TurnServices) -> None:
+    """Back from an approval wait: hold the chat again before going on. ChatBusyError while another turn holds
+    it; after MAX_RETAKE_RETRIES busy answers (a few minutes) the turn goes on regardless."""
+    turn = request.turn
+    if services.sequencer().retake(turn.chat_id, turn.turn_id):
+        return
+    if request.retake_attempt < MAX_RETAKE_RETRIES:
+        raise ChatBusyError(f"chat {turn.chat_id} is busy with another turn")
+    logger.warning("chat still busy after every retry; going on regardless", extra={"turn_id": turn.turn_id})
 
 
 def _run_one(
@@ -87,8 +112,10 @@ def _run_one(
     context: ToolContext,
     services: TurnServices,
     waiting: list[ApprovalCall],
+    may_ask: bool,
 ) -> tuple[ToolResult | None, Outcome, Approval]:
-    """One call's result, outcome and approval state; (None, ...) when it must wait for approval."""
+    """One call's result, outcome and approval state; (None, ...) when it must wait for approval. A call that
+    needs approval where none may be asked (`may_ask` False and no decision) is refused, never run."""
     try:
         tool, args = services.tools.parse(call["name"], call.get("input"))
     except ToolError as error:
@@ -97,6 +124,9 @@ def _run_one(
     if not tool.needs_approval:
         result = services.tools.run(context, tool, args)
         return result, "error" if result.is_error else "ok", "not_needed"
+    if decision is None and not may_ask:
+        logger.warning("a call needs approval in a round that cannot ask; refused", extra={"tool": tool.name})
+        return ToolResult(content=NOT_ASKED, is_error=True), "denied", "not_needed"
     if decision is None:
         try:
             waiting.append(

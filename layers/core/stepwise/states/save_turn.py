@@ -1,4 +1,4 @@
-"""SaveTurn: store the assistant's message with the tool calls of its turn."""
+"""Storing the assistant's message with the tool calls of its turn (FinishTurn's second step)."""
 
 from __future__ import annotations
 
@@ -7,21 +7,20 @@ from typing import TYPE_CHECKING
 from aws_lambda_powertools import Logger
 
 from stepwise.history.models import StoredMessage
-from stepwise.states.contracts import SaveTurnOutput, TurnInput
 
 if TYPE_CHECKING:
     from stepwise.states.services import TurnServices
+    from stepwise.turn_records.models import Reply
+    from stepwise.turn_ref import TurnRef
 
 logger = Logger(child=True)
 
 
-def save_turn(request: TurnInput, services: TurnServices) -> SaveTurnOutput:
+def save_reply(turn: TurnRef, reply: Reply | None, services: TurnServices) -> bool:
     """Store the reply as the assistant's message (idempotent). Canned error replies are not history."""
-    turn = request.turn
-    reply = services.turns.get_reply(turn.turn_id)
     if reply is None or reply.source == "error":
         logger.info("nothing to save", extra={"reason": "no reply" if reply is None else "error reply"})
-        return SaveTurnOutput(saved=False)
+        return False
     tool_calls = []
     for step in services.turns.steps(turn.turn_id):
         results = {r["tool_use_id"]: r for r in step.tool_results}
@@ -48,4 +47,4 @@ def save_turn(request: TurnInput, services: TurnServices) -> SaveTurnOutput:
     if services.messages.add(message):
         user_id = services.turns.get_meta(turn.turn_id).user_id
         services.chats.record_message(turn.chat_id, user_id, services.summary_due_at)
-    return SaveTurnOutput(saved=True)
+    return True

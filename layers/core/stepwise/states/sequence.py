@@ -1,5 +1,6 @@
-"""The states that pass a chat from turn to turn: FinishTurn, RetakeChat, and the recovery of a turn whose
-execution failed, timed out or was stopped (an EventBridge rule calls it)."""
+"""Passing a chat from turn to turn: the end of a turn (FinishTurn's last step) and the recovery of a turn
+whose execution failed, timed out or was stopped (an EventBridge rule calls it). A turn back from its
+approval wait takes the chat back in RunTools (`states.run_tools.retake_chat`)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ from typing import TYPE_CHECKING, Literal
 from aws_lambda_powertools import Logger
 from pydantic import BaseModel, ConfigDict, Field
 
-from stepwise.states.contracts import FinishTurnOutput, RetakeChatOutput, TurnInput, TurnRef, TurnStart
+from stepwise.states.contracts import FinishTurnOutput
+from stepwise.turn_ref import TurnRef, TurnStart
 
 if TYPE_CHECKING:
     from stepwise.inbox.sequencer import Ending
@@ -42,17 +44,13 @@ class ExecutionEndedEvent(BaseModel):
     detail: ExecutionEnded
 
 
-class ChatBusyError(RuntimeError):
-    """Another turn holds the chat; the state machine retries with backoff (ASL error name ChatBusyError)."""
-
-
-def finish_turn(request: TurnInput, services: TurnServices) -> FinishTurnOutput:
+def end_turn(turn: TurnRef, services: TurnServices) -> str | None:
     """The turn has answered: its messages are done, the chat is free, the next turn starts if any wait.
+    Returns the next turn's name.
 
     A turn whose LoadContext never completed (DynamoDB down past every retry) may not have stored its
     messages: they are queued again instead (a bounded number of times), so the next turn answers them.
     """
-    turn = request.turn
     try:
         services.turns.get_meta(turn.turn_id)
         ending: Ending = "answered"
@@ -60,15 +58,7 @@ def finish_turn(request: TurnInput, services: TurnServices) -> FinishTurnOutput:
         ending = "failed"
     next_turn = services.sequencer().end_turn(turn.chat_id, turn.turn_id, ending)
     logger.info("turn finished", extra={"ending": ending, "next_turn": next_turn})
-    return FinishTurnOutput(next_turn=next_turn)
-
-
-def retake_chat(request: TurnInput, services: TurnServices) -> RetakeChatOutput:
-    """Back from an approval wait: hold the chat again before going on (ChatBusyError while it is taken)."""
-    turn = request.turn
-    if not services.sequencer().retake(turn.chat_id, turn.turn_id):
-        raise ChatBusyError(f"chat {turn.chat_id} is busy with another turn")
-    return RetakeChatOutput(holder=turn.turn_id)
+    return next_turn
 
 
 def recover_turn(turn: TurnRef, status: str, services: TurnServices) -> FinishTurnOutput:

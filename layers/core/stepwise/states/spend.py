@@ -1,5 +1,5 @@
-"""CallModel's spend controls: the daily token budget before a turn's first model call, counting each call's
-usage once, and turning the API's `retry-after` into a wait of the state machine."""
+"""CallModel's spend controls: counting each call's usage once, and turning the API's `retry-after` into a
+wait of the state machine. (The daily token budget is checked where the turn starts: `states.turn_kind`.)"""
 
 from __future__ import annotations
 
@@ -7,11 +7,8 @@ from typing import TYPE_CHECKING
 
 from aws_lambda_powertools import Logger
 
-from stepwise.ids import iso_utc
 from stepwise.model.rate_limits import MAX_WAITS, wait_seconds
-from stepwise.states.contracts import CallModelInput, CallModelOutput
-from stepwise.turn_records.models import Reply
-from stepwise.usage.budget import budget_message, is_over_budget
+from stepwise.states.contracts import Next
 from stepwise.usage.meter import count_call
 
 if TYPE_CHECKING:
@@ -21,28 +18,6 @@ if TYPE_CHECKING:
     from stepwise.turn_records.models import TurnMeta
 
 logger = Logger(child=True)
-
-
-def refuse_over_budget(meta: TurnMeta, services: TurnServices) -> CallModelOutput | None:
-    """When the user's tokens today reached DAILY_TOKEN_BUDGET, make the budget message the turn's reply
-    (no model call); None otherwise. A turn that started under the budget finishes its tool rounds."""
-    if services.usage is None:
-        return None
-    now = services.clock()
-    used = is_over_budget(services.usage, meta.user_id, now, services.daily_token_budget)
-    if used is None:
-        return None
-    logger.info("daily token budget reached; no model call", extra={"used": used})
-    services.turns.put_reply(
-        meta.turn_id,
-        Reply(
-            text=budget_message(services.daily_token_budget, used, now, meta.timezone),
-            source="budget",
-            message_id=services.new_id(),
-            created_at=iso_utc(now),
-        ),
-    )
-    return CallModelOutput(route="reply", stop_reason="budget", step=0)
 
 
 def count_usage(meta: TurnMeta, step: int, response: ModelResponse, services: TurnServices) -> None:
@@ -63,10 +38,10 @@ def count_usage(meta: TurnMeta, step: int, response: ModelResponse, services: Tu
         logger.exception("usage not counted", extra={"step": step})
 
 
-def wait_for_rate_limit(error: ModelRateLimitedError, request: CallModelInput, step: int) -> CallModelOutput:
+def wait_for_rate_limit(error: ModelRateLimitedError, previous: Next) -> Next:
     """Ask the state machine to wait what the API asked (at most a minute) before the same call; past
     MAX_WAITS waits in the turn, the error goes to the usual retries and the fallback."""
-    if request.rate_limit_waits >= MAX_WAITS:
+    if previous.waits >= MAX_WAITS:
         raise error
     seconds = wait_seconds(error.retry_after_seconds)
     logger.warning(
@@ -74,9 +49,7 @@ def wait_for_rate_limit(error: ModelRateLimitedError, request: CallModelInput, s
         extra={
             "retry_after": error.retry_after_seconds,
             "wait_seconds": seconds,
-            "waits": request.rate_limit_waits,
+            "waits": previous.waits,
         },
     )
-    return CallModelOutput(
-        route="wait", stop_reason="rate_limited", step=step, final=request.final, wait_seconds=seconds
-    )
+    return previous.model_copy(update={"route": "wait", "waits": previous.waits + 1, "wait_seconds": seconds})

@@ -1,4 +1,4 @@
-"""Reading a slash command out of a message: `/name`, `/name@BotName`, `/name arguments`."""
+"""Reading a Telegram bot command out of a message: `/name`, `/name@BotName`, `/name arguments`."""
 
 from __future__ import annotations
 

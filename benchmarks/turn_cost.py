@@ -1,0 +1,305 @@
+"""What each kind of turn costs on AWS, and the CPU the project's own code spends on it.
+
+Plays turns of each kind through the webhook on the local emulation (the real state machine, warm function
+containers, a fake Messages API that answers at once, the fake Bot API, INFO logs as deployed) and counts:
+billed state transitions (every state entered, from the execution history), Lambda invocations, DynamoDB
+request units (from the SDK's requests), Telegram requests, and the API Gateway request(s). It prices them at
+us-east-1 list prices, AWS only (the model's tokens are not included; the Lambda time spent waiting for the
+model is, at an assumed MODEL_SECONDS per call). The CPU is the thread CPU time of the functions' handlers
+(core, SDK clients, logging) minus the time spent inside the emulated AWS services; it is printed in
+milliseconds and as a ratio to a fixed reference workload measured in the same run (machines differ).
+
+Run: make bench (or .venv/bin/python benchmarks/turn_cost.py)
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+import sys
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT / "layers" / "core"), str(ROOT)]
+
+import boto3  # noqa: E402
+import requests.adapters  # noqa: E402
+from moto.core.botocore_stubber import BotocoreStubber  # noqa: E402
+
+from stepwise_local import updates  # noqa: E402
+from stepwise_local.anthropic_server import FakeAnthropic, text, tool_use  # noqa: E402
+from stepwise_local.emulation import Emulation, LocalConfig  # noqa: E402
+from stepwise_local.telegram_server import FakeBotApi  # noqa: E402
+from stepwise_local.template import Template  # noqa: E402
+
+# us-east-1 list prices (2026-11).
+PRICE = {
+    "transition": 0.000025,  # Step Functions Standard, per state transition
+    "lambda_request": 0.2e-6,
+    "gb_second": 1.66667e-5,  # Lambda x86
+    "wru": 0.625e-6,  # DynamoDB on-demand write request unit
+    "rru": 0.125e-6,  # DynamoDB on-demand read request unit
+    "http_api": 1.0e-6,  # API Gateway HTTP API, per request
+}
+# Assumed latencies for the Lambda time estimate (billed duration = own CPU + waiting).
+AWS_REQUEST_SECONDS, TELEGRAM_SECONDS, MODEL_SECONDS = 0.008, 0.05, 1.0
+USER, RUNS, WARMUP = 6161, 10, 2
+TARGETS = {"plain turn": (5, 0.15, 60.0), "one tool round": (8, None, None), "approval": (12, None, None)}
+
+
+@dataclass
+class Invocation:
+    function: str
+    cpu: float = 0.0  # seconds of the handler's own thread CPU
+    emulated: float = 0.0  # seconds of that spent inside the emulated AWS services
+    aws_requests: int = 0
+    telegram_requests: int = 0
+    units: Counter[str] = field(default_factory=Counter)
+
+
+class Meter:
+    """Measures every function invocation of the emulation (run on moto's execution threads)."""
+
+    def __init__(self, memory_mb: dict[str, int]) -> None:
+        self.memory_mb = memory_mb
+        self.invocations: list[Invocation] = []
+        self._local = threading.local()
+        self._lock = threading.Lock()
+
+    def current(self) -> Invocation | None:
+        return getattr(self._local, "invocation", None)
+
+    def install(self) -> list[Any]:
+        meter = self
+        original_invoke = Emulation.invoke
+        original_stub = BotocoreStubber.__call__
+        original_send = requests.adapters.HTTPAdapter.send
+
+        def invoke(emulation: Emulation, logical_id: str, event: Any) -> Any:
+            record = Invocation(logical_id)
+            meter._local.invocation = record
+            start = time.thread_time()
+            try:
+                return original_invoke(emulation, logical_id, event)
+            finally:
+                record.cpu = time.thread_time() - start
+                meter._local.invocation = None
+                with meter._lock:
+                    meter.invocations.append(record)
+
+        def stub(self: Any, event_name: str, request: Any, **kwargs: Any) -> Any:
+            record = meter.current()
+            if record is None:
+                return original_stub(self, event_name, request, **kwargs)
+            start = time.thread_time()
+            try:
+                return original_stub(self, event_name, request, **kwargs)
+            finally:
+                record.emulated += time.thread_time() - start
+                record.aws_requests += 1
+
+        def send(self: Any, request: Any, *args: Any, **kwargs: Any) -> Any:
+            record = meter.current()
+            if record is not None:
+                record.telegram_requests += 1
+            return original_send(self, request, *args, **kwargs)
+
+        Emulation.invoke = invoke  # type: ignore[method-assign]
+        BotocoreStubber.__call__ = stub  # type: ignore[method-assign]
+        requests.adapters.HTTPAdapter.send = send  # type: ignore[method-assign]
+        return [original_invoke, original_stub, original_send]
+
+    def count_dynamodb(self, params: dict[str, Any], model: Any, **_: Any) -> None:
+        """botocore before-call hook: the request units of one DynamoDB request (items of this app are small:
+        one unit per read, one per started KB written, double in a transaction)."""
+        record = self.current()
+        if record is None:
+            return
+        body = json.loads(params.get("body") or b"{}")
+        operation = model.name
+        if operation in ("GetItem", "Query", "Scan", "BatchGetItem"):
+            record.units["rru"] += 1
+        elif operation == "TransactWriteItems":
+            for item in body.get("TransactItems", []):
+                record.units["wru"] += 2 * write_units(next(iter(item.values())))
+        elif operation in ("PutItem", "UpdateItem", "DeleteItem"):
+            record.units["wru"] += write_units(body)
+
+    def turn_cost(
+        self, invocations: list[Invocation], transitions: int, api_requests: int
+    ) -> dict[str, float]:
+        """Dollars of one turn by service."""
+        lambda_cost = 0.0
+        for call in invocations:
+            seconds = (call.cpu - call.emulated) + AWS_REQUEST_SECONDS * call.aws_requests
+            seconds += TELEGRAM_SECONDS * call.telegram_requests
+            if call.function == "CallModelFunction":
+                seconds += MODEL_SECONDS
+            billed_ms = math.ceil(seconds * 1000)
+            lambda_cost += PRICE["lambda_request"]
+            lambda_cost += billed_ms / 1000 * self.memory_mb[call.function] / 1024 * PRICE["gb_second"]
+        units: Counter[str] = sum((call.units for call in invocations), Counter())
+        return {
+            "Step Functions": transitions * PRICE["transition"],
+            "Lambda": lambda_cost,
+            "DynamoDB": units["wru"] * PRICE["wru"] + units["rru"] * PRICE["rru"],
+            "API Gateway": api_requests * PRICE["http_api"],
+        }
+
+
+def write_units(request: dict[str, Any]) -> int:
+    item = request.get("Item") or request.get("Key") or {}
+    size = len(json.dumps(item)) + len(json.dumps(request.get("ExpressionAttributeValues", {})))
+    return max(1, math.ceil(size / 1024))
+
+
+def reference_seconds() -> float:
+    """A fixed CPU workload (JSON and pydantic work of the kind a turn does), measured in this run."""
+    from pydantic import BaseModel
+
+    class Row(BaseModel):
+        id: str
+        role: str
+        content: str
+        created_at: str
+
+    rows = [{"id": f"m{n}", "role": "user", "content": "x" * 200, "created_at": "2026"} for n in range(50)]
+    start = time.thread_time()
+    for _ in range(20):
+        json.loads(json.dumps([Row.model_validate(row).model_dump() for row in rows]))
+    return time.thread_time() - start
+
+
+def main() -> None:
+    template = Template()
+    memory = {logical_id: spec.memory_size for logical_id, spec in template.functions().items()}
+    meter = Meter(memory)
+    meter.install()
+    reference = statistics.median(reference_seconds() for _ in range(7))
+    with FakeBotApi("123456:bench") as telegram, FakeAnthropic() as anthropic:
+        config = LocalConfig(
+            telegram_base_url=telegram.base_url,
+            bot_token="123456:bench",  # noqa: S106 (a fake token for the local Bot API)
+            anthropic_api_key=anthropic.api_key,
+            anthropic_base_url=anthropic.base_url,
+            parameters={"AllowedUserIds": str(USER)},
+            warm_containers=True,
+        )
+        with Emulation(config) as emulation:
+            boto3._get_default_session().events.register("before-call.dynamodb", meter.count_dynamodb)
+
+            def play(kind: str) -> tuple[list[Invocation], int, int]:
+                before_calls, before_runs = (
+                    len(meter.invocations),
+                    {e["name"] for e in emulation.executions()},
+                )
+                update = updates.text_message(USER, PROMPTS[kind])
+                if kind == "one tool round":
+                    anthropic.script(tool_use(("add_task", {"title": "bench"})), text("Added."))
+                elif kind == "approval":
+                    anthropic.script(tool_use(("delete_task", {"task_id": 1})), text("Deleted."))
+                api_requests = 1
+                emulation.post_update(update)
+                if kind == "approval":
+                    while not any(m.get("reply_markup") for m in telegram.messages(USER)[-1:]):
+                        time.sleep(0.002)
+                    message = telegram.messages(USER)[-1]
+                    data = message["reply_markup"]["inline_keyboard"][0][0]["callback_data"]
+                    chat = {"id": USER, "type": "private"}
+                    emulation.post_update(
+                        updates.callback_query(
+                            USER, data, {"message_id": message["message_id"], "date": 0, "chat": chat}
+                        )
+                    )
+                    api_requests += 1
+                emulation.wait_for_update(USER, update["update_id"])
+                emulation.wait_idle(USER)
+                runs = [e["name"] for e in emulation.executions() if e["name"] not in before_runs]
+                transitions = sum(
+                    1 for name in runs for e in emulation.history(name) if e["type"].endswith("StateEntered")
+                )
+                return meter.invocations[before_calls:], transitions, api_requests
+
+            rows = []
+            for kind in PROMPTS:
+                samples = []
+                for run in range(WARMUP + RUNS):
+                    if kind == "approval":  # a task to delete
+                        play_setup(emulation, anthropic)
+                    invocations, transitions, api_requests = play(kind)
+                    if run >= WARMUP:
+                        samples.append((invocations, transitions, api_requests))
+                rows.append((kind, samples))
+    print_report(meter, rows, reference)
+
+
+PROMPTS = {
+    "plain turn": "hello",
+    "one tool round": "add a task",
+    "approval": "delete task 1",
+    "command (/tasks)": "/tasks",
+}
+
+
+def play_setup(emulation: Emulation, anthropic: FakeAnthropic) -> None:
+    """Add task #1 for the approval turn to delete (through a turn of its own, not measured)."""
+    anthropic.script(tool_use(("add_task", {"title": "to delete"})), text("Added."))
+    update = updates.text_message(USER, "add a task to delete")
+    emulation.post_update(update)
+    emulation.wait_for_update(USER, update["update_id"])
+    emulation.wait_idle(USER)
+
+
+def print_report(meter: Meter, rows: list[tuple[str, list[Any]]], reference: float) -> None:
+    print(
+        f"AWS cost per 1,000 turns (us-east-1 list prices; model tokens excluded; {RUNS} turns of each kind)"
+    )
+    print(
+        f"{'kind of turn':<18}{'transitions':>12}{'Lambda calls':>13}{'DynamoDB RU':>12}"
+        f"{'Step Fn':>9}{'Lambda':>9}{'DynamoDB':>9}{'API GW':>8}{'total':>9}"
+    )
+    cpu_rows = []
+    for kind, samples in rows:
+        invocations, transitions, _ = samples[-1]
+        units: Counter[str] = sum((call.units for call in invocations), Counter())
+        costs = [meter.turn_cost(*sample) for sample in samples]
+        median = {key: statistics.median(c[key] for c in costs) * 1000 for key in costs[0]}
+        total = sum(median.values())
+        print(
+            f"{kind:<18}{transitions:>12}{len(invocations):>13}{units['wru'] + units['rru']:>12}"
+            f"{median['Step Functions']:>9.4f}{median['Lambda']:>9.4f}{median['DynamoDB']:>9.4f}"
+            f"{median['API Gateway']:>8.4f}{total:>9.4f}"
+        )
+        cpu = [sum(call.cpu - call.emulated for call in sample[0]) for sample in samples]
+        cpu_rows.append((kind, statistics.median(cpu), max(cpu), {c.function for c in invocations}))
+    print(
+        f"  assumptions for Lambda time: own CPU + {AWS_REQUEST_SECONDS * 1000:.0f} ms per AWS request + "
+        f"{TELEGRAM_SECONDS * 1000:.0f} ms per Telegram request + {MODEL_SECONDS:.1f} s per model call"
+    )
+    print(
+        f"\nthe project's own CPU per warm turn (reference workload: {reference * 1000:.1f} ms in this run)"
+    )
+    print(f"{'kind of turn':<18}{'median':>10}{'worst':>10}{'x reference':>13}")
+    for kind, median_cpu, worst, _ in cpu_rows:
+        print(f"{kind:<18}{median_cpu * 1000:>8.1f} ms{worst * 1000:>7.1f} ms{median_cpu / reference:>13.2f}")
+    for kind, (max_transitions, max_dollars, max_ms) in TARGETS.items():
+        samples = dict(rows)[kind]
+        transitions = samples[-1][1]
+        line = f"target {kind}: at most {max_transitions} transitions (measured {transitions})"
+        if max_dollars is not None:
+            total = statistics.median(sum(meter.turn_cost(*s).values()) for s in samples) * 1000
+            line += f", at most ${max_dollars:.2f} per 1,000 (measured ${total:.4f})"
+        if max_ms is not None:
+            median_cpu = next(row[1] for row in cpu_rows if row[0] == kind)
+            line += f", at most {max_ms:.0f} ms CPU (measured {median_cpu * 1000:.1f} ms)"
+        print(line)
+
+
+if __name__ == "__main__":
+    main()

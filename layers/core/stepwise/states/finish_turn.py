@@ -1,0 +1,46 @@
+"""FinishTurn: the end of every turn, in one state, step by step and idempotently: send the reply (resuming
+where a retried attempt stopped), store it in the history, then free the chat and start the next turn.
+
+Each step is safe to run again: chunks already sent are recorded and skipped, storing a message twice is a
+no-op, and ending a turn twice finds its messages done already. A reply Telegram refuses for good (the user
+blocked the bot, a request it will never accept) is logged and the turn still ends; a delivery that keeps
+failing goes, after the state's retries, to `FinishTurnUndelivered` (the same function with `deliver` off).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from aws_lambda_powertools import Logger
+
+from stepwise.states.contracts import FinishTurnInput, FinishTurnOutput
+from stepwise.states.deliver import deliver_reply, put_error_reply
+from stepwise.states.save_turn import save_reply
+from stepwise.states.sequence import end_turn
+from stepwise.telegram.errors import TelegramBadRequest, TelegramForbidden
+
+if TYPE_CHECKING:
+    from stepwise.states.services import TurnServices
+
+logger = Logger(child=True)
+
+
+def finish_turn(request: FinishTurnInput, services: TurnServices) -> FinishTurnOutput:
+    """Send, save, finish; see the module docstring."""
+    turn = request.turn
+    if request.error is not None:
+        put_error_reply(turn, request.error, services)
+    reply = services.turns.get_reply(turn.turn_id)
+    sent = reply.sent_chunks if reply is not None else 0
+    if reply is not None and request.deliver:
+        try:
+            sent = deliver_reply(turn, reply, services)
+        except (TelegramForbidden, TelegramBadRequest) as error:
+            logger.warning("Telegram refused the reply for good; the turn ends", extra={"error": str(error)})
+    elif reply is not None:
+        logger.warning("the reply could not be delivered; the turn is saved and ends", extra={"sent": sent})
+    saved = save_reply(turn, reply, services)
+    next_turn = end_turn(turn, services)
+    return FinishTurnOutput(
+        source=reply.source if reply is not None else None, sent_chunks=sent, saved=saved, next_turn=next_turn
+    )

@@ -1,0 +1,22 @@
+"""The "typing…" indicator while a turn works on its answer (it lasts about five seconds in Telegram)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from aws_lambda_powertools import Logger
+
+from stepwise.telegram.errors import TelegramError
+
+if TYPE_CHECKING:
+    from stepwise.states.services import TurnServices
+
+logger = Logger(child=True)
+
+
+def show_typing(services: TurnServices, chat_id: int) -> None:
+    """Best effort: a failed chat action never fails the turn."""
+    try:
+        services.telegram().send_chat_action(chat_id, "typing")
+    except TelegramError as error:
+        logger.warning("typing indicator failed", extra={"error": str(error)})
