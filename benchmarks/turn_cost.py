@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import statistics
 import sys
 import threading
@@ -49,7 +50,7 @@ PRICE = {
 }
 # Assumed latencies for the Lambda time estimate (billed duration = own CPU + waiting).
 AWS_REQUEST_SECONDS, TELEGRAM_SECONDS, MODEL_SECONDS = 0.008, 0.05, 1.0
-USER, RUNS, WARMUP = 6161, 10, 2
+USER, RUNS, WARMUP = 6161, int(os.environ.get("BENCH_RUNS", "10")), 2
 TARGETS = {"plain turn": (5, 0.15, 60.0), "one tool round": (8, None, None), "approval": (12, None, None)}
 
 
@@ -61,6 +62,7 @@ class Invocation:
     aws_requests: int = 0
     telegram_requests: int = 0
     units: Counter[str] = field(default_factory=Counter)
+    requests: Counter[str] = field(default_factory=Counter)  # "Table.Operation" of each DynamoDB request
 
 
 class Meter:
@@ -123,6 +125,10 @@ class Meter:
             return
         body = json.loads(params.get("body") or b"{}")
         operation = model.name
+        table = body.get("TableName") or ",".join(
+            sorted({next(iter(i.values())).get("TableName", "?") for i in body.get("TransactItems", [])})
+        )
+        record.requests[f"{table.split('-')[-1]}.{operation}"] += 1
         if operation in ("GetItem", "Query", "Scan", "BatchGetItem"):
             record.units["rru"] += 1
         elif operation == "TransactWriteItems":
@@ -202,12 +208,15 @@ def main() -> None:
                 update = updates.text_message(USER, PROMPTS[kind])
                 if kind == "one tool round":
                     anthropic.script(tool_use(("add_task", {"title": "bench"})), text("Added."))
-                elif kind == "approval":
-                    anthropic.script(tool_use(("delete_task", {"task_id": 1})), text("Deleted."))
+                elif kind == "approval":  # the task play_setup has just added
+                    anthropic.script(tool_use(("delete_task", {"task_id": added[0]})), text("Deleted."))
                 api_requests = 1
                 emulation.post_update(update)
                 if kind == "approval":
+                    deadline = time.monotonic() + 30
                     while not any(m.get("reply_markup") for m in telegram.messages(USER)[-1:]):
+                        if time.monotonic() > deadline:
+                            raise SystemExit("no approval buttons within 30 s: the approval turn did not ask")
                         time.sleep(0.002)
                     message = telegram.messages(USER)[-1]
                     data = message["reply_markup"]["inline_keyboard"][0][0]["callback_data"]
@@ -227,16 +236,22 @@ def main() -> None:
                 return meter.invocations[before_calls:], transitions, api_requests
 
             rows = []
+            added = [0]  # task ids are counted per user: the newest task's id
             for kind in PROMPTS:
                 samples = []
                 for run in range(WARMUP + RUNS):
                     if kind == "approval":  # a task to delete
                         play_setup(emulation, anthropic)
+                        added[0] += 1
+                    elif kind == "one tool round":
+                        added[0] += 1
                     invocations, transitions, api_requests = play(kind)
                     if run >= WARMUP:
                         samples.append((invocations, transitions, api_requests))
                 rows.append((kind, samples))
     print_report(meter, rows, reference)
+    if "--detail" in sys.argv:
+        print_requests(rows)
 
 
 PROMPTS = {
@@ -254,6 +269,16 @@ def play_setup(emulation: Emulation, anthropic: FakeAnthropic) -> None:
     emulation.post_update(update)
     emulation.wait_for_update(USER, update["update_id"])
     emulation.wait_idle(USER)
+
+
+def print_requests(rows: list[tuple[str, list[Any]]]) -> None:
+    """With --detail: each function's DynamoDB requests in one turn of each kind."""
+    for kind, samples in rows:
+        print(f"\n{kind}: DynamoDB requests by function")
+        for call in samples[-1][0]:
+            listed = ", ".join(f"{name} x{count}" for name, count in sorted(call.requests.items()))
+            units = f"{call.units['wru']} WRU {call.units['rru']} RRU"
+            print(f"  {call.function:<26}{units:<16}{listed}")
 
 
 def print_report(meter: Meter, rows: list[tuple[str, list[Any]]], reference: float) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import fields, replace
 
-from stepwise.usage.models import UsageTotals
+from stepwise.usage.models import UsageTotals, days_prefix
 
 COUNTERS = [f.name for f in fields(UsageTotals) if f.name != "unpriced_models"]
 
@@ -28,4 +28,10 @@ class InMemoryUsageStore:
         return True
 
     def totals(self, user_id: int, period: str) -> UsageTotals:
-        return self.periods.get((user_id, period), UsageTotals())
+        if not period.startswith("month#"):
+            return self.periods.get((user_id, period), UsageTotals())
+        total = UsageTotals()
+        for (user, key), counted in self.periods.items():
+            if user == user_id and key.startswith(days_prefix(period)):
+                total = total.plus(counted)
+        return total

@@ -39,9 +39,9 @@ def store(request: pytest.FixtureRequest, table: Any) -> Any:
 _users = iter(range(50_000, 60_000))
 
 
-def test_a_call_adds_to_each_period_once(store: Any) -> None:
+def test_a_call_adds_to_its_day_once(store: Any) -> None:
     user = next(_users)
-    periods = ["day#2026-11-23", "month#2026-11"]
+    periods = ["day#2026-11-23"]
     assert store.add(user, "turn-1#0", periods, CALL) is True
     assert store.add(user, "turn-1#0", periods, CALL) is False, "a retried call adds nothing"
     assert store.add(user, "turn-1#1", periods, CALL) is True
@@ -57,6 +57,25 @@ def test_a_call_adds_to_each_period_once(store: Any) -> None:
     assert store.totals(user, "month#2026-11") == doubled
     assert store.totals(user, "day#2026-11-24") == UsageTotals()
     assert store.totals(next(_users), "day#2026-11-23") == UsageTotals()
+
+
+def test_a_month_is_the_sum_of_its_days(store: Any) -> None:
+    # Given calls on two days of November, one on 1 December and one on 31 October
+    user = next(_users)
+    for day in ("day#2026-11-01", "day#2026-11-30", "day#2026-12-01", "day#2026-10-31"):
+        store.add(user, f"turn-{day}#0", [day], CALL)
+    store.add(
+        user,
+        "turn-x#0",
+        ["day#2026-11-30"],
+        UsageTotals(input_tokens=1, calls=1, unpriced_models=frozenset({"x"})),
+    )
+    # Then November holds its two days (and the unpriced model), December one, and no other user's
+    november = store.totals(user, "month#2026-11")
+    assert (november.calls, november.input_tokens, november.cost_nano_usd) == (3, 21, 1554)
+    assert november.unpriced_models == {"x"}
+    assert store.totals(user, "month#2026-12").calls == 1
+    assert store.totals(next(_users), "month#2026-11") == UsageTotals()
 
 
 def test_unpriced_models_are_remembered_per_period(store: Any) -> None:

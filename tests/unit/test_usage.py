@@ -70,7 +70,7 @@ def test_the_budget_counts_cache_reads_at_a_tenth() -> None:
 
 
 # ------------------------------------------------------------------------------------------ counters
-def test_a_call_is_added_to_its_utc_day_and_month_once_per_call_key() -> None:
+def test_a_call_is_added_to_its_utc_day_once_per_call_key_and_the_month_sums_its_days() -> None:
     store = InMemoryUsageStore()
     assert count_call(store, 5, "turn-1#0", "claude-haiku-4-5", USAGE, NOW)
     assert not count_call(store, 5, "turn-1#0", "claude-haiku-4-5", USAGE, NOW), "a retry adds nothing"

@@ -194,7 +194,7 @@ def test_a_body_that_is_not_an_update_never_crashes_and_starts_nothing(
     services: WebhookServices, starter: RecordingStarter, body: str
 ) -> None:
     outcome = post(services, body)
-    assert (outcome.status, outcome.action) == (400, "invalid")
+    assert (outcome.status, outcome.action) == (200, "invalid"), "200: Telegram must not redeliver it"
     assert starter.started == {}
 
 
@@ -250,8 +250,11 @@ def test_numbers_and_texts_outside_telegrams_ranges_or_types_are_rejected(
     update = _set(updates.text_message(42, "hello", update_id=557), path, value)
     # When it reaches the webhook
     outcome = post(services, update)
-    # Then it is rejected and nothing starts (no 500, nothing that DynamoDB or Step Functions would refuse)
-    assert (outcome.status, outcome.action) == (400, "invalid")
+    # Then it is dropped (200, so that Telegram does not redeliver it) and nothing starts (no 500, nothing
+    # that DynamoDB or Step Functions would refuse)
+    assert (outcome.status, outcome.action) == (200, "invalid")
+    assert path in outcome.detail, "the reason names the field"
+    assert str(value)[:6] not in outcome.detail.split(":", 1)[1].replace(path, ""), "and never its value"
     assert starter.started == {}
 
 
@@ -280,7 +283,8 @@ def test_text_with_a_lone_surrogate_is_rejected(
     services: WebhookServices, starter: RecordingStarter, text: str
 ) -> None:
     body = json.dumps(updates.text_message(42, "PLACEHOLDER")).replace('"PLACEHOLDER"', text)
-    assert (post(services, body).status, starter.started) == (400, {})
+    outcome = post(services, body)
+    assert (outcome.status, outcome.action, starter.started) == (200, "invalid", {})
 
 
 def test_callback_data_over_64_bytes_is_rejected(
@@ -290,7 +294,7 @@ def test_callback_data_over_64_bytes_is_rejected(
     fits = updates.callback_query(42, "é" * 32, message)  # 64 bytes in UTF-8
     too_long = updates.callback_query(42, "é" * 32 + "x", message)
     assert post(services, fits).status == 200
-    assert (post(services, too_long).status, post(services, too_long).action) == (400, "invalid")
+    assert (post(services, too_long).status, post(services, too_long).action) == (200, "invalid")
     assert len(telegram.calls_of("answer_callback_query")) == 1, "only the valid press was answered"
 
 

@@ -79,8 +79,10 @@ def handle_update(secret_header: str | None, body: str | None, services: Webhook
     try:
         update = Update.model_validate_json(body or "")
     except ValidationError as error:
-        logger.warning("body is not a Telegram update", extra={"errors": error.error_count()})
-        return WebhookOutcome(status=400, action="invalid", detail="body is not a Telegram update")
+        # 200, not 400: Telegram redelivers every non-2xx answer for hours, and this body will never validate.
+        reason = invalid_reason(error)
+        logger.warning("body is not a Telegram update; dropped", extra={"reason": reason})
+        return WebhookOutcome(status=200, action="invalid", detail=f"body is not a Telegram update: {reason}")
     if update.callback_query is not None:
         return _handle_press(update.update_id, update.callback_query, services)
     message = update.message
@@ -111,6 +113,16 @@ def handle_update(secret_header: str | None, body: str | None, services: Webhook
         return WebhookOutcome(status=200, action="duplicate", detail="update already handled", **ids)
     logger.info("message admitted", extra={"admitted": admitted, **ids})
     return WebhookOutcome(status=200, action=admitted, **ids)
+
+
+def invalid_reason(error: ValidationError, shown: int = 3) -> str:
+    """Why a body failed validation, by field and error type only (never the values: they may be private)."""
+    problems = [
+        f"{'.'.join(str(part) for part in item['loc']) or 'body'}: {item['type']}"
+        for item in error.errors(include_url=False, include_input=False)[:shown]
+    ]
+    more = error.error_count() - len(problems)
+    return "; ".join(problems) + (f" (and {more} more)" if more > 0 else "")
 
 
 def _handle_press(update_id: int, query: CallbackQuery, services: WebhookServices) -> WebhookOutcome:

@@ -20,6 +20,7 @@ from stepwise.states.sequence import end_turn
 from stepwise.telegram.errors import TelegramBadRequest, TelegramForbidden
 
 if TYPE_CHECKING:
+    from stepwise.inbox.sequencer import Ending
     from stepwise.states.services import TurnServices
 
 logger = Logger(child=True)
@@ -39,8 +40,13 @@ def finish_turn(request: FinishTurnInput, services: TurnServices) -> FinishTurnO
             logger.warning("Telegram refused the reply for good; the turn ends", extra={"error": str(error)})
     elif reply is not None:
         logger.warning("the reply could not be delivered; the turn is saved and ends", extra={"sent": sent})
-    saved = save_reply(turn, reply, services)
-    next_turn = end_turn(turn, services)
+    ending: Ending = "answered"
+    try:
+        user_id = services.turns.get_meta(turn.turn_id).user_id
+    except KeyError:  # LoadContext never completed: its messages may not be stored, they are queued again
+        user_id, ending = turn.user_id, "failed"
+    saved = save_reply(turn, reply, user_id, services)
+    next_turn = end_turn(turn, ending, services)
     return FinishTurnOutput(
         source=reply.source if reply is not None else None, sent_chunks=sent, saved=saved, next_turn=next_turn
     )

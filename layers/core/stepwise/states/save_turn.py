@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 logger = Logger(child=True)
 
 
-def save_reply(turn: TurnRef, reply: Reply | None, services: TurnServices) -> bool:
+def save_reply(turn: TurnRef, reply: Reply | None, user_id: int, services: TurnServices) -> bool:
     """Store the reply as the assistant's message (idempotent). Canned error replies are not history."""
     if reply is None or reply.source == "error":
         logger.info("nothing to save", extra={"reason": "no reply" if reply is None else "error reply"})
@@ -45,6 +45,5 @@ def save_reply(turn: TurnRef, reply: Reply | None, services: TurnServices) -> bo
         tool_calls=tool_calls,
     )
     if services.messages.add(message):
-        user_id = services.turns.get_meta(turn.turn_id).user_id
         services.chats.record_message(turn.chat_id, user_id, services.summary_due_at)
     return True

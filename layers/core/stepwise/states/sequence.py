@@ -44,18 +44,10 @@ class ExecutionEndedEvent(BaseModel):
     detail: ExecutionEnded
 
 
-def end_turn(turn: TurnRef, services: TurnServices) -> str | None:
-    """The turn has answered: its messages are done, the chat is free, the next turn starts if any wait.
-    Returns the next turn's name.
-
-    A turn whose LoadContext never completed (DynamoDB down past every retry) may not have stored its
-    messages: they are queued again instead (a bounded number of times), so the next turn answers them.
-    """
-    try:
-        services.turns.get_meta(turn.turn_id)
-        ending: Ending = "answered"
-    except KeyError:
-        ending = "failed"
+def end_turn(turn: TurnRef, ending: Ending, services: TurnServices) -> str | None:
+    """The turn is over: its messages are done ("answered"), or queued again ("failed": a turn whose
+    LoadContext never completed, a bounded number of times, so the next turn answers them); the chat is free
+    and the next turn starts if any wait. Returns the next turn's name."""
     next_turn = services.sequencer().end_turn(turn.chat_id, turn.turn_id, ending)
     logger.info("turn finished", extra={"ending": ending, "next_turn": next_turn})
     return next_turn

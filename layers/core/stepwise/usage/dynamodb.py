@@ -1,8 +1,9 @@
-"""Usage counters in DynamoDB (UsageTable): partition key user_id, sort key `day#2026-11-23` | `month#2026-11`
-| `call#<turn id>#<step>` (the marker that a call was counted), TTL expires_at.
+"""Usage counters in DynamoDB (UsageTable): partition key user_id, sort key `day#2026-11-23` | `call#<turn
+id>#<step>` (the marker that a call was counted), TTL expires_at. (Items `month#2026-11` were kept before; a
+month's totals are now the sum of its days, read with one Query.)
 
 One call is counted with one TransactWriteItems: the call's marker, conditioned on not existing, and an ADD to
-the day's and the month's counters. A retried CallModel finds its marker and adds nothing.
+the day's counters. A retried CallModel finds its marker and adds nothing.
 """
 
 from __future__ import annotations
@@ -10,13 +11,14 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from boto3.dynamodb.conditions import Key
 from botocore.exceptions import ClientError
 
-from stepwise.usage.models import UsageTotals
+from stepwise.dynamodb_pages import all_items
+from stepwise.usage.models import UsageTotals, days_prefix
 
 DAY_SECONDS = 86_400
 DAY_COUNTERS_KEPT_DAYS = 92  # a day's counter expires three months after it was last written
-MONTH_COUNTERS_KEPT_DAYS = 760  # a month's, after about two years
 COUNTERS = (
     "input_tokens",
     "output_tokens",
@@ -57,7 +59,6 @@ class DynamoUsageStore:
             values[":unpriced"] = set(used.unpriced_models)
             adds.append("unpriced_models :unpriced")
         for period in periods:
-            kept = MONTH_COUNTERS_KEPT_DAYS if period.startswith("month#") else DAY_COUNTERS_KEPT_DAYS
             actions.append(
                 {
                     "Update": {
@@ -66,7 +67,7 @@ class DynamoUsageStore:
                         "UpdateExpression": f"SET expires_at = :expires ADD {', '.join(adds)}",
                         "ExpressionAttributeValues": {
                             **values,
-                            ":expires": now + kept * DAY_SECONDS,
+                            ":expires": now + DAY_COUNTERS_KEPT_DAYS * DAY_SECONDS,
                         },
                     }
                 }
@@ -83,10 +84,25 @@ class DynamoUsageStore:
         return True
 
     def totals(self, user_id: int, period: str) -> UsageTotals:
+        if period.startswith("month#"):
+            return self._month(user_id, period)
         item = self._table.get_item(Key={"user_id": user_id, "sk": period}, ConsistentRead=True).get("Item")
-        if item is None:
-            return UsageTotals()
-        return UsageTotals(
-            **{name: int(item.get(name, 0)) for name in COUNTERS},
-            unpriced_models=frozenset(item.get("unpriced_models", set())),
-        )
+        return UsageTotals() if item is None else _totals(item)
+
+    def _month(self, user_id: int, month: str) -> UsageTotals:
+        """The sum of the month's day counters."""
+        total = UsageTotals()
+        for item in all_items(
+            self._table.query,
+            KeyConditionExpression=Key("user_id").eq(user_id) & Key("sk").begins_with(days_prefix(month)),
+            ConsistentRead=True,
+        ):
+            total = total.plus(_totals(item))
+        return total
+
+
+def _totals(item: dict[str, Any]) -> UsageTotals:
+    return UsageTotals(
+        **{name: int(item.get(name, 0)) for name in COUNTERS},
+        unpriced_models=frozenset(item.get("unpriced_models", set())),
+    )

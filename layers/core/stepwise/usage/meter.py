@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from aws_lambda_powertools import Logger
 
-from stepwise.usage.models import UsageTotals, day_key, month_key
+from stepwise.usage.models import UsageTotals, day_key
 from stepwise.usage.prices import cost_nano_usd, price_for
 
 if TYPE_CHECKING:
@@ -41,11 +41,12 @@ def call_usage(model: str, usage: Usage) -> UsageTotals:
 def count_call(
     store: UsageStore, user_id: int, call_key: str, model: str, usage: Usage, now: datetime
 ) -> bool:
-    """Add the call to the user's counters of `now`'s UTC day and month, once per `call_key` (a model step of
-    a turn); True when it was added now. A call that used no tokens is not written."""
+    """Add the call to the user's counter of `now`'s UTC day (a month is the sum of its days), once per
+    `call_key` (a model step of a turn); True when it was added now. A call that used no tokens is not
+    written."""
     used = call_usage(model, usage)
     if used.is_empty:
         return False
     if used.unpriced_models:
         logger.warning("model not in the price table; priced as Sonnet 4.5", extra={"model": model})
-    return store.add(user_id, call_key, [day_key(now), month_key(now)], used)
+    return store.add(user_id, call_key, [day_key(now)], used)

@@ -44,6 +44,18 @@ class UsageTotals:
     def is_empty(self) -> bool:
         return self.tokens == 0
 
+    def plus(self, other: UsageTotals) -> UsageTotals:
+        """The sum of two totals (a month is the sum of its days)."""
+        return UsageTotals(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
+            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
+            cost_nano_usd=self.cost_nano_usd + other.cost_nano_usd,
+            calls=self.calls + other.calls,
+            unpriced_models=self.unpriced_models | other.unpriced_models,
+        )
+
 
 def day_key(now: datetime) -> str:
     """The counter of `now`'s UTC day: `day#2026-11-23`."""
@@ -51,5 +63,10 @@ def day_key(now: datetime) -> str:
 
 
 def month_key(now: datetime) -> str:
-    """The counter of `now`'s UTC month: `month#2026-11`."""
+    """`now`'s UTC month: `month#2026-11`. No counter is kept under it: its totals are those of its days."""
     return f"month#{now.astimezone(UTC).strftime('%Y-%m')}"
+
+
+def days_prefix(month: str) -> str:
+    """The sort-key prefix of a month's day counters: `month#2026-11` -> `day#2026-11-`."""
+    return "day#" + month.removeprefix("month#") + "-"

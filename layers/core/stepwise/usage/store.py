@@ -17,5 +17,6 @@ class UsageStore(Protocol):
         ...
 
     def totals(self, user_id: int, period: str) -> UsageTotals:
-        """The user's counters of one period (zeros when nothing was counted)."""
+        """The user's counters of one period (zeros when nothing was counted): a day (`day#2026-11-23`), or a
+        month (`month#2026-11`), which is the sum of its days."""
         ...
