@@ -1,16 +1,26 @@
 # Stepwise: `make chat` to talk to it locally, `make test` to run every check.
-# Both create their own virtual environments; nothing needs installing by hand besides Python 3.11.
+# Both create their own virtual environments; nothing needs installing by hand besides Python 3.13.
 
-PYTHON ?= $(shell command -v python3.11 || command -v python3)
+# Python 3.13, the Lambda runtime (sam build without Docker needs the same version): `python3.13` on PATH if it
+# runs (a pyenv shim for a version that is installed but not selected does not), else pyenv's own 3.13.
+ifndef PYTHON
+PYTHON := $(shell for candidate in python3.13 $$(pyenv root 2>/dev/null)/versions/3.13*/bin/python3.13; do \
+	"$$candidate" -c 'import sys; assert sys.version_info[:2] == (3, 13)' 2>/dev/null \
+	&& { "$$candidate" -c 'import sys; print(sys.executable)'; break; }; done)
+endif
+NO_PYTHON := Python 3.13 is needed and was not found: install it (python.org, your system package python3.13, or pyenv install 3.13), or name it: make PYTHON=/path/to/python3.13 ...
 VENV := .venv
 BIN := $(VENV)/bin
 SAM_VENV := .venv-sam
 SAM := $(SAM_VENV)/bin/sam
+# The markers name the Python version: a virtual environment made with another version is made again.
+INSTALLED := $(VENV)/.installed-py313
+SAM_INSTALLED := $(SAM_VENV)/.installed-py313
 STACK ?= stepwise
 
 export PYTHONPATH := layers/core:.
 export SAM_CLI_TELEMETRY := 0
-# sam build (without Docker) needs a python3.11 on PATH: the project's venv has one.
+# sam build (without Docker) needs a python3.13 on PATH: the project's venv has one.
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
 .PHONY: help chat test lint format typecheck pytest unit integration contract bench build deploy webhook clean
@@ -21,60 +31,65 @@ help:
 	@awk '/^## /{d=substr($$0,4);next} /^[a-z][a-z-]*:/{if(d!=""){split($$0,t,":");printf "  make %-12s %s\n",t[1],d};d="";next} !/^#/{d=""}' $(MAKEFILE_LIST)
 
 # The first run installs quietly for a minute or more: one line says what is happening before each step.
-$(BIN)/.installed: requirements-dev.txt layers/core/requirements.txt
-	@echo "Creating $(VENV) and installing the development requirements (first run only, about a minute)…"
+$(INSTALLED): requirements-dev.txt layers/core/requirements.txt
+	@$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 13)' 2>/dev/null || { echo "$(NO_PYTHON)" >&2; exit 2; }
+	@echo "Creating $(VENV) with $(PYTHON) and installing the development requirements (first run only, about a minute)…"
+	rm -rf $(VENV)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
 	touch $@
 
-$(SAM_VENV)/.installed: requirements-sam.txt
+$(SAM_INSTALLED): requirements-sam.txt
+	@$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 13)' 2>/dev/null || { echo "$(NO_PYTHON)" >&2; exit 2; }
 	@echo "Creating $(SAM_VENV) and installing the AWS SAM CLI for the contract tests (first run only, about a minute)…"
+	rm -rf $(SAM_VENV)
 	$(PYTHON) -m venv $(SAM_VENV)
 	$(SAM_VENV)/bin/python -m pip install --quiet --upgrade pip
 	$(SAM_VENV)/bin/python -m pip install --quiet -r requirements-sam.txt
 	touch $@
 
 ## The assistant, fully local (offline model unless ANTHROPIC_API_KEY is set).
-chat: $(BIN)/.installed
+chat: $(INSTALLED)
 	@$(BIN)/python -m stepwise_local.chat
 
 ## Every check: lint, format, types, unit, integration and contract tests.
 test: lint typecheck pytest
 
 ## Lint and check formatting (ruff).
-lint: $(BIN)/.installed
+lint: $(INSTALLED)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
 ## Format the code and apply ruff's safe fixes.
-format: $(BIN)/.installed
+format: $(INSTALLED)
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
 ## Type-check the core package (mypy, strict).
-typecheck: $(BIN)/.installed
+typecheck: $(INSTALLED)
 	$(BIN)/mypy layers/core/stepwise
 
 ## All the tests (unit, integration, contract), without the linters.
-pytest: $(BIN)/.installed $(SAM_VENV)/.installed
+pytest: $(INSTALLED) $(SAM_INSTALLED)
 	SAM_CLI=$(CURDIR)/$(SAM) $(BIN)/pytest
 
 ## Unit tests only (no network, no moto).
-unit: $(BIN)/.installed
+unit: $(INSTALLED)
 	$(BIN)/pytest tests/unit
 
 ## Integration tests only (the real state machine on the local emulation).
-integration: $(BIN)/.installed
+integration: $(INSTALLED)
 	$(BIN)/pytest tests/integration
 
 ## Contract tests only (cfn-lint, sam validate, the README, the sample events).
-contract: $(BIN)/.installed $(SAM_VENV)/.installed
+contract: $(INSTALLED) $(SAM_INSTALLED)
 	SAM_CLI=$(CURDIR)/$(SAM) $(BIN)/pytest tests/contract
 
 ## Figures (after make build): cold starts of the built functions, local turn latency, a burst, caching.
 bench: build
 	$(BIN)/python benchmarks/cold_start.py
+	$(BIN)/python benchmarks/turn_cost.py
 	$(BIN)/python benchmarks/local_turns.py
 	$(BIN)/python benchmarks/burst.py
 	$(BIN)/python benchmarks/caching.py
@@ -85,7 +100,7 @@ bench: build
 # with hash-based .pyc files that stay valid whatever timestamps the deployment zip keeps.
 BUILD_DIR ?= .aws-sam/build
 ## Build the functions and the layer for AWS (sam build, no Docker), compiled to bytecode.
-build: $(BIN)/.installed $(SAM_VENV)/.installed
+build: $(INSTALLED) $(SAM_INSTALLED)
 	$(SAM) build --build-dir $(BUILD_DIR)
 	$(BIN)/python -m compileall -q -j 0 --invalidation-mode unchecked-hash $(BUILD_DIR)
 
@@ -94,7 +109,7 @@ deploy: build
 	$(SAM) deploy --guided
 
 ## Point Telegram at the deployed webhook and register the command menu (STACK=stepwise).
-webhook: $(BIN)/.installed
+webhook: $(INSTALLED)
 	@$(BIN)/python scripts/set_webhook.py --stack $(STACK)
 
 ## Remove the virtual environments, the build and the caches.

@@ -14,6 +14,7 @@ Run: make bench (or .venv/bin/python benchmarks/turn_cost.py)
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -21,6 +22,7 @@ import statistics
 import sys
 import threading
 import time
+import warnings
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -188,7 +190,15 @@ def main() -> None:
     meter = Meter(memory)
     meter.install()
     reference = statistics.median(reference_seconds() for _ in range(7))
-    with FakeBotApi("123456:bench") as telegram, FakeAnthropic() as anthropic:
+    # The functions log at INFO as deployed (that CPU is counted); the lines themselves go nowhere.
+    with (
+        Path(os.devnull).open("w") as sink,
+        contextlib.redirect_stdout(sink),
+        warnings.catch_warnings(),
+        FakeBotApi("123456:bench") as telegram,
+        FakeAnthropic() as anthropic,
+    ):
+        warnings.simplefilter("ignore")
         config = LocalConfig(
             telegram_base_url=telegram.base_url,
             bot_token="123456:bench",  # noqa: S106 (a fake token for the local Bot API)

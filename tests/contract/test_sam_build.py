@@ -46,8 +46,8 @@ def test_make_build_without_docker_ships_compiled_code(sam: str, tmp_path: Path)
         assert shipped.read_bytes() == (ROOT / "persona" / name).read_bytes()
     for module in ("stepwise/runtime", "anthropic/_client", "pydantic/main"):
         path = layer / module
-        assert list(path.parent.glob(f"__pycache__/{path.name}.cpython-311.pyc")), f"no bytecode for {module}"
+        assert list(path.parent.glob(f"__pycache__/{path.name}.cpython-313.pyc")), f"no bytecode for {module}"
     for logical_id in Template().functions():
         assert (build_dir / logical_id / "app.py").exists()
-        assert list((build_dir / logical_id / "__pycache__").glob("app.cpython-311.pyc"))
+        assert list((build_dir / logical_id / "__pycache__").glob("app.cpython-313.pyc"))
     assert (build_dir / "template.yaml").exists()

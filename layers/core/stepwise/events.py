@@ -8,18 +8,15 @@ start about a third of `import boto3` (see `make bench`), so the handlers use th
 from __future__ import annotations
 
 from functools import wraps
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-Event = TypeVar("Event", bound=BaseModel)
-Result = TypeVar("Result")
 
-
-def parsed(
+def parsed[Event: BaseModel, Result](
     model: type[Event],
 ) -> Callable[[Callable[[Event, Any], Result]], Callable[[dict[str, Any], Any], Result]]:
     """Decorate a handler `(event: model, context)` so that Lambda can call it with the raw event."""

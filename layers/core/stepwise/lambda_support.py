@@ -3,7 +3,7 @@ call the core with the runtime's services, return the result as a plain dict."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from stepwise.runtime import get_runtime
 from stepwise.states.contracts import TurnInput
@@ -17,10 +17,8 @@ if TYPE_CHECKING:
 
     from stepwise.states.services import TurnServices
 
-Event = TypeVar("Event", bound=TurnInput)
 
-
-def state_handler(
+def state_handler[Event: TurnInput](
     model: type[Event], logic: Callable[[Event, TurnServices], BaseModel], logger: Logger
 ) -> Callable[[dict[str, Any], LambdaContext], dict[str, Any]]:
     """A Lambda handler for one state of the turn."""

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-T = TypeVar("T")
 
 # done: written in the same transaction as the effect, so the effect happened and a retry only returns it.
 # intent: written before an idempotent effect that cannot join a transaction; a retry redoes the effect.
@@ -34,7 +33,7 @@ class ToolCallRecord(BaseModel):
 
 
 @dataclass(frozen=True)
-class Once(Generic[T]):
+class Once[T]:
     """Make an effect once for `call_id`, recording `result(value)` with it (value: what the effect made)."""
 
     call_id: str

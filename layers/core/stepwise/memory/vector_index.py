@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from botocore.exceptions import (
     BotoCoreError,
@@ -120,10 +120,7 @@ def build_filter(equals: Mapping[str, MetadataValue]) -> dict[str, Any] | None:
     return {"$and": conditions}
 
 
-T = TypeVar("T")
-
-
-def _batches(items: Sequence[T], size: int) -> Iterator[Sequence[T]]:
+def _batches[T](items: Sequence[T], size: int) -> Iterator[Sequence[T]]:
     for start in range(0, len(items), size):
         yield items[start : start + size]
 

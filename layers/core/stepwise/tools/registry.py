@@ -10,7 +10,7 @@ result of a call that already made its effect.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -25,8 +25,6 @@ if TYPE_CHECKING:
 
 logger = Logger(child=True)
 
-Args = TypeVar("Args", bound=BaseModel)
-T = TypeVar("T")
 MAX_RESULT_CHARS = 8000
 
 
@@ -50,7 +48,7 @@ class ToolContext:
     now: str
     recorded: ToolCallRecord | None = None
 
-    def once(self, result: Callable[[T], str]) -> Once[T]:
+    def once[T](self, result: Callable[[T], str]) -> Once[T]:
         """Ask a store to make its effect once for this call, recording `result(value)` with it."""
         return Once(self.call_id, result)
 
@@ -86,7 +84,7 @@ class ToolResult(BaseModel):
 
 
 @dataclass(frozen=True)
-class Tool(Generic[Args]):
+class Tool[Args: BaseModel]:
     """One tool. `describe` says what an approval-needing call will do (it may raise ToolError).
 
     A tool that `writes` makes its effect once per call in one of two ways: a store records it in the ledger
