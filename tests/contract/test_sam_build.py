@@ -44,6 +44,10 @@ def test_make_build_without_docker_ships_compiled_code(sam: str, tmp_path: Path)
         shipped = layer / "persona" / name
         assert shipped.is_file() and not shipped.is_symlink(), f"persona/{name} missing from the layer"
         assert shipped.read_bytes() == (ROOT / "persona" / name).read_bytes()
+    corpora = ROOT / "layers" / "core" / "stepwise" / "offline" / "corpora"
+    for source in sorted(corpora.glob("*.toml")):  # the offline model's phrase corpora ship next to it
+        shipped = layer / "stepwise" / "offline" / "corpora" / source.name
+        assert shipped.is_file() and shipped.read_bytes() == source.read_bytes(), f"{source.name} not shipped"
     for module in ("stepwise/runtime", "anthropic/_client", "pydantic/main"):
         path = layer / module
         assert list(path.parent.glob(f"__pycache__/{path.name}.cpython-313.pyc")), f"no bytecode for {module}"

@@ -15,8 +15,8 @@ from stepwise.media.fetch import fetch_files
 from stepwise.media.intake import MediaLimits, attachment_of
 from stepwise.media.models import Attachment
 from stepwise.media.render import content_blocks
-from stepwise.model.offline import OfflineModel
 from stepwise.model.types import ModelRequest
+from stepwise.offline.api import OfflineModel
 from stepwise.prompt.messages import build_messages
 from stepwise.states.call_model import call_model
 from stepwise.states.contracts import CallModelInput, TurnRef, TurnStart

@@ -12,8 +12,8 @@ import pytest
 from stepwise.history.models import StoredMessage
 from stepwise.model.anthropic_model import AnthropicModel
 from stepwise.model.errors import ModelPermanentError, ModelTransientError
-from stepwise.model.offline import OfflineModel, last_user_text
 from stepwise.model.types import ModelRequest
+from stepwise.offline.api import OfflineModel
 from stepwise.prompt.layout import build_prompt
 from stepwise.prompt.system import turn_context
 
@@ -124,20 +124,16 @@ def test_the_offline_model_greets_tells_the_time_and_admits_what_it_cannot_do() 
     assert response.stop_reason == "end_turn" and response.content[0]["type"] == "text"
 
 
-def test_last_user_text_reads_the_newest_user_text_block() -> None:
+def test_the_offline_model_answers_the_newest_user_text() -> None:
     messages = [
-        {"role": "user", "content": "old"},
+        {"role": "user", "content": "what time is it?"},
         {"role": "assistant", "content": "x"},
-        {
-            "role": "user",
-            "content": [
-                {"type": "tool_result", "tool_use_id": "t", "content": "r"},
-                {"type": "text", "text": "new"},
-            ],
-        },
+        {"role": "user", "content": [{"type": "image", "source": {}}, {"type": "text", "text": "hello"}]},
     ]
-    assert last_user_text(messages) == "new"
-    assert last_user_text([]) == ""
+    response = OfflineModel().complete(REQUEST.model_copy(update={"messages": messages}))
+    assert response.content[0]["text"].startswith("Hello!")
+    nothing = OfflineModel().complete(REQUEST.model_copy(update={"messages": []}))
+    assert "didn't understand" in nothing.content[0]["text"]
 
 
 def test_the_adapter_sends_the_prompts_cache_breakpoints_and_context_as_built() -> None:
@@ -165,7 +161,6 @@ def test_the_offline_model_reads_the_user_text_and_memories_around_the_turn_cont
             "content": [{"type": "text", "text": "what about it?"}, {"type": "text", "text": context}],
         }
     ]
-    assert last_user_text(messages) == "what about it?"
     response = OfflineModel().complete(REQUEST.model_copy(update={"messages": messages}))
     assert "- likes tea" in response.content[0]["text"]
 

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from stepwise.approvals.lifecycle import DENIED, EXPIRED, UNAVAILABLE
-from stepwise.model.offline import OfflineModel
 from stepwise.model.types import ModelRequest
+from stepwise.offline.api import OfflineModel
 from stepwise.states.call_model import limit_result
 from stepwise.tools.catalog import build_registry
 from stepwise.tools.registry import ToolError

@@ -11,10 +11,8 @@ import pytest
 from support.offline_requests import LISBON_NOW, catalog_tools, offline_request
 from support.turn_fakes import turn_start
 
-from stepwise.model.offline import OfflineModel
-from stepwise.model.reminder_rules import MAX_LENGTH, last_reminder, parse_reminder_intent
-from stepwise.model.rules import parse_intent
 from stepwise.model.types import ModelRequest
+from stepwise.offline.api import OfflineModel, parse_intent
 from stepwise.prompt.clock_line import UserClock
 from stepwise.states.contracts import FallbackInput
 from stepwise.states.fallback import use_fallback
@@ -22,6 +20,7 @@ from stepwise.states.load_context import load_context
 from stepwise.states.services import TurnServices
 
 LISBON = UserClock(LISBON_NOW, "Europe/Lisbon")
+LONGEST_REMINDER = 1000  # characters: the reminder grammar takes a longer message for no reminder
 
 
 def calls(request: ModelRequest, model: OfflineModel | None = None) -> list[tuple[str, dict[str, Any]]]:
@@ -52,10 +51,10 @@ def test_reminder_commands_are_commands_the_fallback_can_take_over(
 
 def test_a_time_of_day_that_has_passed_today_means_tomorrow() -> None:
     evening = UserClock(datetime(2026, 11, 23, 18, 0, tzinfo=ZoneInfo("Europe/Lisbon")), "Europe/Lisbon")
-    assert parse_reminder_intent("remind me at 5pm to call mom", evening) == reminder_at(
+    assert parse_intent("remind me at 5pm to call mom", evening) == reminder_at(
         "call mom", "2026-11-24T17:00"
     )
-    assert parse_reminder_intent("remind me at 7pm to call mom", evening) == reminder_at(
+    assert parse_intent("remind me at 7pm to call mom", evening) == reminder_at(
         "call mom", "2026-11-23T19:00"
     )
 
@@ -85,25 +84,25 @@ def test_without_a_clock_line_the_rules_use_utc_by_the_models_clock() -> None:
 
 def test_american_zones_read_numeric_dates_month_first() -> None:
     new_york = UserClock(LISBON_NOW.astimezone(ZoneInfo("America/New_York")), "America/New_York")
-    assert parse_reminder_intent("remind me on 3/4 to file taxes", new_york) == reminder_at(
+    assert parse_intent("remind me on 3/4 to file taxes", new_york) == reminder_at(
         "file taxes", "2027-03-04T09:00"
     )
-    assert parse_reminder_intent("remind me on 3/4 to file taxes", LISBON) == reminder_at(
+    assert parse_intent("remind me on 3/4 to file taxes", LISBON) == reminder_at(
         "file taxes", "2027-04-03T09:00"
     )
 
 
 def test_numbers_out_of_the_tools_range_reach_the_tool_which_says_so() -> None:
-    zero = parse_reminder_intent("remind me in 0 minutes to test", LISBON)
+    zero = parse_intent("remind me in 0 minutes to test", LISBON)
     assert zero == [("set_reminder", {"text": "test", "checkin": False, "in_minutes": 0})]
-    far = parse_reminder_intent("remind me in 400 days to renew", LISBON)
+    far = parse_intent("remind me in 400 days to renew", LISBON)
     assert far == [("set_reminder", {"text": "renew", "checkin": False, "in_minutes": 400 * 1440})]
 
 
 def test_impossible_times_and_long_messages_are_no_reminders() -> None:
-    assert parse_reminder_intent("remind me at 25:00 to call mom", LISBON) is None
-    assert parse_reminder_intent("remind me on feb 30 to call mom", LISBON) is None
-    assert parse_reminder_intent("remind me at 5pm to " + "x" * MAX_LENGTH, LISBON) is None
+    assert parse_intent("remind me at 25:00 to call mom", LISBON) is None
+    assert parse_intent("remind me on feb 30 to call mom", LISBON) is None
+    assert parse_intent("remind me at 5pm to " + "x" * LONGEST_REMINDER, LISBON) is None
 
 
 def test_a_long_run_of_time_words_is_answered_quickly() -> None:
@@ -114,7 +113,7 @@ def test_a_long_run_of_time_words_is_answered_quickly() -> None:
         "tomorrow, " * 99,
         "in 2 hours " * 90,
     ):
-        parse_reminder_intent(text[:MAX_LENGTH], LISBON)
+        parse_intent(text[:LONGEST_REMINDER], LISBON)
     assert time.perf_counter() - started < 1.0
 
 
@@ -131,13 +130,15 @@ def test_snooze_sets_the_reminder_just_sent_again() -> None:
     assert calls(offline_request("remind me again in 15 minutes")) == unknown
 
 
-def test_the_last_reminder_is_read_from_text_or_blocks() -> None:
-    assert (
-        last_reminder([{"role": "assistant", "content": "Hi\n⏰ Reminder: stretch\n(from your list)"}])
-        == "stretch"
-    )
-    assert last_reminder([{"role": "user", "content": "⏰ Reminder: not from the assistant"}]) is None
-    assert last_reminder([]) is None
+def test_snooze_reads_the_reminder_just_sent_from_a_text_too_and_only_from_the_assistant() -> None:
+    sent = [{"role": "assistant", "content": "Hi\n⏰ Reminder: stretch\n(from your list)"}]
+    assert calls(offline_request("snooze", history=sent)) == [
+        ("set_reminder", {"text": "stretch", "checkin": False, "in_minutes": 10})
+    ]
+    typed = [{"role": "user", "content": "⏰ Reminder: not from the assistant"}]
+    assert calls(offline_request("snooze", history=typed)) == [
+        ("set_reminder", {"text": "snoozed reminder", "checkin": False, "in_minutes": 10})
+    ]
 
 
 def test_without_the_reminder_tools_remind_me_stays_a_task() -> None:

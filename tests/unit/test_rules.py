@@ -6,9 +6,8 @@ from typing import Any
 
 import pytest
 
-from stepwise.model.offline import OfflineModel
-from stepwise.model.rules import parse_intent, summarize_results
 from stepwise.model.types import ModelRequest
+from stepwise.offline.api import OfflineModel, parse_intent
 from stepwise.tools.catalog import build_registry
 from stepwise_local.in_memory.ledger import InMemoryToolCallLedger
 from stepwise_local.in_memory.tasks import InMemoryTaskRepository
@@ -118,5 +117,12 @@ def test_without_tools_or_with_tools_disabled_it_answers_in_words() -> None:
     assert OfflineModel().complete(no_tools).stop_reason == "end_turn"
 
 
-def test_summaries_of_empty_results() -> None:
-    assert summarize_results([]) == "Done."
+def test_a_result_without_words_reads_done() -> None:
+    tool_use = {"type": "tool_use", "id": "t1", "name": "complete_task", "input": {"task_id": 1}}
+    result = {"type": "tool_result", "tool_use_id": "t1", "content": ""}
+    messages = [
+        {"role": "user", "content": [{"type": "text", "text": "done 1"}]},
+        {"role": "assistant", "content": [tool_use]},
+        {"role": "user", "content": [result]},
+    ]
+    assert OfflineModel().complete(request(messages)).content[0]["text"] == "Done."

@@ -109,7 +109,7 @@ class Runtime:
 
         s = self.settings
         if not s.uses_anthropic:
-            from stepwise.model.offline import OfflineModel
+            from stepwise.offline.api import OfflineModel
 
             return OfflineModel(clock)
         from stepwise.model.anthropic_model import AnthropicModel

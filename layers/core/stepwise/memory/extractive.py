@@ -12,9 +12,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from stepwise.model.rules import parse_intent
-from stepwise.model.small_talk import small_talk
-from stepwise.model.user_wording import for_the_user
+from stepwise.offline.api import for_the_user, parse_intent, small_talk
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

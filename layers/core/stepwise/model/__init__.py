@@ -1,1 +1,1 @@
-"""Language models behind one small interface: Anthropic's Messages API and the offline model."""
+"""Language models behind one small interface, and the adapter for Anthropic's Messages API."""

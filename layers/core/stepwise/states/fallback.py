@@ -6,7 +6,6 @@ from typing import TYPE_CHECKING
 
 from aws_lambda_powertools import Logger
 
-from stepwise.model.rules import parse_intent
 from stepwise.states.contracts import FallbackInput, Next
 
 if TYPE_CHECKING:
@@ -27,6 +26,8 @@ def use_fallback(request: FallbackInput, services: TurnServices) -> Next:
     if meta.fallback_decisions >= MAX_FALLBACK_DECISIONS:
         return give_up  # the rules model itself keeps failing: no loop
     history = services.messages.between(meta.chat_id, meta.last_key, meta.last_key)
+    from stepwise.offline.api import parse_intent  # lazily: the rules' grammar, needed once the model failed
+
     if not history or parse_intent(history[-1].content) is None:
         return give_up
     # Counted rather than refused once set: a retried UseFallback (its Lambda died after this write) must

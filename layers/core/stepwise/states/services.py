@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 def offline_model() -> ChatModel:
     """The offline rules model (imported when a turn falls back to it)."""
-    from stepwise.model.offline import OfflineModel
+    from stepwise.offline.api import OfflineModel
 
     return OfflineModel()
 

@@ -2,7 +2,7 @@
 how my week went", "list my reminders", "cancel reminder 2", "/timezone Europe/Lisbon", "snooze 10 minutes".
 
 `parse_reminder_intent` returns the tool calls the real model would make, or None when the text is none of
-these ("remind me to call mom", without a time, stays a task: see `stepwise.model.rules`).
+these ("remind me to call mom", without a time, stays a task: see `stepwise.offline.task_commands`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ import re
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from stepwise.model.reminder_times import (
+from stepwise.offline.calls import MAX_IDS
+from stepwise.offline.reminder_times import (
     DURATION,
     SEPARATOR,
     duration_minutes,
@@ -21,13 +22,12 @@ from stepwise.model.reminder_times import (
     schedule_input,
     schedule_start,
 )
-from stepwise.model.rules import MAX_IDS
 from stepwise.prompt.clock_line import UserClock
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from stepwise.model.rules import ToolCall
+    from stepwise.offline.calls import ToolCall
 
 REMINDER_PREFIX = "⏰ Reminder: "  # how a due reminder reads in the chat
 SNOOZE_MINUTES = 10

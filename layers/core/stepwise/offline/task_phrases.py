@@ -3,7 +3,7 @@
 "please add milk to my list", "could you put eggs on the list", "note to self: call the bank", "I need to buy
 milk", "don't let me forget to call mom", "tick off 2", "mark the third one as done", "I finished #3",
 "what do I have to do", "anything pending?"... `everyday_task_intent` returns the tool calls for them, or
-None; `stepwise.model.rules` reads the short command forms ("add milk", "done 3").
+None; `stepwise.offline.task_commands` reads the short command forms ("add milk", "done 3").
 
 Task references: "3", "#3", "task 3", "number 3", "no. 3", "item 3", "the 3rd", "the third one". An ordinal
 names the task *number* the list shows (#3), not the third line of the list: numbers never change, positions
@@ -15,12 +15,12 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from stepwise.model.rules import MAX_IDS
+from stepwise.offline.calls import MAX_IDS
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from stepwise.model.rules import ToolCall
+    from stepwise.offline.calls import ToolCall
 
 MAX_LENGTH = 1000  # longer messages are not commands
 ORDINALS = {

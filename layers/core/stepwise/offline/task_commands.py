@@ -1,28 +1,26 @@
-"""Rule-based intents for the task tools: "add buy milk", "what's on my list", "done 3", "delete 3"...
+"""The short task commands of the offline model: "add buy milk", "list", "show task 2", "rename 2 to …",
+"done 3", "delete 3", "remember that …", "recall", "forget fact-…".
 
-`parse_intent` returns the tool calls the real model would make for a command, a reminder command (see
-`stepwise.model.reminder_rules`) or a task command, or None when the text is neither; `parse_task_intent`
-reads task commands only.
+`short_task_intent` returns the tool calls the real model would make for one, or None; everyday phrasings
+("could you put eggs on the list") are `stepwise.offline.task_phrases`.
 """
 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from stepwise.offline.calls import MAX_IDS
+from stepwise.offline.task_phrases import clean
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from stepwise.prompt.clock_line import UserClock
-
-ToolCall = tuple[str, dict[str, Any]]
+    from stepwise.offline.calls import ToolCall
 
 # A task number: longer digit runs are no task command at all (Python refuses to turn more than 4300 digits
 # into an int, and no list has such a task); shorter out-of-range ones reach the tools, which say so.
 _NUMBER = r"\d{1,100}"
-# At most MAX_IDS numbers per command: a message of thousands ("done 1,1,1,…") would make a tool round
-# too large to store, and the real model does not ask for more calls than that in one response either.
-MAX_IDS = 20
 _IDS = rf"#?({_NUMBER}(?:\s*(?:,|and|&)\s*#?{_NUMBER}){{0,{MAX_IDS - 1}}})"
 _STATUS_WORDS = {
     "pending": "pending",
@@ -126,26 +124,8 @@ RULES: list[tuple[re.Pattern[str], Callable[[re.Match[str]], list[ToolCall]]]] =
 ]
 
 
-def parse_intent(
-    text: str, clock: UserClock | None = None, reminded: str | None = None
-) -> list[ToolCall] | None:
-    """The tool calls a reminder or task command asks for, or None when the text is neither. `clock` is the
-    user's local now (UTC now without one), `reminded` the reminder just sent (for "snooze")."""
-    from stepwise.model.reminder_rules import parse_reminder_intent, utc_clock  # lazily: a larger grammar
-    from stepwise.model.task_phrases import as_reminder_command
-
-    reminder = parse_reminder_intent(as_reminder_command(text) or text, clock or utc_clock(), reminded)
-    return reminder or parse_task_intent(text)
-
-
-def parse_task_intent(text: str) -> list[ToolCall] | None:
-    """The tool calls a task command asks for (an everyday phrasing, see `stepwise.model.task_phrases`, or a
-    short command), or None when the text is not one."""
-    from stepwise.model.task_phrases import clean, everyday_task_intent
-
-    everyday = everyday_task_intent(text)
-    if everyday:
-        return everyday
+def short_task_intent(text: str) -> list[ToolCall] | None:
+    """The tool calls a short task command asks for, or None when the text is not one."""
     cleaned = re.sub(r"\s+", " ", text.strip()).rstrip("?!. ")
     for candidate in dict.fromkeys([cleaned, clean(text)]):  # as written, then without "please", "thanks"
         for pattern, build in RULES:
@@ -154,13 +134,3 @@ def parse_task_intent(text: str) -> list[ToolCall] | None:
                 calls = build(match)
                 return calls or None
     return None
-
-
-def summarize_results(results: list[dict[str, Any]]) -> str:
-    """The user-facing text for a round of tool results (the tools already speak plainly)."""
-    lines = []
-    for block in results:
-        content = block.get("content", "")
-        text = content if isinstance(content, str) else " ".join(c.get("text", "") for c in content)
-        lines.append(f"⚠️ {text}" if block.get("is_error") else text)
-    return "\n".join(lines) or "Done."

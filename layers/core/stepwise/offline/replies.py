@@ -1,6 +1,6 @@
 """How the offline model words a round of tool results.
 
-Tool results are written for the model; `stepwise.model.user_wording` turns them into sentences to the user
+Tool results are written for the model; `stepwise.offline.user_wording` turns them into sentences to the user
 ("There's no task #9 on your list", "You said no, so I didn't delete task #3"). A failed reminder or time
 zone call says first what could not be done, then the tool's reason, so that an error is explained and never
 hidden.
@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from stepwise.model.rules import summarize_results
-from stepwise.model.user_wording import for_the_user
+from stepwise.offline.user_wording import for_the_user
 
 FAILED = {
     "set_reminder": "I couldn't set that reminder",
@@ -66,3 +65,13 @@ def phrase_results(
             text = f"{text}\n{HINTS[name]}"
         worded.append({**block, "content": text})
     return summarize_results(worded)
+
+
+def summarize_results(results: list[dict[str, Any]]) -> str:
+    """The text of a round of tool results, one line each, failures marked; "Done." when it is empty."""
+    lines = []
+    for block in results:
+        content = block.get("content", "")
+        text = content if isinstance(content, str) else " ".join(c.get("text", "") for c in content)
+        lines.append(f"⚠️ {text}" if block.get("is_error") else text)
+    return "\n".join(lines) or "Done."

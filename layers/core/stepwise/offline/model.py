@@ -14,13 +14,12 @@ from datetime import UTC
 from typing import TYPE_CHECKING, Any
 
 from stepwise.ids import utc_now
-from stepwise.model.media_rules import media_answer
-from stepwise.model.reminder_rules import last_reminder, parse_reminder_intent
-from stepwise.model.replies import phrase_results, tool_inputs, tool_names
-from stepwise.model.rules import parse_task_intent
-from stepwise.model.small_talk import small_talk
-from stepwise.model.task_phrases import as_reminder_command
 from stepwise.model.types import ModelRequest, ModelResponse, TextSink
+from stepwise.offline.intents import reminder_intent, task_intent
+from stepwise.offline.media_rules import media_answer
+from stepwise.offline.reminder_rules import last_reminder
+from stepwise.offline.replies import phrase_results, tool_inputs, tool_names
+from stepwise.offline.small_talk import small_talk
 from stepwise.prompt.clock_line import UserClock, parse_clock_line
 from stepwise.prompt.system import is_turn_context
 
@@ -28,7 +27,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from datetime import datetime
 
-    from stepwise.model.rules import ToolCall
+    from stepwise.offline.calls import ToolCall
 
 OFFLINE_MODEL_NAME = "stepwise-offline"
 
@@ -93,10 +92,8 @@ class OfflineModel:
         if request.tool_choice is not None and request.tool_choice.get("type") == "none":
             return None
         available = {tool["name"] for tool in request.tools}
-        reminder = parse_reminder_intent(
-            as_reminder_command(text) or text, clock, last_reminder(request.messages)
-        )
-        for calls in (reminder, parse_task_intent(text)):
+        reminder = reminder_intent(text, clock, last_reminder(request.messages))
+        for calls in (reminder, task_intent(text)):
             if calls and all(name in available for name, _ in calls):
                 return calls
         return None

@@ -1,0 +1,32 @@
+"""Which tool calls a message asks for: a reminder command first, then a task command."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from stepwise.offline.reminder_rules import parse_reminder_intent, utc_clock
+from stepwise.offline.task_commands import short_task_intent
+from stepwise.offline.task_phrases import as_reminder_command, everyday_task_intent
+
+if TYPE_CHECKING:
+    from stepwise.offline.calls import ToolCall
+    from stepwise.prompt.clock_line import UserClock
+
+
+def parse_intent(
+    text: str, clock: UserClock | None = None, reminded: str | None = None
+) -> list[ToolCall] | None:
+    """The tool calls a reminder or task command asks for, or None when the text is neither. `clock` is the
+    user's local now (UTC now without one), `reminded` the reminder just sent (for "snooze")."""
+    return reminder_intent(text, clock or utc_clock(), reminded) or task_intent(text)
+
+
+def reminder_intent(text: str, clock: UserClock, reminded: str | None = None) -> list[ToolCall] | None:
+    """The tool calls a reminder, check-in or time zone command asks for ("don't let me forget to call mom at
+    5pm" included), or None."""
+    return parse_reminder_intent(as_reminder_command(text) or text, clock, reminded)
+
+
+def task_intent(text: str) -> list[ToolCall] | None:
+    """The tool calls a task command asks for, in everyday phrasing or in short form, or None."""
+    return everyday_task_intent(text) or short_task_intent(text)
