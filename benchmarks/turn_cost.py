@@ -45,11 +45,12 @@ from stepwise_local.template import Template  # noqa: E402
 PRICE = {
     "transition": 0.000025,  # Step Functions Standard, per state transition
     "lambda_request": 0.2e-6,
-    "gb_second": 1.66667e-5,  # Lambda x86
+    "gb_second": 1.66667e-5,  # Lambda x86_64 (arm64: GB_SECOND_ARM64)
     "wru": 0.625e-6,  # DynamoDB on-demand write request unit
     "rru": 0.125e-6,  # DynamoDB on-demand read request unit
     "http_api": 1.0e-6,  # API Gateway HTTP API, per request
 }
+GB_SECOND_ARM64 = 1.33334e-5
 # Assumed latencies for the Lambda time estimate (billed duration = own CPU + waiting).
 AWS_REQUEST_SECONDS, TELEGRAM_SECONDS, MODEL_SECONDS = 0.008, 0.05, 1.0
 USER, RUNS, WARMUP = 6161, int(os.environ.get("BENCH_RUNS", "10")), 2
@@ -70,8 +71,9 @@ class Invocation:
 class Meter:
     """Measures every function invocation of the emulation (run on moto's execution threads)."""
 
-    def __init__(self, memory_mb: dict[str, int]) -> None:
+    def __init__(self, memory_mb: dict[str, int], gb_second: float) -> None:
         self.memory_mb = memory_mb
+        self.gb_second = gb_second
         self.invocations: list[Invocation] = []
         self._local = threading.local()
         self._lock = threading.Lock()
@@ -151,7 +153,7 @@ class Meter:
                 seconds += MODEL_SECONDS
             billed_ms = math.ceil(seconds * 1000)
             lambda_cost += PRICE["lambda_request"]
-            lambda_cost += billed_ms / 1000 * self.memory_mb[call.function] / 1024 * PRICE["gb_second"]
+            lambda_cost += billed_ms / 1000 * self.memory_mb[call.function] / 1024 * self.gb_second
         units: Counter[str] = sum((call.units for call in invocations), Counter())
         return {
             "Step Functions": transitions * PRICE["transition"],
@@ -187,7 +189,8 @@ def reference_seconds() -> float:
 def main() -> None:
     template = Template()
     memory = {logical_id: spec.memory_size for logical_id, spec in template.functions().items()}
-    meter = Meter(memory)
+    architecture = template.doc["Parameters"]["Architecture"]["Default"]
+    meter = Meter(memory, GB_SECOND_ARM64 if architecture == "arm64" else PRICE["gb_second"])
     meter.install()
     reference = statistics.median(reference_seconds() for _ in range(7))
     # The functions log at INFO as deployed (that CPU is counted); the lines themselves go nowhere.
@@ -259,6 +262,7 @@ def main() -> None:
                     if run >= WARMUP:
                         samples.append((invocations, transitions, api_requests))
                 rows.append((kind, samples))
+    print(f"Lambda on {architecture} (the template's default), ${meter.gb_second * 1e6:.2f} per million GB-s")
     print_report(meter, rows, reference)
     if "--detail" in sys.argv:
         print_requests(rows)
