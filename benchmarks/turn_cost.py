@@ -142,9 +142,10 @@ class Meter:
             record.units["wru"] += write_units(body)
 
     def turn_cost(
-        self, invocations: list[Invocation], transitions: int, api_requests: int
+        self, invocations: list[Invocation], transitions: int, api_requests: int, gb_second: float = 0.0
     ) -> dict[str, float]:
-        """Dollars of one turn by service."""
+        """Dollars of one turn by service (Lambda at `gb_second`, else at the template's architecture's)."""
+        gb_second = gb_second or self.gb_second
         lambda_cost = 0.0
         for call in invocations:
             seconds = (call.cpu - call.emulated) + AWS_REQUEST_SECONDS * call.aws_requests
@@ -153,7 +154,7 @@ class Meter:
                 seconds += MODEL_SECONDS
             billed_ms = math.ceil(seconds * 1000)
             lambda_cost += PRICE["lambda_request"]
-            lambda_cost += billed_ms / 1000 * self.memory_mb[call.function] / 1024 * self.gb_second
+            lambda_cost += billed_ms / 1000 * self.memory_mb[call.function] / 1024 * gb_second
         units: Counter[str] = sum((call.units for call in invocations), Counter())
         return {
             "Step Functions": transitions * PRICE["transition"],
@@ -301,7 +302,7 @@ def print_report(meter: Meter, rows: list[tuple[str, list[Any]]], reference: flo
     )
     print(
         f"{'kind of turn':<18}{'transitions':>12}{'Lambda calls':>13}{'DynamoDB RU':>12}"
-        f"{'Step Fn':>9}{'Lambda':>9}{'DynamoDB':>9}{'API GW':>8}{'total':>9}"
+        f"{'Step Fn':>9}{'Lambda':>9}{'DynamoDB':>9}{'API GW':>8}{'total':>9}{'on x86_64':>11}"
     )
     cpu_rows = []
     for kind, samples in rows:
@@ -310,10 +311,11 @@ def print_report(meter: Meter, rows: list[tuple[str, list[Any]]], reference: flo
         costs = [meter.turn_cost(*sample) for sample in samples]
         median = {key: statistics.median(c[key] for c in costs) * 1000 for key in costs[0]}
         total = sum(median.values())
+        on_x86 = statistics.median(sum(meter.turn_cost(*s, PRICE["gb_second"]).values()) for s in samples)
         print(
             f"{kind:<18}{transitions:>12}{len(invocations):>13}{units['wru'] + units['rru']:>12}"
             f"{median['Step Functions']:>9.4f}{median['Lambda']:>9.4f}{median['DynamoDB']:>9.4f}"
-            f"{median['API Gateway']:>8.4f}{total:>9.4f}"
+            f"{median['API Gateway']:>8.4f}{total:>9.4f}{on_x86 * 1000:>11.4f}"
         )
         cpu = [sum(call.cpu - call.emulated for call in sample[0]) for sample in samples]
         cpu_rows.append((kind, statistics.median(cpu), max(cpu), {c.function for c in invocations}))
