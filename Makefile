@@ -82,7 +82,7 @@ unit: $(INSTALLED)
 integration: $(INSTALLED)
 	$(BIN)/pytest tests/integration
 
-## Contract tests only (cfn-lint, sam validate, the README, the sample events).
+## Contract tests only (cfn-lint, sam validate, the README and docs/, the sample events).
 contract: $(INSTALLED) $(SAM_INSTALLED)
 	SAM_CLI=$(CURDIR)/$(SAM) $(BIN)/pytest tests/contract
 
@@ -96,7 +96,7 @@ bench: $(INSTALLED) $(SAM_INSTALLED)
 	$(BIN)/python benchmarks/burst.py
 	$(BIN)/python benchmarks/caching.py
 
-# Deployment (see the README): build, deploy, then point Telegram at the webhook.
+# Deployment (see docs/deploy.md): build, deploy, then point Telegram at the webhook.
 # sam build installs no bytecode, and Lambda's code directory is read-only: without .pyc files every cold
 # start compiles everything again (about 1 s per function, see make bench). So the build is compiled here,
 # with hash-based .pyc files that stay valid whatever timestamps the deployment zip keeps.
@@ -110,7 +110,7 @@ build: $(INSTALLED) $(SAM_INSTALLED)
 	$(SAM) build --build-dir $(BUILD_DIR)
 	$(BIN)/python -m compileall -q -j 0 --invalidation-mode unchecked-hash $(BUILD_DIR)
 
-## Deploy to AWS (sam deploy --guided; see the README).
+## Deploy to AWS (sam deploy --guided; see docs/deploy.md).
 deploy: build
 	$(SAM) deploy --guided
 

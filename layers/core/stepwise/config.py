@@ -12,7 +12,7 @@ DEFAULT_MODEL = "claude-haiku-4-5"
 
 
 class Settings(BaseModel):
-    """Every setting of Stepwise; the README's configuration table documents each one.
+    """Every setting of Stepwise; docs/configuration.md documents each one.
 
     Each field is read from the environment variable of the same name in capitals (values given explicitly
     win). Plain pydantic rather than pydantic-settings: the latter costs every cold start about a quarter of
@@ -46,12 +46,13 @@ class Settings(BaseModel):
     anthropic_max_retries: int = Field(default=0, ge=0, le=5)
 
     telegram_api_base_url: str = "https://api.telegram.org"
-    # Waits end before the Lambda timeout (at most 900 s) would end them; see README, "When Telegram is slow".
+    # Waits end before the Lambda timeout (at most 900 s) would end them; see docs/reliability.md, "When
+    # Telegram is slow".
     telegram_connect_timeout_seconds: float = Field(default=5.0, gt=0, le=900)
     telegram_timeout_seconds: float = Field(default=10.0, gt=0)
     telegram_send_timeout_seconds: float = Field(default=20.0, gt=0, le=900)
     telegram_max_retry_after_seconds: float = Field(default=30.0, ge=0)
-    # Streaming replies: the growing answer as a Telegram draft in private chats (see README, "Streaming").
+    # Streaming replies: the growing answer as a Telegram draft in private chats (see docs/streaming.md).
     draft_interval_seconds: float = Field(default=1.0, ge=0, le=60)
     draft_timeout_seconds: float = Field(default=2.0, gt=0, le=30)
 
@@ -94,7 +95,7 @@ class Settings(BaseModel):
     min_checkin_interval_minutes: int = Field(default=60, ge=1, le=10_080)
     max_reminders: int = Field(default=100, ge=1, le=10_000)
 
-    # Photos and documents (README, "Photos and documents"): Anthropic takes images up to 5 MB of base64.
+    # Photos and documents (docs/photos-and-documents.md): Anthropic takes images up to 5 MB of base64.
     max_image_bytes: int = Field(default=3_750_000, ge=1, le=3_932_160)
     max_document_bytes: int = Field(default=10_000_000, ge=1, le=20_000_000)  # Bot API downloads: 20 MB
     persona_dir: str | None = None  # the persona files' folder; None: the one shipped in the layer

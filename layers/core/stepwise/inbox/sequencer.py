@@ -4,7 +4,7 @@ The webhook stores each message in the chat's inbox and then tries to take the c
 lease holder's turn runs. A running turn takes every queued message of the chat (a burst is answered once).
 When it ends, or parks on an approval, it releases the lease and then looks at the inbox again: anything
 still queued starts the next turn. Because the webhook writes before it tries the lease, and a turn releases
-before it looks, a message can never fall between the two (see the README's "Ordering" section).
+before it looks, a message can never fall between the two (see docs/reliability.md, "Ordering").
 """
 
 from __future__ import annotations

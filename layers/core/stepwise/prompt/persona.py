@@ -1,6 +1,6 @@
 """The persona: the assistant's character, facts about its owner and house rules, from Markdown files.
 
-`persona/SOUL.md`, `USER.md` and `AGENTS.md` ship in the layer (see README, "Persona"). They are read once per
+`persona/SOUL.md`, `USER.md` and `AGENTS.md` ship in the layer (see docs/persona.md). They are read once per
 container and go into the byte-stable system prompt, before its cache breakpoint, so editing them changes
 the assistant's behaviour without a code change. HTML comments (`<!-- … -->`) are left out; a missing or
 empty file is skipped; a file over `MAX_PERSONA_FILE_CHARS` is refused with an error naming it.

@@ -27,9 +27,9 @@ class TelegramDeliveryUncertainError(TelegramTransientError):
     """A message was sent but no answer came back (read timeout, connection lost): Telegram may have shown it.
 
     Telegram has no idempotency key and a bot cannot read its chat, so nobody can tell. Sending again risks
-    a duplicate; not sending risks losing the message. Stepwise prefers a rare duplicate to a lost reply
-    (see README, "When Telegram is slow"), so this stays a transient error, under its own name for the
-    state machine's retry policy.
+    a duplicate; not sending risks losing the message. Stepwise prefers a rare duplicate to a lost reply (see
+    docs/reliability.md, "When Telegram is slow"), so this stays a transient error, under its own name for
+    the state machine's retry policy.
     """
 
 

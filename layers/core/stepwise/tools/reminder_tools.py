@@ -44,7 +44,7 @@ MAX_TEXT = 500
 
 @dataclass(frozen=True)
 class ReminderLimits:
-    """The deployment's limits (README, "Reminders and check-ins")."""
+    """The deployment's limits (docs/reminders.md)."""
 
     default_timezone: str = "UTC"
     max_reminders: int = 100
