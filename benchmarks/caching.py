@@ -1,25 +1,39 @@
-"""Prompt caching: what a 40-turn conversation with tool turns bills, before and after, for Haiku and Sonnet.
+"""Prompt caching: what a 40-turn conversation with tool turns bills, before and after, on Haiku and Sonnet.
 
-Plays one scripted conversation (40 user messages; 12 of the turns call tools, one a pause of eight minutes)
-through the real code path: the webhook, the real state machine on the local emulation, RunTools on the
-emulated tables, and the fake Messages API, which applies the real API's caching rules and counts tokens as
-characters / 4 of each block's JSON (`stepwise_local.anthropic_server.PromptCache`). The model's answers are
-scripted, so both runs send the same conversation; a virtual clock puts 40 seconds between turns.
+Plays one scripted conversation (40 user messages; 14 of the turns call a tool, one turn comes after a pause
+of eight minutes) through the real code path: the webhook, the real state machine on the local emulation,
+RunTools on the emulated tables, and the fake Messages API, which applies the real API's caching rules and
+counts tokens as characters / 4 of each block's JSON (`stepwise_local.anthropic_server.PromptCache`). The
+model's answers are scripted, so every run sends the same conversation; a virtual clock puts 40 seconds
+between turns.
 
-BEFORE is the previous behaviour, reproduced in this process: the window slides by one message every turn
-(`HISTORY_MARGIN=0`) and CallModel builds the prompt as it did before (`legacy_prompt`: the time and the
-per-turn sections in a second system block after the cached one, no breakpoints in the messages).
-AFTER is the code as it is. The requests do not depend on the model id, so the run uses Haiku 4.5 (the
-default) and the Sonnet 4.5 figures replay the same requests, at the same virtual times, through the same
-cache rules with Sonnet's minimum. Prices: list prices per million tokens (2026-11). Run: make bench
+BEFORE is the code before the per-model caching policy (commit 343a9b4), reproduced in this process by its
+setting: `HISTORY_MARGIN=10`, the window that moves in blocks of 10 messages and the breakpoints on the
+messages, on every model (it sends the same requests as that commit did). Its requests do not depend on the
+model, so it is played once, and Sonnet's figures replay the same requests at the same virtual times through
+the same cache rules with Sonnet's minimum. AFTER is the code as it is, by default (`HISTORY_MARGIN` unset):
+the layout follows the model (`stepwise.prompt.caching`), so it is played on each model.
+
+Two conversations: the default one (the shipped persona, whose `USER.md` is an empty template), and the same
+messages for an owner who filled in `USER.md` (`OWNER_NOTES`, about 1,650 characters, 420 tokens), which
+brings the longest cacheable prefix past Haiku's 4,096-token minimum once the history is long enough. For
+that one, "never cached" is the policy forced to "cannot pay" (the window always slides, no breakpoints on
+the messages): what Haiku bills without caching. Each run is also billed as if its turns had come 10 minutes
+apart (the same requests, the cache cold at every turn): what the write premium costs a chat of scattered
+messages. Prices: list prices per million tokens (2026-11). Run: make bench (or .venv/bin/python
+benchmarks/caching.py; --turns adds the per-turn table).
 """
 
 from __future__ import annotations
 
+import io
+import shutil
 import sys
-from collections.abc import Sequence
+import tempfile
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager, nullcontext, redirect_stdout
 from dataclasses import dataclass, field
-from datetime import datetime
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 from unittest import mock
@@ -27,11 +41,6 @@ from unittest import mock
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "layers" / "core"), str(ROOT)]
 
-from stepwise.history.models import StoredMessage  # noqa: E402
-from stepwise.prompt.layout import Prompt  # noqa: E402
-from stepwise.prompt.messages import build_messages  # noqa: E402
-from stepwise.prompt.system import EPHEMERAL, ROLE, ToolSummary, tools_section  # noqa: E402
-from stepwise.turn_records.models import ModelStep  # noqa: E402
 from stepwise_local import updates  # noqa: E402
 from stepwise_local.anthropic_server import (  # noqa: E402
     FakeAnthropic,
@@ -52,6 +61,31 @@ PRICES = {HAIKU: (1.0, 5.0), SONNET: (3.0, 15.0)}
 NAMES = {HAIKU: "Haiku 4.5", SONNET: "Sonnet 4.5"}
 WRITE, READ = 1.25, 0.1
 SECONDS_BETWEEN_TURNS, PAUSE_AT, PAUSE_SECONDS = 40.0, 26, 8 * 60.0
+SPARSE_SECONDS = 10 * 60.0  # the replay of scattered messages: every turn after the cache's five minutes
+BEFORE_ENV = {"HISTORY_MARGIN": "10"}  # the behaviour at 343a9b4, on every model
+
+# An owner's USER.md, filled in as the template in persona/USER.md suggests: notes for the assistant.
+OWNER_NOTES = """\
+- Name: Maren Holt. Call me Maren; I'm 34.
+- I live in Hamburg (Europe/Berlin) until the end of May, then in Lisbon (Europe/Lisbon) from early June.
+- Work: product designer at a small software company, fully remote; my contract stays German for now, and I
+  work 9:30 to 17:30 with a team stand-up at 10:00 every weekday. No work messages on weekends.
+- Family: my brother Jonas in Munich (birthday 14 March), my parents in Kiel. My partner Ines is Portuguese
+  and moves with me; her family lives in Setúbal and we visit them most Sundays.
+- Money: I budget carefully and keep rent under 1,400 euros a month. Round amounts to whole euros, and show
+  euros, not dollars.
+- Units and times: metric, 24-hour clock, dates as 3 June (no month-first dates).
+- Languages: German and English fluently; Portuguese at A2. When I write in Portuguese, answer in Portuguese
+  and correct my mistakes briefly at the end.
+- Health: I'm allergic to penicillin, and I take no other medication. Mention it if a doctor's visit comes up.
+- Habits: I run three mornings a week and go climbing on Thursday evenings; I'm vegetarian (I eat fish
+  rarely). I'm a morning person: suggest hard tasks for before noon.
+- Tasks: I prefer small concrete tasks with a date over big vague ones. Remind me the evening before
+  anything with a deadline, not on the day.
+- Things I care about on this move: a quiet bedroom (I sleep badly with street noise), good light for work,
+  a short walk to a metro station, and space for a desk by a window.
+- Ask me before spending money or contacting anyone on my behalf. Keep answers short unless I ask for detail.
+"""
 
 
 # ---------------------------------------------------------------------------------------------- the script
@@ -401,39 +435,6 @@ SCRIPT: list[tuple[str, list[Scripted]]] = [
 ]
 
 
-# ---------------------------------------------------------------------------------------------- before
-def legacy_prompt(
-    tools: Sequence[ToolSummary],
-    now: datetime,
-    history: Sequence[StoredMessage],
-    rounds: Sequence[ModelStep],
-    per_turn: Sequence[str] = (),
-    files: object = None,
-    persona: str = "",
-) -> Prompt:
-    """The prompt as CallModel built it before: the stable system block marked for caching (with today's
-    persona, so both runs carry the same text), then a system block with the time and the per-turn sections;
-    the messages without breakpoints and without context. (The scripted chat sends no files.)"""
-    turn_lines = [f"## Now\nThe current date and time is {now.isoformat(timespec='seconds')}."]
-    turn_lines.extend(section for section in per_turn if section.strip())
-    system = [
-        {
-            "type": "text",
-            "text": "\n\n".join(part for part in (ROLE, persona, tools_section(tools)) if part),
-            "cache_control": dict(EPHEMERAL),
-        },
-        {"type": "text", "text": "\n\n".join(turn_lines)},
-    ]
-    messages = [
-        {
-            "role": m["role"],
-            "content": [{k: v for k, v in b.items() if k != "cache_control"} for b in m["content"]],
-        }
-        for m in build_messages(history, rounds)
-    ]
-    return Prompt(system=system, messages=messages)
-
-
 # ---------------------------------------------------------------------------------------------- running
 class VirtualClock:
     def __init__(self) -> None:
@@ -447,59 +448,81 @@ class VirtualClock:
 class Played:
     """Requests sent per turn, with the virtual time of the turn and the output tokens of each answer."""
 
+    model: str
     turns: list[list[dict[str, Any]]] = field(default_factory=list)
     times: list[float] = field(default_factory=list)
     output: list[list[int]] = field(default_factory=list)
     reported: list[list[dict[str, int]]] = field(default_factory=list)
 
 
-def play(before: bool) -> Played:
+@contextmanager
+def persona_dir(owner_notes: str) -> Iterator[str]:
+    """A persona folder: the shipped files, with `owner_notes` as USER.md when given."""
+    with tempfile.TemporaryDirectory(prefix="stepwise-persona-") as folder:
+        for name in ("SOUL.md", "USER.md", "AGENTS.md"):
+            shutil.copy(ROOT / "persona" / name, Path(folder) / name)
+        if owner_notes:
+            (Path(folder) / "USER.md").write_text(owner_notes, encoding="utf-8")
+        yield folder
+
+
+def play(model: str, env: dict[str, str], owner_notes: str = "", never_cache: bool = False) -> Played:
+    """Play the script on `model` with `env` over the deployed defaults; `never_cache` forces the caching
+    policy to "cannot pay" (the reference without caching)."""
     clock = VirtualClock()
-    played = Played()
-    with FakeBotApi("123456:bench") as telegram, FakeAnthropic(clock=clock) as anthropic:
+    played = Played(model)
+    with (
+        FakeBotApi("123456:bench") as telegram,
+        FakeAnthropic(clock=clock) as anthropic,
+        persona_dir(owner_notes) as persona,
+    ):
         config = LocalConfig(
             telegram_base_url=telegram.base_url,
             bot_token="123456:bench",  # noqa: S106 (a fake token for the local Bot API)
             anthropic_api_key=anthropic.api_key,
             anthropic_base_url=anthropic.base_url,
-            parameters={"AllowedUserIds": str(USER), "LogLevel": "ERROR"},
-            env={"HISTORY_MARGIN": "0"} if before else {},
+            parameters={"AllowedUserIds": str(USER), "LogLevel": "ERROR", "AnthropicModel": model},
+            env={**env, "PERSONA_DIR": persona},
         )
-        patch = mock.patch("stepwise.states.call_model.build_prompt", legacy_prompt) if before else None
-        with Emulation(config) as emulation:
-            if patch:
-                patch.start()
-            try:
-                for number, (message, answers) in enumerate(SCRIPT, start=1):
-                    clock.now += PAUSE_SECONDS if number == PAUSE_AT else SECONDS_BETWEEN_TURNS
-                    seen = len(anthropic.requests)
-                    anthropic.script(*answers)
-                    update = updates.text_message(USER, message)
-                    emulation.post_update(update)
-                    emulation.wait_for_update(USER, update["update_id"], timeout=60)
-                    emulation.wait_idle(USER, timeout=60)
-                    requests = anthropic.requests[seen:]
-                    if len(requests) != len(answers):
-                        raise RuntimeError(
-                            f"turn {number}: {len(requests)} model calls, expected {len(answers)}"
-                        )
-                    played.turns.append(requests)
-                    played.times.append(clock.now)
-                    played.reported.append(anthropic.usages[seen:])
-                    played.output.append([u["output_tokens"] for u in anthropic.usages[seen:]])
-            finally:
-                if patch:
-                    patch.stop()
+        with Emulation(config) as emulation, never_cached() if never_cache else nullcontext():
+            for number, (message, answers) in enumerate(SCRIPT, start=1):
+                clock.now += PAUSE_SECONDS if number == PAUSE_AT else SECONDS_BETWEEN_TURNS
+                seen = len(anthropic.requests)
+                anthropic.script(*answers)
+                update = updates.text_message(USER, message)
+                emulation.post_update(update)
+                emulation.wait_for_update(USER, update["update_id"], timeout=60)
+                emulation.wait_idle(USER, timeout=60)
+                requests = anthropic.requests[seen:]
+                if len(requests) != len(answers):
+                    raise RuntimeError(f"turn {number}: {len(requests)} model calls, expected {len(answers)}")
+                if any(r["model"] != model for r in requests):
+                    raise RuntimeError(f"turn {number}: a request not for {model}")
+                played.turns.append(requests)
+                played.times.append(clock.now)
+                played.reported.append(anthropic.usages[seen:])
+                played.output.append([u["output_tokens"] for u in anthropic.usages[seen:]])
         replies = telegram.messages(USER)
     if len(replies) != len(SCRIPT):
         raise RuntimeError(f"{len(replies)} replies for {len(SCRIPT)} messages")
     return played
 
 
+@contextmanager
+def never_cached() -> Iterator[None]:
+    """The caching policy forced to "cannot pay": the window always slides, no breakpoints on messages."""
+    with (
+        mock.patch("stepwise.states.load_context.window_floor", return_value=None),
+        mock.patch("stepwise.states.load_context.caching_can_pay", return_value=False),
+    ):
+        yield
+
+
 @dataclass
 class Billed:
-    """Per turn: uncached input, written, read and output tokens, and the longest cacheable prefix."""
+    """Per turn: uncached input, written, read and output tokens."""
 
+    model: str
     uncached: list[int] = field(default_factory=list)
     written: list[int] = field(default_factory=list)
     read: list[int] = field(default_factory=list)
@@ -508,28 +531,35 @@ class Billed:
     def total(self, turn: int) -> int:
         return self.uncached[turn] + self.written[turn] + self.read[turn]
 
-    def dollars(self, model: str, turns: range) -> float:
-        price_in, price_out = PRICES[model]
-        tokens = (
-            sum(self.uncached[t] + WRITE * self.written[t] + READ * self.read[t] for t in turns) * price_in
-            + sum(self.output[t] for t in turns) * price_out
-        )
-        return tokens / 1e6
+    def input_tokens(self) -> int:
+        return sum(self.total(t) for t in range(len(self.uncached)))
 
-    def read_share(self, turns: range) -> float:
-        total = sum(self.total(t) for t in turns)
-        return sum(self.read[t] for t in turns) / total if total else 0.0
+    def dollars(self) -> float:
+        """The model's dollars for the whole conversation."""
+        price_in, price_out = PRICES[self.model]
+        billed_in = sum(self.uncached) + WRITE * sum(self.written) + READ * sum(self.read)
+        return (billed_in * price_in + sum(self.output) * price_out) / 1e6
 
 
 def bill(played: Played, model: str) -> Billed:
     """Replay the played requests through the fake's cache rules for `model`, at the turns' virtual times."""
-    cache, billed = PromptCache(), Billed()
+    cache, billed = PromptCache(), Billed(model)
     for requests, now, output in zip(played.turns, played.times, played.output, strict=True):
         usages = [cache.account({**request, "model": model}, now) for request in requests]
         billed.uncached.append(sum(u["input_tokens"] for u in usages))
         billed.written.append(sum(u["cache_creation_input_tokens"] for u in usages))
         billed.read.append(sum(u["cache_read_input_tokens"] for u in usages))
         billed.output.append(sum(output))
+    return billed
+
+
+def checked_bill(played: Played) -> Billed:
+    """The run's bill on its own model, checked against the usage the fake server reported during the run."""
+    billed = bill(played, played.model)
+    for name, key in (("read", "cache_read_input_tokens"), ("written", "cache_creation_input_tokens")):
+        reported = [sum(u[key] for u in turn) for turn in played.reported]
+        if getattr(billed, name) != reported:
+            raise RuntimeError(f"the replay does not reproduce the server's usage ({name})")
     return billed
 
 
@@ -548,68 +578,132 @@ def cacheable_prefix(played: Played) -> list[int]:
     return sizes
 
 
-def main() -> None:
-    runs = {"before": play(before=True), "after": play(before=False)}
-    for name, played in runs.items():  # the run's own usage, as the fake server reported it, is the replay's
-        replay = bill(played, HAIKU)
-        reported = [sum(u["cache_read_input_tokens"] for u in turn) for turn in played.reported]
-        if replay.read != reported:
-            raise RuntimeError(f"{name}: the replay does not reproduce the server's usage")
-    billed = {(mode, model): bill(runs[mode], model) for mode in runs for model in (HAIKU, SONNET)}
-    prefixes = {mode: cacheable_prefix(played) for mode, played in runs.items()}
-    prefix = prefixes["after"]
-    turns = range(len(SCRIPT))
-    print(
-        f"prompt caching: {len(SCRIPT)} turns ({sum(len(a) > 1 for _, a in SCRIPT)} with tools), "
-        f"{SECONDS_BETWEEN_TURNS:.0f} s apart, a pause of {PAUSE_SECONDS / 60:.0f} min before turn {PAUSE_AT}"
+def head_size(played: Played) -> int:
+    """Tokens of the first call's tools and system prompt (the prompt's stable head)."""
+    request = played.turns[0][0]
+    return sum(unit.tokens for unit in prefix_units({**request, "messages": []}))
+
+
+def marked_turns(played: Played) -> int:
+    """Turns whose first call carries breakpoints on its messages (laid out for caching)."""
+    return sum(
+        any("cache_control" in block for m in requests[0]["messages"] for block in m["content"])
+        for requests in played.turns
     )
-    print("input tokens per turn (all model calls of the turn): total, and the share read from cache")
-    header = "".join(f"{NAMES[m] + ' ' + mode:>22}" for m in (HAIKU, SONNET) for mode in runs)
-    print(f"{'turn':>4}{'calls':>6}{'cacheable':>10}{header}")
-    for t in turns:
-        cells = "".join(
-            f"{billed[mode, m].total(t):>14,} {billed[mode, m].read[t] / billed[mode, m].total(t):>6.0%}"
-            for m in (HAIKU, SONNET)
-            for mode in runs
-        )
-        print(f"{t + 1:>4}{len(runs['after'].turns[t]):>6}{prefix[t]:>10,}{cells}")
+
+
+def spread_out(played: Played) -> Played:
+    """The same requests, as if each turn came `SPARSE_SECONDS` after the previous one: the cache is cold at
+    every turn's first call (what a chat of scattered messages bills for the same prompts)."""
+    times = [SPARSE_SECONDS * (turn + 1) for turn in range(len(played.times))]
+    return Played(played.model, played.turns, times, played.output, played.reported)
+
+
+@dataclass
+class Row:
+    """One run of one conversation, billed on `model` (its own, or Sonnet for the before run's replay)."""
+
+    conversation: str
+    model: str
+    run: str
+    played: Played
+    baseline: Row | None = None
+
+    @cached_property
+    def billed(self) -> Billed:
+        if self.model == self.played.model:
+            return checked_bill(self.played)
+        return bill(self.played, self.model)
+
+    @cached_property
+    def sparse(self) -> Billed:
+        return bill(spread_out(self.played), self.model)
+
+
+def versus(value: float, baseline: float | None) -> str:
+    return f"{value / baseline - 1:+.1%}" if baseline else ""
+
+
+def print_rows(rows: Sequence[Row]) -> None:
+    turns = len(SCRIPT)
     print(
-        "\n(cacheable: the longest prefix up to a breakpoint in the turn's calls, after; Haiku caches "
-        "only from "
+        f"{'':<46}{'input tokens':>13}{'':>37}{'$ / conversation':>18}"
+        f"{f'{SPARSE_SECONDS / 60:.0f} min apart':>20}"
+    )
+    print(
+        f"{'conversation':<18}{'model':<12}{'run':<16}{'all':>13}{'read':>6}{'written':>8}{'uncached':>9}"
+        f"{'turns marked':>14}{'$':>10}{'vs before':>10}{'$':>10}{'vs before':>10}"
+    )
+    for row in rows:
+        b, sparse = row.billed, row.sparse
+        total = b.input_tokens()
+        base = row.baseline
+        base_dollars = base.billed.dollars() if base else None
+        base_sparse = base.sparse.dollars() if base else None
+        print(
+            f"{row.conversation:<18}{NAMES[row.model]:<12}{row.run:<16}{total:>13,}"
+            f"{sum(b.read) / total:>6.0%}{sum(b.written) / total:>8.0%}{sum(b.uncached) / total:>9.0%}"
+            f"{marked_turns(row.played):>8} of {turns}{b.dollars():>10.4f}"
+            f"{versus(b.dollars(), base_dollars):>10}"
+            f"{sparse.dollars():>10.4f}{versus(sparse.dollars(), base_sparse):>10}"
+        )
+    print(
+        "\n(read, written, uncached: shares of the input tokens; turns marked: turns whose prompt carries "
+        "breakpoints on its messages;\n"
+        f"{SPARSE_SECONDS / 60:.0f} min apart: the same requests billed as if every turn came after the "
+        "cache expired. Haiku caches from "
         f"{min_cacheable_tokens(HAIKU):,} tokens, Sonnet from {min_cacheable_tokens(SONNET):,})"
     )
+
+
+def print_turns(rows: Sequence[Row]) -> None:
+    print("\ninput tokens per turn (all model calls of the turn), and the share read from cache")
+    print(f"{'turn':>4}{'calls':>6}" + "".join(f"{r.conversation[:7] + ' ' + r.run[:6]:>16}" for r in rows))
+    print(f"{'':>10}" + "".join(f"{NAMES[r.model]:>16}" for r in rows))
+    for t in range(len(SCRIPT)):
+        cells = "".join(f"{r.billed.total(t):>9,} {r.billed.read[t] / r.billed.total(t):>5.0%}" for r in rows)
+        print(f"{t + 1:>4}{len(rows[0].played.turns[t]):>6}{cells}")
+
+
+def quietly(model: str, env: dict[str, str], owner_notes: str = "", never_cache: bool = False) -> Played:
+    """`play`, without the metrics lines Powertools prints as it flushes them."""
+    with redirect_stdout(io.StringIO()):
+        return play(model, env, owner_notes, never_cache)
+
+
+def main() -> None:
+    before = quietly(HAIKU, BEFORE_ENV)
+    haiku_before = Row("default", HAIKU, "before", before)
+    sonnet_before = Row("default", SONNET, "before", before)
+    owner_before = Row("owner's USER.md", HAIKU, "before", quietly(HAIKU, BEFORE_ENV, OWNER_NOTES))
+    rows = [
+        haiku_before,
+        Row("default", HAIKU, "after", quietly(HAIKU, {}), haiku_before),
+        sonnet_before,
+        Row("default", SONNET, "after", quietly(SONNET, {}), sonnet_before),
+        owner_before,
+        Row("owner's USER.md", HAIKU, "after", quietly(HAIKU, {}, OWNER_NOTES), owner_before),
+        Row("owner's USER.md", HAIKU, "never cached", quietly(HAIKU, {}, OWNER_NOTES, True), owner_before),
+    ]
     print(
-        f"\n{'':<22}{'input tokens':>13}{'read':>7}{'written':>9}{'uncached':>10}{'$ / 1,000 turns':>17}"
-        f"{'read once cacheable':>21}"
+        f"prompt caching: {len(SCRIPT)} turns ({sum(len(a) > 1 for _, a in SCRIPT)} with tools), "
+        f"{SECONDS_BETWEEN_TURNS:.0f} s apart, a pause of {PAUSE_SECONDS / 60:.0f} min before turn "
+        f"{PAUSE_AT}; the model's dollars per conversation at list prices"
     )
-    for model in (HAIKU, SONNET):
-        for mode in runs:
-            b = billed[mode, model]
-            total = sum(b.total(t) for t in turns)
-            cacheable = [t for t in turns if prefixes[mode][t] >= min_cacheable_tokens(model)]
-            first = cacheable[0] if cacheable else None
-            share = (
-                f"{b.read_share(range(first + 1, len(SCRIPT))):.0%} (from turn {first + 2})"
-                if first is not None
-                else "never cacheable"
-            )
-            print(
-                f"{NAMES[model] + ' ' + mode:<22}{total:>13,}{sum(b.read) / total:>7.0%}"
-                f"{sum(b.written) / total:>9.0%}{sum(b.uncached) / total:>10.0%}"
-                f"{b.dollars(model, turns) / len(SCRIPT) * 1000:>17.2f}{share:>21}"
-            )
-        before, after = billed["before", model], billed["after", model]
-        saving = 1 - after.dollars(model, turns) / before.dollars(model, turns)
+    print(
+        "before: the code at 343a9b4 (HISTORY_MARGIN=10 on every model); after: the per-model policy "
+        "(HISTORY_MARGIN unset)\n"
+    )
+    print_rows(rows)
+    for conversation, row in (("default", haiku_before), ("owner's USER.md", owner_before)):
+        prefix = cacheable_prefix(row.played)
         print(
-            f"{'':<22}after / before: {after.dollars(model, turns) / before.dollars(model, turns):.2f} "
-            f"of the model's dollars ({saving:.0%} saved)"
+            f"{conversation}: tools + system {head_size(row.played):,} tokens; longest cacheable prefix "
+            f"before {max(prefix):,} (median {sorted(prefix)[len(prefix) // 2]:,}), at or past Haiku's "
+            f"minimum in {sum(p >= min_cacheable_tokens(HAIKU) for p in prefix)} of {len(SCRIPT)} turns"
         )
-    print(
-        f"\nlargest cacheable prefix (after): {max(prefix):,} tokens; "
-        f"median {sorted(prefix)[len(prefix) // 2]:,}; "
-        f"turns at or past Haiku's {min_cacheable_tokens(HAIKU):,}: "
-        f"{sum(p >= min_cacheable_tokens(HAIKU) for p in prefix)} of {len(SCRIPT)}"
-    )
+    if "--turns" in sys.argv[1:]:
+        print_turns(rows)
 
 
 if __name__ == "__main__":

@@ -32,6 +32,10 @@ class InMemoryChatStore:
         chat = self.chats.setdefault(chat_id, ChatRecord(chat_id=chat_id, user_id=0))
         chat.window_key = window_key
 
+    def set_stable_prefix_tokens(self, chat_id: int, tokens: int) -> None:
+        chat = self.chats.setdefault(chat_id, ChatRecord(chat_id=chat_id, user_id=0))
+        chat.stable_prefix_tokens = tokens
+
     def due_chats(self) -> Iterator[int]:
         return iter([c.chat_id for c in self.chats.values() if c.due])
 

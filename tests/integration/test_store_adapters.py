@@ -146,6 +146,10 @@ def test_chats(kind: str, dynamodb: Any) -> None:
     store.record_message(chat, 5, due_at=3, written_at="2026-11-23T09:00:00.000Z")
     store.record_message(chat, 5, due_at=3)  # the reply
     assert store.get(chat).last_user_at == "2026-11-23T09:00:00.000Z"
+    assert store.get(chat).stable_prefix_tokens == 0, "not measured yet"
+    store.set_stable_prefix_tokens(chat, 2738)
+    measured = store.get(chat)
+    assert measured.stable_prefix_tokens == 2738 and measured.window_key == "2026-11-22T09:00:00.000Z#m1"
 
 
 @pytest.mark.parametrize("kind", ADAPTERS)

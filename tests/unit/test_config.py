@@ -75,3 +75,27 @@ def test_any_model_api_setting_selects_anthropic(monkeypatch: pytest.MonkeyPatch
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv(variable, "http://127.0.0.1:1" if variable.endswith("URL") else "value")
     assert Settings().uses_anthropic
+
+
+@pytest.mark.parametrize(
+    ("value", "margin"), [(None, None), ("auto", None), (" Auto ", None), ("", None), ("0", 0)]
+)
+def test_history_margin_is_auto_by_default_or_a_number_of_messages(
+    monkeypatch: pytest.MonkeyPatch, value: str | None, margin: int | None
+) -> None:
+    if value is None:
+        monkeypatch.delenv("HISTORY_MARGIN", raising=False)
+    else:
+        monkeypatch.setenv("HISTORY_MARGIN", value)
+    assert Settings().history_margin == margin
+    monkeypatch.setenv("HISTORY_MARGIN", "12")
+    assert Settings().history_margin == 12
+
+
+@pytest.mark.parametrize("value", ["ten", "-1", "201", "1.5"])
+def test_a_history_margin_that_is_neither_auto_nor_a_number_of_messages_is_refused(
+    monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    monkeypatch.setenv("HISTORY_MARGIN", value)
+    with pytest.raises(ValidationError, match="history_margin"):
+        Settings()

@@ -58,7 +58,8 @@ class Settings(BaseModel):
 
     max_tool_steps: int = Field(default=5, ge=1, le=25)
     history_limit: int = Field(default=20, ge=1, le=200)
-    history_margin: int = Field(default=10, ge=0, le=200)
+    # None ("auto", the default): the margin and the breakpoints follow the model (stepwise.prompt.caching)
+    history_margin: int | None = Field(default=None, ge=0, le=200)
 
     approval_timeout_seconds: int = Field(default=3600, ge=1, le=518_400)
     fallback_model: Literal["rules", "off"] = "rules"
@@ -111,6 +112,17 @@ class Settings(BaseModel):
             raise ValueError(
                 f"DEFAULT_TIMEZONE must be an IANA time zone such as Europe/Lisbon, got {value!r}"
             ) from None
+        return value
+
+    @field_validator("history_margin", mode="before")
+    @classmethod
+    def _auto_margin(cls, value: object) -> object:
+        if isinstance(value, str) and value.strip().lower() in ("", "auto"):
+            return None
+        if isinstance(value, str):
+            if not value.strip().isdigit():
+                raise ValueError(f"HISTORY_MARGIN must be auto or a whole number of messages, got {value!r}")
+            return int(value)
         return value
 
     @field_validator("allowed_user_ids")

@@ -56,6 +56,13 @@ class DynamoChatStore:
             ExpressionAttributeValues={":k": window_key},
         )
 
+    def set_stable_prefix_tokens(self, chat_id: int, tokens: int) -> None:
+        self._table.update_item(
+            Key={"chat_id": chat_id},
+            UpdateExpression="SET stable_prefix_tokens = :t",
+            ExpressionAttributeValues={":t": tokens},
+        )
+
     def due_chats(self) -> Iterator[int]:
         kwargs: dict[str, Any] = {
             "IndexName": DUE_INDEX,
@@ -120,4 +127,5 @@ def _from_item(item: dict[str, Any]) -> ChatRecord:
         due="summary_due" in item,
         window_key=item.get("window_key", ""),
         last_user_at=item.get("last_user_at", ""),
+        stable_prefix_tokens=int(item.get("stable_prefix_tokens", 0)),
     )

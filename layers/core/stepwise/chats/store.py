@@ -30,6 +30,9 @@ class ChatRecord(BaseModel):
     due: bool = False
     window_key: str = ""  # sort key where the model's history window starts ("" for the chat's beginning)
     last_user_at: str = ""  # when the user last wrote (ISO 8601 UTC; check-ins pause when it is long ago)
+    # the estimated tokens of the prompt's tools and system prompt at the chat's last model call (0: none
+    # yet); LoadContext adds the history window to it to decide whether prompt caching can pay
+    stable_prefix_tokens: int = 0
 
     @property
     def unsummarized(self) -> int:
@@ -52,6 +55,10 @@ class ChatStore(Protocol):
 
     def set_window(self, chat_id: int, window_key: str) -> None:
         """Remember where the chat's history window starts (it moves in blocks, see LoadContext)."""
+        ...
+
+    def set_stable_prefix_tokens(self, chat_id: int, tokens: int) -> None:
+        """Remember the estimated tokens of the chat's tools and system prompt (`stepwise.prompt.caching`)."""
         ...
 
     def due_chats(self) -> Iterator[int]:

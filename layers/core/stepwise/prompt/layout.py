@@ -29,11 +29,14 @@ def build_prompt(
     per_turn: Sequence[str] = (),
     files: Mapping[str, bytes | None] | None = None,
     persona: str = "",
+    cache_history: bool = True,
 ) -> Prompt:
-    """The byte-stable system prompt and the history with its breakpoints; the time and `per_turn` sections
-    go last, in the newest user message. `files`: the bytes of the photos and documents this call shows;
-    `persona` goes into the system prompt."""
+    """The byte-stable system prompt and the history with its breakpoints (none on the messages without
+    `cache_history`: see `stepwise.prompt.caching`); the time and `per_turn` sections go last, in the newest
+    user message. `files`: the bytes of the photos and documents this call shows; `persona` goes into the
+    system prompt."""
+    context = turn_context(now, per_turn)
     return Prompt(
         system=build_system_prompt(tools, persona),
-        messages=build_messages(history, rounds, context=turn_context(now, per_turn), files=files),
+        messages=build_messages(history, rounds, context=context, files=files, breakpoints=cache_history),
     )

@@ -27,8 +27,10 @@ def build_messages(
     steps: Sequence[ModelStep],
     context: str = "",
     files: Mapping[str, bytes | None] | None = None,
+    breakpoints: bool = True,
 ) -> list[dict[str, Any]]:
-    """Alternating user/assistant messages for the Messages API, with cache breakpoints and the context.
+    """Alternating user/assistant messages for the Messages API, with cache breakpoints (unless
+    `breakpoints` is False) and the context.
 
     Consecutive messages of one role (a turn whose model call failed leaves a lone user message) are merged
     into one message with several text blocks; leading assistant messages are dropped, since the list must
@@ -54,7 +56,7 @@ def build_messages(
         messages.append({"role": "user", "content": step.tool_results})
     if not messages or messages[-1]["role"] != "user":
         return messages
-    for index in (len(messages) - 3, len(messages) - 1):
+    for index in (len(messages) - 3, len(messages) - 1) if breakpoints else ():
         if index >= 0:
             mark_breakpoint(messages[index])
     if context.strip():

@@ -14,6 +14,7 @@ from stepwise.media.fetch import fetch_files
 from stepwise.media.notices import with_notices
 from stepwise.model.errors import ModelRateLimitedError
 from stepwise.model.types import ModelRequest
+from stepwise.prompt.caching import head_tokens
 from stepwise.prompt.layout import build_prompt
 from stepwise.states.contracts import CallModelInput, CallModelOutput, Next
 from stepwise.states.spend import count_usage, wait_for_rate_limit
@@ -102,8 +103,17 @@ def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutp
     local_now = services.clock().astimezone(ZoneInfo(meta.timezone))
     files = turn_files(history, services, offline)
     prompt = build_prompt(
-        services.tools.summaries(), local_now, history, rounds, per_turn, files, persona=services.persona
+        services.tools.summaries(),
+        local_now,
+        history,
+        rounds,
+        per_turn,
+        files,
+        persona=services.persona,
+        cache_history=meta.history_cached,
     )
+    if not rounds:
+        remember_stable_prefix(meta, head_tokens(tools, prompt.system), services)
     model_request = ModelRequest(
         model=services.model_name,
         max_tokens=services.max_tokens,
@@ -176,6 +186,14 @@ def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutp
         ),
     )
     return output
+
+
+def remember_stable_prefix(meta: TurnMeta, tokens: int, services: TurnServices) -> None:
+    """Keep the size of the prompt's tools and system prompt on the chat's record when it changed (the
+    persona, the tools or the code did): the next turn's LoadContext decides with it whether prompt caching
+    can pay (`stepwise.prompt.caching`)."""
+    if tokens != meta.stable_prefix_tokens:
+        services.chats.set_stable_prefix_tokens(meta.chat_id, tokens)
 
 
 def decision_fields(decision: Next) -> dict[str, object]:

@@ -12,6 +12,13 @@ from stepwise.history.models import StoredMessage
 from stepwise.ids import iso_utc
 from stepwise.media.notices import media_notices
 from stepwise.memory.service import summary_key
+from stepwise.prompt.caching import (
+    CACHING_MARGIN,
+    CACHING_ROOM,
+    caching_can_pay,
+    history_tokens,
+    window_floor,
+)
 from stepwise.reminders.models import scheduled_note
 from stepwise.states.contracts import LoadContextInput, Next
 from stepwise.states.turn_kind import decide_turn
@@ -26,7 +33,7 @@ logger = Logger(child=True)
 
 def load_context(start: LoadContextInput, services: TurnServices) -> Next:
     """Take the chat's waiting messages, store them (idempotent per message) and fix the history window (see
-    `history_window`) up to the last one taken, and decide what next. A retry finds the messages it took and
+    `choose_window`) up to the last one taken, and decide what next. A retry finds the messages it took and
     the same window. Nothing left to answer (an earlier turn took every message): route `reply` without a
     reply, and FinishTurn only frees the chat."""
     turn = start.turn
@@ -58,7 +65,8 @@ def load_context(start: LoadContextInput, services: TurnServices) -> Next:
         stored.append(message)
     chat = chat or services.chats.get(turn.chat_id)
     last = stored[-1]
-    window = history_window(services, turn.chat_id, last, chat.window_key if chat else "")
+    head = chat.stable_prefix_tokens if chat else 0
+    window, cached = choose_window(services, turn.chat_id, last, chat.window_key if chat else "", head)
     first_key = min(window[0].sort_key, stored[0].sort_key)  # a burst longer than the window stays whole
     if chat is None or first_key != chat.window_key:
         services.chats.set_window(turn.chat_id, first_key)
@@ -74,6 +82,8 @@ def load_context(start: LoadContextInput, services: TurnServices) -> Next:
         user_message_id=last.id,
         first_key=first_key,
         last_key=last.sort_key,
+        history_cached=cached,
+        stable_prefix_tokens=head,
         created_at=iso_utc(services.clock()),
         summary=chat.summary if chat else "",
         memories=[]
@@ -91,31 +101,66 @@ def load_context(start: LoadContextInput, services: TurnServices) -> Next:
     if next_.route == "model":
         show_typing(services, turn.chat_id)
     logger.info(
-        "context loaded", extra={"answers": len(batch), "context_messages": len(window), "kind": kind}
+        "context loaded",
+        extra={
+            "answers": len(batch),
+            "context_messages": len(window),
+            "history_cached": cached,
+            "kind": kind,
+        },
     )
     return next_
 
 
-def history_window(
-    services: TurnServices, chat_id: int, last: StoredMessage, window_key: str
-) -> list[StoredMessage]:
-    """The messages the model sees, oldest first, ending with `last`.
+def choose_window(
+    services: TurnServices, chat_id: int, last: StoredMessage, window_key: str, head: int
+) -> tuple[list[StoredMessage], bool]:
+    """The history window the model sees, oldest first, ending with `last`, and whether the prompt lays it
+    out for prompt caching (breakpoints on the messages).
 
-    The window starts where the chat's previous window started (`window_key`) as long as it then holds at
-    most `history_limit + history_margin` messages; past that it moves up to the newest `history_limit`. So
-    it moves in blocks, once every `history_margin` messages or so, and between moves consecutive turns send
-    the same messages first, byte for byte: prompt caching reads them back instead of billing them. With a
-    margin of 0 the window is the newest `history_limit` messages every turn (it slides by one).
+    With `HISTORY_MARGIN` set (`services.history_margin` not None): the window of `history_window` with that
+    margin, laid out for caching, on every model. By default (None) the layout follows the model
+    (`stepwise.prompt.caching`): while caching can pay, the window that moves in blocks of `CACHING_MARGIN`,
+    and when it moves it keeps the newest `history_limit` messages or, if they fall short, the fewest newest
+    messages whose prompt reaches the model's minimum (`window_floor`), so that it is cached from the move
+    on; when no window up to `history_limit + CACHING_MARGIN - CACHING_ROOM` messages reaches the minimum
+    (and the current block does not either), the window that slides by one message, without breakpoints: a
+    prompt that cannot be cached bills no history it would not otherwise send and writes nothing.
+    `head` is the prompt's stable head (tools and system) in tokens as CallModel last measured it for this
+    chat (0: not yet).
     """
-    limit, margin = services.history_limit, services.history_margin
+    limit, override = services.history_limit, services.history_margin
+    margin = CACHING_MARGIN if override is None else override
     fetched = services.messages.recent(chat_id, limit + margin + 1)
     whole_chat = len(fetched) <= limit + margin
     recent = [m for m in fetched if m.sort_key <= last.sort_key]
+    if override is not None:
+        return history_window(recent, window_key, limit, limit + margin, whole_chat), True
+    model = services.model_name
+    floor = window_floor(model, head, recent, limit, max(limit, limit + margin - CACHING_ROOM))
+    block = history_window(recent, window_key, floor or limit, limit + margin, whole_chat)
+    if floor is not None or caching_can_pay(model, head, history_tokens(block)):
+        return block, True
+    return history_window(recent, window_key, limit, limit, whole_chat), False
+
+
+def history_window(
+    recent: list[StoredMessage], window_key: str, keep: int, most: int, whole_chat: bool
+) -> list[StoredMessage]:
+    """The window over `recent` (the chat's newest messages up to the turn's last, oldest first; more than
+    `most` of them unless `whole_chat`, the chat's every message).
+
+    The window starts where the chat's previous window started (`window_key`) as long as it then holds at
+    most `most` messages; past that it moves up to the newest `keep`. So it moves in blocks, once every
+    `most - keep` messages or so, and between moves consecutive turns send the same messages first, byte for
+    byte: prompt caching reads them back instead of billing them. With `most == keep` the window is the
+    newest `keep` messages every turn (it slides by one).
+    """
     kept = [m for m in recent if m.sort_key >= window_key]
     # `kept` is every message from window_key on when the fetch reached past window_key (or the chat's start).
-    if kept and len(kept) <= limit + margin and (whole_chat or len(kept) < len(recent)):
+    if kept and len(kept) <= most and (whole_chat or len(kept) < len(recent)):
         return kept
-    return recent[-limit:]
+    return recent[-keep:]
 
 
 def recall_memories(services: TurnServices, user_id: int, chat_id: int, text: str) -> list[Memory]:

@@ -58,7 +58,7 @@ class TurnServices:
     tool_catalog: Callable[[], ToolRegistry]
     max_tokens: int = 2048
     history_limit: int = 20
-    history_margin: int = 10
+    history_margin: int | None = None  # None: chosen per model (see stepwise.prompt.caching)
     max_tool_steps: int = 5
     approval_timeout_seconds: int = 3600
     fallback_model: Literal["rules", "off"] = "rules"

@@ -30,6 +30,14 @@ class TurnMeta(BaseModel):
     user_message_id: str
     first_key: str = Field(description="sort key of the oldest message in the context window")
     last_key: str = Field(description="sort key of the newest message in the context window (the user's)")
+    history_cached: bool = Field(
+        default=True,
+        description="whether the prompt marks the history for prompt caching (see stepwise.prompt.caching)",
+    )
+    stable_prefix_tokens: int = Field(
+        default=0,
+        description="the chat's tools and system prompt in tokens, as LoadContext found it (0: unknown)",
+    )
     created_at: str
     model_override: str | None = Field(
         default=None,
