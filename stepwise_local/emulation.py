@@ -136,6 +136,9 @@ class Emulation:
         self._throttles: dict[tuple[str, str | None, str | None], int] = {}
         self._running: str | None = None  # the function being invoked (invocations run one at a time)
         self.throttled: list[tuple[str, str, str]] = []  # (function, table, operation) of each injected error
+        # (function, table, IAM action) of every DynamoDB request a function made: tests hold them against the
+        # template's policies, which moto does not enforce.
+        self.dynamodb_actions: set[tuple[str, str, str]] = set()
         self._recovery_threads: list[threading.Thread] = []
         self._warm_runtimes: dict[str, Any] = {}  # with config.warm_containers: each function's runtime
         self._clock_offset = timedelta(0)
@@ -402,10 +405,14 @@ class Emulation:
         self._throttles[key] = self._throttles.get(key, 0) + times
 
     def _dynamodb_fault(self, model: Any, params: dict[str, Any], **_: Any) -> Any:
-        """botocore before-call hook: answer a throttled request with DynamoDB's error, without sending it."""
-        if self._running is None or not self._throttles:
+        """botocore before-call hook: note what the running function asks of DynamoDB (`dynamodb_actions`),
+        and answer a throttled request with DynamoDB's error, without sending it."""
+        if self._running is None:
             return None
         body = json.loads(params.get("body") or b"{}")
+        self.dynamodb_actions.update((self._running, *action) for action in iam_actions(model.name, body))
+        if not self._throttles:
+            return None
         tables = {body.get("TableName")} | {
             next(iter(item.values())).get("TableName") for item in body.get("TransactItems", [])
         }
@@ -619,6 +626,24 @@ class Emulation:
     def table(self, logical_id: str) -> Any:
         """A boto3 Table resource for one of the template's tables."""
         return self._dynamodb.Table(logical_id)
+
+
+TRANSACTION_ACTIONS = {"Put": "PutItem", "Update": "UpdateItem", "Delete": "DeleteItem", "Get": "GetItem"}
+
+
+def iam_actions(operation: str, body: dict[str, Any]) -> list[tuple[str, str]]:
+    """The (table, IAM action) pairs one DynamoDB request needs: a transaction needs each item's own action
+    (`ConditionCheck` needs `dynamodb:ConditionCheckItem`), a batch its action on each table."""
+    if operation in ("TransactWriteItems", "TransactGetItems"):
+        pairs = []
+        for item in body.get("TransactItems", []):
+            ((kind, spec),) = item.items()
+            action = TRANSACTION_ACTIONS.get(kind, f"{kind}Item")
+            pairs.append((str(spec.get("TableName")), f"dynamodb:{action}"))
+        return pairs
+    if operation in ("BatchGetItem", "BatchWriteItem"):
+        return [(table, f"dynamodb:{operation}") for table in body.get("RequestItems", {})]
+    return [(str(body.get("TableName")), f"dynamodb:{operation}")]
 
 
 def http_api_event(body: str, headers: dict[str, str], path: str = "/webhook") -> dict[str, Any]:

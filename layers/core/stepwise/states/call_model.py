@@ -192,8 +192,12 @@ def remember_stable_prefix(meta: TurnMeta, tokens: int, services: TurnServices) 
     """Keep the size of the prompt's tools and system prompt on the chat's record when it changed (the
     persona, the tools or the code did): the next turn's LoadContext decides with it whether prompt caching
     can pay (`stepwise.prompt.caching`)."""
-    if tokens != meta.stable_prefix_tokens:
+    if tokens == meta.stable_prefix_tokens:
+        return
+    try:
         services.chats.set_stable_prefix_tokens(meta.chat_id, tokens)
+    except Exception as error:  # an estimate for the next turn's window: never worth failing this turn
+        logger.warning("stable prefix size not kept", extra={"error": str(error)})
 
 
 def decision_fields(decision: Next) -> dict[str, object]:

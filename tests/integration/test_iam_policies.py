@@ -1,0 +1,98 @@
+"""Every DynamoDB request a function makes is allowed by the policies the template gives that function.
+
+moto does not enforce IAM, so a state that starts writing to a table its policies do not cover passes every
+other test and fails only once deployed (AccessDeniedException on every turn). Here every kind of turn is
+played through the real state machine; the emulation notes each function's (table, IAM action) pairs, and
+each is checked against the function's SAM policy templates in `template.yaml`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import timedelta
+from typing import Any
+
+import boto3
+import pytest
+from support.iam import allowed_actions, violations
+from support.stack import Stack
+
+from stepwise_local.anthropic_server import error, text, tool_use
+from stepwise_local.template import Template
+
+
+@pytest.fixture
+def clock_stack(stack: Stack, monkeypatch: pytest.MonkeyPatch) -> Iterator[Stack]:
+    """The shared stack; its clock goes back and this test's schedules go away afterwards."""
+    monkeypatch.setattr(stack.emulation, "_clock_offset", stack.emulation._clock_offset)
+    yield stack
+    client = boto3.client("scheduler")
+    group = stack.emulation.template.schedule_group_name("ReminderScheduleGroup")
+    for schedule in client.list_schedules(GroupName=group)["Schedules"]:
+        client.delete_schedule(Name=schedule["Name"], GroupName=group)
+
+
+def approve(stack: Stack, user: int, calls: tuple[str, dict[str, Any]], said: str) -> None:
+    """A turn whose model asks for an approval-needing call, and the user's tap on Approve."""
+    stack.anthropic.script(tool_use(calls), text("Done."))
+    name = stack.send(user, said)
+    stack.press(user, stack.buttons(user), "Approve")
+    assert stack.emulation.wait(name)["status"] == "SUCCEEDED"
+
+
+def play_every_kind_of_turn(stack: Stack) -> None:
+    user = stack.new_user()
+    stack.anthropic.script(text("Hello!"))
+    stack.say(user, "hello")  # a plain answer
+    stack.anthropic.script(tool_use(("add_task", {"title": "buy milk"})), text("Added."))
+    stack.say(user, "add milk")  # a tool round
+    approve(stack, user, ("delete_task", {"task_id": 1}), "delete it")  # an approval
+    stack.anthropic.script(tool_use(("remember", {"fact": "Likes green tea"})), text("Noted."))
+    stack.say(user, "remember that I like green tea")
+    stack.anthropic.script(tool_use(("recall", {"query": "tea"})), text("Green tea."))
+    stack.say(user, "what do I drink?")
+    stack.anthropic.script(tool_use(("set_reminder", {"text": "stretch", "in_minutes": 1})), text("Set."))
+    stack.say(user, "remind me in a minute to stretch")
+    for command in (
+        "/tasks",
+        "/reminders",
+        "/usage",
+        "/memory",
+        "/help",
+        "/timezone Europe/Lisbon",
+        "/reset",
+    ):
+        stack.say(user, command)  # answered where the turn starts (the last two by the rules model)
+    stack.emulation.advance_clock(timedelta(minutes=2))
+    stack.emulation.fire_due_schedules()  # FireReminder, then a reminder turn
+    stack.emulation.wait_idle(user)
+    stack.emulation.run_summarizer(force=True)  # the fake model writes the summaries
+    stack.anthropic.always(error(500))
+    stack.say(user, "tell me a joke")  # the model down: UseFallback, then FailTurn
+
+
+def test_every_function_has_the_dynamodb_permissions_its_code_uses(clock_stack: Stack) -> None:
+    play_every_kind_of_turn(clock_stack)
+    used = clock_stack.emulation.dynamodb_actions
+    functions = {function for function, _, _ in used}
+    assert {"WebhookFunction", "LoadContextFunction", "CallModelFunction", "RunToolsFunction"} <= functions
+    assert {"RequestApprovalFunction", "FinishTurnFunction", "FireReminderFunction"} <= functions
+    assert {"UseFallbackFunction", "SummarizeFunction"} <= functions
+    assert violations(Template(), used) == []
+
+
+def test_the_check_finds_an_action_no_policy_allows() -> None:
+    template = Template()
+    allowed = allowed_actions(template, "CallModelFunction")
+    assert "dynamodb:PutItem" in allowed["TurnsTable"]
+    assert "dynamodb:DeleteItem" not in allowed.get("TurnsTable", set())
+    found = violations(
+        template,
+        {
+            ("CallModelFunction", "TurnsTable", "dynamodb:PutItem"),
+            ("CallModelFunction", "TasksTable", "dynamodb:DeleteItem"),
+            ("WebhookFunction", "InboxTable", "dynamodb:ConditionCheckItem"),
+        },
+    )
+    assert found == ["CallModelFunction: dynamodb:DeleteItem on TasksTable"], json.dumps(found)
