@@ -3,11 +3,15 @@
 Reads the output of `make build` (`.aws-sam/build`, or BUILD_DIR): for every function, a fresh interpreter
 with only the function's directory and the layer's `python/` on `sys.path` (no site-packages, as in Lambda)
 imports the handler, with the bytecode the build ships. `import boto3` from the same layer, measured in the
-same run, is the baseline. For CallModel it also times its first model call's setup: importing the
-Anthropic adapter and building the client. Then what the layer imports lazily, only when a turn needs it:
-python-dateutil, which reads the dates and times of reminder phrases in the offline rules, on its own and
-after boto3 (which imports it too, so in Lambda it is loaded already). It prints medians, ratios, the modules
-each import loads, and the layer's size, unzipped and zipped. Run: make bench
+same run, is the baseline. For CallModel it also times its first model call's setup: importing the Anthropic
+adapter and building the client; for RunTools its first tool call's: building the turn's tool catalog (every
+tool deployed: tasks, memory, reminders) and its store adapters, and parsing a call, up to the first request
+to DynamoDB. Then what the layer imports lazily, only when a turn needs it: python-dateutil, which reads the
+dates and times of reminder phrases in the offline rules, on its own and after boto3 (which imports it too, so
+in Lambda it is loaded already); the MCP SDK (`import mcp`) and the MCP server of the built-in tools
+(`stepwise.mcp.server`), which no function imports yet. A function that loads the MCP SDK is marked: RunTools
+runs the built-in tools through the registry, and no function needs the SDK so far. It prints medians, ratios,
+the modules each import loads, and the layer's size, unzipped and zipped. Run: make bench
 """
 
 from __future__ import annotations
@@ -23,12 +27,25 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 BUILD = Path(os.environ.get("BUILD_DIR", ROOT / ".aws-sam" / "build"))
 RUNS = 7  # pairs per function
-TARGETS = {"WebhookFunction": 1.2, "CallModelFunction (first model call)": 3.0}
+# RunTools' first tool call: the budget of a turn that uses only built-in tools (docs/tools-and-approvals.md).
+TARGETS = {
+    "WebhookFunction": 1.2,
+    "CallModelFunction (first model call)": 3.0,
+    "RunToolsFunction (first tool call)": 2.0,
+}
 # Lazy imports, timed with their first use: (label, mode, target ratio to `import boto3`).
 LAZY = [
     ("python-dateutil (reminder times)", "dateutil", 0.25),
     ("python-dateutil after import boto3", "dateutil-after-boto3", 0.05),
+    ("MCP SDK (import mcp)", "mcp", 5.0),
+    ("MCP server (stepwise.mcp.server)", "mcp-server", 5.5),
 ]
+# What the first tool call's catalog needs to offer every tool: a schedule target and a vector bucket (names
+# only; nothing is called).
+TOOL_SETTINGS = {
+    "REMINDER_TARGET_ARN": "arn:aws:lambda:us-east-1:123456789012:function:bench",
+    "VECTOR_BUCKET_NAME": "bench",
+}
 DEFAULT_TARGET = 1.6
 SNIPPET = """
 import sys, time
@@ -42,6 +59,10 @@ elif mode.startswith("dateutil"):
     from datetime import datetime
     from dateutil import parser
     parser.parse("24 december 18:00", default=datetime(2026, 11, 1))  # what a reminder's date costs first
+elif mode == "mcp":
+    import mcp
+elif mode == "mcp-server":
+    import stepwise.mcp.server
 else:
     import importlib.util
     spec = importlib.util.spec_from_file_location("app", sys.argv[2])
@@ -50,12 +71,16 @@ middle = time.perf_counter()
 if mode == "model":
     from stepwise.model.anthropic_model import AnthropicModel
     AnthropicModel("sk-bench", None, 60.0, 0)._sdk()  # what the first complete() does before sending
-print(f"{middle - start:.5f} {time.perf_counter() - middle:.5f} {len(sys.modules)}")
+elif mode == "tools":
+    from stepwise.runtime import get_runtime
+    get_runtime().turn_services.tools.parse("add_task", {"title": "milk"})  # up to the first DynamoDB call
+sdk = any(name.split(".")[0] in ("mcp", "mcp_types") for name in sys.modules)
+print(f"{middle - start:.5f} {time.perf_counter() - middle:.5f} {len(sys.modules)} {int(sdk)}")
 """
 
 
-def run(function_dir: Path | None, mode: str) -> tuple[float, float, int]:
-    """One fresh interpreter: (import seconds, extra seconds, modules loaded)."""
+def run(function_dir: Path | None, mode: str) -> tuple[float, float, int, bool]:
+    """One fresh interpreter: (import seconds, extra seconds, modules loaded, whether the MCP SDK loaded)."""
     paths = [str(BUILD / "CoreLayer" / "python")]
     if function_dir is not None:
         paths.insert(0, str(function_dir))
@@ -65,6 +90,7 @@ def run(function_dir: Path | None, mode: str) -> tuple[float, float, int]:
         "PYTHONDONTWRITEBYTECODE": "1",  # Lambda's code directory is read-only
         "AWS_DEFAULT_REGION": "us-east-1",
         "POWERTOOLS_SERVICE_NAME": "stepwise",
+        **(TOOL_SETTINGS if mode == "tools" else {}),
     }
     app = str(function_dir / "app.py") if function_dir else ""
     out = subprocess.run(  # noqa: S603 (our own interpreter and snippet)
@@ -74,18 +100,18 @@ def run(function_dir: Path | None, mode: str) -> tuple[float, float, int]:
         text=True,
         check=True,
     ).stdout.split()
-    return float(out[0]), float(out[1]), int(out[2])
+    return float(out[0]), float(out[1]), int(out[2]), out[3] == "1"
 
 
-def paired(function_dir: Path | None, mode: str) -> tuple[float, float, int]:
+def paired(function_dir: Path | None, mode: str) -> tuple[float, float, int, bool]:
     """Median seconds of `mode` and of `import boto3`, alternated run by run so that a busy machine slows
-    both alike: (seconds, boto3 seconds, modules loaded)."""
+    both alike: (seconds, boto3 seconds, modules loaded, whether the MCP SDK loaded)."""
     runs, baseline = [], []
     for _ in range(RUNS):
         baseline.append(run(None, "boto3")[0])
-        seconds, extra, modules = run(function_dir, mode)
+        seconds, extra, modules, sdk = run(function_dir, mode)
         runs.append(seconds + extra)
-    return statistics.median(runs), statistics.median(baseline), modules
+    return statistics.median(runs), statistics.median(baseline), modules, sdk
 
 
 def layer_sizes(layer: Path) -> tuple[int, int]:
@@ -103,24 +129,29 @@ def layer_sizes(layer: Path) -> tuple[int, int]:
 def main() -> None:
     if not (BUILD / "CoreLayer" / "python").is_dir():
         raise SystemExit(f"no build in {BUILD}: run `make build` first")
-    boto3_seconds, _, boto3_modules = run(None, "boto3")
+    _, _, boto3_modules, _ = run(None, "boto3")
     print(f"baseline: import boto3 from the layer ({boto3_modules} modules), timed next to each function")
     print(f"{'function':<40}{'import':>9}{'boto3':>9}{'ratio':>8}{'target':>8}{'modules':>9}")
     for function_dir in sorted(p for p in BUILD.iterdir() if (p / "app.py").is_file()):
         cases = [(function_dir.name, "import")]
         if function_dir.name == "CallModelFunction":
             cases.append(("CallModelFunction (first model call)", "model"))
+        if function_dir.name == "RunToolsFunction":
+            cases.append(("RunToolsFunction (first tool call)", "tools"))
         for name, mode in cases:
-            seconds, boto3_seconds, modules = paired(function_dir, mode)
+            seconds, boto3_seconds, modules, sdk = paired(function_dir, mode)
             target = TARGETS.get(name, DEFAULT_TARGET)
             ratio = seconds / boto3_seconds
-            verdict = "ok" if ratio <= target else "OVER"
+            verdict = ("ok" if ratio <= target else "OVER") + ("  LOADS THE MCP SDK" if sdk else "")
             print(
                 f"{name:<40}{seconds * 1000:>6.0f} ms{boto3_seconds * 1000:>6.0f} ms{ratio:>7.2f}x"
                 f"{target:>7.1f}x{modules:>9}  {verdict}"
             )
     for name, mode, target in LAZY:
-        seconds, boto3_seconds, modules = paired(None, mode)
+        if mode.startswith("mcp") and not (BUILD / "CoreLayer" / "python" / "mcp").is_dir():
+            print(f"{name:<40}  not in this layer")
+            continue
+        seconds, boto3_seconds, modules, _ = paired(None, mode)
         ratio = seconds / boto3_seconds
         verdict = "ok" if ratio <= target else "OVER"
         print(

@@ -1,8 +1,8 @@
-"""The core package's dependency direction: handlers -> runtime -> states -> commands -> tools -> domain
-packages -> foundations (adapters' building blocks, Telegram, ids, config). A package may import its own
-layer and the layers below it, never one above: a store or the inbox that imported a state, a command or the
-composition root would tie the bottom of the house to its top. Imports made only for type checking count
-too: they are still knowledge of the layer above.
+"""The core package's dependency direction: handlers -> runtime -> states -> commands -> the MCP server ->
+tools -> domain packages -> foundations (adapters' building blocks, Telegram, ids, config). A package may
+import its own layer and the layers below it, never one above: a store or the inbox that imported a state, a
+command or the composition root would tie the bottom of the house to its top. Imports made only for type
+checking count too: they are still knowledge of the layer above.
 
 No module imports itself through others (an import cycle, even a lazy one inside a function), and code
 outside the offline model reaches it through its one entry point, `stepwise.offline.api`.
@@ -53,6 +53,7 @@ LAYERS: list[tuple[str, frozenset[str]]] = [
         ),
     ),
     ("tools", frozenset({"tools"})),
+    ("MCP", frozenset({"mcp"})),  # the MCP server of the tools (the only package that imports the MCP SDK)
     ("commands", frozenset({"commands"})),
     ("states", frozenset({"states", "webhook"})),
     ("composition root", frozenset({"runtime"})),

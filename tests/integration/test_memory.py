@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from support.stack import Stack
 
-from stepwise.memory.service import summary_key
+from stepwise.memory.keys import summary_key
 from stepwise.memory.summarizer import SummaryFailedError
 from stepwise.memory.vector_index import VectorRecord
 from stepwise_local import updates

@@ -11,6 +11,7 @@ from stepwise.inbox.sequencer import Sequencer
 from stepwise.memory.service import MemoryService
 from stepwise.states.services import TurnServices
 from stepwise.tools.catalog import build_registry
+from stepwise.tools.reads import MemoryRecall, TimeZones
 from stepwise.tools.reminder_tools import ReminderLimits, ReminderSetup
 from stepwise_local.in_memory.approvals import InMemoryApprovalStore
 from stepwise_local.in_memory.audit import InMemoryAuditLog
@@ -57,6 +58,13 @@ def schedules() -> InMemorySchedules:
 
 
 @pytest.fixture
+def memory() -> MemoryService:
+    """The memory service the tools are bound to (the states see it only through `MemoryRecall`)."""
+    keys = itertools.count(1)
+    return MemoryService(LocalHashEmbedder(), InMemoryVectorIndex(), new_key=lambda: f"k{next(keys):04d}")
+
+
+@pytest.fixture
 def services(
     telegram: InMemoryTelegram,
     model: ScriptedModel,
@@ -64,21 +72,19 @@ def services(
     ledger: InMemoryToolCallLedger,
     reminders: InMemoryReminderStore,
     schedules: InMemorySchedules,
+    memory: MemoryService,
 ) -> TurnServices:
     counter = itertools.count(1)
     clock = Clock()
     sequencer = Sequencer(inbox=InMemoryChatInbox(), starter=RecordingStarter(), clock=clock)
-    memory = MemoryService(
-        LocalHashEmbedder(), InMemoryVectorIndex(), new_key=lambda: f"k{next(counter):04d}"
-    )
     return TurnServices(
         messages=InMemoryMessageRepository(),
         turns=InMemoryTurnStore(),
         audit=InMemoryAuditLog(),
         approvals=InMemoryApprovalStore(),
         chats=InMemoryChatStore(),
-        memory=memory,
-        reminders=reminders,
+        memory=MemoryRecall(memory),
+        reminders=TimeZones(reminders),
         tool_catalog=lambda: build_registry(
             tasks=tasks,
             ledger=ledger,

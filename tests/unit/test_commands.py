@@ -12,6 +12,9 @@ from stepwise.commands.table import COMMANDS, menu, route
 from stepwise.states.load_context import load_context
 from stepwise.states.services import TurnServices
 from stepwise.telegram.commands import ParsedCommand, is_command, parse_command
+from stepwise.tools.catalog import build_registry
+from stepwise_local.in_memory.ledger import InMemoryToolCallLedger
+from stepwise_local.in_memory.tasks import InMemoryTaskRepository
 from stepwise_local.in_memory.telegram import InMemoryTelegram
 
 
@@ -94,9 +97,15 @@ def test_a_retried_load_context_keeps_the_first_answer(services: TurnServices) -
 
 
 def test_memory_says_so_when_long_term_memory_is_not_deployed(
-    services: TurnServices, telegram: InMemoryTelegram
+    services: TurnServices,
+    telegram: InMemoryTelegram,
+    tasks: InMemoryTaskRepository,
+    ledger: InMemoryToolCallLedger,
 ) -> None:
-    run_turn(dataclasses.replace(services, memory=None), "/memory", 1)
+    without_memory = dataclasses.replace(
+        services, memory=None, tool_catalog=lambda: build_registry(tasks=tasks, ledger=ledger)
+    )
+    run_turn(without_memory, "/memory", 1)
     assert telegram.texts(7) == [
         "Long-term memory is not deployed here: I remember only our recent messages."
     ]

@@ -10,7 +10,8 @@ import pytest
 from support.turn_fakes import ScriptedModel, text_response, turn_start
 
 from stepwise.history.models import StoredMessage
-from stepwise.memory.service import MemoryService, summary_key
+from stepwise.memory.keys import summary_key
+from stepwise.memory.service import MemoryService
 from stepwise.memory.summarizer import (
     ExtractiveSummarizer,
     ModelSummarizer,
@@ -227,9 +228,10 @@ def test_remember_recall_and_forget_with_approval(services: TurnServices, model:
     assert last_result(services, begin.turn.turn_id) == "No memories yet."
 
 
-def test_memories_never_cross_users(services: TurnServices, model: ScriptedModel) -> None:
-    assert services.memory is not None
-    other = services.memory.remember(99, 99, "The other user's secret is in Lisbon", "now")
+def test_memories_never_cross_users(
+    services: TurnServices, model: ScriptedModel, memory: MemoryService
+) -> None:
+    other = memory.remember(99, 99, "The other user's secret is in Lisbon", "now")
     begin, _ = run_round(services, model, "tell me secrets", 1, ("recall", {"query": "secret Lisbon"}))
     assert last_result(services, begin.turn.turn_id) == "No memories yet."
     begin, _ = run_round(services, model, "forget that", 2, ("forget", {"memory_id": other}))
@@ -241,10 +243,11 @@ def test_memories_never_cross_users(services: TurnServices, model: ScriptedModel
     assert services.turns.get_meta(start.turn.turn_id).memories == []
 
 
-def test_load_context_recalls_the_users_memories_and_the_chat_summary(services: TurnServices) -> None:
-    assert services.memory is not None
-    services.memory.remember(USER, 123, "Anna, the user's sister, lives in Lisbon", "now")
-    services.memory.save_summary(USER, CHAT, "We talked about Lisbon trips.", "now")
+def test_load_context_recalls_the_users_memories_and_the_chat_summary(
+    services: TurnServices, memory: MemoryService
+) -> None:
+    memory.remember(USER, 123, "Anna, the user's sister, lives in Lisbon", "now")
+    memory.save_summary(USER, CHAT, "We talked about Lisbon trips.", "now")
     services.chats.record_message(CHAT, USER, 100)
     chat = services.chats.get(CHAT)
     assert chat is not None
@@ -266,12 +269,9 @@ def test_load_context_recalls_the_users_memories_and_the_chat_summary(services: 
 
 
 def test_a_failing_recall_does_not_fail_the_turn(
-    services: TurnServices, monkeypatch: pytest.MonkeyPatch
+    services: TurnServices, memory: MemoryService, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    assert services.memory is not None
-    monkeypatch.setattr(
-        services.memory, "recall", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("down"))
-    )
+    monkeypatch.setattr(memory, "recall", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("down")))
     start = turn_start(services, "hello")
     assert load_context(start, services).route == "model"
     assert services.turns.get_meta(start.turn.turn_id).memories == []

@@ -54,12 +54,12 @@ def _tasks(tasks: TaskRepository) -> list[tuple[int, str, str]]:
 
 def _memories(services: TurnServices) -> dict[str, str]:
     assert services.memory is not None
-    return {m.key: m.text for m in services.memory.recall(USER, "anything", 20)}
+    return {m.key: m.text for m in services.memory.memory.recall(USER, "anything", 20)}
 
 
 def snapshot(services: TurnServices, tasks: TaskRepository) -> tuple[Any, ...]:
     """Every task field (times included), the user's memories and reminders."""
-    reminders = [r.model_dump() for r in services.reminders.list(USER)]
+    reminders = [r.model_dump() for r in services.reminders.reminders.list(USER)]
     return [t.model_dump() for t in tasks.list(USER, "all")], _memories(services), reminders
 
 
@@ -80,7 +80,7 @@ def _forgotten(services: TurnServices, tasks: TaskRepository, memory_id: str) ->
 
 def _reminders(*expected: tuple[int, str]) -> Callable[[TurnServices, TaskRepository, str], None]:
     def check(services: TurnServices, tasks: TaskRepository, memory_id: str) -> None:
-        assert [(r.reminder_id, r.text) for r in services.reminders.list(USER)] == list(expected)
+        assert [(r.reminder_id, r.text) for r in services.reminders.reminders.list(USER)] == list(expected)
 
     return check
 
@@ -127,11 +127,11 @@ def seed(services: TurnServices, tasks: TaskRepository) -> str:
     """Task #1 "buy milk", reminder #1 and one memory of the user; returns the memory's id."""
     assert services.memory is not None
     tasks.add(USER, "buy milk", "", "2026-11-22T08:00:00.000Z")
-    services.reminders.put(
+    services.reminders.reminders.put(
         Reminder(
             user_id=USER,
             chat_id=USER,
-            reminder_id=services.reminders.allocate_id(USER),
+            reminder_id=services.reminders.reminders.allocate_id(USER),
             text="water the plants",
             expression="cron(0 9 ? * MON *)",
             timezone="UTC",
@@ -140,7 +140,7 @@ def seed(services: TurnServices, tasks: TaskRepository) -> str:
             created_at="2026-11-22T08:00:00.000Z",
         )
     )
-    return services.memory.remember(USER, USER, "Anna lives in Lisbon", "2026-11-22T08:00:00.000Z")
+    return services.memory.memory.remember(USER, USER, "Anna lives in Lisbon", "2026-11-22T08:00:00.000Z")
 
 
 def call(
@@ -156,7 +156,7 @@ def call(
     context = ToolContext(user_id=USER, chat_id=USER, turn_id="turn", call_id=call_id, now=now)
     registry = services.tools
     if ledger is not None:
-        registry = build_registry(tasks=tasks, ledger=ledger, memory=services.memory)
+        registry = build_registry(tasks=tasks, ledger=ledger, memory=services.memory.memory)
     tool, parsed = registry.parse(name, args)
     result = registry.run(context, tool, parsed)
     return result.content, result.is_error

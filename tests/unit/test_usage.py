@@ -115,7 +115,7 @@ def test_a_user_over_the_daily_budget_gets_the_budget_message_and_no_model_call(
     services: TurnServices, model: ScriptedModel, usage: InMemoryUsageStore
 ) -> None:
     services.daily_token_budget = 1000
-    services.reminders.set_timezone(7, "Europe/Lisbon")
+    services.reminders.reminders.set_timezone(7, "Europe/Lisbon")
     first = turn_start(services, "hello")
     load_context(first, services)
     model.responses.append(answer("Hi"))

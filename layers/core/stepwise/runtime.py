@@ -276,9 +276,11 @@ class Runtime:
         from stepwise.states.services import TurnServices
         from stepwise.tasks.dynamodb import DynamoTaskRepository
         from stepwise.tools.catalog import build_registry
+        from stepwise.tools.reads import MemoryRecall, TimeZones
         from stepwise.turn_records.dynamodb import DynamoTurnStore
 
         s = self.settings
+        memory = self.memory
         return TurnServices(
             messages=DynamoMessageRepository(self._dynamodb.Table(s.messages_table)),
             turns=DynamoTurnStore(self._dynamodb.Table(s.turns_table), s.turn_ttl_days),
@@ -289,11 +291,11 @@ class Runtime:
             model=lambda: self.model,
             sequencer=lambda: self.sequencer,
             model_name=s.anthropic_model,
-            reminders=self.reminders,
+            reminders=TimeZones(self.reminders),
             tool_catalog=lambda: build_registry(
                 tasks=DynamoTaskRepository(self._dynamodb.Table(s.tasks_table), self.ledger),
                 ledger=self.ledger,
-                memory=self.memory,
+                memory=memory,
                 reminders=self.reminder_tools_setup,
             ),
             max_tokens=s.anthropic_max_tokens,
@@ -302,7 +304,7 @@ class Runtime:
             max_tool_steps=s.max_tool_steps,
             approval_timeout_seconds=s.approval_timeout_seconds,
             fallback_model=s.fallback_model,
-            memory=self.memory,
+            memory=MemoryRecall(memory) if memory is not None else None,
             memory_top_k=s.memory_top_k,
             summary_threshold=s.summary_threshold,
             default_timezone=s.default_timezone,

@@ -1,5 +1,7 @@
-"""What each command answers. Handlers read through the same tools and stores the model uses; they never call
-the model, so a command costs no tokens and answers the same with or without an Anthropic key."""
+"""What each command answers. Handlers read the user's tasks, reminders and memories through the tools the
+model uses (the tool layer is the only code that touches those stores), and the turn's own records (the
+chat, usage) through their stores; they never call the model, so a command costs no tokens and answers the
+same with or without an Anthropic key."""
 
 from __future__ import annotations
 
@@ -13,8 +15,7 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from stepwise.chats.store import ChatStore
-    from stepwise.memory.service import MemoryService
-    from stepwise.tools.registry import ToolRegistry
+    from stepwise.tools.registry import ToolRegistry, ToolResult
     from stepwise.turn_records.models import TurnMeta
     from stepwise.usage.store import UsageStore
 
@@ -34,8 +35,6 @@ class CommandServices(Protocol):
     @property
     def usage(self) -> UsageStore | None: ...
     @property
-    def memory(self) -> MemoryService | None: ...
-    @property
     def chats(self) -> ChatStore: ...
     @property
     def clock(self) -> Callable[[], datetime]: ...
@@ -54,13 +53,15 @@ class CommandRequest:
     reply_key: str
 
 
-def _run_tool(request: CommandRequest, name: str, arguments: dict[str, object]) -> str | None:
-    """The result text of a read-only tool of the turn's registry, or None when it is not deployed."""
+def _run_tool(request: CommandRequest, name: str, arguments: dict[str, object]) -> ToolResult | None:
+    """The result of a read-only tool of the turn's registry, or None when it is not deployed."""
     from stepwise.tools.registry import ToolContext
 
     registry = request.services.tools
-    if registry.get(name) is None:
+    tool = registry.get(name)
+    if tool is None:
         return None
+    assert tool.read_only, f"a command runs read-only tools only, not {name}"
     tool, args = registry.parse(name, arguments)
     meta = request.meta
     context = ToolContext(
@@ -70,15 +71,15 @@ def _run_tool(request: CommandRequest, name: str, arguments: dict[str, object]) 
         call_id=f"{meta.turn_id}:command",
         now=meta.created_at,
     )
-    return registry.run(context, tool, args).content
+    return registry.run(context, tool, args)
 
 
 def tasks(request: CommandRequest) -> str:
     """The user's tasks, through the list_tasks tool."""
     listed = _run_tool(request, "list_tasks", {"status": "all"})
-    if listed is None or listed.startswith("No "):
+    if listed is None or listed.content.startswith("No "):
         return "You have no tasks. Add one by writing, for example, “add buy milk”."
-    return listed
+    return listed.content
 
 
 def reminders(request: CommandRequest) -> str:
@@ -86,24 +87,24 @@ def reminders(request: CommandRequest) -> str:
     listed = _run_tool(request, "list_reminders", {})
     if listed is None:
         return "Reminders are not set up in this deployment."
-    if listed.startswith("No "):
+    if listed.content.startswith("No "):
         return "You have no reminders. Set one by writing, for example, “remind me at 5pm to call mom”."
-    return listed
+    return listed.content
 
 
 def memory(request: CommandRequest) -> str:
-    """What long-term memory holds about the user (facts and conversation summaries), with their ids."""
-    service = request.services.memory
-    if service is None:
+    """What long-term memory holds about the user (facts and conversation summaries), with their ids, through
+    the recall tool's structured result."""
+    recalled = _run_tool(request, "recall", {"query": MEMORY_QUERY, "limit": MEMORY_LIST_LIMIT})
+    if recalled is None:
         return "Long-term memory is not deployed here: I remember only our recent messages."
-    try:
-        found = service.recall(request.meta.user_id, MEMORY_QUERY, MEMORY_LIST_LIMIT)
-    except Exception as error:
-        logger.warning("listing memories failed", extra={"error": str(error)})
+    if recalled.is_error or recalled.structured is None:
+        logger.warning("listing memories failed", extra={"error": recalled.content})
         return "I can't reach my long-term memory right now. Try /memory again in a minute."
+    found = recalled.structured["memories"]
     if not found:
         return "I don't remember anything about you yet. Ask me to remember something: “remember that …”."
-    lines = [f"- [{m.key}] {_short(m.text)}" for m in sorted(found, key=lambda m: m.key)]
+    lines = [f"- [{m['id']}] {_short(m['text'])}" for m in sorted(found, key=lambda m: m["id"])]
     return f"What I remember about you ({len(found)}):\n" + "\n".join(lines)
 
 

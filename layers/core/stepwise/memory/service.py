@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import base64
-import hashlib
 from typing import TYPE_CHECKING
 
 from stepwise.ids import new_id
+from stepwise.memory.keys import fact_key, summary_key
 from stepwise.memory.vector_index import MetadataValue, VectorIndex, VectorMatch, VectorRecord
 
 if TYPE_CHECKING:
@@ -15,17 +14,6 @@ if TYPE_CHECKING:
     from stepwise.memory.embedder import Embedder
 
 MAX_MEMORY_CHARS = 2000
-
-
-def fact_key(call_id: str) -> str:
-    """The memory id of the fact a tool call remembers: derived from the call, so a retry replaces it."""
-    digest = base64.urlsafe_b64encode(hashlib.sha256(call_id.encode()).digest()).decode()
-    return f"fact-{digest[:12]}"
-
-
-def summary_key(chat_id: int) -> str:
-    """The one summary vector of a chat (each summarizer run replaces it with the newer rolling summary)."""
-    return f"summary-{chat_id}"
 
 
 class MemoryService:

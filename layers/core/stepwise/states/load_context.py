@@ -11,7 +11,7 @@ from stepwise.commands.table import route
 from stepwise.history.models import StoredMessage
 from stepwise.ids import iso_utc
 from stepwise.media.notices import media_notices
-from stepwise.memory.service import summary_key
+from stepwise.memory.keys import summary_key
 from stepwise.prompt.caching import (
     CACHING_MARGIN,
     CACHING_ROOM,

@@ -22,6 +22,7 @@ from stepwise.audit.log import Approval, Outcome, call_entry
 from stepwise.ids import iso_utc
 from stepwise.ledger.models import tool_call_id
 from stepwise.states.contracts import Next, RunToolsInput
+from stepwise.tools.calls import Answer, parse_call, run_call
 from stepwise.tools.registry import ToolContext, ToolError, ToolResult
 
 if TYPE_CHECKING:
@@ -115,15 +116,14 @@ def _run_one(
     may_ask: bool,
 ) -> tuple[ToolResult | None, Outcome, Approval]:
     """One call's result, outcome and approval state; (None, ...) when it must wait for approval. A call that
-    needs approval where none may be asked (`may_ask` False and no decision) is refused, never run."""
-    try:
-        tool, args = services.tools.parse(call["name"], call.get("input"))
-    except ToolError as error:
-        outcome: Outcome = "unknown_tool" if services.tools.get(call["name"]) is None else "invalid_arguments"
-        return ToolResult(content=str(error), is_error=True), outcome, "not_needed"
+    needs approval where none may be asked (`may_ask` False and no decision) is refused, never run. Calls are
+    parsed and run through `stepwise.tools.calls`, as an MCP client's calls are."""
+    parsed = parse_call(services.tools, call["name"], call.get("input"))
+    if isinstance(parsed, Answer):
+        return parsed.result, parsed.outcome, parsed.approval
+    tool, args = parsed
     if not tool.needs_approval:
-        result = services.tools.run(context, tool, args)
-        return result, "error" if result.is_error else "ok", "not_needed"
+        return _answered(run_call(services.tools, context, tool, args, "not_needed"))
     if decision is None and not may_ask:
         logger.warning("a call needs approval in a round that cannot ask; refused", extra={"tool": tool.name})
         return ToolResult(content=NOT_ASKED, is_error=True), "denied", "not_needed"
@@ -137,5 +137,8 @@ def _run_one(
         return None, "ok", "not_needed"
     if decision != "approved":
         return ToolResult(content=lifecycle.refusal(decision), is_error=True), "denied", decision
-    result = services.tools.run(context, tool, args)
-    return result, "error" if result.is_error else "ok", "approved"
+    return _answered(run_call(services.tools, context, tool, args, "approved"))
+
+
+def _answered(answer: Answer) -> tuple[ToolResult, Outcome, Approval]:
+    return answer.result, answer.outcome, answer.approval

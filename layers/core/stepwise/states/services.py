@@ -20,11 +20,10 @@ if TYPE_CHECKING:
     from stepwise.history.repository import MessageRepository
     from stepwise.inbox.sequencer import Sequencer
     from stepwise.media.fetch import FileSource
-    from stepwise.memory.service import MemoryService
     from stepwise.model.types import ChatModel
-    from stepwise.reminders.store import ReminderStore
     from stepwise.telegram.client import TelegramClient
     from stepwise.telegram.drafts import DraftSender
+    from stepwise.tools.reads import MemoryRecall, TimeZones
     from stepwise.tools.registry import ToolRegistry
     from stepwise.turn_records.store import TurnStore
     from stepwise.usage.store import UsageStore
@@ -43,6 +42,10 @@ class TurnServices:
 
     `telegram`, `model`, `rules_model`, `sequencer` and `tool_catalog` are factories: an adapter (and its
     secret, and its imports) is built only by a state that uses it.
+
+    The states never hold a store of the data the tools own: they reach it through the tools, and LoadContext
+    reads the user's time zone (`reminders`) and memories (`memory`) through the tool layer's read-only views
+    (`stepwise.tools.reads`).
     """
 
     messages: MessageRepository
@@ -50,7 +53,7 @@ class TurnServices:
     audit: AuditLog
     approvals: ApprovalStore
     chats: ChatStore
-    reminders: ReminderStore
+    reminders: TimeZones
     telegram: Callable[[], TelegramClient]
     model: Callable[[], ChatModel]
     sequencer: Callable[[], Sequencer]
@@ -62,7 +65,7 @@ class TurnServices:
     max_tool_steps: int = 5
     approval_timeout_seconds: int = 3600
     fallback_model: Literal["rules", "off"] = "rules"
-    memory: MemoryService | None = None
+    memory: MemoryRecall | None = None
     default_timezone: str = "UTC"
     memory_top_k: int = 3
     summary_threshold: int = 20

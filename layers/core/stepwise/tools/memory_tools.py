@@ -3,7 +3,8 @@
 S3 Vectors cannot join a DynamoDB transaction, so remember and forget declare an `intent` (the registry
 records its result first), then make an idempotent effect (remember's memory id comes from the call id, so
 writing it again replaces it; deleting again deletes nothing): a retried call makes the effect again and
-returns the recorded result. `memory_tools(memory)` binds the handlers to the memory service.
+returns the recorded result. `memory_tools(memory)` binds the handlers to the memory service. `recall` also
+returns its result as data (a `MemoryList`), which the /memory command reads too.
 """
 
 from __future__ import annotations
@@ -13,13 +14,15 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
-from stepwise.memory.service import MAX_MEMORY_CHARS, fact_key
-from stepwise.tools.registry import Intent, Tool, ToolContext, ToolError
+from stepwise.memory.keys import fact_key
+from stepwise.memory.service import MAX_MEMORY_CHARS
+from stepwise.tools.registry import Intent, Tool, ToolContext, ToolError, ToolOutput
 
 if TYPE_CHECKING:
     from stepwise.memory.service import MemoryService
 
 RECALL_LIMIT = 5
+MAX_RECALL = 50  # what /memory lists
 
 
 class _Input(BaseModel):
@@ -36,6 +39,26 @@ class RecallInput(_Input):
     query: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=500)] = Field(
         description="What to look for in the user's memories."
     )
+    limit: int = Field(
+        default=RECALL_LIMIT, ge=1, le=MAX_RECALL, description="The most memories to return, nearest first."
+    )
+
+
+class MemoryView(BaseModel):
+    """One of the user's memories: a fact (`fact-…`) or a chat's rolling summary (`summary-…`)."""
+
+    model_config = ConfigDict(defer_build=True)
+
+    id: str
+    text: str
+
+
+class MemoryList(BaseModel):
+    """The user's memories nearest to the query, nearest first."""
+
+    model_config = ConfigDict(defer_build=True)
+
+    memories: list[MemoryView]
 
 
 class ForgetInput(_Input):
@@ -53,11 +76,12 @@ def remember(memory: MemoryService, context: ToolContext, args: RememberInput) -
     return "remembered"
 
 
-def recall(memory: MemoryService, context: ToolContext, args: RecallInput) -> str:
-    matches = memory.recall(context.user_id, args.query, RECALL_LIMIT)
+def recall(memory: MemoryService, context: ToolContext, args: RecallInput) -> ToolOutput[MemoryList]:
+    matches = memory.recall(context.user_id, args.query, args.limit)
+    data = MemoryList(memories=[MemoryView(id=m.key, text=m.text) for m in matches])
     if not matches:
-        return "No memories yet."
-    return "\n".join(f"[{m.key}] {m.text}" for m in matches)
+        return ToolOutput("No memories yet.", data)
+    return ToolOutput("\n".join(f"[{m.key}] {m.text}" for m in matches), data)
 
 
 def _owned(memory: MemoryService, context: ToolContext, memory_id: str) -> str:
@@ -98,6 +122,8 @@ def memory_tools(memory: MemoryService) -> list[Tool[Any]]:
             "Search the user's long-term memories (facts and conversation summaries).",
             RecallInput,
             partial(recall, memory),
+            read_only=True,
+            output_model=MemoryList,
         ),
         Tool(
             "forget",
@@ -108,5 +134,7 @@ def memory_tools(memory: MemoryService) -> list[Tool[Any]]:
             describe=partial(describe_forget, memory),
             writes=True,
             intent=partial(forget_intent, memory),
+            destructive=True,
+            idempotent=True,  # forgetting again deletes nothing
         ),
     ]

@@ -1,10 +1,14 @@
-"""The tool registry: each tool's name, description, input model, handler and whether it needs approval.
+"""The tool registry: each tool's name, description, input model, handler, whether it needs approval, and
+what MCP says of it (its annotations and, for a read tool, the shape of its result).
 
 The registry is generic: a tool's handler is already bound to the store it uses (see `catalog`), and the
 `ToolContext` it gets says only who it acts for, when, and which call it runs. The system prompt's tools
-section and the API's `tools` parameter both come from here. Tools with a side effect (`writes`) run at most
-once per tool call: the registry looks the call up in the tool-call ledger first and returns the recorded
-result of a call that already made its effect.
+section, the API's `tools` parameter and the MCP server's `tools/list` (`stepwise.mcp.server`) all come from
+here. Tools with a side effect (`writes`) run at most once per tool call: the registry looks the call up in
+the tool-call ledger first and returns the recorded result of a call that already made its effect.
+
+Nothing here imports the MCP SDK: `mcp_spec` is plain JSON in MCP's wire names, so a function that only runs
+built-in tools (RunTools) never pays for the SDK's import.
 """
 
 from __future__ import annotations
@@ -62,13 +66,24 @@ class Intent:
     ref: str = ""
 
 
+@dataclass(frozen=True)
+class ToolOutput[Data: BaseModel]:
+    """What a read tool returns: the text the model reads, and the same result as data (an MCP client gets it
+    as `structuredContent`, in the shape of the tool's `output_model`)."""
+
+    text: str
+    data: Data
+
+
 class ToolResult(BaseModel):
-    """What a tool call returns to the model."""
+    """What a tool call returns: `content` is the text the model reads; `structured` is a read tool's result
+    as data (MCP's `structuredContent`), None for the tools with an effect, which answer text only."""
 
     model_config = ConfigDict(defer_build=True)
 
     content: str
     is_error: bool = False
+    structured: dict[str, Any] | None = None
 
     def block(self, tool_use_id: str) -> dict[str, Any]:
         """The tool_result content block answering `tool_use_id`."""
@@ -91,22 +106,82 @@ class Tool[Args: BaseModel]:
     in the same transaction (`context.once(...)`), or the tool declares an `intent`, which the registry
     records before `run` makes an idempotent effect; a retried call then runs again with the recorded intent
     in `context.recorded`, and the model gets the intent's result text.
+
+    What MCP clients are told (the annotations are hints; approval is what the workflow enforces):
+    `read_only` (changes nothing), `destructive` (may delete or overwrite the user's data; every tool that
+    needs approval is), `idempotent` (the same call again changes nothing more). A read-only tool returns a
+    `ToolOutput` whose data is an `output_model`; a tool with an effect answers text only, the text its
+    ledger record keeps for a retried call.
     """
 
     name: str
     description: str
     input_model: type[Args]
-    run: Callable[[ToolContext, Args], str]
+    run: Callable[[ToolContext, Args], str | ToolOutput[Any]]
     needs_approval: bool = False
     describe: Callable[[ToolContext, Args], str] | None = None
     writes: bool = False
     intent: Callable[[ToolContext, Args], Intent] | None = None
+    read_only: bool = False
+    destructive: bool = False
+    idempotent: bool = False
+    output_model: type[BaseModel] | None = None
+
+    def __post_init__(self) -> None:
+        if self.read_only and (self.writes or self.needs_approval or self.destructive or self.intent):
+            raise ValueError(
+                f"{self.name}: a read-only tool neither writes, nor destroys, nor needs approval"
+            )
+        if self.needs_approval and not self.destructive:
+            raise ValueError(
+                f"{self.name}: a tool that waits for approval changes data for good (destructive)"
+            )
+        if self.read_only != (self.output_model is not None):
+            raise ValueError(f"{self.name}: read-only tools, and only they, declare an output_model")
+
+    def input_schema(self) -> dict[str, Any]:
+        """The JSON schema of the arguments: what the model and MCP clients are given."""
+        schema = self.input_model.model_json_schema()
+        schema.pop("title", None)
+        return schema
 
     def api_spec(self) -> dict[str, Any]:
         """The entry of the Messages API's `tools` parameter."""
-        schema = self.input_model.model_json_schema()
-        schema.pop("title", None)
-        return {"name": self.name, "description": self.description, "input_schema": schema}
+        return {"name": self.name, "description": self.description, "input_schema": self.input_schema()}
+
+    def annotations(self) -> dict[str, bool]:
+        """MCP's tool annotations. The world is closed: every tool acts on the user's own data only."""
+        return {
+            "readOnlyHint": self.read_only,
+            "destructiveHint": self.destructive,
+            "idempotentHint": self.read_only or self.idempotent,
+            "openWorldHint": False,
+        }
+
+    def mcp_spec(self) -> dict[str, Any]:
+        """The entry of MCP's `tools/list`, in the protocol's JSON names (the same name, description and
+        input schema as `api_spec`)."""
+        spec: dict[str, Any] = {
+            "name": self.name,
+            "description": self.description,
+            "inputSchema": self.input_schema(),
+            "annotations": self.annotations(),
+        }
+        if self.output_model is not None:
+            output = self.output_model.model_json_schema()
+            output.pop("title", None)
+            spec["outputSchema"] = output
+        return spec
+
+    def result(self, returned: str | ToolOutput[Any]) -> ToolResult:
+        """What the handler returned, as a result; a read tool's data must be its output model."""
+        if self.output_model is None:
+            if not isinstance(returned, str):
+                raise TypeError(f"{self.name} answers text only")
+            return ToolResult(content=returned)
+        if not isinstance(returned, ToolOutput) or not isinstance(returned.data, self.output_model):
+            raise TypeError(f"{self.name} answers a ToolOutput of {self.output_model.__name__}")
+        return ToolResult(content=returned.text, structured=returned.data.model_dump(mode="json"))
 
 
 class ToolRegistry:
@@ -129,6 +204,10 @@ class ToolRegistry:
 
     def api_tools(self) -> list[dict[str, Any]]:
         return [tool.api_spec() for tool in self._tools.values()]
+
+    def mcp_tools(self) -> list[dict[str, Any]]:
+        """MCP's `tools/list`: the same tools, names, descriptions and input schemas as `api_tools`."""
+        return [tool.mcp_spec() for tool in self._tools.values()]
 
     def summaries(self) -> list[ToolSummary]:
         return [ToolSummary(t.name, t.description, t.needs_approval) for t in self._tools.values()]
@@ -157,7 +236,7 @@ class ToolRegistry:
         try:
             if tool.intent is not None:
                 return ToolResult(content=self._run_with_intent(context, tool, args))
-            return ToolResult(content=tool.run(context, args))
+            return tool.result(tool.run(context, args))
         except CallAlreadyRecorded as already:
             return ToolResult(content=already.record.result)
         except ToolError as error:

@@ -6,6 +6,8 @@ transaction. So `set_reminder` and `cancel_reminder` declare an `intent`: the re
 to repeat: a retried call creates the same schedule (an existing one is kept) and stores the same record. The
 schedule is created before the record and deleted after it, so a crash in between leaves at most a schedule
 without a record, which FireReminder deletes when it fires (never a record that would not fire).
+
+`list_reminders` also returns its result as data (a `ReminderList`).
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from stepwise.reminders.timing import (
     weekly,
     zone,
 )
-from stepwise.tools.registry import Intent, Tool, ToolContext, ToolError
+from stepwise.tools.registry import Intent, Tool, ToolContext, ToolError, ToolOutput
 
 if TYPE_CHECKING:
     from zoneinfo import ZoneInfo
@@ -127,6 +129,33 @@ class SetTimezoneInput(_Input):
     )
 
 
+class ReminderView(BaseModel):
+    """One of the user's reminders or check-ins; `when` says its time in words, in `timezone`."""
+
+    model_config = ConfigDict(defer_build=True)
+
+    reminder_id: int
+    text: str
+    checkin: bool
+    when: str
+    timezone: str
+    one_time: bool
+    task_id: int | None
+    created_at: str
+
+    @classmethod
+    def of(cls, reminder: Reminder) -> ReminderView:
+        return cls.model_validate(reminder.model_dump(include=set(cls.model_fields)))
+
+
+class ReminderList(BaseModel):
+    """The user's reminders and check-ins."""
+
+    model_config = ConfigDict(defer_build=True)
+
+    reminders: list[ReminderView]
+
+
 def user_zone(reminders: ReminderStore, limits: ReminderLimits, user_id: int) -> ZoneInfo:
     """The user's zone, or the deployment's default until they set one."""
     return zone(reminders.timezone(user_id) or limits.default_timezone)
@@ -196,11 +225,13 @@ def set_reminder(
     return context.recorded.result
 
 
-def list_reminders(reminders: ReminderStore, context: ToolContext, args: NoInput) -> str:
+def list_reminders(reminders: ReminderStore, context: ToolContext, args: NoInput) -> ToolOutput[ReminderList]:
     found = reminders.list(context.user_id)
+    data = ReminderList(reminders=[ReminderView.of(reminder) for reminder in found])
     if not found:
-        return "No reminders."
-    return f"{len(found)} reminder{'s' if len(found) != 1 else ''}:\n" + "\n".join(r.line() for r in found)
+        return ToolOutput("No reminders.", data)
+    lines = "\n".join(r.line() for r in found)
+    return ToolOutput(f"{len(found)} reminder{'s' if len(found) != 1 else ''}:\n{lines}", data)
 
 
 def cancel_reminder_intent(
@@ -247,6 +278,8 @@ def reminder_tools(setup: ReminderSetup, tasks: TaskRepository) -> list[Tool[Any
             "List the user's reminders and check-ins with their numbers and times.",
             NoInput,
             partial(list_reminders, reminders),
+            read_only=True,
+            output_model=ReminderList,
         ),
         Tool(
             "cancel_reminder",
@@ -255,11 +288,14 @@ def reminder_tools(setup: ReminderSetup, tasks: TaskRepository) -> list[Tool[Any
             partial(cancel_reminder, reminders, schedules),
             writes=True,
             intent=partial(cancel_reminder_intent, reminders),
+            destructive=True,
+            idempotent=True,
         ),
         Tool(
             "set_timezone",
             "Set the user's time zone (an IANA name); times and reminders use it from then on.",
             SetTimezoneInput,
             partial(set_timezone, reminders),
+            idempotent=True,  # not destructive: it replaces one setting, which the user can set back
         ),
     ]

@@ -1,6 +1,7 @@
 """The task tools: add, list, get, update, complete and delete tasks on the user's own list.
 
-Each handler takes the task store first; `task_tools(tasks)` binds them to it for the catalog.
+Each handler takes the task store first; `task_tools(tasks)` binds them to it for the catalog. The read tools
+(list_tasks, get_task) also return their result as data, a `TaskList` or a `TaskView`.
 
 The tools that change tasks pass `context.once(...)` to the store, which records the call's result text in
 the tool-call ledger in the same transaction as the change: a retried call changes nothing and returns it.
@@ -15,8 +16,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, model_validator
 from pydantic_core import PydanticCustomError
 
-from stepwise.tasks.models import Task, TaskStatusFilter
-from stepwise.tools.registry import Tool, ToolContext, ToolError
+from stepwise.tasks.models import Task, TaskStatus, TaskStatusFilter
+from stepwise.tools.registry import Tool, ToolContext, ToolError, ToolOutput
 
 if TYPE_CHECKING:
     from stepwise.tasks.repository import TaskRepository
@@ -98,6 +99,32 @@ class UpdateTaskInput(_Input):
         return self
 
 
+class TaskView(BaseModel):
+    """One of the user's tasks; `due` is a local date or date-time in the user's time zone."""
+
+    model_config = ConfigDict(defer_build=True)
+
+    task_id: int
+    title: str
+    description: str
+    status: TaskStatus
+    due: str | None
+    created_at: str
+    completed_at: str | None
+
+    @classmethod
+    def of(cls, task: Task) -> TaskView:
+        return cls.model_validate(task.model_dump(include=set(cls.model_fields)))
+
+
+class TaskList(BaseModel):
+    """The user's tasks, in list order."""
+
+    model_config = ConfigDict(defer_build=True)
+
+    tasks: list[TaskView]
+
+
 def _existing(tasks: TaskRepository, context: ToolContext, task_id: int) -> Task:
     task = tasks.get(context.user_id, task_id)
     if task is None:
@@ -128,15 +155,17 @@ def add_task(tasks: TaskRepository, context: ToolContext, args: AddTaskInput) ->
     return _added(task)
 
 
-def list_tasks(tasks: TaskRepository, context: ToolContext, args: ListTasksInput) -> str:
+def list_tasks(tasks: TaskRepository, context: ToolContext, args: ListTasksInput) -> ToolOutput[TaskList]:
     found = tasks.list(context.user_id, args.status)
     kind = "" if args.status == "all" else f"{args.status} "
+    data = TaskList(tasks=[TaskView.of(task) for task in found])
     if not found:
-        return f"No {kind}tasks."
-    return f"{len(found)} {kind}task{'s' if len(found) != 1 else ''}:\n" + "\n".join(t.line() for t in found)
+        return ToolOutput(f"No {kind}tasks.", data)
+    text = f"{len(found)} {kind}task{'s' if len(found) != 1 else ''}:\n" + "\n".join(t.line() for t in found)
+    return ToolOutput(text, data)
 
 
-def get_task(tasks: TaskRepository, context: ToolContext, args: TaskIdInput) -> str:
+def get_task(tasks: TaskRepository, context: ToolContext, args: TaskIdInput) -> ToolOutput[TaskView]:
     task = _existing(tasks, context, args.task_id)
     lines = [task.line(), f"Status: {task.status}", f"Created: {task.created_at}"]
     if task.description:
@@ -145,7 +174,7 @@ def get_task(tasks: TaskRepository, context: ToolContext, args: TaskIdInput) -> 
         lines.append(f"Due: {task.due.replace('T', ' ')} (the user's time zone)")
     if task.completed_at:
         lines.append(f"Completed: {task.completed_at}")
-    return "\n".join(lines)
+    return ToolOutput("\n".join(lines), TaskView.of(task))
 
 
 def update_task(tasks: TaskRepository, context: ToolContext, args: UpdateTaskInput) -> str:
@@ -212,8 +241,17 @@ def task_tools(tasks: TaskRepository) -> list[Tool[Any]]:
             "List the user's tasks with their numbers and status.",
             ListTasksInput,
             partial(list_tasks, tasks),
+            read_only=True,
+            output_model=TaskList,
         ),
-        Tool("get_task", "Show one task with its details.", TaskIdInput, partial(get_task, tasks)),
+        Tool(
+            "get_task",
+            "Show one task with its details.",
+            TaskIdInput,
+            partial(get_task, tasks),
+            read_only=True,
+            output_model=TaskView,
+        ),
         Tool(
             "update_task",
             "Change a task's title and/or description.",
@@ -222,9 +260,16 @@ def task_tools(tasks: TaskRepository) -> list[Tool[Any]]:
             needs_approval=True,
             describe=partial(describe_update, tasks),
             writes=True,
+            destructive=True,  # the old title or description is gone
+            idempotent=True,
         ),
         Tool(
-            "complete_task", "Mark a task as done.", TaskIdInput, partial(complete_task, tasks), writes=True
+            "complete_task",
+            "Mark a task as done.",
+            TaskIdInput,
+            partial(complete_task, tasks),
+            writes=True,
+            idempotent=True,  # a completed task is answered "was already completed"
         ),
         Tool(
             "delete_task",
@@ -234,5 +279,7 @@ def task_tools(tasks: TaskRepository) -> list[Tool[Any]]:
             needs_approval=True,
             describe=partial(describe_delete, tasks),
             writes=True,
+            destructive=True,
+            idempotent=True,
         ),
     ]

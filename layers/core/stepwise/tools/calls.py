@@ -1,0 +1,84 @@
+"""One tool call, the way every caller makes it: RunTools for the model's calls, the MCP server
+(`stepwise.mcp.server`) for an outside client's.
+
+Both parse the arguments with the registry (the same errors, word for word), run the tool through the registry
+(the tool-call ledger, keyed by `ToolContext.call_id`) and file the call in the audit log with the same
+outcomes. Only RunTools can ask the user to approve a call; a caller that cannot (`call_unattended`) refuses
+every tool that needs approval.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from stepwise.audit.log import AuditEntry
+from stepwise.tools.registry import ToolError, ToolResult
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from stepwise.audit.log import Approval, AuditLog, Outcome
+    from stepwise.tools.registry import Tool, ToolContext, ToolRegistry
+
+NEEDS_APPROVAL = (
+    "Not run: {tool} changes the user's data for good, so it needs the user's approval in Telegram, "
+    "and a call from outside a conversation cannot ask for it."
+)
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A call's result, and how the audit log files it."""
+
+    result: ToolResult
+    outcome: Outcome
+    approval: Approval = "not_needed"
+
+
+def parse_call(tools: ToolRegistry, name: str, arguments: Any) -> tuple[Tool[Any], BaseModel] | Answer:
+    """The tool and its validated arguments, or the error answer for an unknown tool or invalid arguments."""
+    try:
+        return tools.parse(name, arguments)
+    except ToolError as error:
+        outcome: Outcome = "unknown_tool" if tools.get(name) is None else "invalid_arguments"
+        return Answer(ToolResult(content=str(error), is_error=True), outcome)
+
+
+def run_call(
+    tools: ToolRegistry, context: ToolContext, tool: Tool[Any], args: BaseModel, approval: Approval
+) -> Answer:
+    """Run a parsed call (once per `context.call_id`, see the registry); its failures are error answers."""
+    result = tools.run(context, tool, args)
+    return Answer(result, "error" if result.is_error else "ok", approval)
+
+
+def call_unattended(
+    tools: ToolRegistry, audit: AuditLog, context: ToolContext, name: str, arguments: dict[str, Any]
+) -> Answer:
+    """A call no one can be asked to approve (an MCP client's): parsed and run like the model's, a tool that
+    needs approval refused (outcome `denied`, approval `unavailable`), and the call audited under
+    `context.call_id` at `context.now`."""
+    parsed = parse_call(tools, name, arguments)
+    if isinstance(parsed, Answer):
+        answer = parsed
+    elif parsed[0].needs_approval:
+        refusal = ToolResult(content=NEEDS_APPROVAL.format(tool=name), is_error=True)
+        answer = Answer(refusal, "denied", "unavailable")
+    else:
+        answer = run_call(tools, context, *parsed, approval="not_needed")
+    audit.record(
+        AuditEntry(
+            user_id=context.user_id,
+            chat_id=context.chat_id,
+            turn_id=context.turn_id,
+            tool_use_id=context.call_id,
+            tool=name,
+            arguments=arguments,
+            outcome=answer.outcome,
+            result=answer.result.content,
+            approval=answer.approval,
+            created_at=context.now,
+        )
+    )
+    return answer

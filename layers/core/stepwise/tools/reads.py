@@ -1,0 +1,39 @@
+"""What a turn reads of the tools' data outside a tool call: the user's time zone (for the prompt's clock
+line) and the memories nearest to the user's message (for the prompt).
+
+The data the tools own (tasks, reminders, memories, the time zone) is touched only by the tool layer and the
+composition root, which builds its stores (tests/contract/test_dependencies.py checks the imports). So the
+states get these read-only views, built on those stores by the composition root, never the stores themselves.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from stepwise.memory.service import MemoryService
+    from stepwise.memory.vector_index import VectorMatch
+    from stepwise.reminders.store import ReminderStore
+
+
+@dataclass(frozen=True)
+class TimeZones:
+    """The time zone each user chose with the set_timezone tool."""
+
+    reminders: ReminderStore
+
+    def timezone(self, user_id: int) -> str | None:
+        """The user's IANA zone, or None until they set one."""
+        return self.reminders.timezone(user_id)
+
+
+@dataclass(frozen=True)
+class MemoryRecall:
+    """The user's long-term memories, read as the recall tool reads them."""
+
+    memory: MemoryService
+
+    def recall(self, user_id: int, query: str, top_k: int) -> list[VectorMatch]:
+        """The user's memories nearest to the query, nearest first."""
+        return self.memory.recall(user_id, query, top_k)

@@ -1,0 +1,128 @@
+"""The MCP SDK is imported only where MCP is spoken.
+
+`import mcp` costs about four times `import boto3` (`make bench`), and a cold RunTools must stay within twice
+`import boto3` when the turn uses only built-in tools. So RunTools runs the built-in tools through the
+registry directly, and the SDK is imported by one package of the layer only, `stepwise.mcp` (the MCP server of
+the built-in tools), which no function imports yet. Checked two ways: the layer's import statements, and a
+fresh interpreter that imports every function handler, then runs built-in tools the way RunTools does (and
+lists them the MCP way), and looks for the SDK in `sys.modules`.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+CORE = ROOT / "layers" / "core" / "stepwise"
+SDK = ("mcp", "mcp_types")
+SPEAKS_MCP = [CORE / "mcp"]  # the only code of the layer that may import the SDK
+
+
+def sdk_imports(files: list[Path], root: Path) -> list[str]:
+    """`file: imports module` for every import of the SDK (at any depth) in `files`."""
+    problems = []
+    for path in files:
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = (
+                [alias.name for alias in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom) and node.level == 0
+                else []
+            )
+            problems += [
+                f"{path.relative_to(root)}: imports {name}" for name in names if name.split(".")[0] in SDK
+            ]
+    return problems
+
+
+def outside_the_mcp_package(core: Path, allowed: list[Path]) -> list[Path]:
+    return [p for p in sorted(core.rglob("*.py")) if not any(a in p.parents for a in allowed)]
+
+
+# A fresh interpreter: import each handler as Lambda does, then run built-in tools as RunTools does. Prints
+# the first handler (or step) after which an SDK module was loaded, or null.
+PROBE = textwrap.dedent(
+    """
+    import importlib.util, json, sys
+    from pathlib import Path
+
+    def sdk_loaded():
+        return any(name.split(".")[0] in ("mcp", "mcp_types") for name in sys.modules)
+
+    first = None
+    for app in sys.argv[1:]:
+        spec = importlib.util.spec_from_file_location("handler_" + Path(app).parent.name, app)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        if first is None and sdk_loaded():
+            first = Path(app).parent.name
+    if first is None:
+        from stepwise.tools.calls import parse_call, run_call
+        from stepwise.tools.catalog import build_registry
+        from stepwise.tools.registry import ToolContext
+        from stepwise_local.in_memory.tasks import InMemoryTaskRepository
+
+        tasks = InMemoryTaskRepository()
+        tools = build_registry(tasks=tasks, ledger=tasks.ledger)
+        tools.api_tools(), tools.mcp_tools()
+        for n, (name, arguments) in enumerate([("add_task", {"title": "milk"}), ("list_tasks", {})]):
+            context = ToolContext(user_id=1, chat_id=1, turn_id="t", call_id=f"t:{n}", now="2026-11-22")
+            tool, args = parse_call(tools, name, arguments)
+            assert not run_call(tools, context, tool, args, "not_needed").result.is_error
+        if sdk_loaded():
+            first = "the built-in tools, run as RunTools runs them"
+    print(json.dumps(first))
+    """
+)
+
+
+def first_to_load_the_sdk(handlers: list[Path]) -> str | None:
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "PYTHONPATH": os.pathsep.join([str(ROOT / "layers" / "core"), str(ROOT)]),
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "POWERTOOLS_SERVICE_NAME": "stepwise",
+    }
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE, *map(str, handlers)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+    )
+    first: str | None = json.loads(out.stdout)
+    return first
+
+
+def test_only_the_mcp_package_imports_the_sdk() -> None:
+    files = outside_the_mcp_package(CORE, SPEAKS_MCP) + sorted((ROOT / "functions").rglob("*.py"))
+    assert sdk_imports(files, ROOT) == []
+    assert sdk_imports(sorted((CORE / "mcp").rglob("*.py")), ROOT) != []
+
+
+def test_no_function_loads_the_sdk_nor_do_built_in_tool_calls() -> None:
+    handlers = sorted((ROOT / "functions").glob("*/app.py"))
+    assert {"run_tools", "call_model", "load_context", "webhook"} <= {h.parent.name for h in handlers}
+    assert first_to_load_the_sdk(handlers) is None
+
+
+def test_the_checks_find_the_sdk_where_it_should_not_be(tmp_path: Path) -> None:
+    (tmp_path / "states").mkdir()
+    (tmp_path / "states" / "bad.py").write_text("def f():\n    from mcp.client import Client\n")
+    (tmp_path / "mcp").mkdir()
+    (tmp_path / "mcp" / "ok.py").write_text("import mcp\n")
+    assert sdk_imports(outside_the_mcp_package(tmp_path, [tmp_path / "mcp"]), tmp_path) == [
+        "states/bad.py: imports mcp.client"
+    ]
+    handler = tmp_path / "eager" / "app.py"
+    handler.parent.mkdir()
+    handler.write_text("import mcp.types\n")
+    assert first_to_load_the_sdk([handler]) == "eager"
