@@ -139,6 +139,7 @@ class Emulation:
         # (function, table, IAM action) of every DynamoDB request a function made: tests hold them against the
         # template's policies, which moto does not enforce.
         self.dynamodb_actions: set[tuple[str, str, str]] = set()
+        self.aws_actions: set[tuple[str, str]] = set()  # (function, IAM action) of its other AWS requests
         self._recovery_threads: list[threading.Thread] = []
         self._warm_runtimes: dict[str, Any] = {}  # with config.warm_containers: each function's runtime
         self._clock_offset = timedelta(0)
@@ -223,6 +224,7 @@ class Emulation:
             self._create_schedule_groups()
             self._load_handlers()
             boto3._get_default_session().events.register("before-call.dynamodb", self._dynamodb_fault)
+            boto3._get_default_session().events.register("before-call", self._note_aws_call)
             if self.config.fire_schedules:
                 self.scheduler.start(self.config.schedule_poll_seconds)
         except BaseException:
@@ -403,6 +405,14 @@ class Emulation:
             raise ValueError(f"no function {function!r} in the template")
         key = (table, function, operation)
         self._throttles[key] = self._throttles.get(key, 0) + times
+
+    def _note_aws_call(self, model: Any, **_: Any) -> None:
+        """botocore before-call hook: note the IAM action of each request a function makes to a service other
+        than DynamoDB (DynamoDB's are noted per table, in `_dynamodb_fault`)."""
+        service = model.service_model.signing_name
+        # Lambda is invoked by the state machine (moto's execution threads), never by a function.
+        if self._running is not None and service not in ("dynamodb", "lambda"):
+            self.aws_actions.add((self._running, f"{service}:{model.name}"))
 
     def _dynamodb_fault(self, model: Any, params: dict[str, Any], **_: Any) -> Any:
         """botocore before-call hook: note what the running function asks of DynamoDB (`dynamodb_actions`),

@@ -1,9 +1,11 @@
-"""Every DynamoDB request a function makes is allowed by the policies the template gives that function.
+"""Every AWS request a function makes is allowed by the policies the template gives that function.
 
 moto does not enforce IAM, so a state that starts writing to a table its policies do not cover passes every
 other test and fails only once deployed (AccessDeniedException on every turn). Here every kind of turn is
-played through the real state machine; the emulation notes each function's (table, IAM action) pairs, and
-each is checked against the function's SAM policy templates in `template.yaml`.
+played through the real state machine; the emulation notes each function's DynamoDB (table, IAM action) pairs
+and its other AWS actions (SSM, Step Functions, EventBridge Scheduler...), and each is checked against the
+function's SAM policy templates and inline statements in `template.yaml` (DynamoDB per table; the others per
+action, whatever the resource).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Any
 
 import boto3
 import pytest
-from support.iam import allowed_actions, violations
+from support.iam import allowed_actions, other_actions, other_violations, violations
 from support.stack import Stack
 
 from stepwise_local.anthropic_server import error, text, tool_use
@@ -82,6 +84,17 @@ def test_every_function_has_the_dynamodb_permissions_its_code_uses(clock_stack: 
     assert violations(Template(), used) == []
 
 
+def test_every_function_has_the_other_aws_permissions_its_code_uses(clock_stack: Stack) -> None:
+    play_every_kind_of_turn(clock_stack)
+    used = clock_stack.emulation.aws_actions
+    assert {
+        ("WebhookFunction", "states:StartExecution"),
+        ("RunToolsFunction", "scheduler:CreateSchedule"),
+    } <= used
+    assert ("WebhookFunction", "states:SendTaskSuccess") in used, "the press resumes the turn"
+    assert other_violations(Template(), used) == []
+
+
 def test_the_check_finds_an_action_no_policy_allows() -> None:
     template = Template()
     allowed = allowed_actions(template, "CallModelFunction")
@@ -96,3 +109,8 @@ def test_the_check_finds_an_action_no_policy_allows() -> None:
         },
     )
     assert found == ["CallModelFunction: dynamodb:DeleteItem on TasksTable"], json.dumps(found)
+    assert "scheduler:CreateSchedule" in other_actions(template, "RunToolsFunction")
+    assert other_violations(
+        template,
+        {("RunToolsFunction", "scheduler:CreateSchedule"), ("CallModelFunction", "states:SendTaskSuccess")},
+    ) == ["CallModelFunction: states:SendTaskSuccess"]

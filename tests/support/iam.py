@@ -39,6 +39,37 @@ SAM_DYNAMODB_POLICIES: dict[str, frozenset[str]] = {
 }
 
 
+SAM_OTHER_POLICIES: dict[str, frozenset[str]] = {
+    "SSMParameterWithSlashPrefixReadPolicy": frozenset(
+        {"ssm:DescribeParameters", "ssm:GetParameters", "ssm:GetParameter", "ssm:GetParametersByPath"}
+    ),
+    "StepFunctionsExecutionPolicy": frozenset({"states:StartExecution"}),
+    "LambdaInvokePolicy": frozenset({"lambda:InvokeFunction"}),
+}
+
+
+def other_actions(template: Template, function: str) -> set[str]:
+    """The actions other than DynamoDB's that the function's policies grant (on whatever resource): those of
+    the SAM policy templates above and of inline statements."""
+    granted: set[str] = set()
+    for policy in template.resources[function]["Properties"].get("Policies", []):
+        if not isinstance(policy, dict):
+            continue
+        for name, body in policy.items():
+            granted |= SAM_OTHER_POLICIES.get(name, frozenset())
+            if name == "Statement":
+                for statement in body if isinstance(body, list) else [body]:
+                    if statement.get("Effect") == "Allow":
+                        action = statement["Action"]
+                        granted |= set(action if isinstance(action, list) else [action])
+    return granted
+
+
+def other_violations(template: Template, used: Iterable[tuple[str, str]]) -> list[str]:
+    """`function: action` for each (function, action) outside DynamoDB no policy of the function grants."""
+    return [f"{f}: {action}" for f, action in sorted(set(used)) if action not in other_actions(template, f)]
+
+
 def allowed_actions(template: Template, function: str) -> dict[str, set[str]]:
     """Table (logical id) -> the DynamoDB actions the function's policy templates allow on it (its indexes
     included: SAM's templates grant `table/<name>/index/*` too)."""
