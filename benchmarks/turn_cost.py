@@ -293,7 +293,8 @@ def print_requests(rows: list[tuple[str, list[Any]]]) -> None:
         for call in samples[-1][0]:
             listed = ", ".join(f"{name} x{count}" for name, count in sorted(call.requests.items()))
             units = f"{call.units['wru']} WRU {call.units['rru']} RRU"
-            print(f"  {call.function:<26}{units:<16}{listed}")
+            cpu = f"{(call.cpu - call.emulated) * 1000:.1f} ms"
+            print(f"  {call.function:<26}{cpu:>9}  {units:<16}{listed}")
 
 
 def print_report(meter: Meter, rows: list[tuple[str, list[Any]]], reference: float) -> None:
