@@ -12,6 +12,7 @@ from stepwise.memory.service import MemoryService
 from stepwise.states.services import TurnServices
 from stepwise.tools.catalog import build_registry
 from stepwise.tools.reads import MemoryRecall, TimeZones
+from stepwise.tools.registry import ToolRegistry
 from stepwise.tools.reminder_tools import ReminderLimits, ReminderSetup
 from stepwise_local.in_memory.approvals import InMemoryApprovalStore
 from stepwise_local.in_memory.audit import InMemoryAuditLog
@@ -65,14 +66,25 @@ def memory() -> MemoryService:
 
 
 @pytest.fixture
+def registry(
+    tasks: InMemoryTaskRepository,
+    ledger: InMemoryToolCallLedger,
+    memory: MemoryService,
+    reminders: InMemoryReminderStore,
+    schedules: InMemorySchedules,
+) -> ToolRegistry:
+    """The whole catalog, as a deployment with memory and reminders builds it, on this test's stores."""
+    setup = ReminderSetup(reminders, schedules, ReminderLimits())
+    return build_registry(tasks=tasks, ledger=ledger, memory=memory, reminders=setup)
+
+
+@pytest.fixture
 def services(
     telegram: InMemoryTelegram,
     model: ScriptedModel,
-    tasks: InMemoryTaskRepository,
-    ledger: InMemoryToolCallLedger,
     reminders: InMemoryReminderStore,
-    schedules: InMemorySchedules,
     memory: MemoryService,
+    registry: ToolRegistry,
 ) -> TurnServices:
     counter = itertools.count(1)
     clock = Clock()
@@ -85,12 +97,7 @@ def services(
         chats=InMemoryChatStore(),
         memory=MemoryRecall(memory),
         reminders=TimeZones(reminders),
-        tool_catalog=lambda: build_registry(
-            tasks=tasks,
-            ledger=ledger,
-            memory=memory,
-            reminders=ReminderSetup(reminders, schedules, ReminderLimits()),
-        ),
+        tool_catalog=lambda: registry,
         telegram=lambda: telegram,
         model=lambda: model,
         sequencer=lambda: sequencer,

@@ -16,12 +16,8 @@ from mcp.types import CallToolResult, TextContent
 from stepwise.mcp.server import build_mcp_server
 from stepwise.memory.service import MemoryService
 from stepwise.tools.calls import NEEDS_APPROVAL
-from stepwise.tools.catalog import build_registry
 from stepwise.tools.registry import ToolContext, ToolRegistry
-from stepwise.tools.reminder_tools import ReminderLimits, ReminderSetup
 from stepwise_local.in_memory.audit import InMemoryAuditLog
-from stepwise_local.in_memory.ledger import InMemoryToolCallLedger
-from stepwise_local.in_memory.reminders import InMemoryReminderStore, InMemorySchedules
 from stepwise_local.in_memory.tasks import InMemoryTaskRepository
 
 USER = 7
@@ -34,19 +30,6 @@ READ_ONLY = {"list_tasks", "get_task", "recall", "list_reminders"}
 DESTRUCTIVE = {"update_task", "delete_task", "forget", "cancel_reminder"}
 IDEMPOTENT = READ_ONLY | DESTRUCTIVE | {"complete_task", "set_timezone"}
 _call_ids = itertools.count(1)
-
-
-@pytest.fixture
-def registry(
-    tasks: InMemoryTaskRepository,
-    ledger: InMemoryToolCallLedger,
-    memory: MemoryService,
-    reminders: InMemoryReminderStore,
-    schedules: InMemorySchedules,
-) -> ToolRegistry:
-    """The whole catalog, as a deployment with memory and reminders builds it."""
-    setup = ReminderSetup(reminders, schedules, ReminderLimits())
-    return build_registry(tasks=tasks, ledger=ledger, memory=memory, reminders=setup)
 
 
 @pytest.fixture

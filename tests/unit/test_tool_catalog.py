@@ -8,28 +8,11 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from stepwise.memory.service import MemoryService
-from stepwise.tools.catalog import build_registry
 from stepwise.tools.registry import Tool, ToolContext, ToolOutput, ToolRegistry
-from stepwise.tools.reminder_tools import ReminderLimits, ReminderSetup
 from stepwise.tools.task_tools import ListTasksInput, TaskList
-from stepwise_local.in_memory.ledger import InMemoryToolCallLedger
-from stepwise_local.in_memory.reminders import InMemoryReminderStore, InMemorySchedules
 from stepwise_local.in_memory.tasks import InMemoryTaskRepository
 
 CONTEXT = ToolContext(user_id=1, chat_id=1, turn_id="t", call_id="t:1", now="2026-11-22T10:00:00.000Z")
-
-
-@pytest.fixture
-def registry(
-    tasks: InMemoryTaskRepository,
-    ledger: InMemoryToolCallLedger,
-    memory: MemoryService,
-    reminders: InMemoryReminderStore,
-    schedules: InMemorySchedules,
-) -> ToolRegistry:
-    setup = ReminderSetup(reminders, schedules, ReminderLimits())
-    return build_registry(tasks=tasks, ledger=ledger, memory=memory, reminders=setup)
 
 
 def test_mcp_tools_and_the_models_tools_are_one_list(registry: ToolRegistry) -> None:

@@ -18,7 +18,7 @@ from aws_lambda_powertools import Logger
 
 from stepwise.approvals import lifecycle
 from stepwise.approvals.models import ApprovalCall
-from stepwise.audit.log import Approval, Outcome, call_entry
+from stepwise.audit.log import call_entry
 from stepwise.ids import iso_utc
 from stepwise.ledger.models import tool_call_id
 from stepwise.states.contracts import Next, RunToolsInput
@@ -66,13 +66,15 @@ def run_tools(request: RunToolsInput, services: TurnServices) -> Next:
             call_id=tool_call_id(turn.turn_id, call["id"]),
             now=now,
         )
-        result, outcome, approval = _run_one(call, decision, context, services, waiting, request.approvals)
-        if result is None:
+        answer = _run_one(call, decision, context, services, waiting, request.approvals)
+        if answer is None:
             continue
         # The audit entry first, keyed by the model step's time: a crash before the result is recorded makes
         # the retry write the same entry again, never lose it (the ledger returns the recorded result).
-        services.audit.record(call_entry(meta, call, outcome, result.content, approval, step.created_at))
-        step.partial_results[call["id"]] = result.block(call["id"])
+        services.audit.record(
+            call_entry(meta, call, answer.outcome, answer.result.content, answer.approval, step.created_at)
+        )
+        step.partial_results[call["id"]] = answer.result.block(call["id"])
         services.turns.put_step(turn.turn_id, step)
     if waiting:
         approval_request = lifecycle.open_request(
@@ -114,31 +116,27 @@ def _run_one(
     services: TurnServices,
     waiting: list[ApprovalCall],
     may_ask: bool,
-) -> tuple[ToolResult | None, Outcome, Approval]:
-    """One call's result, outcome and approval state; (None, ...) when it must wait for approval. A call that
+) -> Answer | None:
+    """One call's answer (result, outcome, approval state); None when it must wait for approval. A call that
     needs approval where none may be asked (`may_ask` False and no decision) is refused, never run. Calls are
     parsed and run through `stepwise.tools.calls`, as an MCP client's calls are."""
     parsed = parse_call(services.tools, call["name"], call.get("input"))
     if isinstance(parsed, Answer):
-        return parsed.result, parsed.outcome, parsed.approval
+        return parsed
     tool, args = parsed
     if not tool.needs_approval:
-        return _answered(run_call(services.tools, context, tool, args, "not_needed"))
+        return run_call(services.tools, context, tool, args, "not_needed")
     if decision is None and not may_ask:
         logger.warning("a call needs approval in a round that cannot ask; refused", extra={"tool": tool.name})
-        return ToolResult(content=NOT_ASKED, is_error=True), "denied", "not_needed"
+        return Answer(ToolResult(content=NOT_ASKED, is_error=True), "denied")
     if decision is None:
         try:
             waiting.append(
                 ApprovalCall(tool_use_id=call["id"], description=services.tools.describe(context, tool, args))
             )
         except ToolError as error:
-            return ToolResult(content=str(error), is_error=True), "error", "not_needed"
-        return None, "ok", "not_needed"
+            return Answer(ToolResult(content=str(error), is_error=True), "error")
+        return None
     if decision != "approved":
-        return ToolResult(content=lifecycle.refusal(decision), is_error=True), "denied", decision
-    return _answered(run_call(services.tools, context, tool, args, "approved"))
-
-
-def _answered(answer: Answer) -> tuple[ToolResult, Outcome, Approval]:
-    return answer.result, answer.outcome, answer.approval
+        return Answer(ToolResult(content=lifecycle.refusal(decision), is_error=True), "denied", decision)
+    return run_call(services.tools, context, tool, args, "approved")
