@@ -27,6 +27,7 @@ from typing import Any, TextIO
 
 from stepwise_local import updates
 from stepwise_local.emulation import Emulation, LocalConfig
+from stepwise_local.mcp_http import LocalMcpEndpoint
 from stepwise_local.scheduler import Fired
 from stepwise_local.settings_check import chat_problems, settings_problems
 from stepwise_local.telegram_server import FakeBotApi
@@ -39,6 +40,7 @@ PARAMETER_VARIABLES = {
     "MAX_TOOL_STEPS": "MaxToolSteps",
 }
 TURN_TIMEOUT_SECONDS = 300.0
+DEFAULT_MCP_PORT = 8765
 HISTORY_LENGTH = 1000  # lines kept in the history file
 PROMPT = "you> "
 CLOCK_USAGE = "(usage: /clock shows the emulated time; /clock +3h moves it ahead: +20m, +2d, +1h30m)"
@@ -291,9 +293,14 @@ def run(
             for problem in problems:
                 print(f"make chat: {problem}", file=sys.stderr)
             return 2
-        with emulation, line_history(history_path if interactive else None):
+        with (
+            emulation,
+            mcp_endpoint(emulation) as endpoint,
+            line_history(history_path if interactive else None),
+        ):
             print(
                 f"Stepwise, running locally with {model_description(config)}.\n"
+                f"MCP clients on this machine reach it at {endpoint.url} (a token: /connect <name>).\n"
                 f"Logs go to {log_path}. Type a message; /summarize runs the memory summarizer now; "
                 "/clock shows the emulated time and /clock +3h (+20m, +2d, +1h30m) moves it ahead, firing "
                 "the schedules that fall due; Ctrl-D, Ctrl-C or /quit ends the chat.",
@@ -308,6 +315,17 @@ def run(
                         "(stopped waiting; Ctrl-C again to quit without letting it finish)", file=sys.stderr
                     )
             return 0
+
+
+def mcp_endpoint(emulation: Emulation) -> LocalMcpEndpoint:
+    """The emulated /mcp route on 127.0.0.1: on STEPWISE_MCP_PORT (default 8765; 0: any free port), or on a
+    free port when that one is taken (a second `make chat`, say)."""
+    port = int(os.environ.get("STEPWISE_MCP_PORT", "").strip() or DEFAULT_MCP_PORT)
+    try:
+        return LocalMcpEndpoint(emulation, port)
+    except OSError:
+        print(f"(port {port} is taken: the MCP endpoint takes a free one)", file=sys.stderr)
+        return LocalMcpEndpoint(emulation, 0)
 
 
 def converse(

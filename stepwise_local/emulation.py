@@ -529,7 +529,7 @@ class Emulation:
     # ------------------------------------------------------------------ the webhook, as API Gateway calls it
     @property
     def webhook_function(self) -> str:
-        return self.template.function_with_event("HttpApi")
+        return self.template.function_for_route("/webhook")
 
     def post_update(self, update: dict[str, Any] | str, secret: str | None = "") -> dict[str, Any]:
         """POST an update to the webhook. secret "" sends the configured one; None sends no header."""
@@ -656,12 +656,14 @@ def iam_actions(operation: str, body: dict[str, Any]) -> list[tuple[str, str]]:
     return [(str(body.get("TableName")), f"dynamodb:{operation}")]
 
 
-def http_api_event(body: str, headers: dict[str, str], path: str = "/webhook") -> dict[str, Any]:
-    """An API Gateway HTTP API (payload 2.0) event, as it reaches the webhook function."""
+def http_api_event(
+    body: str, headers: dict[str, str], path: str = "/webhook", method: str = "POST"
+) -> dict[str, Any]:
+    """An API Gateway HTTP API (payload 2.0) event, as it reaches the webhook function (or /mcp's)."""
     now = time.time()
     return {
         "version": "2.0",
-        "routeKey": f"POST {path}",
+        "routeKey": f"{method} {path}",
         "rawPath": path,
         "rawQueryString": "",
         "headers": headers,
@@ -673,12 +675,12 @@ def http_api_event(body: str, headers: dict[str, str], path: str = "/webhook") -
             "domainName": "local.execute-api.localhost",
             "domainPrefix": "local",
             "requestId": str(uuid.uuid4()),
-            "routeKey": f"POST {path}",
+            "routeKey": f"{method} {path}",
             "stage": "$default",
             "time": time.strftime("%d/%b/%Y:%H:%M:%S +0000", time.gmtime(now)),
             "timeEpoch": int(now * 1000),
             "http": {
-                "method": "POST",
+                "method": method,
                 "path": path,
                 "protocol": "HTTP/1.1",
                 "sourceIp": "127.0.0.1",

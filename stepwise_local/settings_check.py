@@ -86,6 +86,9 @@ def chat_problems(environ: Mapping[str, str]) -> list[str]:
                 "ANTHROPIC_BASE_URL must be an http:// or https:// URL such as http://localhost:11434 "
                 f"(got {shown(base_url)})"
             )
+    port = environ.get("STEPWISE_MCP_PORT", "")
+    if port.strip() and not (port.strip().isdigit() and int(port) <= 65535):
+        problems.append(f"STEPWISE_MCP_PORT must be a port number, 0 for any free one (got {shown(port)})")
     model = environ.get("ANTHROPIC_MODEL", "")
     if model and (not model.strip() or any(c.isspace() for c in model)):
         problems.append(f"ANTHROPIC_MODEL must be a model id such as claude-haiku-4-5 (got {shown(model)})")

@@ -161,7 +161,7 @@ class Template:
         return re.sub(r"\$\{([^}!]+)\}", replace, text)
 
     def function_with_event(self, event_type: str) -> str:
-        """The one function an event of this type triggers (HttpApi: webhook; ScheduleV2: summarizer)."""
+        """The one function an event of this type triggers (ScheduleV2: summarizer)."""
         matches = [
             logical_id
             for logical_id, resource in self.of_type("AWS::Serverless::Function").items()
@@ -170,6 +170,14 @@ class Template:
         if len(matches) != 1:
             raise LookupError(f"expected one function with a {event_type} event, found {matches}")
         return matches[0]
+
+    def function_for_route(self, path: str) -> str:
+        """The function the HTTP API routes `path` to (/webhook, /mcp)."""
+        for logical_id, resource in self.of_type("AWS::Serverless::Function").items():
+            for event in resource["Properties"].get("Events", {}).values():
+                if event["Type"] == "HttpApi" and event["Properties"].get("Path") == path:
+                    return logical_id
+        raise LookupError(f"no function has the HTTP API route {path}")
 
     def functions(self) -> dict[str, FunctionSpec]:
         """Every function with its merged Globals, resolved environment and code directory."""

@@ -37,6 +37,7 @@ LAYERS: list[tuple[str, frozenset[str]]] = [
                 "approvals",
                 "audit",
                 "chats",
+                "connections",
                 "history",
                 "inbox",
                 "ledger",
@@ -53,7 +54,8 @@ LAYERS: list[tuple[str, frozenset[str]]] = [
         ),
     ),
     ("tools", frozenset({"tools"})),
-    ("MCP", frozenset({"mcp"})),  # the MCP server of the tools (the only package that imports the MCP SDK)
+    # The MCP server of the tools and its /mcp endpoint (the only package that imports the MCP SDK).
+    ("MCP", frozenset({"mcp"})),
     ("commands", frozenset({"commands"})),
     ("states", frozenset({"states", "webhook"})),
     ("composition root", frozenset({"runtime"})),

@@ -2,10 +2,11 @@
 
 `import mcp` costs about four times `import boto3` (`make bench`), and a cold RunTools must stay within twice
 `import boto3` when the turn uses only built-in tools. So RunTools runs the built-in tools through the
-registry directly, and the SDK is imported by one package of the layer only, `stepwise.mcp` (the MCP server of
-the built-in tools), which no function imports yet. Checked two ways: the layer's import statements, and a
-fresh interpreter that imports every function handler, then runs built-in tools the way RunTools does (and
-lists them the MCP way), and looks for the SDK in `sys.modules`.
+registry directly, and the SDK is imported by one package of the layer only, `stepwise.mcp` (the MCP server
+of the built-in tools and its /mcp endpoint), which one function imports: McpFunction (functions/mcp).
+Checked two ways: the layer's import statements, and a fresh interpreter that imports every other function
+handler, then runs built-in tools the way RunTools does (and lists them the MCP way), and looks for the SDK
+in `sys.modules` (and one that imports the /mcp handler finds it there).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 CORE = ROOT / "layers" / "core" / "stepwise"
 SDK = ("mcp", "mcp_types")
 SPEAKS_MCP = [CORE / "mcp"]  # the only code of the layer that may import the SDK
+SPEAKS_MCP_FUNCTIONS = {"mcp"}  # the only functions that may load it (the /mcp endpoint)
 
 
 def sdk_imports(files: list[Path], root: Path) -> list[str]:
@@ -103,15 +105,20 @@ def first_to_load_the_sdk(handlers: list[Path]) -> str | None:
 
 
 def test_only_the_mcp_package_imports_the_sdk() -> None:
-    files = outside_the_mcp_package(CORE, SPEAKS_MCP) + sorted((ROOT / "functions").rglob("*.py"))
-    assert sdk_imports(files, ROOT) == []
+    functions = [
+        p for p in sorted((ROOT / "functions").rglob("*.py")) if p.parts[-2] not in SPEAKS_MCP_FUNCTIONS
+    ]
+    assert sdk_imports(outside_the_mcp_package(CORE, SPEAKS_MCP) + functions, ROOT) == []
     assert sdk_imports(sorted((CORE / "mcp").rglob("*.py")), ROOT) != []
 
 
 def test_no_function_loads_the_sdk_nor_do_built_in_tool_calls() -> None:
     handlers = sorted((ROOT / "functions").glob("*/app.py"))
     assert {"run_tools", "call_model", "load_context", "webhook"} <= {h.parent.name for h in handlers}
-    assert first_to_load_the_sdk(handlers) is None
+    others = [h for h in handlers if h.parent.name not in SPEAKS_MCP_FUNCTIONS]
+    assert first_to_load_the_sdk(others) is None
+    endpoint = [h for h in handlers if h.parent.name in SPEAKS_MCP_FUNCTIONS]
+    assert endpoint and first_to_load_the_sdk(endpoint) == "mcp"
 
 
 def test_the_checks_find_the_sdk_where_it_should_not_be(tmp_path: Path) -> None:

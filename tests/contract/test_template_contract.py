@@ -112,7 +112,7 @@ def test_the_summarizer_runs_on_a_schedule_and_finds_due_chats_through_a_sparse_
     assert index["KeySchema"][0]["AttributeName"] == "summary_due"
 
 
-def test_only_run_tools_uses_the_tool_call_ledger_and_its_records_expire() -> None:
+def test_only_the_functions_that_run_tools_use_the_tool_call_ledger_and_its_records_expire() -> None:
     ledger = {t.logical_id: t for t in TEMPLATE.tables()}["ToolCallsTable"]
     assert ledger.create_args["KeySchema"] == [{"AttributeName": "call_id", "KeyType": "HASH"}]
     assert ledger.ttl_attribute == "expires_at"
@@ -127,7 +127,7 @@ def test_only_run_tools_uses_the_tool_call_ledger_and_its_records_expire() -> No
             for kind, arguments in policy.items()
             if arguments == {"TableName": ref}
         )
-        if name == "RunToolsFunction":
+        if name in ("RunToolsFunction", "McpFunction"):  # the turn's tool calls, and MCP clients' calls
             assert env["TOOL_CALLS_TABLE"] == ref
             assert policies == ["DynamoDBReadPolicy", "DynamoDBWritePolicy"]
         else:

@@ -18,9 +18,11 @@ from typing import Any
 import boto3
 import pytest
 from support.iam import allowed_actions, other_actions, other_violations, violations
+from support.mcp_client import call, connect
 from support.stack import Stack
 
 from stepwise_local.anthropic_server import error, text, tool_use
+from stepwise_local.mcp_http import LocalMcpEndpoint
 from stepwise_local.template import Template
 
 
@@ -41,6 +43,19 @@ def approve(stack: Stack, user: int, calls: tuple[str, dict[str, Any]], said: st
     name = stack.send(user, said)
     stack.press(user, stack.buttons(user), "Approve")
     assert stack.emulation.wait(name)["status"] == "SUCCEEDED"
+
+
+def play_an_mcp_client(stack: Stack, user: int) -> None:
+    """/connect, an MCP client's reads and writes, a destructive call approved in Telegram, revoking."""
+    with LocalMcpEndpoint(stack.emulation) as endpoint:
+        token = connect(stack, user)
+        assert not call(endpoint.url, token, "add_task", {"title": "from my laptop"}).is_error
+        assert not call(endpoint.url, token, "list_tasks", {"status": "all"}).is_error
+        task_id = max(int(t["task_id"]) for t in stack.tasks(user))
+        assert not call(endpoint.url, token, "delete_task", {"task_id": task_id}).is_error
+        stack.press(user, stack.buttons(user), "Approve")
+        stack.emulation.wait_idle(user)
+        stack.say(user, "/connect revoke laptop")
 
 
 def play_every_kind_of_turn(stack: Stack) -> None:
@@ -66,6 +81,7 @@ def play_every_kind_of_turn(stack: Stack) -> None:
         "/reset",
     ):
         stack.say(user, command)  # answered where the turn starts (the last two by the rules model)
+    play_an_mcp_client(stack, user)
     stack.emulation.advance_clock(timedelta(minutes=2))
     stack.emulation.fire_due_schedules()  # FireReminder, then a reminder turn
     stack.emulation.wait_idle(user)
@@ -80,7 +96,7 @@ def test_every_function_has_the_dynamodb_permissions_its_code_uses(clock_stack: 
     functions = {function for function, _, _ in used}
     assert {"WebhookFunction", "LoadContextFunction", "CallModelFunction", "RunToolsFunction"} <= functions
     assert {"RequestApprovalFunction", "FinishTurnFunction", "FireReminderFunction"} <= functions
-    assert {"UseFallbackFunction", "SummarizeFunction"} <= functions
+    assert {"UseFallbackFunction", "SummarizeFunction", "McpFunction"} <= functions
     assert violations(Template(), used) == []
 
 

@@ -15,6 +15,9 @@ from stepwise.approvals.models import ApprovalCall, ApprovalRequest
 from stepwise.audit.dynamodb import DynamoAuditLog
 from stepwise.audit.log import AuditEntry
 from stepwise.chats.dynamodb import DynamoChatStore
+from stepwise.connections.dynamodb import DynamoConnectionStore
+from stepwise.connections.models import Connection, token_hash
+from stepwise.connections.store import NameTaken
 from stepwise.history.dynamodb import DynamoMessageRepository
 from stepwise.history.models import StoredMessage
 from stepwise.ledger.dynamodb import DynamoToolCallLedger
@@ -28,6 +31,7 @@ from stepwise.turn_records.models import ModelStep, Reply, TurnMeta
 from stepwise_local.in_memory.approvals import InMemoryApprovalStore
 from stepwise_local.in_memory.audit import InMemoryAuditLog
 from stepwise_local.in_memory.chats import InMemoryChatStore
+from stepwise_local.in_memory.connections import InMemoryConnectionStore
 from stepwise_local.in_memory.history import InMemoryMessageRepository
 from stepwise_local.in_memory.ledger import InMemoryToolCallLedger
 from stepwise_local.in_memory.reminders import InMemoryReminderStore
@@ -411,3 +415,43 @@ def test_reminders(kind: str, dynamodb: Any) -> None:
     store.set_timezone(user, "Europe/Lisbon")
     assert (store.timezone(user), store.timezone(other)) == ("Europe/Lisbon", None)
     assert store.allocate_id(user) == 4, "the profile and records leave the counter alone"
+
+
+def _connection(user: int, name: str, token: str, turn: str) -> Connection:
+    return Connection(
+        user_id=user,
+        chat_id=user,
+        name=name,
+        token_hash=token_hash(token),
+        created_at="2026-11-25T10:00:00.000Z",
+        created_by_turn=turn,
+    )
+
+
+@pytest.mark.parametrize("kind", ADAPTERS)
+def test_connections(kind: str, dynamodb: Any) -> None:
+    store = make(
+        kind, dynamodb, InMemoryConnectionStore, lambda d: DynamoConnectionStore(d.Table("ConnectionsTable"))
+    )
+    user, other = next(_chat_ids), next(_chat_ids)
+    store.create(_connection(user, "laptop", "swp_one", "turn-1"))
+    store.create(_connection(other, "laptop", "swp_other", "turn-9"))  # names are per user
+    found = store.find(token_hash("swp_one"))
+    assert found is not None and (found.user_id, found.name) == (user, "laptop")
+    # the same turn again (its token never shown) replaces the token; another turn may not take the name
+    store.create(_connection(user, "laptop", "swp_two", "turn-1"))
+    assert store.find(token_hash("swp_one")) is None
+    assert store.find(token_hash("swp_two")) is not None
+    with pytest.raises(NameTaken):
+        store.create(_connection(user, "laptop", "swp_three", "turn-2"))
+    assert store.find(token_hash("swp_three")) is None
+    store.create(_connection(user, "phone", "swp_four", "turn-3"))
+    assert [c.name for c in store.list(user)] == ["laptop", "phone"]
+    assert store.revoke(user, "laptop") and not store.revoke(user, "laptop")
+    assert store.find(token_hash("swp_two")) is None
+    assert [c.name for c in store.list(user)] == ["phone"]
+    assert store.find(token_hash("swp_other")) is not None  # another user's token untouched
+    # the rate counter: `limit` requests per window, then refused (not counted) until the next window
+    digest = token_hash("swp_four")
+    assert [store.count_request(digest, 100, 2) for _ in range(3)] == [True, True, False]
+    assert store.count_request(digest, 101, 2)

@@ -101,6 +101,12 @@ class Settings(BaseModel):
     max_document_bytes: int = Field(default=10_000_000, ge=1, le=20_000_000)  # Bot API downloads: 20 MB
     persona_dir: str | None = None  # the persona files' folder; None: the one shipped in the layer
 
+    # Stepwise as an MCP server (docs/mcp.md): the tokens' table, the endpoint /connect shows, the rate limit.
+    connections_table: str = Field(default="", description="empty: no /mcp endpoint, /connect says so")
+    mcp_url: str = ""
+    mcp_requests_per_minute: int = Field(default=60, ge=1, le=10_000)
+    mcp_max_body_bytes: int = Field(default=1_048_576, ge=1024, le=10_485_760)
+
     @field_validator("default_timezone")
     @classmethod
     def _known_zone(cls, value: str) -> str:

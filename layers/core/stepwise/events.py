@@ -40,3 +40,41 @@ class HttpRequest(BaseModel):
     headers: dict[str, str] = Field(default_factory=dict)
     body: str | None = None
     is_base64_encoded: bool = Field(default=False, alias="isBase64Encoded")
+
+    def text_body(self) -> str:
+        """The body as text: API Gateway base64-encodes bodies it does not take for text (never a 500 for
+        a body that is not base64 after all: it reads as empty)."""
+        body = self.body or ""
+        if not self.is_base64_encoded:
+            return body
+        import base64
+
+        try:
+            return base64.b64decode(body, validate=True).decode("utf-8", errors="replace")
+        except ValueError:  # binascii.Error: not base64 at all
+            return ""
+
+    def lower_headers(self) -> dict[str, str]:
+        return {name.lower(): value for name, value in self.headers.items()}
+
+
+class _Http(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    method: str = "POST"
+
+
+class _RequestContext(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    http: _Http = Field(default_factory=_Http)
+
+
+class HttpCall(HttpRequest):
+    """An HTTP API request with its method (the /mcp endpoint answers more than POST)."""
+
+    request_context: _RequestContext = Field(default_factory=_RequestContext, alias="requestContext")
+
+    @property
+    def method(self) -> str:
+        return self.request_context.http.method

@@ -16,8 +16,10 @@ from stepwise.config import Settings, get_settings
 if TYPE_CHECKING:
     from stepwise.approvals.dynamodb import DynamoApprovalStore
     from stepwise.chats.dynamodb import DynamoChatStore
+    from stepwise.connections.dynamodb import DynamoConnectionStore
     from stepwise.inbox.sequencer import Sequencer
     from stepwise.ledger.dynamodb import DynamoToolCallLedger
+    from stepwise.mcp.endpoint import EndpointServices
     from stepwise.memory.service import MemoryService
     from stepwise.memory.summarizer import SummarizeServices
     from stepwise.model.types import ChatModel
@@ -26,6 +28,7 @@ if TYPE_CHECKING:
     from stepwise.reminders.firing import FireServices
     from stepwise.states.services import TurnServices
     from stepwise.telegram.client import BotApiClient
+    from stepwise.tools.registry import ToolRegistry
     from stepwise.tools.reminder_tools import ReminderSetup
     from stepwise.usage.dynamodb import DynamoUsageStore
     from stepwise.webhook import WebhookServices
@@ -154,6 +157,14 @@ class Runtime:
         return boto3.client("stepfunctions")
 
     @cached_property
+    def connections(self) -> DynamoConnectionStore | None:
+        """The /mcp endpoint's tokens; None where the endpoint is not deployed (no CONNECTIONS_TABLE)."""
+        from stepwise.connections.dynamodb import DynamoConnectionStore
+
+        table = self.settings.connections_table
+        return DynamoConnectionStore(self._dynamodb.Table(table)) if table else None
+
+    @cached_property
     def chats(self) -> DynamoChatStore:
         from stepwise.chats.dynamodb import DynamoChatStore
 
@@ -274,8 +285,6 @@ class Runtime:
         from stepwise.history.dynamodb import DynamoMessageRepository
         from stepwise.media.intake import MediaLimits
         from stepwise.states.services import TurnServices
-        from stepwise.tasks.dynamodb import DynamoTaskRepository
-        from stepwise.tools.catalog import build_registry
         from stepwise.tools.reads import MemoryRecall, TimeZones
         from stepwise.turn_records.dynamodb import DynamoTurnStore
 
@@ -292,12 +301,7 @@ class Runtime:
             sequencer=lambda: self.sequencer,
             model_name=s.anthropic_model,
             reminders=TimeZones(self.reminders),
-            tool_catalog=lambda: build_registry(
-                tasks=DynamoTaskRepository(self._dynamodb.Table(s.tasks_table), self.ledger),
-                ledger=self.ledger,
-                memory=memory,
-                reminders=self.reminder_tools_setup,
-            ),
+            tool_catalog=lambda: self.tools,
             max_tokens=s.anthropic_max_tokens,
             history_limit=s.history_limit,
             history_margin=s.history_margin,
@@ -316,6 +320,22 @@ class Runtime:
             draft_interval_seconds=s.draft_interval_seconds,
             usage=self.usage,
             daily_token_budget=s.daily_token_budget,
+            connections=self.connections,
+            mcp_url=s.mcp_url,
+        )
+
+    @cached_property
+    def tools(self) -> ToolRegistry:
+        """Every tool of this deployment, bound to its store (the turn's and the /mcp endpoint's)."""
+        from stepwise.tasks.dynamodb import DynamoTaskRepository
+        from stepwise.tools.catalog import build_registry
+
+        s = self.settings
+        return build_registry(
+            tasks=DynamoTaskRepository(self._dynamodb.Table(s.tasks_table), self.ledger),
+            ledger=self.ledger,
+            memory=self.memory,
+            reminders=self.reminder_tools_setup,
         )
 
     @property
@@ -328,6 +348,27 @@ class Runtime:
             return None
         limits = ReminderLimits(s.default_timezone, s.max_reminders, s.min_checkin_interval_minutes)
         return ReminderSetup(self.reminders, self.schedules, limits)
+
+    @cached_property
+    def mcp_endpoint_services(self) -> EndpointServices:
+        """The /mcp endpoint's: the tokens, the same tools as the turn's, the audit log, the sequencer."""
+        from stepwise.audit.dynamodb import DynamoAuditLog
+        from stepwise.mcp.endpoint import EndpointServices
+        from stepwise.mcp.gate import GateLimits
+
+        s = self.settings
+        connections = self.connections
+        if connections is None:
+            raise RuntimeError("CONNECTIONS_TABLE is not configured")
+        return EndpointServices(
+            connections=connections,
+            tools=lambda: self.tools,
+            audit=DynamoAuditLog(self._dynamodb.Table(s.audit_table)),
+            sequencer=lambda: self.sequencer,
+            limits=GateLimits(s.mcp_max_body_bytes, s.mcp_requests_per_minute, s.allowed_users),
+            clock=clock,
+            new_id=ids.new_id,
+        )
 
     @cached_property
     def webhook_services(self) -> WebhookServices:

@@ -10,7 +10,7 @@ if TYPE_CHECKING:
     from stepwise.turn_records.models import TurnMeta
 
 Outcome = Literal["ok", "error", "denied", "unknown_tool", "invalid_arguments", "not_run"]
-Approval = Literal["not_needed", "approved", "denied", "expired", "unavailable"]
+Approval = Literal["not_needed", "approved", "denied", "expired", "unavailable", "requested"]
 
 
 class AuditEntry(BaseModel):

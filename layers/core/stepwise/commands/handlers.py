@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from stepwise.chats.store import ChatStore
+    from stepwise.connections.store import ConnectionStore
     from stepwise.tools.registry import ToolRegistry, ToolResult
     from stepwise.turn_records.models import TurnMeta
     from stepwise.usage.store import UsageStore
@@ -40,6 +41,19 @@ class CommandServices(Protocol):
     def clock(self) -> Callable[[], datetime]: ...
     @property
     def daily_token_budget(self) -> int: ...
+    @property
+    def connections(self) -> ConnectionStore | None: ...
+    @property
+    def mcp_url(self) -> str: ...
+
+
+@dataclass(frozen=True)
+class ShownOnce:
+    """An answer that shows something once (a new token): `text` is sent, `kept` is what the chat's history
+    stores instead (what later model calls see)."""
+
+    text: str
+    kept: str
 
 
 @dataclass(frozen=True)

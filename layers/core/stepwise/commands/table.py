@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from stepwise.commands import handlers
-from stepwise.commands.handlers import CommandRequest
+from stepwise.commands.connect import connect
+from stepwise.commands.handlers import CommandRequest, ShownOnce
 from stepwise.telegram.commands import parse_command
 
 Route = Literal["answer", "rules"]
@@ -24,7 +25,7 @@ class Command:
 
     name: str
     description: str  # Telegram's menu: 1-256 characters
-    answer: Callable[[CommandRequest], str]
+    answer: Callable[[CommandRequest], str | ShownOnce]
     in_menu: bool = True
     rules_with_arguments: bool = False
 
@@ -58,6 +59,7 @@ COMMANDS: tuple[Command, ...] = (
         handlers.timezone,
         rules_with_arguments=True,
     ),
+    Command("connect", "Tokens for your MCP clients; /connect laptop makes one", connect),
 )
 _BY_NAME = {command.name: command for command in COMMANDS}
 
@@ -93,7 +95,7 @@ def unknown(name: str) -> str:
     return f"I don't know /{name}. The commands are: {known}"
 
 
-def answer(text: str, request_for: Callable[[str], CommandRequest]) -> str:
+def answer(text: str, request_for: Callable[[str], CommandRequest]) -> str | ShownOnce:
     """The answer to a command message; `request_for(args)` builds the request its handler gets."""
     parsed = parse_command(text)
     if parsed is None:

@@ -214,6 +214,7 @@ def _to_item(message: QueuedMessage) -> dict[str, Any]:
                 "kind",
                 "reminder_id",
                 "attachment",
+                "outside_call",
             },
             exclude_none=True,
         ),

@@ -2,18 +2,31 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from stepwise.media.models import Attachment
 
 QueueStatus = Literal["queued", "taken"]
-# message: typed by the user; reminder / checkin: put in the inbox by a schedule that fired (FireReminder).
-MessageKind = Literal["message", "reminder", "checkin"]
+# message: typed by the user; reminder / checkin: put in the inbox by a schedule that fired (FireReminder);
+# outside_call: a call of the user's MCP client that waits for the user's approval (the /mcp endpoint).
+MessageKind = Literal["message", "reminder", "checkin", "outside_call"]
 # new: first delivery; queued / taken: a retried delivery of a message still waiting / being answered;
 # done: a retried delivery of a message already answered.
 Admission = Literal["new", "queued", "taken", "done"]
+
+
+class OutsideCall(BaseModel):
+    """A tool call an MCP client made through one of the user's connections, which needs the user's approval:
+    its turn asks for it, then runs the call (once) or not, and tells the chat what happened."""
+
+    model_config = ConfigDict(defer_build=True)
+
+    tool: str
+    arguments: dict[str, Any]
+    connection: str = Field(description="the name of the token the client used")
+    description: str = Field(description="what the call will do, as the approval shows it")
 
 
 class QueuedMessage(BaseModel):
@@ -33,6 +46,7 @@ class QueuedMessage(BaseModel):
     telegram_message_id: int | None = None
     kind: MessageKind = "message"
     reminder_id: int | None = None
+    outside_call: OutsideCall | None = None
     status: QueueStatus = "queued"
     turn_id: str | None = Field(default=None, description="the turn answering it, once taken")
     claimed_at: str | None = Field(default=None, description="its place in the history, fixed when taken")
@@ -55,3 +69,10 @@ def scheduled_update_id(fired_at_epoch: int, user_id: int, reminder_id: int) -> 
     two reminders firing in one chat at the same second (unless both their user ids and numbers agree in the
     last four digits)."""
     return SCHEDULED_BASE + fired_at_epoch * 10**8 + (user_id % 10**4) * 10**4 + reminder_id % 10**4
+
+
+def outside_update_id(received_epoch: int, nonce: int) -> int:
+    """The inbox id of an outside call: past every Telegram update, like a reminder's (and distinct from any
+    reminder's but by a one-in-10^8 chance), ordered by arrival to the second; `nonce` (random, below 10^8)
+    tells apart the calls of one second."""
+    return SCHEDULED_BASE + received_epoch * 10**8 + nonce % 10**8

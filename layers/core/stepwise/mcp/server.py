@@ -10,8 +10,9 @@ ledger), and the call is written to the audit log. A read tool's result carries 
 
 Who the calls act for is the caller's to say, never the client's: `context_for_call` gives each call its
 `ToolContext` (user, chat, call id, time), no input model has a user argument, and every input model rejects
-arguments it does not declare. Tools that need the user's approval are not run here: approving an outside
-call in Telegram is not built yet, so the client gets an error result saying approval is needed.
+arguments it does not declare. Tools that need the user's approval are not run here: with `ask` (the /mcp
+endpoint's `AskInTelegram`) the call is handed to the user's chat, which asks for the tap and runs it once
+approved, and the client is told so at once; without it the client gets an error result.
 
 The SDK's low-level `Server` rather than `MCPServer`, whose tools take their schemas from Python function
 signatures: the catalog has its schemas already (pydantic models), and serving them as they are keeps one
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     from mcp.server import ServerRequestContext
 
     from stepwise.audit.log import AuditLog
+    from stepwise.tools.calls import AskApproval
     from stepwise.tools.registry import ToolContext, ToolRegistry
 
 type ContextForCall = Callable[[], ToolContext]
@@ -43,16 +45,16 @@ type ContextForCall = Callable[[], ToolContext]
 SERVER_NAME = "stepwise"
 INSTRUCTIONS = (
     "Stepwise's own tools: the user's tasks, reminders, long-term memories and time zone. Every call acts "
-    "for the user this connection belongs to. A tool that needs the user's approval is refused here (its "
-    "result says so); the user can ask for it in the Telegram chat."
+    "for the user this connection belongs to. A tool that changes data for good (destructiveHint) is not run "
+    "at once: the user is asked to approve it in Telegram, the result says so, and it runs once they approve."
 )
 
 
 def build_mcp_server(
-    tools: ToolRegistry, context_for_call: ContextForCall, audit: AuditLog
+    tools: ToolRegistry, context_for_call: ContextForCall, audit: AuditLog, ask: AskApproval | None = None
 ) -> Server[dict[str, Any]]:
     """An MCP server of `tools` for the user `context_for_call` names; it gives each call its context (a new
-    call id per call: the ledger runs a call id once)."""
+    call id per call: the ledger runs a call id once). `ask` hands calls that need approval to the user."""
     listed = [types.Tool.model_validate(spec) for spec in tools.mcp_tools()]
 
     async def list_tools(
@@ -66,7 +68,7 @@ def build_mcp_server(
         arguments = params.arguments or {}
 
         def call() -> types.CallToolResult:  # the stores are synchronous: off the event loop
-            result = call_unattended(tools, audit, context_for_call(), params.name, arguments).result
+            result = call_unattended(tools, audit, context_for_call(), params.name, arguments, ask).result
             return types.CallToolResult(
                 content=[types.TextContent(text=result.content)],
                 structured_content=result.structured,

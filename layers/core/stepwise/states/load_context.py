@@ -50,7 +50,7 @@ def load_context(start: LoadContextInput, services: TurnServices) -> Next:
             chat_id=turn.chat_id,
             role="user",
             content=waiting.text
-            if typed
+            if typed or waiting.kind == "outside_call"
             else scheduled_note(waiting.kind, waiting.reminder_id, waiting.text),
             created_at=waiting.claimed_at or waiting.received_at,
             turn_id=turn.turn_id,
@@ -72,6 +72,7 @@ def load_context(start: LoadContextInput, services: TurnServices) -> Next:
         services.chats.set_window(turn.chat_id, first_key)
     user_id = batch[0].user_id
     reminder = batch[0].text if batch[0].kind == "reminder" else None
+    outside_call = batch[0].outside_call if batch[0].kind == "outside_call" else None
     chosen_zone = services.reminders.timezone(user_id)
     command = route(batch[0].text) if len(batch) == 1 and batch[0].kind == "message" else None
     meta = TurnMeta(
@@ -87,13 +88,14 @@ def load_context(start: LoadContextInput, services: TurnServices) -> Next:
         created_at=iso_utc(services.clock()),
         summary=chat.summary if chat else "",
         memories=[]
-        if reminder is not None or command is not None
+        if reminder is not None or command is not None or outside_call is not None
         else recall_memories(services, user_id, turn.chat_id, "\n".join(m.content for m in stored)),
         timezone=chosen_zone or services.default_timezone,
         timezone_set=chosen_zone is not None,
         reminder=reminder,
         model_override="command" if command == "rules" else None,
         command=batch[0].text.strip() if command == "answer" else None,
+        outside_call=outside_call,
         **media_notices(batch),
     )
     services.turns.put_meta(meta)

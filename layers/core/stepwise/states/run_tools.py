@@ -22,6 +22,7 @@ from stepwise.audit.log import call_entry
 from stepwise.ids import iso_utc
 from stepwise.ledger.models import tool_call_id
 from stepwise.states.contracts import Next, RunToolsInput
+from stepwise.states.turn_kind import outside_call_reply
 from stepwise.tools.calls import Answer, parse_call, run_call
 from stepwise.tools.registry import ToolContext, ToolError, ToolResult
 
@@ -95,6 +96,9 @@ def run_tools(request: RunToolsInput, services: TurnServices) -> Next:
     services.turns.put_step(turn.turn_id, step)
     errors = sum(1 for block in step.tool_results if block.get("is_error"))
     logger.info("tool calls done", extra={"results": len(step.tool_results), "errors": errors})
+    if meta.outside_call is not None:  # an MCP client's call: the chat is told what came of it, no model
+        outside_call_reply(meta, services, step.tool_results[0])
+        return request.next.model_copy(update={"route": "reply", "approval_id": None, "wait_seconds": 0})
     return request.next.model_copy(update={"route": "model", "approval_id": None, "wait_seconds": 0})
 
 

@@ -39,7 +39,7 @@ def save_reply(turn: TurnRef, reply: Reply | None, user_id: int, services: TurnS
         id=reply.message_id,
         chat_id=turn.chat_id,
         role="assistant",
-        content=reply.text,
+        content=reply.kept_text if reply.kept_text is not None else reply.text,
         created_at=reply.created_at,
         turn_id=turn.turn_id,
         tool_calls=tool_calls,

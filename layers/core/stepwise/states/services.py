@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from stepwise.approvals.store import ApprovalStore
     from stepwise.audit.log import AuditLog
     from stepwise.chats.store import ChatStore
+    from stepwise.connections.store import ConnectionStore
     from stepwise.history.repository import MessageRepository
     from stepwise.inbox.sequencer import Sequencer
     from stepwise.media.fetch import FileSource
@@ -77,6 +78,8 @@ class TurnServices:
     draft_interval_seconds: float = 0.0
     usage: UsageStore | None = None  # None: model calls are not counted (and no budget applies)
     daily_token_budget: int = 0
+    connections: ConnectionStore | None = None  # the /mcp endpoint's tokens (/connect); None: not deployed
+    mcp_url: str = ""
     clock: Callable[[], datetime] = utc_now
     new_id: Callable[[], str] = new_id
 

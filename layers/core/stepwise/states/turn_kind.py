@@ -18,17 +18,23 @@ from stepwise.usage.budget import budget_message, is_over_budget
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from stepwise.commands.handlers import ShownOnce
     from stepwise.states.services import TurnServices
     from stepwise.turn_records.models import ReplySource, TurnMeta
 
 logger = Logger(child=True)
 
-TurnKind = Literal["reminder", "notice", "command", "budget", "model"]
+TurnKind = Literal["reminder", "notice", "command", "budget", "outside_call", "model"]
+OUTSIDE_CALL_ID = "mcp_{message_id}"  # the tool_use id of an outside call in its turn
 
 
 def decide_turn(meta: TurnMeta, services: TurnServices) -> tuple[TurnKind, Next]:
     """The turn's kind and where it goes: a kind that needs no model gets its reply now (route `reply`);
-    a model turn goes to CallModel (route `model`)."""
+    an MCP client's call that waits for approval becomes the turn's tool call (route `tools_with_approval`:
+    RunTools asks, runs it once approved and replies, `outside_call_reply`); a model turn goes to CallModel
+    (route `model`)."""
+    if meta.outside_call is not None:
+        return "outside_call", _start_outside_call(meta, services)
     kind, text = _kind_and_text(meta, services)
     if text is None:
         return kind, Next(route="model")
@@ -38,7 +44,7 @@ def decide_turn(meta: TurnMeta, services: TurnServices) -> tuple[TurnKind, Next]
 
 def _kind_and_text(
     meta: TurnMeta, services: TurnServices
-) -> tuple[TurnKind, Callable[[str, str], str] | None]:
+) -> tuple[TurnKind, Callable[[str, str], str | ShownOnce] | None]:
     if meta.reminder is not None:
         reminder = meta.reminder
         return "reminder", lambda *_: REMINDER_PREFIX + reminder
@@ -65,19 +71,31 @@ def _over_budget(meta: TurnMeta, services: TurnServices) -> int | None:
 
 
 def reply_without_model(
-    meta: TurnMeta, services: TurnServices, source: ReplySource, text: Callable[[str, str], str]
+    meta: TurnMeta,
+    services: TurnServices,
+    source: ReplySource,
+    text: Callable[[str, str], str | ShownOnce],
 ) -> None:
     """Make `text(message_id, created_at)` the turn's only model step and its reply, which FinishTurn sends
-    and stores like any reply. A retry keeps the first attempt's step (its text, message id and time) and
-    does not compute the text again."""
+    and stores like any reply. A `ShownOnce` text is sent as it is and stored as its `kept` text (the step
+    holds the kept text only). A retry keeps the first attempt's reply, or, when it stopped before recording
+    one, its step (message id, time and text) and computes the text once more only for what it shows once
+    (a command is idempotent within its turn: /connect replaces the token it made, which was never shown)."""
     existing = services.turns.steps(meta.turn_id)
+    if existing and services.turns.get_reply(meta.turn_id) is not None:
+        return
+    if existing:
+        message_id, created_at = existing[0].message_id, existing[0].created_at
+    else:
+        message_id, created_at = services.new_id(), iso_utc(services.clock())
+    answer = text(message_id, created_at)
+    shown = None if isinstance(answer, str) else answer.text
     if existing:
         step = existing[0]
     else:
-        message_id, created_at = services.new_id(), iso_utc(services.clock())
         step = ModelStep(
             step=0,
-            content=[{"type": "text", "text": text(message_id, created_at)}],
+            content=[{"type": "text", "text": answer if isinstance(answer, str) else answer.kept}],
             stop_reason="end_turn",
             model=source,
             message_id=message_id,
@@ -86,5 +104,53 @@ def reply_without_model(
         services.turns.put_step(meta.turn_id, step)
     services.turns.put_reply(
         meta.turn_id,
-        Reply(text=step.text, source=source, message_id=step.message_id, created_at=step.created_at),
+        Reply(
+            text=shown or step.text,
+            kept_text=step.text if shown else None,
+            source=source,
+            message_id=step.message_id,
+            created_at=step.created_at,
+        ),
+    )
+
+
+def _start_outside_call(meta: TurnMeta, services: TurnServices) -> Next:
+    """The outside call as the turn's step 0, a tool call like the model's (a retry keeps the first step)."""
+    call = meta.outside_call
+    assert call is not None
+    if not services.turns.steps(meta.turn_id):
+        message_id = services.new_id()
+        services.turns.put_step(
+            meta.turn_id,
+            ModelStep(
+                step=0,
+                content=[
+                    {
+                        "type": "tool_use",
+                        "id": OUTSIDE_CALL_ID.format(message_id=message_id),
+                        "name": call.tool,
+                        "input": call.arguments,
+                    }
+                ],
+                stop_reason="tool_use",
+                model="outside_call",
+                message_id=message_id,
+                created_at=iso_utc(services.clock()),
+            ),
+        )
+    return Next(route="tools_with_approval", step=0)
+
+
+def outside_call_reply(meta: TurnMeta, services: TurnServices, result: dict[str, object]) -> None:
+    """The reply of an outside call's turn, once its call has its result (`result`: the tool_result block):
+    what the client asked and what came of it."""
+    call = meta.outside_call
+    assert call is not None
+    step = services.turns.get_step(meta.turn_id, 0)
+    content = str(result.get("content", ""))
+    outcome = f"Not done. {content}" if result.get("is_error") else f"Done. {content}"
+    text = f"Your MCP client “{call.connection}” asked to {call.description.rstrip('.')}. {outcome}"
+    services.turns.put_reply(
+        meta.turn_id,
+        Reply(text=text, source="outside_call", message_id=step.message_id, created_at=step.created_at),
     )

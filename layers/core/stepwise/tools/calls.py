@@ -3,14 +3,15 @@
 
 Both parse the arguments with the registry (the same errors, word for word), run the tool through the registry
 (the tool-call ledger, keyed by `ToolContext.call_id`) and file the call in the audit log with the same
-outcomes. Only RunTools can ask the user to approve a call; a caller that cannot (`call_unattended`) refuses
-every tool that needs approval.
+outcomes. RunTools asks the user to approve a call within the turn; the MCP endpoint (`call_unattended` with
+an `AskApproval`) hands such a call to a turn of its own, which asks the user in Telegram and runs it once
+approved; a caller that cannot ask at all refuses every tool that needs approval.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from stepwise.audit.log import AuditEntry
 from stepwise.tools.registry import ToolError, ToolResult
@@ -25,6 +26,14 @@ NEEDS_APPROVAL = (
     "Not run: {tool} changes the user's data for good, so it needs the user's approval in Telegram, "
     "and a call from outside a conversation cannot ask for it."
 )
+
+
+class AskApproval(Protocol):
+    """Hands a call that needs approval to the user (in Telegram); returns what the caller is told now."""
+
+    def __call__(
+        self, context: ToolContext, tool: str, arguments: dict[str, Any], description: str
+    ) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -54,14 +63,22 @@ def run_call(
 
 
 def call_unattended(
-    tools: ToolRegistry, audit: AuditLog, context: ToolContext, name: str, arguments: dict[str, Any]
+    tools: ToolRegistry,
+    audit: AuditLog,
+    context: ToolContext,
+    name: str,
+    arguments: dict[str, Any],
+    ask: AskApproval | None = None,
 ) -> Answer:
-    """A call no one can be asked to approve (an MCP client's): parsed and run like the model's, a tool that
-    needs approval refused (outcome `denied`, approval `unavailable`), and the call audited under
-    `context.call_id` at `context.now`."""
+    """A call made outside a conversation (an MCP client's): parsed and run like the model's, and audited
+    under `context.call_id` at `context.now`. A tool that needs approval is not run here: with `ask`, it is
+    handed to the user (outcome `not_run`, approval `requested`; the turn that runs it audits the run), else
+    refused (outcome `denied`, approval `unavailable`)."""
     parsed = parse_call(tools, name, arguments)
     if isinstance(parsed, Answer):
         answer = parsed
+    elif parsed[0].needs_approval and ask is not None:
+        answer = _ask(tools, context, name, arguments, parsed[0], parsed[1], ask)
     elif parsed[0].needs_approval:
         refusal = ToolResult(content=NEEDS_APPROVAL.format(tool=name), is_error=True)
         answer = Answer(refusal, "denied", "unavailable")
@@ -82,3 +99,20 @@ def call_unattended(
         )
     )
     return answer
+
+
+def _ask(
+    tools: ToolRegistry,
+    context: ToolContext,
+    name: str,
+    arguments: dict[str, Any],
+    tool: Tool[Any],
+    args: BaseModel,
+    ask: AskApproval,
+) -> Answer:
+    try:
+        description = tools.describe(context, tool, args)
+    except ToolError as error:  # e.g. no such task: nothing to approve
+        return Answer(ToolResult(content=str(error), is_error=True), "error")
+    told = ask(context, name, arguments, description)
+    return Answer(ToolResult(content=told), "not_run", "requested")

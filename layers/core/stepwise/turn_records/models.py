@@ -6,7 +6,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-ReplySource = Literal["model", "fallback", "error", "reminder", "notice", "budget", "command"]
+from stepwise.inbox.models import OutsideCall
+
+ReplySource = Literal["model", "fallback", "error", "reminder", "notice", "budget", "command", "outside_call"]
 
 
 class Memory(BaseModel):
@@ -54,6 +56,9 @@ class TurnMeta(BaseModel):
     )
     notices_only: bool = Field(default=False, description="every message of the turn is such a file")
     command: str | None = Field(default=None, description="the slash command answered without a model")
+    outside_call: OutsideCall | None = Field(
+        default=None, description="the MCP client's call this turn asks the user to approve (and runs)"
+    )
 
 
 class ModelStep(BaseModel):
@@ -95,3 +100,6 @@ class Reply(BaseModel):
     message_id: str
     created_at: str
     sent_chunks: int = 0
+    kept_text: str | None = Field(
+        default=None, description="what the history stores when the text shows something once (a new token)"
+    )

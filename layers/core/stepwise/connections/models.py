@@ -1,0 +1,45 @@
+"""A connection (one named bearer token of one user) and the token's form.
+
+A token is shown to its user once, when `/connect <name>` creates it; Stepwise keeps only its SHA-256 hash.
+It acts as that user, in the private chat where it was created (approvals are asked there).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import secrets
+
+from pydantic import BaseModel, ConfigDict, Field
+
+TOKEN_PREFIX = "swp_"  # noqa: S105 (a prefix that makes a leaked token recognizable, not a secret)
+NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,31}$")
+MAX_CONNECTIONS = 10  # per user
+
+
+class Connection(BaseModel):
+    """One named token of one user: who it acts as, where approvals go, and its hash."""
+
+    model_config = ConfigDict(defer_build=True)
+
+    user_id: int
+    chat_id: int
+    name: str = Field(pattern=NAME_PATTERN.pattern)
+    token_hash: str = Field(min_length=64, max_length=64)
+    created_at: str
+    created_by_turn: str = Field(description="the turn that made it: a retry of that turn replaces it")
+
+
+def new_token() -> str:
+    """A new secret token (256 random bits)."""
+    return TOKEN_PREFIX + secrets.token_urlsafe(32)
+
+
+def token_hash(token: str) -> str:
+    """What is stored and looked up: the token's SHA-256, hex. A token has 256 random bits, so a plain hash
+    (no salt, no slow hash) is what keeps it unguessable and lets a request be checked with one read."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def valid_name(name: str) -> bool:
+    return NAME_PATTERN.fullmatch(name) is not None

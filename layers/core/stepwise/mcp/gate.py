@@ -1,0 +1,83 @@
+"""What a request to `/mcp` passes before the MCP SDK sees it: the method, the body's size, the bearer token
+and the token's rate limit. A refused request gets a plain HTTP answer that says nothing about tokens or
+users beyond "unauthorized". Nothing here imports the SDK.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from aws_lambda_powertools import Logger
+
+from stepwise.connections.models import token_hash
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from datetime import datetime
+
+    from stepwise.connections.models import Connection
+    from stepwise.connections.store import ConnectionStore
+
+logger = Logger(child=True)
+
+REALM = 'Bearer realm="stepwise"'
+
+
+@dataclass(frozen=True)
+class HttpAnswer:
+    """A plain HTTP answer (API Gateway's proxy response)."""
+
+    status: int
+    error: str
+    headers: dict[str, str] = field(default_factory=dict)
+
+    def response(self) -> dict[str, object]:
+        return {
+            "statusCode": self.status,
+            "headers": {"content-type": "application/json", **self.headers},
+            "body": json.dumps({"error": self.error}),
+        }
+
+
+@dataclass(frozen=True)
+class GateLimits:
+    """The body's size limit, a token's requests per minute, and who may be served (ALLOWED_USER_IDS: a
+    token of a user taken off the allowlist stops working)."""
+
+    max_body_bytes: int = 1_048_576
+    requests_per_minute: int = 60
+    allowed_users: frozenset[int] = frozenset()
+
+
+def admit(
+    method: str,
+    headers: Mapping[str, str],
+    body_bytes: int,
+    connections: ConnectionStore,
+    limits: GateLimits,
+    now: datetime,
+) -> Connection | HttpAnswer:
+    """The connection a request acts for, or the answer that refuses it: 405 for anything but POST (the
+    endpoint is stateless: no GET stream, no session to DELETE), 413 for a body over the limit, 401 with
+    `WWW-Authenticate` for a missing, unknown or revoked token (or a token of a user no longer allowed), 429
+    with `Retry-After` past the token's requests per minute. `headers` are lower-cased."""
+    if method.upper() != "POST":
+        return HttpAnswer(405, "method not allowed: this endpoint takes POST only", {"allow": "POST"})
+    if body_bytes > limits.max_body_bytes:
+        return HttpAnswer(413, f"request body over {limits.max_body_bytes} bytes")
+    scheme, _, token = headers.get("authorization", "").strip().partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        return HttpAnswer(401, "unauthorized", {"www-authenticate": REALM})
+    digest = token_hash(token.strip())
+    connection = connections.find(digest)
+    if connection is None or connection.user_id not in limits.allowed_users:
+        logger.info("MCP request with an unknown token refused")
+        return HttpAnswer(401, "unauthorized", {"www-authenticate": f'{REALM}, error="invalid_token"'})
+    epoch = int(now.timestamp())
+    if not connections.count_request(digest, epoch // 60, limits.requests_per_minute):
+        logger.info("MCP request over the rate limit", extra={"connection": connection.name})
+        retry_after = str(60 - epoch % 60)
+        return HttpAnswer(429, "too many requests", {"retry-after": retry_after})
+    return connection

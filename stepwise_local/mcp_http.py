@@ -1,0 +1,88 @@
+"""The emulated HTTP API's `/mcp` route on 127.0.0.1: each HTTP request becomes the API Gateway (payload 2.0)
+event the McpFunction gets in AWS, and its proxy response the HTTP answer. `make chat` serves it so that an
+MCP client on the same machine can connect with a token from /connect; the tests connect the SDK's client."""
+
+from __future__ import annotations
+
+import base64
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from stepwise_local.emulation import http_api_event
+
+if TYPE_CHECKING:
+    from stepwise_local.emulation import Emulation
+
+PATH = "/mcp"
+JSON = {"content-type": "application/json"}
+
+
+class LocalMcpEndpoint:
+    """`with LocalMcpEndpoint(emulation) as endpoint:` serves `endpoint.url` and points /connect at it."""
+
+    def __init__(self, emulation: Emulation, port: int = 0, host: str = "127.0.0.1") -> None:
+        self.emulation = emulation
+        self.function = emulation.template.function_for_route(PATH)
+        self._server = ThreadingHTTPServer((host, port), _handler_for(self))
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, name="local-mcp", daemon=True)
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}{PATH}"
+
+    def __enter__(self) -> LocalMcpEndpoint:
+        self._thread.start()
+        self.emulation.config.env["MCP_URL"] = self.url
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def answer(self, method: str, path: str, headers: dict[str, str], body: bytes) -> dict[str, Any]:
+        """The function's proxy response to one request (404 off the route, as API Gateway answers)."""
+        if urlsplit(path).path != PATH:
+            return {
+                "statusCode": 404,
+                "headers": {"content-type": "application/json"},
+                "body": '{"message":"Not Found"}',
+            }
+        text = body.decode("utf-8", errors="replace")
+        event = http_api_event(text, {k.lower(): v for k, v in headers.items()}, PATH, method)
+        try:
+            response: dict[str, Any] = self.emulation.invoke(self.function, event)
+        except Exception:  # the function failed: API Gateway answers 500 for it
+            return {"statusCode": 500, "headers": JSON, "body": '{"message":"Internal Server Error"}'}
+        return response
+
+
+def _handler_for(endpoint: LocalMcpEndpoint) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def _serve(self) -> None:
+            length = int(self.headers.get("content-length") or 0)
+            body = self.rfile.read(length) if length else b""
+            response = endpoint.answer(self.command, self.path, dict(self.headers.items()), body)
+            payload = response.get("body") or ""
+            data = base64.b64decode(payload) if response.get("isBase64Encoded") else payload.encode()
+            self.send_response(int(response.get("statusCode", 200)))
+            for name, value in (response.get("headers") or {}).items():
+                if name.lower() not in ("content-length", "transfer-encoding", "connection"):
+                    self.send_header(name, value)
+            for cookie in response.get("cookies") or []:
+                self.send_header("set-cookie", cookie)
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        do_POST = do_GET = do_DELETE = do_PUT = _serve
+
+        def log_message(self, format: str, *args: Any) -> None:
+            return  # quiet: the function's own log says what happened
+
+    return Handler
