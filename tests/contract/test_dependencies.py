@@ -52,7 +52,7 @@ LAYERS: list[tuple[str, frozenset[str]]] = [
             }
         ),
     ),
-    ("tools", frozenset({"tools"})),
+    ("tools", frozenset({"tools", "remote_tools"})),  # remote_tools: outside MCP servers' tools
     ("MCP", frozenset({"mcp"})),  # the MCP server of the tools (the only package that imports the MCP SDK)
     ("commands", frozenset({"commands"})),
     ("states", frozenset({"states", "webhook"})),

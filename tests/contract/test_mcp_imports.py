@@ -21,7 +21,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 CORE = ROOT / "layers" / "core" / "stepwise"
 SDK = ("mcp", "mcp_types")
-SPEAKS_MCP = [CORE / "mcp"]  # the only code of the layer that may import the SDK
+# The only code of the layer that may import the SDK: the MCP server of the built-in tools, and the client of
+# outside servers (imported by the composition root only when a server must be reached).
+SPEAKS_MCP = [CORE / "mcp", CORE / "remote_tools" / "mcp_client.py"]
 
 
 def sdk_imports(files: list[Path], root: Path) -> list[str]:
@@ -43,7 +45,7 @@ def sdk_imports(files: list[Path], root: Path) -> list[str]:
 
 
 def outside_the_mcp_package(core: Path, allowed: list[Path]) -> list[Path]:
-    return [p for p in sorted(core.rglob("*.py")) if not any(a in p.parents for a in allowed)]
+    return [p for p in sorted(core.rglob("*.py")) if not any(a == p or a in p.parents for a in allowed)]
 
 
 # A fresh interpreter: import each handler as Lambda does, then run built-in tools as RunTools does. Prints

@@ -24,8 +24,11 @@ if TYPE_CHECKING:
     from stepwise.reminders.dynamodb import DynamoReminderStore
     from stepwise.reminders.eventbridge import EventBridgeSchedules
     from stepwise.reminders.firing import FireServices
+    from stepwise.remote_tools.catalog import RemoteTools
+    from stepwise.remote_tools.client import RemoteServers
     from stepwise.states.services import TurnServices
     from stepwise.telegram.client import BotApiClient
+    from stepwise.tools.registry import Tool
     from stepwise.tools.reminder_tools import ReminderSetup
     from stepwise.usage.dynamodb import DynamoUsageStore
     from stepwise.webhook import WebhookServices
@@ -316,6 +319,41 @@ class Runtime:
             draft_interval_seconds=s.draft_interval_seconds,
             usage=self.usage,
             daily_token_budget=s.daily_token_budget,
+            remote_tools=self._remote_tools_list if s.mcp_servers_parameter else None,
+        )
+
+    def _remote_tools_list(self) -> list[Tool[Any]]:
+        return self.remote_tools.tools()
+
+    @cached_property
+    def remote_tools(self) -> RemoteTools:
+        """The outside MCP servers' tools. CallModel refreshes stale lists (it has no tool-call ledger table,
+        and never calls a tool); RunTools calls the tools and only reads the lists."""
+        from stepwise.remote_tools.calls import RemoteLimits, RemoteToolCaller
+        from stepwise.remote_tools.catalog import RemoteTools
+        from stepwise.remote_tools.dynamodb import DynamoRemoteToolCache
+        from stepwise.remote_tools.ssm import headers_for, load_servers
+
+        s = self.settings
+        parameter = s.mcp_servers_parameter or ""
+        caller = RemoteToolCaller(
+            cache=DynamoRemoteToolCache(self._dynamodb.Table(s.remote_tools_table)),
+            servers=_mcp_servers,
+            ledger=self.ledger,
+            headers=lambda entry: headers_for(entry, s.secrets_cache_seconds),
+            now=lambda: int(clock().timestamp()),
+            limits=RemoteLimits(
+                refresh_seconds=s.remote_tools_refresh_seconds,
+                timeout_seconds=s.remote_tool_timeout_seconds,
+                max_result_chars=s.remote_result_max_chars,
+                breaker_failures=s.remote_breaker_failures,
+                breaker_seconds=s.remote_breaker_seconds,
+            ),
+        )
+        return RemoteTools(
+            lambda: load_servers(parameter, s.mcp_parameters_path, s.secrets_cache_seconds),
+            caller,
+            refresh=s.remote_tools_refresh,
         )
 
     @property
@@ -351,6 +389,13 @@ class Runtime:
             clock=clock,
             media_limits=MediaLimits(s.max_image_bytes, s.max_document_bytes),
         )
+
+
+def _mcp_servers() -> RemoteServers:
+    """The MCP client of the official SDK: imported only when an outside server must be reached."""
+    from stepwise.remote_tools.mcp_client import McpHttpServers
+
+    return McpHttpServers()
 
 
 _runtime: Runtime | None = None
