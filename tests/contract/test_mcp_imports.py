@@ -80,6 +80,27 @@ PROBE = textwrap.dedent(
             assert not run_call(tools, context, tool, args, "not_needed").result.is_error
         if sdk_loaded():
             first = "the built-in tools, run as RunTools runs them"
+    if first is None:  # CallModel's tool list with outside tools, built from a fresh cache
+        from stepwise.remote_tools.calls import RemoteLimits, RemoteToolCaller
+        from stepwise.remote_tools.catalog import RemoteTools
+        from stepwise.remote_tools.config import ServerEntry
+        from stepwise.remote_tools.state import canonical_tools
+        from stepwise_local.in_memory.remote_tools import InMemoryRemoteToolCache
+
+        def client():
+            from stepwise.remote_tools.mcp_client import McpHttpServers
+            return McpHttpServers()
+
+        entry = ServerEntry(name="time", url="https://time.example/mcp")
+        cache = InMemoryRemoteToolCache()
+        listing = [{"name": "now", "inputSchema": {"type": "object"}}]
+        cache.put_tools("time", entry.fingerprint(), canonical_tools(listing), 1_800_000_000)
+        now = lambda: 1_800_000_100
+        caller = RemoteToolCaller(cache, client, tasks.ledger, lambda e: {}, now, RemoteLimits())
+        remote = RemoteTools(lambda: (entry,), caller, refresh=True).tools()
+        tools.with_tools(remote).api_tools()
+        if sdk_loaded():
+            first = "CallModel's tools from the cache"
     print(json.dumps(first))
     """
 )
@@ -114,6 +135,21 @@ def test_no_function_loads_the_sdk_nor_do_built_in_tool_calls() -> None:
     handlers = sorted((ROOT / "functions").glob("*/app.py"))
     assert {"run_tools", "call_model", "load_context", "webhook"} <= {h.parent.name for h in handlers}
     assert first_to_load_the_sdk(handlers) is None
+
+
+def test_calling_an_outside_tool_is_what_loads_the_sdk() -> None:
+    probe = textwrap.dedent(
+        """
+        import sys
+        from stepwise.runtime import _mcp_servers
+        before = "mcp" in sys.modules
+        _mcp_servers()
+        print(before, "mcp" in sys.modules)
+        """
+    )
+    env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(ROOT / "layers" / "core")}
+    out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "True"]
 
 
 def test_the_checks_find_the_sdk_where_it_should_not_be(tmp_path: Path) -> None:

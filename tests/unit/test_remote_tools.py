@@ -114,7 +114,7 @@ def test_a_token_parameter_is_a_bearer_token_or_a_header() -> None:
     assert token_headers("X-Api-Key: s3cret") == {"X-Api-Key": "s3cret"}
 
 
-# ------------------------------------------------------------------------------------------ offering the tools
+# ------------------------------------------------------------------------------- offering the tools
 def test_tools_are_namespaced_sorted_marked_and_ask_per_policy() -> None:
     servers = FakeRemoteServers(listings={"b": LISTING, "a": LISTING, "c": LISTING})
     tools, _, _ = setup(
