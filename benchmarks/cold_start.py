@@ -9,7 +9,8 @@ tool deployed: tasks, memory, reminders) and its store adapters, and parsing a c
 to DynamoDB. Then what the layer imports lazily, only when a turn needs it: python-dateutil, which reads the
 dates and times of reminder phrases in the offline rules, on its own and after boto3 (which imports it too, so
 in Lambda it is loaded already); the MCP SDK (`import mcp`) and the MCP server of the built-in tools
-(`stepwise.mcp.server`), which no function imports yet. A function that loads the MCP SDK is marked: RunTools
+(`stepwise.mcp.server`), which no function imports yet, and the client of outside MCP servers
+(`stepwise.remote_tools.mcp_client`), which CallModel and RunTools import only to reach such a server. A function that loads the MCP SDK is marked: RunTools
 runs the built-in tools through the registry, and no function needs the SDK so far. It prints medians, ratios,
 the modules each import loads, and the layer's size, unzipped and zipped. Run: make bench
 """
@@ -39,6 +40,8 @@ LAZY = [
     ("python-dateutil after import boto3", "dateutil-after-boto3", 0.05),
     ("MCP SDK (import mcp)", "mcp", 5.0),
     ("MCP server (stepwise.mcp.server)", "mcp-server", 5.5),
+    # What the first call of an outside server's tool (or a stale list's refresh) imports before sending.
+    ("MCP client (stepwise.remote_tools.mcp_client)", "mcp-client", 5.5),
 ]
 # What the first tool call's catalog needs to offer every tool: a schedule target and a vector bucket (names
 # only; nothing is called).
@@ -63,6 +66,8 @@ elif mode == "mcp":
     import mcp
 elif mode == "mcp-server":
     import stepwise.mcp.server
+elif mode == "mcp-client":
+    import stepwise.remote_tools.mcp_client
 else:
     import importlib.util
     spec = importlib.util.spec_from_file_location("app", sys.argv[2])

@@ -182,3 +182,18 @@ def test_only_allowed_tools_are_offered_and_a_bad_entry_logs_one_line_while_the_
         "localhost)",
     ]
     assert "add_task" in names  # the built-in tools are still there
+
+
+def test_throttling_of_the_servers_table_is_absorbed_by_the_state_machine(
+    stack: Stack, servers: Any, time_server: TimeServer
+) -> None:
+    user = stack.new_user()
+    servers([{"name": "busy", "url": time_server.url}])
+    stack.anthropic.script(tool_use(("busy__get_current_time", {"timezone": "UTC"})), text("Noon."))
+    before = len(stack.emulation.throttled)
+    stack.emulation.throttle("RemoteToolsTable", 2)
+    assert stack.say(user, "what time is it?")["status"] == "SUCCEEDED"
+    assert len(stack.emulation.throttled) - before == 2
+    assert stack.replies(user) == ["Noon."]
+    (result,) = tool_results(stack.anthropic.requests[-1])
+    assert not result["is_error"] and '"timezone": "UTC"' in result["content"]

@@ -107,3 +107,9 @@ class TurnServices:
         if self._with_remote is None or self._with_remote[0] is not remote:
             self._with_remote = (remote, self.built_in_tools.with_tools(remote))
         return self._with_remote[1]
+
+    @tools.setter
+    def tools(self, registry: ToolRegistry) -> None:
+        """Use `registry` as the turn's only tools (tests)."""
+        self.__dict__["built_in_tools"] = registry
+        self.remote_tools = None
