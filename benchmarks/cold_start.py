@@ -10,9 +10,10 @@ to DynamoDB. Then what the layer imports lazily, only when a turn needs it: pyth
 dates and times of reminder phrases in the offline rules, on its own and after boto3 (which imports it too, so
 in Lambda it is loaded already); the MCP SDK (`import mcp`) and the MCP server of the built-in tools
 (`stepwise.mcp.server`), which no function imports yet, and the client of outside MCP servers
-(`stepwise.remote_tools.mcp_client`), which CallModel and RunTools import only to reach such a server. A function that loads the MCP SDK is marked: RunTools
-runs the built-in tools through the registry, and no function needs the SDK so far. It prints medians, ratios,
-the modules each import loads, and the layer's size, unzipped and zipped. Run: make bench
+(`stepwise.remote_tools.mcp_client`), which CallModel and RunTools import only to reach such a server. A
+function that loads the MCP SDK is marked: RunTools runs the built-in tools through the registry, and no
+function needs the SDK so far. It prints medians, ratios, the modules each import loads, and the layer's size,
+unzipped and zipped. Run: make bench
 """
 
 from __future__ import annotations
