@@ -9,9 +9,10 @@ tool deployed: tasks, memory, reminders) and its store adapters, and parsing a c
 to DynamoDB. Then what the layer imports lazily, only when a turn needs it: python-dateutil, which reads the
 dates and times of reminder phrases in the offline rules, on its own and after boto3 (which imports it too, so
 in Lambda it is loaded already); the MCP SDK (`import mcp`) and the MCP server of the built-in tools
-(`stepwise.mcp.server`). A function that loads the MCP SDK is marked: only McpFunction (the /mcp endpoint)
-should; RunTools runs the built-in tools through the registry. It prints medians, ratios, the modules each
-import loads, and the layer's size, unzipped and zipped. Run: make bench
+(`stepwise.mcp.server`), and the client of outside MCP servers (`stepwise.remote_tools.mcp_client`), which
+CallModel and RunTools import only to reach such a server. A function that loads the MCP SDK is marked: only
+McpFunction (the /mcp endpoint) should; RunTools runs the built-in tools through the registry. It prints
+medians, ratios, the modules each import loads, and the layer's size, unzipped and zipped. Run: make bench
 """
 
 from __future__ import annotations
@@ -41,6 +42,8 @@ LAZY = [
     ("python-dateutil after import boto3", "dateutil-after-boto3", 0.05),
     ("MCP SDK (import mcp)", "mcp", 5.0),
     ("MCP server (stepwise.mcp.server)", "mcp-server", 5.5),
+    # What the first call of an outside server's tool (or a stale list's refresh) imports before sending.
+    ("MCP client (stepwise.remote_tools.mcp_client)", "mcp-client", 5.5),
 ]
 # What the first tool call's catalog needs to offer every tool: a schedule target and a vector bucket (names
 # only; nothing is called).
@@ -65,6 +68,8 @@ elif mode == "mcp":
     import mcp
 elif mode == "mcp-server":
     import stepwise.mcp.server
+elif mode == "mcp-client":
+    import stepwise.remote_tools.mcp_client
 else:
     import importlib.util
     spec = importlib.util.spec_from_file_location("app", sys.argv[2])

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import argparse
 import html
+import json
 import logging
 import os
 import re
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -39,6 +40,10 @@ PARAMETER_VARIABLES = {
     "HISTORY_LIMIT": "HistoryLimit",
     "MAX_TOOL_STEPS": "MaxToolSteps",
 }
+MCP_SERVERS_FILE = (
+    "mcp-servers.json"  # outside MCP servers for the chat (or the file STEPWISE_MCP_SERVERS names)
+)
+MCP_SERVERS_PARAMETER = "/stepwise/mcp/servers"
 TURN_TIMEOUT_SECONDS = 300.0
 DEFAULT_MCP_PORT = 8765
 HISTORY_LENGTH = 1000  # lines kept in the history file
@@ -247,6 +252,25 @@ def resumed_turn(emulation: Emulation, callback_data: str) -> str | None:
     return str(item["turn_id"])
 
 
+def mcp_servers(environ: Mapping[str, str]) -> tuple[dict[str, str], str | None]:
+    """The SSM parameters that list the outside MCP servers for the chat (and hold their tokens), from
+    `mcp-servers.json` or the file STEPWISE_MCP_SERVERS names: a JSON list of entries, or an object with
+    `servers` and `parameters` (more SSM parameters, such as tokens). Returns (parameters, a problem)."""
+    named = environ.get("STEPWISE_MCP_SERVERS")
+    path = Path(named) if named else Path(MCP_SERVERS_FILE)
+    if not path.is_file():
+        return {}, f"STEPWISE_MCP_SERVERS names no file: {path}" if named else None
+    try:
+        loaded = json.loads(path.read_text())
+    except ValueError as error:
+        return {}, f"{path} is not valid JSON ({error}); no outside MCP servers"
+    extra = loaded.get("parameters", {}) if isinstance(loaded, dict) else {}
+    servers = loaded.get("servers", []) if isinstance(loaded, dict) else loaded
+    if not isinstance(extra, dict):
+        return {}, f"{path}: parameters must be an object of SSM parameter names and values"
+    return {MCP_SERVERS_PARAMETER: json.dumps(servers), **{str(k): str(v) for k, v in extra.items()}}, None
+
+
 def model_description(config: LocalConfig) -> str:
     if config.anthropic_api_key:
         return "Claude via the Anthropic API"
@@ -269,6 +293,11 @@ def run(
     parameters.update(
         {param: os.environ[var] for var, param in PARAMETER_VARIABLES.items() if os.environ.get(var)}
     )
+    ssm_parameters, mcp_problem = mcp_servers(os.environ)
+    if mcp_problem:
+        print(f"make chat: {mcp_problem}", file=sys.stderr)
+    if ssm_parameters:
+        parameters["McpServersParameter"] = MCP_SERVERS_PARAMETER
     with (
         log_path.open("a") as log,
         scheduler_log(log),
@@ -280,6 +309,7 @@ def run(
             anthropic_api_key=os.environ.get("ANTHROPIC_API_KEY") or None,
             anthropic_base_url=os.environ.get("ANTHROPIC_BASE_URL") or None,
             parameters=parameters,
+            ssm_parameters=ssm_parameters,
             retry_time_scale=0.2,
             log_stream=log,
             fire_schedules=True,

@@ -88,6 +88,7 @@ class LocalConfig:
     anthropic_api_key: str | None = None
     anthropic_base_url: str | None = None
     parameters: dict[str, str] = field(default_factory=dict)
+    ssm_parameters: dict[str, str] = field(default_factory=dict)  # more SSM parameters (MCP servers, tokens)
     env: dict[str, str] = field(default_factory=dict)
     retry_time_scale: float = 0.001
     log_stream: TextIO | None = None
@@ -294,6 +295,14 @@ class Emulation:
             value = getattr(self.config, attribute)
             if value and parameter in self.template.parameters:
                 ssm.put_parameter(Name=self.template.parameters[parameter], Value=value, Type="SecureString")
+        for name, value in self.config.ssm_parameters.items():
+            self.put_parameter(name, value)
+
+    def put_parameter(self, name: str, value: str) -> None:
+        """Create or replace a SecureString SSM parameter; the functions see it at once (Powertools' cache of
+        parameters is cleared, as a new container's would be empty)."""
+        boto3.client("ssm").put_parameter(Name=name, Value=value, Type="SecureString", Overwrite=True)
+        parameters.clear_caches()
 
     def _create_state_machine(self) -> None:
         (logical_id,) = self.template.of_type("AWS::Serverless::StateMachine")

@@ -18,6 +18,9 @@ class InMemoryToolCallLedger:
         record = ToolCallRecord(call_id=call_id, result=result, kind="intent", ref=ref)
         return self.records.setdefault(call_id, record)
 
+    def complete(self, call_id: str, result: str, is_error: bool = False) -> None:
+        self.records[call_id] = ToolCallRecord(call_id=call_id, result=result, kind="done", is_error=is_error)
+
     def add(self, record: ToolCallRecord) -> bool:
         """Add a record unless the call has one; False when it had (as the conditional put in DynamoDB)."""
         if record.call_id in self.records:

@@ -53,7 +53,7 @@ LAYERS: list[tuple[str, frozenset[str]]] = [
             }
         ),
     ),
-    ("tools", frozenset({"tools"})),
+    ("tools", frozenset({"tools", "remote_tools"})),  # remote_tools: outside MCP servers' tools
     # The MCP server of the tools and its /mcp endpoint (the only package that imports the MCP SDK).
     ("MCP", frozenset({"mcp"})),
     ("commands", frozenset({"commands"})),

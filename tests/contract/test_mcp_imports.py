@@ -22,8 +22,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 CORE = ROOT / "layers" / "core" / "stepwise"
 SDK = ("mcp", "mcp_types")
-SPEAKS_MCP = [CORE / "mcp"]  # the only code of the layer that may import the SDK
-SPEAKS_MCP_FUNCTIONS = {"mcp"}  # the only functions that may load it (the /mcp endpoint)
+# The only code of the layer that may import the SDK: the MCP server of the built-in tools and its /mcp
+# endpoint, and the client of outside servers (imported by the composition root only when a server must be
+# reached).
+SPEAKS_MCP = [CORE / "mcp", CORE / "remote_tools" / "mcp_client.py"]
+SPEAKS_MCP_FUNCTIONS = {"mcp"}  # the only functions that may load it at import (the /mcp endpoint)
 
 
 def sdk_imports(files: list[Path], root: Path) -> list[str]:
@@ -45,7 +48,7 @@ def sdk_imports(files: list[Path], root: Path) -> list[str]:
 
 
 def outside_the_mcp_package(core: Path, allowed: list[Path]) -> list[Path]:
-    return [p for p in sorted(core.rglob("*.py")) if not any(a in p.parents for a in allowed)]
+    return [p for p in sorted(core.rglob("*.py")) if not any(a == p or a in p.parents for a in allowed)]
 
 
 # A fresh interpreter: import each handler as Lambda does, then run built-in tools as RunTools does. Prints
@@ -80,6 +83,27 @@ PROBE = textwrap.dedent(
             assert not run_call(tools, context, tool, args, "not_needed").result.is_error
         if sdk_loaded():
             first = "the built-in tools, run as RunTools runs them"
+    if first is None:  # CallModel's tool list with outside tools, built from a fresh cache
+        from stepwise.remote_tools.calls import RemoteLimits, RemoteToolCaller
+        from stepwise.remote_tools.catalog import RemoteTools
+        from stepwise.remote_tools.config import ServerEntry
+        from stepwise.remote_tools.state import canonical_tools
+        from stepwise_local.in_memory.remote_tools import InMemoryRemoteToolCache
+
+        def client():
+            from stepwise.remote_tools.mcp_client import McpHttpServers
+            return McpHttpServers()
+
+        entry = ServerEntry(name="time", url="https://time.example/mcp")
+        cache = InMemoryRemoteToolCache()
+        listing = [{"name": "now", "inputSchema": {"type": "object"}}]
+        cache.put_tools("time", entry.fingerprint(), canonical_tools(listing), 1_800_000_000)
+        now = lambda: 1_800_000_100
+        caller = RemoteToolCaller(cache, client, tasks.ledger, lambda e: {}, now, RemoteLimits())
+        remote = RemoteTools(lambda: (entry,), caller, refresh=True).tools()
+        tools.with_tools(remote).api_tools()
+        if sdk_loaded():
+            first = "CallModel's tools from the cache"
     print(json.dumps(first))
     """
 )
@@ -119,6 +143,21 @@ def test_no_function_loads_the_sdk_nor_do_built_in_tool_calls() -> None:
     assert first_to_load_the_sdk(others) is None
     endpoint = [h for h in handlers if h.parent.name in SPEAKS_MCP_FUNCTIONS]
     assert endpoint and first_to_load_the_sdk(endpoint) == "mcp"
+
+
+def test_calling_an_outside_tool_is_what_loads_the_sdk() -> None:
+    probe = textwrap.dedent(
+        """
+        import sys
+        from stepwise.runtime import _mcp_servers
+        before = "mcp" in sys.modules
+        _mcp_servers()
+        print(before, "mcp" in sys.modules)
+        """
+    )
+    env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(ROOT / "layers" / "core")}
+    out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "True"]
 
 
 def test_the_checks_find_the_sdk_where_it_should_not_be(tmp_path: Path) -> None:

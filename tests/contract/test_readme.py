@@ -30,6 +30,7 @@ TOPIC_PAGES = {
     "how a message flows": "message-flow.md",
     "reliability and ordering": "reliability.md",
     "tools and approvals": "tools-and-approvals.md",
+    "outside MCP servers": "mcp-client.md",
     "memory": "memory.md",
     "reminders": "reminders.md",
     "streaming": "streaming.md",

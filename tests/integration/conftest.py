@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from support.mcp_servers import TimeServer
 from support.stack import ALLOWED_USERS, Stack
 
 from stepwise_local.anthropic_server import FakeAnthropic
@@ -12,6 +13,7 @@ from stepwise_local.emulation import Emulation, LocalConfig
 from stepwise_local.telegram_server import FakeBotApi
 
 BOT_TOKEN = "123456:integration-token"
+MCP_SERVERS = "/stepwise/mcp/servers"  # the outside MCP servers list: empty unless a test lists some
 
 
 @pytest.fixture(scope="session")
@@ -22,11 +24,23 @@ def running_stack() -> Iterator[Stack]:
             bot_token=BOT_TOKEN,
             anthropic_api_key=anthropic.api_key,
             anthropic_base_url=anthropic.base_url,
-            parameters={"AllowedUserIds": ",".join(map(str, ALLOWED_USERS)), "LogLevel": "WARNING"},
+            parameters={
+                "AllowedUserIds": ",".join(map(str, ALLOWED_USERS)),
+                "LogLevel": "WARNING",
+                "McpServersParameter": MCP_SERVERS,
+            },
+            ssm_parameters={MCP_SERVERS: "[]"},
             retry_time_scale=0.001,
         )
         with Emulation(config) as emulation:
             yield Stack(emulation, telegram, anthropic)
+
+
+@pytest.fixture(scope="session")
+def time_server() -> Iterator[TimeServer]:
+    """The MCP project's reference time server (mcp-server-time, from the package index) on 127.0.0.1."""
+    with TimeServer() as server:
+        yield server
 
 
 @pytest.fixture

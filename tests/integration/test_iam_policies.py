@@ -19,6 +19,7 @@ import boto3
 import pytest
 from support.iam import allowed_actions, other_actions, other_violations, violations
 from support.mcp_client import call, connect
+from support.mcp_servers import TimeServer
 from support.stack import Stack
 
 from stepwise_local.anthropic_server import error, text, tool_use
@@ -58,8 +59,15 @@ def play_an_mcp_client(stack: Stack, user: int) -> None:
         stack.say(user, "/connect revoke laptop")
 
 
-def play_every_kind_of_turn(stack: Stack) -> None:
+def play_every_kind_of_turn(stack: Stack, time_server: TimeServer) -> None:
     user = stack.new_user()
+    # A tool of an outside MCP server: CallModel fetches its list, RunTools calls it (its token from SSM).
+    stack.emulation.put_parameter("/stepwise/mcp/iam-token", "Bearer iam")
+    servers = [{"name": "iam", "url": time_server.url, "token_parameter": "/stepwise/mcp/iam-token"}]
+    stack.emulation.put_parameter("/stepwise/mcp/servers", json.dumps(servers))
+    stack.anthropic.script(tool_use(("iam__get_current_time", {"timezone": "UTC"})), text("Noon."))
+    stack.say(user, "what time is it?")
+    stack.emulation.put_parameter("/stepwise/mcp/servers", "[]")
     stack.anthropic.script(text("Hello!"))
     stack.say(user, "hello")  # a plain answer
     stack.anthropic.script(tool_use(("add_task", {"title": "buy milk"})), text("Added."))
@@ -90,18 +98,24 @@ def play_every_kind_of_turn(stack: Stack) -> None:
     stack.say(user, "tell me a joke")  # the model down: UseFallback, then FailTurn
 
 
-def test_every_function_has_the_dynamodb_permissions_its_code_uses(clock_stack: Stack) -> None:
-    play_every_kind_of_turn(clock_stack)
+def test_every_function_has_the_dynamodb_permissions_its_code_uses(
+    clock_stack: Stack, time_server: TimeServer
+) -> None:
+    play_every_kind_of_turn(clock_stack, time_server)
     used = clock_stack.emulation.dynamodb_actions
     functions = {function for function, _, _ in used}
     assert {"WebhookFunction", "LoadContextFunction", "CallModelFunction", "RunToolsFunction"} <= functions
     assert {"RequestApprovalFunction", "FinishTurnFunction", "FireReminderFunction"} <= functions
     assert {"UseFallbackFunction", "SummarizeFunction", "McpFunction"} <= functions
+    assert ("RunToolsFunction", "RemoteToolsTable", "dynamodb:BatchGetItem") in used
+    assert ("CallModelFunction", "RemoteToolsTable", "dynamodb:UpdateItem") in used
     assert violations(Template(), used) == []
 
 
-def test_every_function_has_the_other_aws_permissions_its_code_uses(clock_stack: Stack) -> None:
-    play_every_kind_of_turn(clock_stack)
+def test_every_function_has_the_other_aws_permissions_its_code_uses(
+    clock_stack: Stack, time_server: TimeServer
+) -> None:
+    play_every_kind_of_turn(clock_stack, time_server)
     used = clock_stack.emulation.aws_actions
     assert {
         ("WebhookFunction", "states:StartExecution"),

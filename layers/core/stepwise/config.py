@@ -106,6 +106,16 @@ class Settings(BaseModel):
     mcp_url: str = ""
     mcp_requests_per_minute: int = Field(default=60, ge=1, le=10_000)
     mcp_max_body_bytes: int = Field(default=1_048_576, ge=1024, le=10_485_760)
+    # Outside MCP servers whose tools the model may use (docs/mcp-client.md); no parameter: none.
+    mcp_servers_parameter: str | None = None
+    mcp_parameters_path: str = "/stepwise/mcp/"
+    remote_tools_table: str = Field(default="stepwise-remote-tools", min_length=1)
+    remote_tools_refresh: bool = False  # CallModel's: fetch stale lists again (RunTools only reads them)
+    remote_tools_refresh_seconds: int = Field(default=3600, ge=60, le=604_800)
+    remote_tool_timeout_seconds: float = Field(default=12.0, gt=0, le=60)
+    remote_result_max_chars: int = Field(default=8000, ge=500, le=8000)
+    remote_breaker_failures: int = Field(default=3, ge=1, le=100)
+    remote_breaker_seconds: int = Field(default=300, ge=10, le=86_400)
 
     @field_validator("default_timezone")
     @classmethod
@@ -118,6 +128,13 @@ class Settings(BaseModel):
             raise ValueError(
                 f"DEFAULT_TIMEZONE must be an IANA time zone such as Europe/Lisbon, got {value!r}"
             ) from None
+        return value
+
+    @field_validator("mcp_parameters_path")
+    @classmethod
+    def _parameter_path(cls, value: str) -> str:
+        if not (value.startswith("/") and value.endswith("/")):
+            raise ValueError(f"MCP_PARAMETERS_PATH must start and end with /, got {value!r}")
         return value
 
     @field_validator("history_margin", mode="before")
@@ -149,6 +166,7 @@ class Settings(BaseModel):
         "scheduler_role_arn",
         "reminder_target_arn",
         "persona_dir",
+        "mcp_servers_parameter",
         mode="before",
     )
     @classmethod

@@ -26,9 +26,11 @@ if TYPE_CHECKING:
     from stepwise.reminders.dynamodb import DynamoReminderStore
     from stepwise.reminders.eventbridge import EventBridgeSchedules
     from stepwise.reminders.firing import FireServices
+    from stepwise.remote_tools.catalog import RemoteTools
+    from stepwise.remote_tools.client import RemoteServers
     from stepwise.states.services import TurnServices
     from stepwise.telegram.client import BotApiClient
-    from stepwise.tools.registry import ToolRegistry
+    from stepwise.tools.registry import Tool, ToolRegistry
     from stepwise.tools.reminder_tools import ReminderSetup
     from stepwise.usage.dynamodb import DynamoUsageStore
     from stepwise.webhook import WebhookServices
@@ -322,11 +324,13 @@ class Runtime:
             daily_token_budget=s.daily_token_budget,
             connections=self.connections,
             mcp_url=s.mcp_url,
+            remote_tools=self._remote_tools_list if s.mcp_servers_parameter else None,
         )
 
     @cached_property
     def tools(self) -> ToolRegistry:
-        """Every tool of this deployment, bound to its store (the turn's and the /mcp endpoint's)."""
+        """The built-in tools of this deployment, bound to their stores: the turn's (the outside servers'
+        tools come after them, see TurnServices.tools) and the /mcp endpoint's (never outside tools)."""
         from stepwise.tasks.dynamodb import DynamoTaskRepository
         from stepwise.tools.catalog import build_registry
 
@@ -336,6 +340,40 @@ class Runtime:
             ledger=self.ledger,
             memory=self.memory,
             reminders=self.reminder_tools_setup,
+        )
+
+    def _remote_tools_list(self) -> list[Tool[Any]]:
+        return self.remote_tools.tools()
+
+    @cached_property
+    def remote_tools(self) -> RemoteTools:
+        """The outside MCP servers' tools. CallModel refreshes stale lists (it has no tool-call ledger table,
+        and never calls a tool); RunTools calls the tools and only reads the lists."""
+        from stepwise.remote_tools.calls import RemoteLimits, RemoteToolCaller
+        from stepwise.remote_tools.catalog import RemoteTools
+        from stepwise.remote_tools.dynamodb import DynamoRemoteToolCache
+        from stepwise.remote_tools.ssm import headers_for, load_servers
+
+        s = self.settings
+        parameter = s.mcp_servers_parameter or ""
+        caller = RemoteToolCaller(
+            cache=DynamoRemoteToolCache(self._dynamodb.Table(s.remote_tools_table)),
+            servers=_mcp_servers,
+            ledger=self.ledger,
+            headers=lambda entry: headers_for(entry, s.secrets_cache_seconds),
+            now=lambda: int(clock().timestamp()),
+            limits=RemoteLimits(
+                refresh_seconds=s.remote_tools_refresh_seconds,
+                timeout_seconds=s.remote_tool_timeout_seconds,
+                max_result_chars=s.remote_result_max_chars,
+                breaker_failures=s.remote_breaker_failures,
+                breaker_seconds=s.remote_breaker_seconds,
+            ),
+        )
+        return RemoteTools(
+            lambda: load_servers(parameter, s.mcp_parameters_path, s.secrets_cache_seconds),
+            caller,
+            refresh=s.remote_tools_refresh,
         )
 
     @property
@@ -351,7 +389,7 @@ class Runtime:
 
     @cached_property
     def mcp_endpoint_services(self) -> EndpointServices:
-        """The /mcp endpoint's: the tokens, the same tools as the turn's, the audit log, the sequencer."""
+        """The /mcp endpoint's: the tokens, the turn's built-in tools, the audit log, the sequencer."""
         from stepwise.audit.dynamodb import DynamoAuditLog
         from stepwise.mcp.endpoint import EndpointServices
         from stepwise.mcp.gate import GateLimits
@@ -392,6 +430,13 @@ class Runtime:
             clock=clock,
             media_limits=MediaLimits(s.max_image_bytes, s.max_document_bytes),
         )
+
+
+def _mcp_servers() -> RemoteServers:
+    """The MCP client of the official SDK: imported only when an outside server must be reached."""
+    from stepwise.remote_tools.mcp_client import McpHttpServers
+
+    return McpHttpServers()
 
 
 _runtime: Runtime | None = None

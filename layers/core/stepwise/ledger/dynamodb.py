@@ -44,6 +44,10 @@ class DynamoToolCallLedger:
             return existing
         return record
 
+    def complete(self, call_id: str, result: str, is_error: bool = False) -> None:
+        record = ToolCallRecord(call_id=call_id, result=result, kind="done", is_error=is_error)
+        self.table.put_item(Item=self._item(record))
+
     def put_action(self, record: ToolCallRecord) -> dict[str, Any]:
         """The TransactWriteItems action that records the call unless it has a record already."""
         return {

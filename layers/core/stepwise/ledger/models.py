@@ -30,6 +30,7 @@ class ToolCallRecord(BaseModel):
     result: str
     kind: RecordKind = "done"
     ref: str = ""  # for an intent: the id of what the effect is about (a reminder's number, say)
+    is_error: bool = False  # the recorded result was an error (an outside server's tool can answer one)
 
 
 @dataclass(frozen=True)

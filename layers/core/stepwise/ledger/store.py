@@ -22,3 +22,7 @@ class ToolCallLedger(Protocol):
         """Record an intent (its result text and the id of what it is about) unless the call has a record
         already; returns the record in force."""
         ...
+
+    def complete(self, call_id: str, result: str, is_error: bool = False) -> None:
+        """Record that the call ran and what it answered (replacing its intent): a retry returns this."""
+        ...

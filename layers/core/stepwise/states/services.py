@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from stepwise.ids import new_id, utc_now
 from stepwise.media.intake import MediaLimits
 
 # Types only: a state imports the adapters it uses, not every port's module (cold starts).
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
     from datetime import datetime
 
     from stepwise.approvals.store import ApprovalStore
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from stepwise.telegram.client import TelegramClient
     from stepwise.telegram.drafts import DraftSender
     from stepwise.tools.reads import MemoryRecall, TimeZones
-    from stepwise.tools.registry import ToolRegistry
+    from stepwise.tools.registry import Tool, ToolRegistry
     from stepwise.turn_records.store import TurnStore
     from stepwise.usage.store import UsageStore
 
@@ -82,6 +82,11 @@ class TurnServices:
     mcp_url: str = ""
     clock: Callable[[], datetime] = utc_now
     new_id: Callable[[], str] = new_id
+    # The outside MCP servers' tools (stepwise.remote_tools), offered after the built-in ones; None: none.
+    remote_tools: Callable[[], Sequence[Tool[Any]]] | None = None
+    _with_remote: tuple[Sequence[Tool[Any]], ToolRegistry] | None = field(
+        default=None, init=False, repr=False
+    )
 
     @property
     def summary_due_at(self) -> int:
@@ -89,6 +94,25 @@ class TurnServices:
         return self.history_limit + self.summary_threshold
 
     @cached_property
-    def tools(self) -> ToolRegistry:
-        """The tools of a turn, built on first use (only CallModel and RunTools need them)."""
+    def built_in_tools(self) -> ToolRegistry:
+        """The built-in tools, built on first use (only CallModel, RunTools and commands need them)."""
         return self.tool_catalog()
+
+    @property
+    def tools(self) -> ToolRegistry:
+        """The tools of a turn: the built-in ones, then the outside servers' (the registry is made again only
+        when their list was read again)."""
+        if self.remote_tools is None:
+            return self.built_in_tools
+        remote = self.remote_tools()
+        if not remote:
+            return self.built_in_tools
+        if self._with_remote is None or self._with_remote[0] is not remote:
+            self._with_remote = (remote, self.built_in_tools.with_tools(remote))
+        return self._with_remote[1]
+
+    @tools.setter
+    def tools(self, registry: ToolRegistry) -> None:
+        """Use `registry` as the turn's only tools (tests)."""
+        self.__dict__["built_in_tools"] = registry
+        self.remote_tools = None

@@ -127,6 +127,10 @@ class Tool[Args: BaseModel]:
     destructive: bool = False
     idempotent: bool = False
     output_model: type[BaseModel] | None = None
+    # A tool of an outside MCP server (see stepwise.remote_tools): its arguments' JSON schema as the server
+    # gave it (the input model then takes any object, and the server checks it), and an open world.
+    schema: dict[str, Any] | None = None
+    open_world: bool = False
 
     def __post_init__(self) -> None:
         if self.read_only and (self.writes or self.needs_approval or self.destructive or self.intent):
@@ -143,19 +147,20 @@ class Tool[Args: BaseModel]:
     def input_schema(self) -> dict[str, Any]:
         """The JSON schema of the arguments: what the model and MCP clients are given (shared: not to be
         changed)."""
-        return _json_schema(self.input_model)
+        return self.schema if self.schema is not None else _json_schema(self.input_model)
 
     def api_spec(self) -> dict[str, Any]:
         """The entry of the Messages API's `tools` parameter."""
         return {"name": self.name, "description": self.description, "input_schema": self.input_schema()}
 
     def annotations(self) -> dict[str, bool]:
-        """MCP's tool annotations. The world is closed: every tool acts on the user's own data only."""
+        """MCP's tool annotations. The world of the built-in tools is closed: each acts on the user's own data
+        only; an outside server's tools are open."""
         return {
             "readOnlyHint": self.read_only,
             "destructiveHint": self.destructive,
             "idempotentHint": self.read_only or self.idempotent,
-            "openWorldHint": False,
+            "openWorldHint": self.open_world,
         }
 
     def mcp_spec(self) -> dict[str, Any]:
@@ -191,6 +196,12 @@ def _json_schema(model: type[BaseModel]) -> dict[str, Any]:
     return schema
 
 
+class AnyArguments(BaseModel):
+    """The arguments of a tool whose schema is plain JSON (an outside server's): any object, kept as given."""
+
+    model_config = ConfigDict(extra="allow", defer_build=True)
+
+
 class ToolRegistry:
     """The tools available in a turn."""
 
@@ -208,6 +219,10 @@ class ToolRegistry:
 
     def get(self, name: str) -> Tool[Any] | None:
         return self._tools.get(name)
+
+    def with_tools(self, extra: Sequence[Tool[Any]]) -> ToolRegistry:
+        """A registry of these tools and then `extra` (an outside server's), with the same ledger."""
+        return ToolRegistry([*self._tools.values(), *extra], self._ledger)
 
     def api_tools(self) -> list[dict[str, Any]]:
         return [tool.api_spec() for tool in self._tools.values()]
@@ -238,7 +253,7 @@ class ToolRegistry:
         if tool.writes and self._ledger is not None:
             recorded = self._ledger.get(context.call_id)
             if recorded is not None and recorded.kind == "done":
-                return ToolResult(content=recorded.result)
+                return ToolResult(content=recorded.result, is_error=recorded.is_error)
             context = replace(context, recorded=recorded)
         try:
             if tool.intent is not None:

@@ -1,0 +1,156 @@
+"""One call of an outside server's tool: approval policy, circuit breaker, ledger, result.
+
+The registry looks the call up in the tool-call ledger first (`writes`): a call that ran returns its recorded
+result. Otherwise an intent is recorded before the request goes out, and the result after it comes back. A
+retry that finds the intent alone (RunTools died in between) cannot know whether the server acted: a tool the
+server marks read-only is asked again; any other is not sent again, and the model is told the outcome is
+unknown.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from aws_lambda_powertools import Logger
+
+from stepwise.remote_tools.client import Connection, RemoteCallError
+from stepwise.remote_tools.results import framed, render
+from stepwise.tools.registry import ToolError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from pydantic import BaseModel
+
+    from stepwise.ledger.store import ToolCallLedger
+    from stepwise.remote_tools.client import RemoteServers
+    from stepwise.remote_tools.config import ServerEntry
+    from stepwise.remote_tools.state import RemoteToolCache, ServerRecord
+    from stepwise.tools.registry import ToolContext
+
+logger = Logger(child=True)
+
+INTENT = "Sent to the outside server; no answer was recorded."
+UNKNOWN_OUTCOME = (
+    "The outcome of this call is unknown: an earlier attempt sent it to the outside MCP server “{server}” "
+    "and was interrupted before the answer was recorded. It was not sent again, so that it cannot act "
+    "twice. Tell the user, and check the result another way before calling it again."
+)
+MAX_DESCRIBED_ARGUMENTS = 600
+
+
+@dataclass(frozen=True)
+class RemoteLimits:
+    """The settings of outside tools (see docs/configuration.md)."""
+
+    refresh_seconds: int = 3600
+    timeout_seconds: float = 12.0
+    max_result_chars: int = 8000
+    breaker_failures: int = 3
+    breaker_seconds: int = 300
+
+
+@dataclass(frozen=True)
+class RemoteTool:
+    """One tool of one server, as the catalog offers it."""
+
+    entry: ServerEntry
+    tool: str
+    annotations: dict[str, Any]
+    listing: tuple[dict[str, Any], ...] = ()
+
+    @property
+    def read_only(self) -> bool:
+        return self.annotations.get("readOnlyHint") is True
+
+    @property
+    def destructive(self) -> bool:
+        """MCP's default: a tool that is not read-only may destroy, unless it says it does not."""
+        return not self.read_only and self.annotations.get("destructiveHint") is not False
+
+    @property
+    def needs_approval(self) -> bool:
+        """The server's policy: `writes` asks for every tool not marked read-only, `always` for every tool,
+        `never` for none."""
+        policy = self.entry.approval
+        return policy == "always" or (policy == "writes" and not self.read_only)
+
+
+@dataclass
+class RemoteToolCaller:
+    """What calls need: the servers' records (for the breaker), the client, the ledger, tokens and time."""
+
+    cache: RemoteToolCache
+    servers: Callable[[], RemoteServers]  # the SDK adapter, built (and imported) on first use
+    ledger: ToolCallLedger
+    headers: Callable[[ServerEntry], dict[str, str]]
+    now: Callable[[], int]  # epoch seconds
+    limits: RemoteLimits
+    known: dict[str, ServerRecord] = field(default_factory=dict)  # the records as last read or written
+
+    def connection(self, entry: ServerEntry) -> Connection:
+        timeout = entry.timeout_seconds or self.limits.timeout_seconds
+        return Connection(entry.name, entry.url, timeout, self.headers(entry))
+
+    def call(self, remote: RemoteTool, context: ToolContext, args: BaseModel) -> str:
+        """Run the call (see the module docstring); an error answer raises ToolError (an is_error result)."""
+        server = remote.entry.name
+        if context.recorded is not None and not remote.read_only:
+            raise ToolError(UNKNOWN_OUTCOME.format(server=server))
+        record = self.known.get(server)
+        if record is not None and record.skipped(self.now()):
+            until = datetime.fromtimestamp(record.skipped_until, UTC).strftime("%H:%M UTC")
+            raise ToolError(
+                f"The outside MCP server “{server}” is temporarily unavailable: it failed several times in a "
+                f"row, so it is left alone until {until}. Nothing was sent."
+            )
+        if context.recorded is None:
+            self.ledger.record_intent(context.call_id, INTENT)
+        arguments = args.model_dump(mode="json")
+        try:
+            answer = self.servers().call_tool(
+                self.connection(remote.entry), remote.tool, arguments, remote.listing
+            )
+        except RemoteCallError as error:
+            self.failed(server, error)
+            outcome = " It may or may not have acted." if error.may_have_run else " Nothing was done."
+            text = framed(
+                server,
+                f"The call failed: {error}.{outcome if error.counts else ''}",
+                self.limits.max_result_chars,
+            )
+            self.ledger.complete(context.call_id, text, is_error=True)
+            raise ToolError(text) from None
+        self.succeeded(server)
+        text, is_error = render(server, answer, self.limits.max_result_chars)
+        self.ledger.complete(context.call_id, text, is_error=is_error)
+        if is_error:
+            raise ToolError(text)
+        return text
+
+    def describe(self, remote: RemoteTool, args: BaseModel) -> str:
+        """What the approval message says the call will do."""
+        arguments = json.dumps(args.model_dump(mode="json"), ensure_ascii=False, sort_keys=True)
+        if len(arguments) > MAX_DESCRIBED_ARGUMENTS:
+            arguments = arguments[:MAX_DESCRIBED_ARGUMENTS] + "…"
+        return f"Call {remote.tool} on the outside MCP server “{remote.entry.name}” with {arguments}."
+
+    def failed(self, server: str, error: RemoteCallError) -> None:
+        """Count a failure of the server (when it is one), opening its breaker at the threshold."""
+        logger.warning(f"MCP server {server}: {error}")
+        if not error.counts:
+            return
+        limits = self.limits
+        self.known[server] = self.cache.record_failure(
+            server, self.now(), limits.breaker_failures, limits.breaker_seconds
+        )
+
+    def succeeded(self, server: str) -> None:
+        record = self.known.get(server)
+        if record is None or record.failures or record.skipped_until:
+            self.cache.record_success(server)
+            if record is not None:
+                self.known[server] = record.model_copy(update={"failures": 0, "skipped_until": 0})

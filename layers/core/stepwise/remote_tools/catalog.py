@@ -1,0 +1,141 @@
+"""The outside servers' tools as registry Tools, from the cached lists (refreshed where allowed).
+
+CallModel builds the model's tool list from the cache (no SDK import) and refreshes a server's list when it is
+stale, its entry changed, or it was never fetched, unless the server's breaker is open; a failed refresh keeps
+serving the list it had. RunTools only reads the cache: the tools it can run are those the model was offered.
+"""
+
+from __future__ import annotations
+
+from time import monotonic
+from typing import TYPE_CHECKING, Any
+
+from aws_lambda_powertools import Logger
+
+from stepwise.remote_tools.calls import RemoteTool, RemoteToolCaller
+from stepwise.remote_tools.client import RemoteCallError
+from stepwise.remote_tools.config import TOOL_NAME
+from stepwise.remote_tools.state import canonical_tools
+from stepwise.tools.registry import AnyArguments, Tool
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from stepwise.remote_tools.config import ServerEntry
+    from stepwise.remote_tools.state import ServerRecord
+
+logger = Logger(child=True)
+
+MEMO_SECONDS = 20.0  # a warm container reads the servers' records again after this long
+MAX_DESCRIPTION = 1000
+
+
+class RemoteTools:
+    """The tools of the configured servers, sorted by name; `refresh` lets stale lists be fetched again."""
+
+    def __init__(
+        self,
+        servers: Callable[[], tuple[ServerEntry, ...]],
+        caller: RemoteToolCaller,
+        *,
+        refresh: bool,
+        memo_seconds: float = MEMO_SECONDS,
+    ) -> None:
+        self._servers = servers
+        self._caller = caller
+        self._refresh = refresh
+        self._memo_seconds = memo_seconds
+        self._memo: tuple[float, list[Tool[Any]]] | None = None
+
+    def tools(self) -> list[Tool[Any]]:
+        """The tools (the same list object while nothing was read again, so a registry can be reused)."""
+        if self._memo is not None and monotonic() - self._memo[0] < self._memo_seconds:
+            return self._memo[1]
+        tools = self._build()
+        self._memo = (monotonic(), tools)
+        return tools
+
+    def _build(self) -> list[Tool[Any]]:
+        entries = sorted(self._servers(), key=lambda entry: entry.name)
+        if not entries:
+            return []
+        caller = self._caller
+        records = caller.cache.get_many([entry.name for entry in entries])
+        caller.known.update(records)
+        tools: list[Tool[Any]] = []
+        for entry in entries:
+            record = records.get(entry.name)
+            if self._refresh and self._stale(entry, record):
+                record = self._fetch(entry, record)
+            if record is not None:
+                tools += self._tools_of(entry, record)
+        return sorted(tools, key=lambda tool: tool.name)
+
+    def _stale(self, entry: ServerEntry, record: ServerRecord | None) -> bool:
+        now = self._caller.now()
+        if record is None:
+            return True
+        if record.skipped(now):
+            return False
+        return (
+            record.config_hash != entry.fingerprint()
+            or now - record.fetched_at >= self._caller.limits.refresh_seconds
+        )
+
+    def _fetch(self, entry: ServerEntry, record: ServerRecord | None) -> ServerRecord | None:
+        """The server's list fetched again (`tools/list`); on failure the record it had (failure counted)."""
+        caller = self._caller
+        try:
+            connection = caller.connection(entry)
+            listed = caller.servers().list_tools(connection)
+        except RemoteCallError as error:
+            logger.warning(
+                f"MCP server {entry.name}: tools/list failed ({error}); "
+                + ("serving the list it had" if record else "its tools are not offered")
+            )
+            caller.failed(entry.name, error)
+            return record
+        for tool in listed:
+            name = str(tool.get("name", ""))
+            if not TOOL_NAME.match(entry.tool_name(name)):
+                logger.warning(
+                    f"MCP server {entry.name}: tool {name!r} skipped: "
+                    f"{entry.tool_name(name)!r} is not a valid tool name"
+                )
+        fresh = caller.cache.put_tools(entry.name, entry.fingerprint(), canonical_tools(listed), caller.now())
+        caller.known[entry.name] = fresh
+        return fresh
+
+    def _tools_of(self, entry: ServerEntry, record: ServerRecord) -> list[Tool[Any]]:
+        listing = record.tools()
+        tools = []
+        for spec in listing:
+            name = str(spec.get("name", ""))
+            if not entry.offers(name):
+                continue
+            remote = RemoteTool(entry, name, _annotations(spec), tuple(listing))
+            tools.append(self._tool(remote, spec))
+        return tools
+
+    def _tool(self, remote: RemoteTool, spec: dict[str, Any]) -> Tool[Any]:
+        schema = spec.get("inputSchema")
+        description = str(spec.get("description") or "").strip()[:MAX_DESCRIPTION]
+        caller = self._caller
+        return Tool(
+            name=remote.entry.tool_name(remote.tool),
+            description=f"[Tool of the outside MCP server “{remote.entry.name}”] {description}".strip(),
+            input_model=AnyArguments,
+            schema=schema if isinstance(schema, dict) else {"type": "object"},
+            run=lambda context, args: caller.call(remote, context, args),
+            needs_approval=remote.needs_approval,
+            describe=lambda _context, args: caller.describe(remote, args),
+            writes=True,
+            destructive=remote.needs_approval or remote.destructive,
+            idempotent=remote.annotations.get("idempotentHint") is True,
+            open_world=True,
+        )
+
+
+def _annotations(spec: dict[str, Any]) -> dict[str, Any]:
+    annotations = spec.get("annotations")
+    return dict(annotations) if isinstance(annotations, dict) else {}

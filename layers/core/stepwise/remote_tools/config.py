@@ -1,0 +1,127 @@
+"""The owner's list of outside MCP servers (a JSON document in an SSM parameter), validated once.
+
+One bad entry is skipped with one log line naming it (its index and name) and what is wrong; the other entries
+and the rest of Stepwise keep working. A document that cannot be read at all gives one line and no servers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from functools import lru_cache
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from aws_lambda_powertools import Logger
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+logger = Logger(child=True)
+
+TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")  # the Messages API's rule for tool names
+SEPARATOR = "__"
+LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+MAX_SERVER_NAME = 40  # leaves room for the tool's own name within 64 characters
+Approval = Literal["writes", "always", "never"]
+
+
+class ServerEntry(BaseModel):
+    """One outside MCP server: where it is, how to authenticate, which tools, and when to ask the user."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+
+    name: str = Field(min_length=1, max_length=MAX_SERVER_NAME)
+    url: str
+    token_parameter: str | None = None  # an SSM parameter: a bearer token, or a header `Name: value`
+    allowed_tools: tuple[str, ...] | None = None  # None: every tool the server lists
+    approval: Approval = "writes"
+    timeout_seconds: float | None = Field(default=None, gt=0, le=60)
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        if not TOOL_NAME.match(value) or SEPARATOR in value or value.endswith("_"):
+            raise ValueError(
+                "must be letters, digits, _ or -, without '__' and not ending in '_' (tools are named "
+                "<server>__<tool>)"
+            )
+        return value
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, value: str) -> str:
+        parts = urlsplit(value)
+        if parts.scheme == "https" and parts.hostname:
+            return value
+        if parts.scheme == "http" and parts.hostname in LOCAL_HOSTS:
+            return value
+        raise ValueError("must be https:// (http:// only to 127.0.0.1 or localhost)")
+
+    @field_validator("token_parameter")
+    @classmethod
+    def _parameter(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith("/"):
+            raise ValueError("must be the full name of an SSM parameter, starting with /")
+        return value
+
+    def fingerprint(self) -> str:
+        """A hash of the entry: a changed entry makes its cached tool list stale."""
+        return hashlib.sha256(self.model_dump_json().encode()).hexdigest()[:16]
+
+    def offers(self, tool: str) -> bool:
+        """Whether the model may see this tool of the server (allowed_tools, and the name rule)."""
+        allowed = self.allowed_tools is None or tool in self.allowed_tools
+        return allowed and TOOL_NAME.match(self.tool_name(tool)) is not None
+
+    def tool_name(self, tool: str) -> str:
+        """The name the model sees: `<server>__<tool>`."""
+        return f"{self.name}{SEPARATOR}{tool}"
+
+
+def parse_servers(document: str, parameters_path: str) -> tuple[ServerEntry, ...]:
+    """The valid entries of the document, in their order; each problem logged once per document (a Lambda
+    container parses a document once)."""
+    return _parse(document, parameters_path)
+
+
+@lru_cache(maxsize=4)
+def _parse(document: str, parameters_path: str) -> tuple[ServerEntry, ...]:
+    try:
+        loaded = json.loads(document)
+    except ValueError as error:
+        logger.warning(f"MCP servers list is not valid JSON ({error}); no outside tools are offered")
+        return ()
+    items = loaded.get("servers") if isinstance(loaded, dict) else loaded
+    if not isinstance(items, list):
+        logger.warning("MCP servers list must be a JSON array of servers; no outside tools are offered")
+        return ()
+    entries: list[ServerEntry] = []
+    for index, item in enumerate(items):
+        name = item.get("name") if isinstance(item, dict) else None
+        problem = _problem(item, parameters_path, {entry.name for entry in entries})
+        if isinstance(problem, str):
+            logger.warning(f"MCP server entry {index} ({name!r}) skipped: {problem}")
+            continue
+        entries.append(problem)
+    return tuple(entries)
+
+
+def _problem(item: Any, parameters_path: str, taken: set[str]) -> ServerEntry | str:
+    """The entry, or what is wrong with it."""
+    if not isinstance(item, dict):
+        return "an entry must be a JSON object"
+    try:
+        entry = ServerEntry.model_validate(item)
+    except ValidationError as error:
+        return "; ".join(
+            f"{'.'.join(map(str, e['loc'])) or 'entry'}: {e['msg'].removeprefix('Value error, ')}"
+            for e in error.errors(include_url=False)
+        )
+    if entry.name in taken:
+        return "another entry has the same name"
+    if entry.token_parameter is not None and not entry.token_parameter.startswith(parameters_path):
+        return (
+            f"token_parameter must be under {parameters_path} (McpParametersPath), the only parameters the "
+            "functions may read"
+        )
+    return entry
