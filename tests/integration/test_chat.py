@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import pty
 import re
@@ -11,12 +12,22 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
+from support.mcp_client import TOKEN, call
+from support.mcp_client import text as text_of
+from support.mcp_servers import TimeServer, free_port
 from support.tools import ROOT
 
-from stepwise_local.anthropic_server import FakeAnthropic, hang, last_user_text, text
+from stepwise_local.anthropic_server import FakeAnthropic, hang, last_user_text, text, tool_use
 
 SETTINGS = ("ANTHROPIC_", "AWS_", "HISTORY_LIMIT", "MAX_TOOL_STEPS")
+
+
+def tool_results(request: dict[str, Any]) -> list[dict[str, Any]]:
+    """The tool_result blocks of a Messages API request's last message."""
+    content = request["messages"][-1]["content"]
+    return [block for block in content if isinstance(block, dict) and block.get("type") == "tool_result"]
 
 
 def chat_env(**extra_env: str) -> dict[str, str]:
@@ -243,3 +254,63 @@ def test_in_a_terminal_lines_can_be_edited_recalled_and_ctrl_d_or_ctrl_c_leaves(
     second.type("\x03")  # Ctrl-C at the prompt
     assert second.exit_code() == 0
     assert "\n" in second.output and "Traceback" not in second.output
+
+
+def test_the_chat_uses_the_outside_mcp_servers_its_file_lists(tmp_path: Path) -> None:
+    servers = tmp_path / "servers.json"
+    with TimeServer(token="local-secret") as clock_server, FakeAnthropic(api_key="sk-local-test") as api:
+        servers.write_text(
+            json.dumps(
+                {
+                    "servers": [
+                        {"name": "time", "url": clock_server.url, "token_parameter": "/stepwise/mcp/t"}
+                    ],
+                    "parameters": {"/stepwise/mcp/t": "Bearer local-secret"},
+                }
+            )
+        )
+        api.script(tool_use(("time__get_current_time", {"timezone": "Asia/Tokyo"})), text("It is late."))
+        out = chat(
+            ["what time is it in Tokyo?"],
+            tmp_path,
+            ANTHROPIC_API_KEY="sk-local-test",
+            ANTHROPIC_BASE_URL=api.base_url,
+            STEPWISE_MCP_SERVERS=str(servers),
+            STEPWISE_MCP_PORT="0",
+        )
+        assert "time__get_current_time" in [tool["name"] for tool in api.requests[0]["tools"]]
+        result = tool_results(api.requests[1])[0]
+        assert clock_server.count("tools/call") == 1
+    assert out.endswith("stepwise> It is late.\n")
+    assert "Asia/Tokyo" in str(result["content"]) and not result.get("is_error")
+
+
+def test_an_mcp_client_reaches_the_chats_own_endpoint_with_a_token_from_connect(tmp_path: Path) -> None:
+    port = free_port()
+    process = subprocess.Popen(
+        chat_command(tmp_path),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        env=chat_env(STEPWISE_MCP_PORT=str(port)),
+    )
+    assert process.stdin is not None and process.stdout is not None
+    try:
+        process.stdin.write("/connect laptop\n")
+        process.stdin.flush()
+        shown = ""
+        deadline = time.monotonic() + 60
+        url = f"http://127.0.0.1:{port}/mcp"
+        while "revoke laptop" not in shown and time.monotonic() < deadline:
+            shown += process.stdout.readline()
+        token = TOKEN.findall(shown)[0]
+        assert url in shown
+        assert not call(url, token, "add_task", {"title": "from my editor"}).is_error
+        listed = call(url, token, "list_tasks", {"status": "all"})
+        assert "from my editor" in text_of(listed)
+    finally:
+        process.stdin.close()
+        process.wait(timeout=60)
+    assert process.returncode == 0

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
     from support.stack import Stack
 
-TOKEN = re.compile(r"swp_[A-Za-z0-9_-]{20,}")
+TOKEN = re.compile(r"swp_[0-9a-f]{64}")
 INITIALIZE = {
     "jsonrpc": "2.0",
     "id": 1,

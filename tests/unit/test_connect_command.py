@@ -20,7 +20,7 @@ from stepwise_local.in_memory.telegram import InMemoryTelegram
 
 URL = "https://example.execute-api.eu-west-1.amazonaws.com/mcp"
 NOW = "2026-11-22T09:00:00.000Z"
-TOKEN = re.compile(r"swp_[A-Za-z0-9_-]{40,}")
+TOKEN = re.compile(r"swp_[0-9a-f]{64}")
 
 
 @pytest.fixture
@@ -62,7 +62,7 @@ def test_connect_lists_and_revokes_and_refuses_what_it_cannot_do(
     say(with_mcp, "/connect bad/name", 4)
     assert "letters, digits" in telegram.texts(7)[-1]
     say(with_mcp, "/connect", 5)
-    assert "laptop (since" in telegram.texts(7)[-1] and not TOKEN.search(telegram.texts(7)[-1])
+    assert "laptop</code> (since" in telegram.texts(7)[-1] and not TOKEN.search(telegram.texts(7)[-1])
     say(with_mcp, "/connect revoke phone", 6)
     assert "no token named “phone”" in telegram.texts(7)[-1]
     say(with_mcp, "/connect revoke laptop", 7)

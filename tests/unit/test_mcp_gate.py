@@ -10,7 +10,7 @@ from stepwise.connections.models import Connection, token_hash
 from stepwise.mcp.gate import GateLimits, HttpAnswer, admit
 from stepwise_local.in_memory.connections import InMemoryConnectionStore
 
-TOKEN = "swp_" + "a" * 43
+TOKEN = "swp_" + "a" * 64
 NOW = datetime(2026, 11, 25, 10, 0, 20, tzinfo=UTC)
 LIMITS = GateLimits(max_body_bytes=1000, requests_per_minute=2, allowed_users=frozenset({7}))
 

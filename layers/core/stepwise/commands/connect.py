@@ -71,12 +71,13 @@ def _create(request: CommandRequest, name: str) -> str | ShownOnce:
     except NameTaken:
         return f"You have a token named “{name}” already. Pick another name, or revoke it first."
     url = services.mcp_url
+    # Code spans and a code block: shown verbatim (no Markdown formatting) and easy to copy.
     shown = (
-        f"Your token “{name}” (shown this once; I keep only a fingerprint of it):\n\n{token}\n\n"
-        f"Endpoint: {url}\n\nFor example, with Claude Code:\n"
-        f'claude mcp add --transport http stepwise {url} --header "Authorization: Bearer {token}"\n\n'
+        f"Your token `{name}` (shown this once; I keep only a fingerprint of it):\n\n`{token}`\n\n"
+        f"Endpoint: `{url}`\n\nFor example, with Claude Code:\n\n```\n"
+        f'claude mcp add --transport http stepwise {url} --header "Authorization: Bearer {token}"\n```\n\n'
         "It acts as you. Changes that cannot be undone still wait for your Approve here. "
-        f"End it with /connect revoke {name}."
+        f"End it with `/connect revoke {name}`."
     )
     kept = f"(A token named “{name}” for the MCP endpoint was made and shown here once.)"
     return ShownOnce(text=shown, kept=kept)
@@ -85,5 +86,5 @@ def _create(request: CommandRequest, name: str) -> str | ShownOnce:
 def _listing(connections: list[Connection], url: str) -> str:
     if not connections:
         return f"You have no tokens. {USAGE}\nEndpoint: {url}"
-    lines = [f"- {c.name} (since {c.created_at[:10]})" for c in connections]
+    lines = [f"- `{c.name}` (since {c.created_at[:10]})" for c in connections]
     return f"Your MCP tokens ({len(connections)}), endpoint {url}:\n" + "\n".join(lines) + f"\n\n{USAGE}"

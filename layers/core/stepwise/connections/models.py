@@ -31,8 +31,8 @@ class Connection(BaseModel):
 
 
 def new_token() -> str:
-    """A new secret token (256 random bits)."""
-    return TOKEN_PREFIX + secrets.token_urlsafe(32)
+    """A new secret token (256 random bits), in hex: nothing in it that Markdown or a shell could mangle."""
+    return TOKEN_PREFIX + secrets.token_hex(32)
 
 
 def token_hash(token: str) -> str:
