@@ -336,7 +336,7 @@ def test_concurrent_presses_of_both_buttons_decide_once(stack: Stack) -> None:
 
 def test_bursts_of_five_in_three_chats_at_once_are_each_answered_in_order(stack: Stack) -> None:
     users = [stack.new_user() for _ in range(3)]
-    stack.anthropic.default = slow_echo(0.3)  # each chat's first turn is busy while its burst arrives
+    stack.anthropic.default = slow_echo(1.0)  # each chat's first turn is busy while its burst arrives
     sent = {user: [updates.text_message(user, f"{user} part {n}") for n in range(1, 6)] for user in users}
 
     def burst(user: int) -> None:
