@@ -47,6 +47,7 @@ LAYERS: list[tuple[str, frozenset[str]]] = [
                 "offline",
                 "prompt",
                 "reminders",
+                "skills",
                 "tasks",
                 "turn_records",
                 "usage",

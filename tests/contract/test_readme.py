@@ -43,6 +43,7 @@ TOPIC_PAGES = {
     "photos and documents": "photos-and-documents.md",
     "spend cap and usage": "spend-cap-and-usage.md",
     "persona": "persona.md",
+    "skills": "skills.md",
     "prompt caching": "prompt-caching.md",
     "cold starts and performance": "performance.md",
     "the fallback": "fallback.md",

@@ -38,12 +38,17 @@ def test_make_build_without_docker_ships_compiled_code(sam: str, tmp_path: Path)
         "nanoid",
         "chatgpt_md_converter",
         "boto3",
+        "yaml",
     ):
         assert (layer / package).is_dir(), f"{package} missing from the layer"
     for name in PERSONA_FILES:  # the persona ships next to the package, where SHIPPED_PERSONA_DIR points
         shipped = layer / "persona" / name
         assert shipped.is_file() and not shipped.is_symlink(), f"persona/{name} missing from the layer"
         assert shipped.read_bytes() == (ROOT / "persona" / name).read_bytes()
+    for source in sorted(path for path in (ROOT / "skills").rglob("*") if path.is_file()):  # the skills too
+        shipped = layer / "skills" / source.relative_to(ROOT / "skills")
+        assert shipped.is_file() and not shipped.is_symlink(), f"{shipped} missing from the layer"
+        assert shipped.read_bytes() == source.read_bytes()
     corpora = ROOT / "layers" / "core" / "stepwise" / "offline" / "corpora"
     for source in sorted(corpora.glob("*.toml")):  # the offline model's phrase corpora ship next to it
         shipped = layer / "stepwise" / "offline" / "corpora" / source.name

@@ -12,6 +12,7 @@ from support.layer import layer_problems
 from support.tools import ROOT
 
 from stepwise.prompt.persona import PERSONA_FILES, SHIPPED_PERSONA_DIR
+from stepwise.skills.catalog import SHIPPED_SKILLS_DIR
 
 LAYER_PACKAGE = ROOT / "layers" / "core" / "stepwise"
 BUILT_PACKAGE = ROOT / ".aws-sam" / "build" / "CoreLayer" / "python" / "stepwise"
@@ -33,6 +34,17 @@ def test_the_layer_source_holds_the_repository_persona_files() -> None:
     assert SHIPPED_PERSONA_DIR.resolve() == (ROOT / "persona").resolve()
     for name, _ in PERSONA_FILES:
         assert (SHIPPED_PERSONA_DIR / name).is_file(), name
+
+
+def test_the_layer_source_holds_the_repository_skills() -> None:
+    # layers/core/skills links to the repository's skills/, the way the persona folder does.
+    assert (ROOT / "layers" / "core" / "skills").resolve() == (ROOT / "skills").resolve()
+    assert SHIPPED_SKILLS_DIR.resolve() == (ROOT / "skills").resolve()
+    assert sorted(path.parent.name for path in SHIPPED_SKILLS_DIR.glob("*/SKILL.md")) == [
+        "message-to-tasks",
+        "trip-planning",
+        "weekly-review",
+    ]
 
 
 def test_the_check_finds_a_fake(tmp_path: Path) -> None:

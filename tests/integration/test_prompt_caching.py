@@ -72,6 +72,8 @@ def test_with_haiku_a_conversation_that_reaches_4096_tokens_reads_from_cache(
     notes = "\n".join(f"- Note {n}: the owner prefers short, concrete answers with dates." for n in range(70))
     (tmp_path / "USER.md").write_text(notes, encoding="utf-8")  # the head about 1,000 tokens longer
     stack.emulation.config.env["PERSONA_DIR"] = str(tmp_path)
+    (tmp_path / "no-skills").mkdir()  # the head as measured without skills (they add about 415 tokens)
+    stack.emulation.config.env["SKILLS_DIR"] = str(tmp_path / "no-skills")
     user = stack.new_user()
     question = "Here is one more thing I would like your help with today, in a couple of sentences: item {}."
     for n in range(1, 10):

@@ -100,6 +100,7 @@ class Settings(BaseModel):
     max_image_bytes: int = Field(default=3_750_000, ge=1, le=3_932_160)
     max_document_bytes: int = Field(default=10_000_000, ge=1, le=20_000_000)  # Bot API downloads: 20 MB
     persona_dir: str | None = None  # the persona files' folder; None: the one shipped in the layer
+    skills_dir: str | None = None  # the skills' folder (docs/skills.md); None: the one shipped in the layer
 
     # Stepwise as an MCP server (docs/mcp.md): the tokens' table, the endpoint /connect shows, the rate limit.
     connections_table: str = Field(default="", description="empty: no /mcp endpoint, /connect says so")
@@ -166,6 +167,7 @@ class Settings(BaseModel):
         "scheduler_role_arn",
         "reminder_target_arn",
         "persona_dir",
+        "skills_dir",
         "mcp_servers_parameter",
         mode="before",
     )

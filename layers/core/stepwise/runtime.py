@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from stepwise.reminders.firing import FireServices
     from stepwise.remote_tools.catalog import RemoteTools
     from stepwise.remote_tools.client import RemoteServers
+    from stepwise.skills.catalog import SkillCatalog
     from stepwise.states.services import TurnServices
     from stepwise.telegram.client import BotApiClient
     from stepwise.tools.registry import Tool, ToolRegistry
@@ -282,6 +283,17 @@ class Runtime:
         return load_persona(Path(directory) if directory else None)
 
     @cached_property
+    def skills(self) -> SkillCatalog:
+        """The skills (SKILLS_DIR, or the shipped folder), read on first use; invalid ones logged and
+        skipped."""
+        from pathlib import Path
+
+        from stepwise.skills.catalog import SkillCatalog
+
+        directory = self.settings.skills_dir
+        return SkillCatalog(Path(directory) if directory else None)
+
+    @cached_property
     def turn_services(self) -> TurnServices:
         from stepwise.audit.dynamodb import DynamoAuditLog
         from stepwise.history.dynamodb import DynamoMessageRepository
@@ -315,6 +327,7 @@ class Runtime:
             summary_threshold=s.summary_threshold,
             default_timezone=s.default_timezone,
             persona=self.persona,
+            skills=self.skills,
             clock=clock,
             files=lambda: self.telegram,
             media_limits=MediaLimits(s.max_image_bytes, s.max_document_bytes),
@@ -340,6 +353,7 @@ class Runtime:
             ledger=self.ledger,
             memory=self.memory,
             reminders=self.reminder_tools_setup,
+            skills=self.skills,
         )
 
     def _remote_tools_list(self) -> list[Tool[Any]]:

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
     from stepwise.chats.store import ChatStore
     from stepwise.connections.store import ConnectionStore
+    from stepwise.skills.catalog import SkillCatalog
     from stepwise.tools.registry import ToolRegistry, ToolResult
     from stepwise.turn_records.models import TurnMeta
     from stepwise.usage.store import UsageStore
@@ -45,6 +46,8 @@ class CommandServices(Protocol):
     def connections(self) -> ConnectionStore | None: ...
     @property
     def mcp_url(self) -> str: ...
+    @property
+    def skills(self) -> SkillCatalog | None: ...
 
 
 @dataclass(frozen=True)
@@ -125,6 +128,19 @@ def memory(request: CommandRequest) -> str:
 def _short(text: str) -> str:
     one_line = " ".join(text.split())
     return one_line if len(one_line) <= MEMORY_LINE_CHARS else one_line[:MEMORY_LINE_CHARS] + "…"
+
+
+def skills(request: CommandRequest) -> str:
+    """The skills the assistant can use: each one's name and description (the system prompt's list)."""
+    catalog = request.services.skills
+    found = list(catalog.skills.values()) if catalog is not None else []
+    if not found:
+        return "No skills are installed in this deployment."
+    lines = [f"- {skill.name}: {' '.join(skill.description.split())}" for skill in found]
+    return (
+        f"Skills I can use ({len(found)}); ask in your own words and I open the one that fits:\n"
+        + "\n".join(lines)
+    )
 
 
 def reset(request: CommandRequest) -> str:

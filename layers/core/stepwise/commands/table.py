@@ -51,6 +51,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("tasks", "Your tasks", handlers.tasks),
     Command("reminders", "Your reminders and check-ins", handlers.reminders),
     Command("memory", "What I remember about you", handlers.memory),
+    Command("skills", "The skills I can use (weekly review, trip planning…)", handlers.skills),
     Command("reset", "Start a fresh conversation (nothing is deleted)", handlers.reset),
     Command("usage", "Your usage and spend", handlers.usage),
     Command(

@@ -30,13 +30,14 @@ def build_prompt(
     files: Mapping[str, bytes | None] | None = None,
     persona: str = "",
     cache_history: bool = True,
+    skills: str = "",
 ) -> Prompt:
     """The byte-stable system prompt and the history with its breakpoints (none on the messages without
     `cache_history`: see `stepwise.prompt.caching`); the time and `per_turn` sections go last, in the newest
-    user message. `files`: the bytes of the photos and documents this call shows; `persona` goes into the
-    system prompt."""
+    user message. `files`: the bytes of the photos and documents this call shows; `persona` and `skills`
+    (the skills' names and descriptions) go into the system prompt."""
     context = turn_context(now, per_turn)
     return Prompt(
-        system=build_system_prompt(tools, persona),
+        system=build_system_prompt(tools, persona, skills),
         messages=build_messages(history, rounds, context=context, files=files, breakpoints=cache_history),
     )

@@ -60,11 +60,13 @@ def tools_section(tools: Sequence[ToolSummary]) -> str:
     return "\n".join(lines)
 
 
-def build_system_prompt(tools: Sequence[ToolSummary], persona: str = "") -> list[dict[str, Any]]:
-    """One system block (role, persona, context note, tools), the same every turn, ending in a cache
-    breakpoint: tools and system are the first cached prefix. `persona` is read once per container (see
-    `stepwise.prompt.persona`)."""
-    parts = [ROLE, persona.strip(), CONTEXT_NOTE, tools_section(tools)]
+def build_system_prompt(
+    tools: Sequence[ToolSummary], persona: str = "", skills: str = ""
+) -> list[dict[str, Any]]:
+    """One system block (role, persona, context note, tools, skills), the same every turn, ending in a cache
+    breakpoint: tools and system are the first cached prefix. `persona` and `skills` (the skills' names and
+    descriptions) are read once per container (see `stepwise.prompt.persona`, `stepwise.skills.catalog`)."""
+    parts = [ROLE, persona.strip(), CONTEXT_NOTE, tools_section(tools), skills.strip()]
     text = "\n\n".join(part for part in parts if part)
     return [{"type": "text", "text": text, "cache_control": dict(EPHEMERAL)}]
 

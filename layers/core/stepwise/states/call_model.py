@@ -110,6 +110,7 @@ def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutp
         per_turn,
         files,
         persona=services.persona,
+        skills=services.skills.prompt_section if services.skills is not None else "",
         cache_history=meta.history_cached,
     )
     if not rounds:

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from stepwise.inbox.sequencer import Sequencer
     from stepwise.media.fetch import FileSource
     from stepwise.model.types import ChatModel
+    from stepwise.skills.catalog import SkillCatalog
     from stepwise.telegram.client import TelegramClient
     from stepwise.telegram.drafts import DraftSender
     from stepwise.tools.reads import MemoryRecall, TimeZones
@@ -71,6 +72,7 @@ class TurnServices:
     memory_top_k: int = 3
     summary_threshold: int = 20
     persona: str = ""  # the persona section of the system prompt, read once per container
+    skills: SkillCatalog | None = None  # the skills (their section of the system prompt); None: no skills
     rules_model: Callable[[], ChatModel] = offline_model
     files: Callable[[], FileSource] | None = None  # photos and documents; None: they show as text
     media_limits: MediaLimits = field(default_factory=MediaLimits)

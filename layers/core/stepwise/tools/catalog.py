@@ -8,11 +8,13 @@ from typing import TYPE_CHECKING, Any
 from stepwise.tools.memory_tools import memory_tools
 from stepwise.tools.registry import Tool, ToolRegistry
 from stepwise.tools.reminder_tools import reminder_tools
+from stepwise.tools.skill_tools import skill_tools
 from stepwise.tools.task_tools import task_tools
 
 if TYPE_CHECKING:
     from stepwise.ledger.store import ToolCallLedger
     from stepwise.memory.service import MemoryService
+    from stepwise.skills.catalog import SkillCatalog
     from stepwise.tasks.repository import TaskRepository
     from stepwise.tools.reminder_tools import ReminderSetup
 
@@ -23,12 +25,16 @@ def build_registry(
     ledger: ToolCallLedger,
     memory: MemoryService | None = None,
     reminders: ReminderSetup | None = None,
+    skills: SkillCatalog | None = None,
 ) -> ToolRegistry:
     """The registry of a turn (the prompt and the API's tools parameter come from it). Memory and reminder
-    tools are offered only where long-term memory and the reminder schedules are deployed."""
+    tools are offered only where long-term memory and the reminder schedules are deployed; use_skill only
+    where there are skills."""
     tools: list[Tool[Any]] = [*task_tools(tasks)]
     if memory is not None:
         tools += memory_tools(memory)
     if reminders is not None:
         tools += reminder_tools(reminders, tasks)
+    if skills is not None:
+        tools += skill_tools(skills)
     return ToolRegistry(tools, ledger)
