@@ -26,6 +26,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from stepwise.prompt.system import is_turn_context
+from stepwise_local import fake_web
 
 ALLOWED_FIELDS = {
     "model",
@@ -48,6 +49,7 @@ ALLOWED_FIELDS = {
 # Content blocks a request may carry (the ones Stepwise sends, and the assistant's own), and the file limits.
 BLOCK_TYPES = frozenset(
     {"text", "image", "document", "tool_use", "tool_result", "thinking", "redacted_thinking"}
+    | fake_web.SERVER_BLOCK_TYPES
 )
 IMAGE_MEDIA_TYPES = {  # media type -> how its bytes start (the API refuses an image that is not what it says)
     "image/jpeg": (b"\xff\xd8\xff",),
@@ -92,6 +94,37 @@ def tool_use(*calls: tuple[str, dict[str, Any]], preface: str = "") -> Scripted:
         for name, args in calls
     ]
     return Scripted(content=content, stop_reason="tool_use")
+
+
+def web_search(
+    query: str, answer: str, results: list[tuple[str, str, str]] | None = None, cite: int = 0
+) -> Scripted:
+    """An answer that searched the web (`results`: (url, title, text); made-up ones by default) and cites
+    result `cite` in its text, with `usage.server_tool_use.web_search_requests` = 1."""
+    found = results or fake_web.local_results(query)
+    url, title, page = found[cite]
+    return Scripted(
+        content=[
+            *fake_web.search_blocks(query, found),
+            {"type": "text", "text": answer, "citations": [fake_web.search_citation(url, title, page)]},
+        ]
+    )
+
+
+def web_fetch(
+    url: str, title: str, page: str, answer: str = "", calls: tuple[tuple[str, dict[str, Any]], ...] = ()
+) -> Scripted:
+    """An answer that fetched `url` (the page's text `page`), then says `answer` and/or asks for `calls`."""
+    content = [*fake_web.fetch_blocks(url, title, page)]
+    content += [{"type": "text", "text": answer}] if answer else []
+    asked = tool_use(*calls).content if calls else []
+    return Scripted(content=content + asked, stop_reason="tool_use" if asked else "end_turn")
+
+
+def paused(answer: Scripted) -> Scripted:
+    """The answer with `stop_reason: pause_turn`, as a long server-tool turn pauses."""
+    answer.stop_reason = "pause_turn"
+    return answer
 
 
 def error(status: int, error_type: str = "api_error") -> Scripted:
@@ -262,6 +295,7 @@ class FakeAnthropic:
         self.requests: list[dict[str, Any]] = []
         self.usages: list[dict[str, int]] = []  # the usage of each answered request, in order
         self.rejected: list[str] = []
+        self.given: dict[str, str] = {}  # the server tool blocks given out, to check they come back unchanged
         self._script: deque[Scripted] = deque()
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
@@ -300,6 +334,7 @@ class FakeAnthropic:
             self.requests.clear()
             self.usages.clear()
             self.rejected.clear()
+            self.given.clear()
             self.cache.clear()
             self.default = _echo
 
@@ -352,7 +387,11 @@ class FakeAnthropic:
                     )
                     return
                 request = json.loads(raw or b"{}")
-                problem = validate_request(request)
+                problem = validate_request(request) or fake_web.check_server_tools(
+                    request, self.headers.get("anthropic-beta") or ""
+                )
+                with fake._lock:
+                    problem = problem or fake_web.check_resent(request, fake.given)
                 if problem:
                     fake.rejected.append(problem)
                     self._error(400, "invalid_request_error", problem)
@@ -367,13 +406,24 @@ class FakeAnthropic:
                         answer.status, answer.error_type or "api_error", "scripted failure", answer.headers
                     )
                     return
+                missing = set(fake_web.uses_of(answer.content)) - set(fake_web.offered(request))
+                if missing:  # the real API never uses a server tool the request does not offer
+                    problem = f"scripted answer uses {sorted(missing)}, which the request does not offer"
+                    fake.rejected.append(problem)
+                    self._error(400, "invalid_request_error", problem)
+                    return
                 if answer.break_after is not None and not request.get("stream"):
                     self._error(529, "overloaded_error", "scripted failure (a broken stream, not streamed)")
                     return
                 with fake._lock:
                     usage = fake.cache.account(request, fake.clock())
                     usage = {**usage, "output_tokens": approx_tokens(answer.content), **answer.usage}
+                    if fake_web.uses_of(answer.content):
+                        usage["server_tool_use"] = fake_web.server_usage(answer.content)  # type: ignore[assignment]
                     fake.usages.append(usage)
+                    for block in answer.content:
+                        if (key := fake_web.block_key(block)) is not None:
+                            fake.given[key] = fake_web.canonical(block)
                 message = {
                     "id": f"msg_{next(_ids):08d}",
                     "type": "message",
@@ -432,14 +482,20 @@ def stream_events(message: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
         ("ping", {"type": "ping"}),
     ]
     for index, block in enumerate(message["content"]):
-        if block["type"] == "tool_use":
+        pieces: list[tuple[str, str, Any]]
+        if block["type"] in ("tool_use", "server_tool_use"):
             opening = {**block, "input": {}}
             pieces = [
                 ("input_json_delta", "partial_json", p) for p in _pieces(json.dumps(block["input"]), 12)
             ]
+        elif block["type"] != "text":  # a server tool's result arrives whole
+            opening, pieces = block, []
         else:
             opening = {**block, "text": ""}
-            pieces = [
+            if "citations" in block:
+                opening["citations"] = []
+            pieces = [("citations_delta", "citation", c) for c in block.get("citations") or []]
+            pieces += [
                 ("text_delta", "text", p) for p in re.findall(r"\s*\S+(?:\s+\S+){0,2}\s*", block["text"])
             ]
         events.append(
@@ -507,9 +563,8 @@ def validate_request(request: dict[str, Any]) -> str | None:
     if problem:
         return problem
     names = [tool.get("name") for tool in request.get("tools") or []]
-    if len(set(names)) != len(names) or not all(
-        isinstance(t.get("input_schema"), dict) for t in request.get("tools") or []
-    ):
+    custom = [t for t in request.get("tools") or [] if t.get("type") in (None, "custom")]
+    if len(set(names)) != len(names) or not all(isinstance(t.get("input_schema"), dict) for t in custom):
         return "tools: names must be unique and each tool needs an input_schema"
     return None
 
@@ -608,7 +663,12 @@ def context_text(request: dict[str, Any]) -> str:
 
 
 def _echo(request: dict[str, Any]) -> Scripted:
-    return text(f"You said: {last_user_text(request)}")
+    """The default answer: an echo, or, when the request offers web search and the message asks for
+    something found on the web ("search…", "weather…"), a search over made-up results that cites one."""
+    said = last_user_text(request)
+    if "web_search" in fake_web.offered(request) and fake_web.wants_search(said):
+        return web_search(said, f"Here is what I found on the web about: {said}")
+    return text(f"You said: {said}")
 
 
 def slow_echo(seconds: float) -> Callable[[dict[str, Any]], Scripted]:

@@ -117,6 +117,12 @@ class Settings(BaseModel):
     remote_result_max_chars: int = Field(default=8000, ge=500, le=8000)
     remote_breaker_failures: int = Field(default=3, ge=1, le=100)
     remote_breaker_seconds: int = Field(default=300, ge=10, le=86_400)
+    # Anthropic's server tools (docs/web.md): off by default; uses per turn; domain lists (comma-separated).
+    web_search: bool = False
+    web_fetch: bool = False
+    web_max_uses: int = Field(default=5, ge=1, le=20)
+    web_allowed_domains: str = ""
+    web_blocked_domains: str = ""
 
     @field_validator("default_timezone")
     @classmethod
@@ -180,6 +186,22 @@ class Settings(BaseModel):
     def _blank_secret_is_none(cls, value: object) -> object:
         return None if isinstance(value, str) and not value.strip() else value
 
+    @field_validator("web_allowed_domains", "web_blocked_domains")
+    @classmethod
+    def _domains(cls, value: str) -> str:
+        for part in _split_ids(value):
+            if "/" in part or " " in part or "." not in part:
+                raise ValueError(f"web domains must be names such as example.com, got {part!r}")
+        return value
+
+    @model_validator(mode="after")
+    def _one_domain_list(self) -> Settings:
+        if self.web_allowed_domains.strip() and self.web_blocked_domains.strip():
+            raise ValueError(
+                "set WEB_ALLOWED_DOMAINS or WEB_BLOCKED_DOMAINS, not both (the API refuses both)"
+            )
+        return self
+
     @field_validator("embedding_dimensions")
     @classmethod
     def _titan_dimensions(cls, value: int) -> int:
@@ -196,6 +218,11 @@ class Settings(BaseModel):
     def uses_anthropic(self) -> bool:
         """True when a Messages API is configured: a key (direct or in SSM) or a compatible base URL."""
         return bool(self.anthropic_api_key or self.anthropic_api_key_parameter or self.anthropic_base_url)
+
+
+def split_list(value: str) -> list[str]:
+    """The non-empty, stripped items of a comma-separated setting."""
+    return _split_ids(value)
 
 
 def _split_ids(value: str) -> list[str]:

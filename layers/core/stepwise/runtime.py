@@ -296,8 +296,10 @@ class Runtime:
     @cached_property
     def turn_services(self) -> TurnServices:
         from stepwise.audit.dynamodb import DynamoAuditLog
+        from stepwise.config import split_list
         from stepwise.history.dynamodb import DynamoMessageRepository
         from stepwise.media.intake import MediaLimits
+        from stepwise.model.web import WebAccess
         from stepwise.states.services import TurnServices
         from stepwise.tools.reads import MemoryRecall, TimeZones
         from stepwise.turn_records.dynamodb import DynamoTurnStore
@@ -328,6 +330,13 @@ class Runtime:
             default_timezone=s.default_timezone,
             persona=self.persona,
             skills=self.skills,
+            web=WebAccess(
+                search=s.web_search,
+                fetch=s.web_fetch,
+                max_uses=s.web_max_uses,
+                allowed_domains=tuple(split_list(s.web_allowed_domains)),
+                blocked_domains=tuple(split_list(s.web_blocked_domains)),
+            ),
             clock=clock,
             files=lambda: self.telegram,
             media_limits=MediaLimits(s.max_image_bytes, s.max_document_bytes),

@@ -17,6 +17,12 @@ class Usage(BaseModel):
     output_tokens: int = 0
     cache_read_input_tokens: int = 0
     cache_creation_input_tokens: int = 0
+    web_search_requests: int = 0
+    web_fetch_requests: int = 0
+
+    def plus(self, other: Usage) -> Usage:
+        """The sum of two calls' counts (a paused turn continued is one model step)."""
+        return Usage(**{name: getattr(self, name) + getattr(other, name) for name in Usage.model_fields})
 
 
 class ModelRequest(BaseModel):

@@ -31,13 +31,15 @@ def build_prompt(
     persona: str = "",
     cache_history: bool = True,
     skills: str = "",
+    web: tuple[bool, bool] = (False, False),
 ) -> Prompt:
     """The byte-stable system prompt and the history with its breakpoints (none on the messages without
     `cache_history`: see `stepwise.prompt.caching`); the time and `per_turn` sections go last, in the newest
     user message. `files`: the bytes of the photos and documents this call shows; `persona` and `skills`
-    (the skills' names and descriptions) go into the system prompt."""
+    (the skills' names and descriptions) go into the system prompt, and `web` (search, fetch) what it says
+    about web access."""
     context = turn_context(now, per_turn)
     return Prompt(
-        system=build_system_prompt(tools, persona, skills),
+        system=build_system_prompt(tools, persona, skills, web),
         messages=build_messages(history, rounds, context=context, files=files, breakpoints=cache_history),
     )

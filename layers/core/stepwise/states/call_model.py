@@ -14,6 +14,7 @@ from stepwise.media.fetch import fetch_files
 from stepwise.media.notices import with_notices
 from stepwise.model.errors import ModelRateLimitedError
 from stepwise.model.types import ModelRequest
+from stepwise.model.web import WebAccess, with_sources
 from stepwise.prompt.caching import head_tokens
 from stepwise.prompt.layout import build_prompt
 from stepwise.states.contracts import CallModelInput, CallModelOutput, Next
@@ -94,7 +95,11 @@ def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutp
     rounds = [step for step in steps if step.tool_results]
     fallback = meta.model_override == "rules"
     offline = fallback or meta.model_override == "command"
-    tools = services.tools.api_tools()
+    web = services.web if not offline else WebAccess()
+    tools = [
+        *services.tools.api_tools(),
+        *web.server_tools(),
+    ]  # server tools last: the cached prefix is stable
     per_turn = [
         *([] if meta.timezone_set else [default_zone_note(meta.timezone)]),
         *memory_sections(meta),
@@ -112,6 +117,7 @@ def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutp
         persona=services.persona,
         skills=services.skills.prompt_section if services.skills is not None else "",
         cache_history=meta.history_cached,
+        web=(web.search, web.fetch),
     )
     if not rounds:
         remember_stable_prefix(meta, head_tokens(tools, prompt.system), services)
@@ -176,7 +182,7 @@ def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutp
             return output.model_copy(update={"route": "model", "final": True})
         route = "tools_with_approval" if needs_approval(step, services.tools) else "tools"
         return output.model_copy(update={"route": route})
-    text = final_text(step)
+    text = with_sources(final_text(step), [block for done in [*steps, step] for block in done.content])
     services.turns.put_reply(
         turn.turn_id,
         Reply(

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from stepwise.ids import new_id, utc_now
 from stepwise.media.intake import MediaLimits
+from stepwise.model.web import WebAccess
 
 # Types only: a state imports the adapters it uses, not every port's module (cold starts).
 if TYPE_CHECKING:
@@ -71,6 +72,7 @@ class TurnServices:
     default_timezone: str = "UTC"
     memory_top_k: int = 3
     summary_threshold: int = 20
+    web: WebAccess = field(default_factory=WebAccess)  # Anthropic's web tools; off unless the owner says
     persona: str = ""  # the persona section of the system prompt, read once per container
     skills: SkillCatalog | None = None  # the skills (their section of the system prompt); None: no skills
     rules_model: Callable[[], ChatModel] = offline_model

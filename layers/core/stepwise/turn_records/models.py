@@ -79,10 +79,19 @@ class ModelStep(BaseModel):
 
     @property
     def text(self) -> str:
-        """The response's text blocks joined."""
-        return "\n\n".join(
-            b["text"] for b in self.content if b.get("type") == "text" and b.get("text")
-        ).strip()
+        """The response's text blocks joined: as paragraphs, except that a block with citations (the API
+        splits a sentence that cites a web source into several blocks) joins its neighbours as written."""
+        parts: list[str] = []
+        cited = False
+        for block in self.content:
+            if block.get("type") != "text" or not block.get("text"):
+                continue
+            now_cited = bool(block.get("citations"))
+            if parts:
+                parts.append("" if cited or now_cited else "\n\n")
+            parts.append(str(block["text"]))
+            cited = now_cited
+        return "".join(parts).strip()
 
     @property
     def tool_uses(self) -> list[dict[str, Any]]:

@@ -26,6 +26,8 @@ COUNTERS = (
     "cache_write_tokens",
     "cost_nano_usd",
     "calls",
+    "web_searches",
+    "web_search_tokens",
 )
 
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from aws_lambda_powertools import Logger
 
 from stepwise.usage.models import UsageTotals, day_key
-from stepwise.usage.prices import cost_nano_usd, price_for
+from stepwise.usage.prices import cost_nano_usd, price_for, search_budget_tokens
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -19,7 +19,8 @@ logger = Logger(child=True)
 
 
 def call_usage(model: str, usage: Usage) -> UsageTotals:
-    """One call's counters, priced with the model's list price (an unknown model as Sonnet 4.5)."""
+    """One call's counters, priced with the model's list price (an unknown model as Sonnet 4.5), its web
+    searches at theirs."""
     price = price_for(model)
     return UsageTotals(
         input_tokens=usage.input_tokens,
@@ -32,8 +33,11 @@ def call_usage(model: str, usage: Usage) -> UsageTotals:
             usage.output_tokens,
             usage.cache_read_input_tokens,
             usage.cache_creation_input_tokens,
+            usage.web_search_requests,
         ),
         calls=1,
+        web_searches=usage.web_search_requests,
+        web_search_tokens=search_budget_tokens(price, usage.web_search_requests),
         unpriced_models=frozenset() if price.known else frozenset({model}),
     )
 

@@ -18,6 +18,8 @@ class UsageTotals:
     cache_write_tokens: int = 0
     cost_nano_usd: int = 0
     calls: int = 0
+    web_searches: int = 0
+    web_search_tokens: int = 0  # the searches' price in input tokens, for the daily budget
     unpriced_models: frozenset[str] = field(default_factory=frozenset)
 
     @property
@@ -28,9 +30,10 @@ class UsageTotals:
     @property
     def budget_tokens(self) -> int:
         """What counts against DAILY_TOKEN_BUDGET: input, output and cache writes in full, cache reads at a
-        tenth (what they cost), rounded up."""
+        tenth (what they cost), rounded up, and web searches as the input tokens their price buys."""
         return (
-            self.input_tokens
+            self.web_search_tokens
+            + self.input_tokens
             + self.output_tokens
             + self.cache_write_tokens
             + -(-self.cache_read_tokens // 10)
@@ -53,6 +56,8 @@ class UsageTotals:
             cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
             cost_nano_usd=self.cost_nano_usd + other.cost_nano_usd,
             calls=self.calls + other.calls,
+            web_searches=self.web_searches + other.web_searches,
+            web_search_tokens=self.web_search_tokens + other.web_search_tokens,
             unpriced_models=self.unpriced_models | other.unpriced_models,
         )
 

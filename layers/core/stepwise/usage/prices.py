@@ -11,6 +11,9 @@ from decimal import Decimal
 
 CACHE_WRITE_FACTOR = Decimal("1.25")
 CACHE_READ_FACTOR = Decimal("0.1")
+# Web search: $10 per 1,000 searches (checked 2026-11), besides the tokens of its results; web fetch costs
+# its tokens only.
+WEB_SEARCH_NANO_USD = 10_000_000
 NANO_PER_MICRO = 1000  # a price per million tokens is micro-dollars per token; costs are kept in nano-dollars
 
 
@@ -41,14 +44,27 @@ def price_for(model: str) -> Price:
     return Price(sonnet.model, sonnet.input, sonnet.output, known=False)
 
 
+def search_budget_tokens(price: Price, searches: int) -> int:
+    """What `searches` web searches count against the daily token budget: the input tokens their price
+    buys (10,000 per search at Haiku 4.5's $1 per million), rounded up."""
+    micro = searches * WEB_SEARCH_NANO_USD / (price.input * NANO_PER_MICRO)
+    return int(micro.to_integral_value(rounding="ROUND_CEILING"))
+
+
 def cost_nano_usd(
-    price: Price, input_tokens: int, output_tokens: int, cache_read_tokens: int, cache_write_tokens: int
+    price: Price,
+    input_tokens: int,
+    output_tokens: int,
+    cache_read_tokens: int,
+    cache_write_tokens: int,
+    web_searches: int = 0,
 ) -> int:
-    """The cost of one call in nano-dollars (an integer, so that counters add up exactly)."""
+    """The cost of one call in nano-dollars (an integer, so that counters add up exactly), its web
+    searches included."""
     micro = (
         input_tokens * price.input
         + output_tokens * price.output
         + cache_write_tokens * price.input * CACHE_WRITE_FACTOR
         + cache_read_tokens * price.input * CACHE_READ_FACTOR
     )
-    return int((micro * NANO_PER_MICRO).to_integral_value())
+    return int((micro * NANO_PER_MICRO).to_integral_value()) + web_searches * WEB_SEARCH_NANO_USD

@@ -45,8 +45,15 @@ def _line(totals: UsageTotals) -> str:
     return (
         f"{totals.tokens:,} tokens (in {totals.input_tokens:,}, out {totals.output_tokens:,}, "
         f"cache read {totals.cache_read_tokens:,}, cache write {totals.cache_write_tokens:,}), "
-        f"≈ {_dollars(totals.cost_usd)}"
+        f"{_searches(totals.web_searches)}≈ {_dollars(totals.cost_usd)}"
     )
+
+
+def _searches(count: int) -> str:
+    """The web searches of a period, when there were any ($0.01 each, in the cost)."""
+    if not count:
+        return ""
+    return f"{count:,} web search{'es' if count != 1 else ''}, "
 
 
 def _dollars(amount: float) -> str:
