@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from stepwise_local import updates
-from stepwise_local.emulation import Emulation, LocalConfig
+from stepwise_local.emulation import LAYER_DIR, Emulation, LocalConfig
 from stepwise_local.mcp_http import LocalMcpEndpoint
 from stepwise_local.scheduler import Fired
 from stepwise_local.settings_check import chat_problems, settings_problems
@@ -39,7 +39,15 @@ PARAMETER_VARIABLES = {
     "ANTHROPIC_MODEL": "AnthropicModel",
     "HISTORY_LIMIT": "HistoryLimit",
     "MAX_TOOL_STEPS": "MaxToolSteps",
+    "WEB_SEARCH": "WebSearch",
+    "WEB_FETCH": "WebFetch",
+    "WEB_MAX_USES": "WebMaxUses",
+    "WEB_ALLOWED_DOMAINS": "WebAllowedDomains",
+    "WEB_BLOCKED_DOMAINS": "WebBlockedDomains",
 }
+# `ANTHROPIC_API_KEY=fake make chat`: the tests' fake Messages API (it echoes, and answers a web question with
+# made-up search results shaped as the real API's) instead of Claude.
+FAKE_KEY = "fake"
 MCP_SERVERS_FILE = (
     "mcp-servers.json"  # outside MCP servers for the chat (or the file STEPWISE_MCP_SERVERS names)
 )
@@ -272,11 +280,27 @@ def mcp_servers(environ: Mapping[str, str]) -> tuple[dict[str, str], str | None]
 
 
 def model_description(config: LocalConfig) -> str:
+    if config.anthropic_api_key == FAKE_KEY:
+        return "the fake Messages API of the tests (echoes; made-up web search results with WEB_SEARCH=true)"
     if config.anthropic_api_key:
         return "Claude via the Anthropic API"
     if config.anthropic_base_url:
         return f"the Messages API at {config.anthropic_base_url}"
     return "the offline rule-based model (set ANTHROPIC_API_KEY to talk to Claude)"
+
+
+@contextmanager
+def fake_messages_api(environ: Mapping[str, str]) -> Iterator[str | None]:
+    """The fake Messages API's URL while the chat runs, when ANTHROPIC_API_KEY is `fake`; else None."""
+    if environ.get("ANTHROPIC_API_KEY") != FAKE_KEY:
+        yield None
+        return
+    if str(LAYER_DIR) not in sys.path:  # the fake reads the prompt's shapes from the layer
+        sys.path.insert(0, str(LAYER_DIR))
+    from stepwise_local.anthropic_server import FakeAnthropic
+
+    with FakeAnthropic(api_key=FAKE_KEY) as api:
+        yield api.base_url
 
 
 def run(
@@ -302,12 +326,13 @@ def run(
         log_path.open("a") as log,
         scheduler_log(log),
         FakeBotApi(BOT_TOKEN, on_message=terminal.show) as telegram,
+        fake_messages_api(os.environ) as fake_url,
     ):
         config = LocalConfig(
             telegram_base_url=telegram.base_url,
             bot_token=BOT_TOKEN,
             anthropic_api_key=os.environ.get("ANTHROPIC_API_KEY") or None,
-            anthropic_base_url=os.environ.get("ANTHROPIC_BASE_URL") or None,
+            anthropic_base_url=fake_url or os.environ.get("ANTHROPIC_BASE_URL") or None,
             parameters=parameters,
             ssm_parameters=ssm_parameters,
             retry_time_scale=0.2,

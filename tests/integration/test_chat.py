@@ -67,6 +67,23 @@ def test_with_an_api_key_the_chat_talks_to_the_messages_api(tmp_path: Path) -> N
     assert request["model"] == "claude-haiku-4-5" and last_user_text(request) == "hello"
 
 
+def test_with_the_fake_key_the_chat_searches_the_fake_web_and_lists_its_sources(tmp_path: Path) -> None:
+    out = chat(
+        ["what is the weather in Lisbon?", "hello"], tmp_path, ANTHROPIC_API_KEY="fake", WEB_SEARCH="true"
+    )
+    assert out == (
+        "you> what is the weather in Lisbon?\n"
+        "stepwise> Here is what I found on the web about: what is the weather in Lisbon?\n\n"
+        "Sources:\n1. Example result about what is the weather in Lisbon?\n"
+        "you> hello\nstepwise> You said: hello\n"
+    )
+
+
+def test_offline_a_web_question_gets_told_that_the_chat_cannot_search(tmp_path: Path) -> None:
+    out = chat(["search the web for flights to Lisbon"], tmp_path)
+    assert "stepwise> I can't search the web or open web pages right now" in out
+
+
 def test_hello_gets_an_answer(tmp_path: Path) -> None:
     out = chat(["hello"], tmp_path)
     assert out.startswith("you> hello\nstepwise> Hello! I'm Stepwise")

@@ -189,3 +189,28 @@ def test_a_search_costs_a_cent_counts_10000_budget_tokens_on_haiku_and_shows_in_
     now = datetime(2026, 11, 25, 9, tzinfo=UTC)
     store.add(7, "t#0", ["day#2026-11-25"], used)
     assert "2 web searches, ≈ $0.0210" in usage_report(7, store, now)
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "search the web for cheap flights to Lisbon",
+        "what's the weather in Porto tomorrow?",
+        "can you look up the opening hours of the museum",
+        "summarise https://example.com/article",
+        "any news about the election?",
+    ],
+)
+def test_offline_a_question_that_needs_the_web_gets_a_clear_answer(said: str) -> None:
+    from stepwise.offline.api import OfflineModel
+
+    message = [{"role": "user", "content": [{"type": "text", "text": said}]}]
+    answer = OfflineModel().complete(ModelRequest(model="m", max_tokens=10, system=[], messages=message))
+    assert answer.content[0]["text"].startswith("I can't search the web or open web pages right now")
+
+
+@pytest.mark.parametrize("said", ["list", "add buy milk", "remind me at 5pm to check the weather"])
+def test_offline_task_and_reminder_commands_still_come_first(said: str) -> None:
+    from stepwise.offline.api import parse_intent
+
+    assert parse_intent(said), "a command is parsed before any web question is considered"

@@ -20,6 +20,7 @@ from stepwise.offline.media_rules import media_answer
 from stepwise.offline.reminder_rules import last_reminder
 from stepwise.offline.replies import phrase_results, tool_inputs, tool_names
 from stepwise.offline.small_talk import small_talk
+from stepwise.offline.web_questions import web_answer
 from stepwise.prompt.clock_line import UserClock, parse_clock_line
 from stepwise.prompt.system import is_turn_context
 
@@ -118,6 +119,9 @@ class OfflineModel:
                 f"Offline I understand these task commands: {COMMANDS}. "
                 "Set `ANTHROPIC_API_KEY` to talk to Claude."
             )
+        web = web_answer(text)
+        if web is not None:
+            return web
         if TIME.search(text):
             if clock is None or clock.zone == "UTC":
                 return f"It is {self._clock().isoformat(timespec='seconds')} (UTC)."
