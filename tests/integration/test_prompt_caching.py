@@ -69,7 +69,7 @@ def test_with_haiku_a_conversation_that_reaches_4096_tokens_reads_from_cache(
 ) -> None:
     for name in ("SOUL.md", "AGENTS.md"):
         (tmp_path / name).write_text((PERSONA / name).read_text(encoding="utf-8"), encoding="utf-8")
-    notes = "\n".join(f"- Note {n}: the owner prefers short, concrete answers with dates." for n in range(70))
+    notes = "\n".join(f"- Note {n}: the owner prefers short, concrete answers with dates." for n in range(60))
     (tmp_path / "USER.md").write_text(notes, encoding="utf-8")  # the head about 1,000 tokens longer
     stack.emulation.config.env["PERSONA_DIR"] = str(tmp_path)
     (tmp_path / "no-skills").mkdir()  # the head as measured without skills (they add about 415 tokens)
