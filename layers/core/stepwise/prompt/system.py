@@ -94,7 +94,7 @@ def build_system_prompt(
     skills: str = "",
     web: tuple[bool, bool] = (False, False),
 ) -> list[dict[str, Any]]:
-    """One system block (role, persona, context note, tools, skills, web access, the outside-data rule), the
+    """One system block (role, persona, context note, tools, web access, the outside-data rule, skills), the
     same every turn, ending in a cache breakpoint: tools and system are the first cached prefix. `persona` and
     `skills` (the skills' names and descriptions) are read once per container (see `stepwise.prompt.persona`,
     `stepwise.skills.catalog`); `web` is (search, fetch) as the owner set them."""
@@ -103,9 +103,9 @@ def build_system_prompt(
         persona.strip(),
         CONTEXT_NOTE,
         tools_section(tools),
-        skills.strip(),
         web_section(*web),
         OUTSIDE_DATA_NOTE,
+        skills.strip(),
     ]
     text = "\n\n".join(part for part in parts if part)
     return [{"type": "text", "text": text, "cache_control": dict(EPHEMERAL)}]
