@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 from typing import Any
 
 from aws_lambda_powertools import Logger
@@ -27,14 +26,8 @@ def count_invalid_update() -> None:
 @parsed(HttpRequest)
 def handler(event: HttpRequest, context: LambdaContext) -> dict[str, Any]:
     """Answer Telegram at once; the turn runs in Step Functions."""
-    headers = {name.lower(): value for name, value in event.headers.items()}
-    body = event.body or ""
-    if event.is_base64_encoded:  # API Gateway encodes bodies it does not take for text; never a 500 for it
-        try:
-            body = base64.b64decode(body, validate=True).decode("utf-8", errors="replace")
-        except ValueError:  # binascii.Error: not base64 at all
-            body = ""
-    outcome = handle_update(headers.get(SECRET_HEADER), body, get_runtime().webhook_services)
+    secret = event.lower_headers().get(SECRET_HEADER)
+    outcome = handle_update(secret, event.text_body(), get_runtime().webhook_services)
     logger.append_keys(update_id=outcome.update_id, chat_id=outcome.chat_id)
     logger.info("webhook handled", extra={"action": outcome.action, "status": outcome.status})
     if outcome.action == "invalid":  # answered 200 so Telegram drops it; counted so that it is seen

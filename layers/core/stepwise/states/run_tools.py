@@ -97,7 +97,7 @@ def run_tools(request: RunToolsInput, services: TurnServices) -> Next:
     errors = sum(1 for block in step.tool_results if block.get("is_error"))
     logger.info("tool calls done", extra={"results": len(step.tool_results), "errors": errors})
     if meta.outside_call is not None:  # an MCP client's call: the chat is told what came of it, no model
-        outside_call_reply(meta, services, step.tool_results[0])
+        outside_call_reply(meta, step, services)
         return request.next.model_copy(update={"route": "reply", "approval_id": None, "wait_seconds": 0})
     return request.next.model_copy(update={"route": "model", "approval_id": None, "wait_seconds": 0})
 

@@ -141,12 +141,12 @@ def _start_outside_call(meta: TurnMeta, services: TurnServices) -> Next:
     return Next(route="tools_with_approval", step=0)
 
 
-def outside_call_reply(meta: TurnMeta, services: TurnServices, result: dict[str, object]) -> None:
-    """The reply of an outside call's turn, once its call has its result (`result`: the tool_result block):
-    what the client asked and what came of it."""
+def outside_call_reply(meta: TurnMeta, step: ModelStep, services: TurnServices) -> None:
+    """The reply of an outside call's turn, once its call (`step`, the turn's only step) has its result: what
+    the client asked and what came of it."""
     call = meta.outside_call
     assert call is not None
-    step = services.turns.get_step(meta.turn_id, 0)
+    result = step.tool_results[0]
     content = str(result.get("content", ""))
     outcome = f"Not done. {content}" if result.get("is_error") else f"Done. {content}"
     text = f"Your MCP client “{call.connection}” asked to {call.description.rstrip('.')}. {outcome}"
