@@ -224,6 +224,8 @@ def main() -> None:
                     anthropic.script(tool_use(("add_task", {"title": "bench"})), text("Added."))
                 elif kind == "approval":  # the task play_setup has just added
                     anthropic.script(tool_use(("delete_task", {"task_id": added[0]})), text("Deleted."))
+                elif kind == JOB:
+                    anthropic.default = job_answers
                 api_requests = 1
                 emulation.post_update(update)
                 if kind == "approval":
@@ -242,6 +244,13 @@ def main() -> None:
                     )
                     api_requests += 1
                 emulation.wait_for_update(USER, update["update_id"])
+                if kind == JOB:  # the job runs on its own: wait for its report to be answered
+                    deadline = time.monotonic() + 30
+                    while "is done" not in (telegram.messages(USER) or [{"text": ""}])[-1]["text"]:
+                        if time.monotonic() > deadline:
+                            raise SystemExit("no job report within 30 s")
+                        time.sleep(0.002)
+                    anthropic.reset()
                 emulation.wait_idle(USER)
                 runs = [e["name"] for e in emulation.executions() if e["name"] not in before_runs]
                 transitions = sum(
@@ -257,7 +266,7 @@ def main() -> None:
                     if kind == "approval":  # a task to delete
                         play_setup(emulation, anthropic)
                         added[0] += 1
-                    elif kind == "one tool round":
+                    elif kind in ("one tool round", JOB):
                         added[0] += 1
                     invocations, transitions, api_requests = play(kind)
                     if run >= WARMUP:
@@ -269,12 +278,28 @@ def main() -> None:
         print_requests(rows)
 
 
+JOB = "job (1 round)"
 PROMPTS = {
     "plain turn": "hello",
     "one tool round": "add a task",
     "approval": "delete task 1",
     "command (/tasks)": "/tasks",
+    # The parent turn (spawn_job), the job's own execution (one tool round) and the chat turn of its report.
+    JOB: "in the background: add a task",
 }
+
+
+def job_answers(request: dict[str, Any]) -> Any:
+    """The fake model's answers for the job kind: the parent turn starts a job and says so; the job adds a
+    task and reports (by who asks: the two run at the same time)."""
+    asked = json.dumps(request["messages"])
+    content = request["messages"][-1]["content"]
+    answered = isinstance(content, list) and any(block.get("type") == "tool_result" for block in content)
+    if "## Background job" in asked:
+        return text("Added.") if answered else tool_use(("add_task", {"title": "bench"}))
+    if answered:
+        return text("Started a job.")
+    return tool_use(("spawn_job", {"task": "Add a task 'bench'.", "title": "Bench"}))
 
 
 def play_setup(emulation: Emulation, anthropic: FakeAnthropic) -> None:

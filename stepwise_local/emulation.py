@@ -35,6 +35,8 @@ from moto.awslambda.exceptions import UnknownFunctionException
 from moto.awslambda_simple.models import LambdaSimpleBackend
 from moto.dynamodb.responses import DynamoHandler
 from moto.stepfunctions.parser.asl.component.state.wait.wait_function.wait_function import WaitFunction
+from moto.stepfunctions.parser.asl.eval.environment import Environment as AslEnvironment
+from moto.stepfunctions.parser.asl.eval.program_state import ProgramStopped
 from moto.stepfunctions.parser.backend.execution import BaseExecutionWorkerCommunication
 
 from stepwise_local import moto_scheduler
@@ -99,6 +101,27 @@ class LocalConfig:
     # Keep each function's runtime (settings, clients, adapters) between its invocations, as a warm Lambda
     # container does (benchmarks). Off by default: tests change settings between turns.
     warm_containers: bool = False
+
+
+def _stop_interrupting_callbacks() -> Callable[..., None]:
+    original = AslEnvironment.set_stop
+
+    def set_stop(env: Any, stop_date: Any, cause: str | None, error: str | None) -> None:
+        original(env, stop_date=stop_date, cause=cause, error=error)
+        for endpoint in list(env.callback_pool_manager._pool.values()):
+            endpoint.interrupt_all()
+
+    return set_stop
+
+
+def _error_unless_stopped() -> Callable[..., None]:
+    original = AslEnvironment.set_error
+
+    def set_error(env: Any, error: Any) -> None:
+        if not isinstance(env.program_state(), ProgramStopped):
+            original(env, error)
+
+    return set_error
 
 
 class LambdaCrash(Exception):
@@ -196,6 +219,12 @@ class Emulation:
                 lambda _self, env, wait_seconds: env.program_state_event.wait(max(0, wait_seconds) * scale),
             )
         )
+        # moto gap: StopExecution does not end a waitForTaskToken wait (the execution stays RUNNING until the
+        # wait times out); AWS ends it at once, as ABORTED. Stopping the program now also interrupts its
+        # pending callbacks, and the error the interrupted wait raises no longer turns the stopped program
+        # into a failed one.
+        stack.enter_context(mock.patch.object(AslEnvironment, "set_stop", _stop_interrupting_callbacks()))
+        stack.enter_context(mock.patch.object(AslEnvironment, "set_error", _error_unless_stopped()))
         stack.enter_context(
             mock_aws(
                 config={"stepfunctions": {"execute_state_machine": True}, "lambda": {"use_docker": False}}

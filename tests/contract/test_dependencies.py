@@ -40,6 +40,7 @@ LAYERS: list[tuple[str, frozenset[str]]] = [
                 "connections",
                 "history",
                 "inbox",
+                "jobs",
                 "ledger",
                 "media",
                 "memory",

@@ -44,6 +44,7 @@ TOPIC_PAGES = {
     "spend cap and usage": "spend-cap-and-usage.md",
     "persona": "persona.md",
     "skills": "skills.md",
+    "background jobs": "jobs.md",
     "prompt caching": "prompt-caching.md",
     "cold starts and performance": "performance.md",
     "the fallback": "fallback.md",

@@ -30,12 +30,13 @@ DELETED = "Deleted task #1: buy milk"
 # after an approval).
 TURN_STATES = ["LoadContextFunction", "CallModelFunction", "RunToolsFunction", "FinishTurnFunction"]
 APPROVAL_STATES = ["RunToolsFunction", "RequestApprovalFunction"]
-# Every table a turn uses: the /mcp endpoint's tokens table is throttled in test_mcp_endpoint.py, and the
-# outside MCP servers' table (used only by a turn with outside tools) in test_mcp_client.py.
+# Every table a turn uses: the /mcp endpoint's tokens table is throttled in test_mcp_endpoint.py, the
+# outside MCP servers' table (used only by a turn with outside tools) in test_mcp_client.py, and the
+# background jobs' table (used by jobs and the turns that start them) in test_jobs.py.
 TABLES = sorted(
     spec.logical_id
     for spec in Template().tables()
-    if spec.logical_id not in ("ConnectionsTable", "RemoteToolsTable")
+    if spec.logical_id not in ("ConnectionsTable", "RemoteToolsTable", "JobsTable")
 )
 
 

@@ -11,6 +11,7 @@ action, whatever the resource).
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
@@ -22,7 +23,7 @@ from support.mcp_client import call, connect
 from support.mcp_servers import TimeServer
 from support.stack import Stack
 
-from stepwise_local.anthropic_server import error, text, tool_use
+from stepwise_local.anthropic_server import Scripted, error, last_user_text, text, tool_use
 from stepwise_local.mcp_http import LocalMcpEndpoint
 from stepwise_local.template import Template
 
@@ -59,6 +60,41 @@ def play_an_mcp_client(stack: Stack, user: int) -> None:
         stack.say(user, "/connect revoke laptop")
 
 
+def job_answers(request: dict[str, Any]) -> Scripted:
+    """The parent turn starts a job with the user's message as its task; the job lists or deletes tasks."""
+    asked = json.dumps(request["messages"])
+    content = request["messages"][-1]["content"]
+    answered = isinstance(content, list) and any(block.get("type") == "tool_result" for block in content)
+    if "## Background job" in asked:
+        if answered:
+            return text("Done.")
+        return tool_use(("delete_task", {"task_id": 1}) if "Delete" in asked else ("list_tasks", {}))
+    if answered:
+        return text("Started.")
+    return tool_use(("spawn_job", {"task": last_user_text(request), "title": "IAM"}))
+
+
+def wait_for_reply(stack: Stack, user: int, contains: str) -> None:
+    deadline = time.monotonic() + 30
+    while not any(contains in reply for reply in stack.replies(user)):
+        assert time.monotonic() < deadline, f"no reply with {contains!r}: {stack.replies(user)}"
+        time.sleep(0.02)
+
+
+def play_jobs(stack: Stack, user: int) -> None:
+    """A background job that runs a tool and reports; one that waits for its approval and is stopped."""
+    stack.anthropic.default = job_answers
+    stack.say(user, "List my tasks.")
+    wait_for_reply(stack, user, "is done")
+    stack.say(user, "Delete task 1.")
+    wait_for_reply(stack, user, "Background job #2")  # its approval request
+    stack.say(user, "/jobs")
+    stack.say(user, "/jobs stop 2")
+    wait_for_reply(stack, user, "was stopped")
+    stack.emulation.wait_idle(user)
+    stack.anthropic.reset()
+
+
 def play_every_kind_of_turn(stack: Stack, time_server: TimeServer) -> None:
     user = stack.new_user()
     # A tool of an outside MCP server: CallModel fetches its list, RunTools calls it (its token from SSM).
@@ -79,6 +115,7 @@ def play_every_kind_of_turn(stack: Stack, time_server: TimeServer) -> None:
     stack.say(user, "what do I drink?")
     stack.anthropic.script(tool_use(("set_reminder", {"text": "stretch", "in_minutes": 1})), text("Set."))
     stack.say(user, "remind me in a minute to stretch")
+    play_jobs(stack, user)
     for command in (
         "/tasks",
         "/reminders",
@@ -109,6 +146,7 @@ def test_every_function_has_the_dynamodb_permissions_its_code_uses(
     assert {"UseFallbackFunction", "SummarizeFunction", "McpFunction"} <= functions
     assert ("RunToolsFunction", "RemoteToolsTable", "dynamodb:BatchGetItem") in used
     assert ("CallModelFunction", "RemoteToolsTable", "dynamodb:UpdateItem") in used
+    assert ("RecoverChatFunction", "JobsTable", "dynamodb:UpdateItem") in used  # a stopped job's report
     assert violations(Template(), used) == []
 
 
@@ -120,6 +158,8 @@ def test_every_function_has_the_other_aws_permissions_its_code_uses(
     assert {
         ("WebhookFunction", "states:StartExecution"),
         ("RunToolsFunction", "scheduler:CreateSchedule"),
+        ("RunToolsFunction", "states:StartExecution"),  # spawn_job
+        ("LoadContextFunction", "states:StopExecution"),  # /jobs stop
     } <= used
     assert ("WebhookFunction", "states:SendTaskSuccess") in used, "the press resumes the turn"
     assert other_violations(Template(), used) == []

@@ -20,6 +20,8 @@ from stepwise.connections.models import Connection, token_hash
 from stepwise.connections.store import NameTaken
 from stepwise.history.dynamodb import DynamoMessageRepository
 from stepwise.history.models import StoredMessage
+from stepwise.jobs.dynamodb import DynamoJobStore
+from stepwise.jobs.models import Job
 from stepwise.ledger.dynamodb import DynamoToolCallLedger
 from stepwise.ledger.models import CallAlreadyRecorded, Once
 from stepwise.reminders.dynamodb import DynamoReminderStore
@@ -33,6 +35,7 @@ from stepwise_local.in_memory.audit import InMemoryAuditLog
 from stepwise_local.in_memory.chats import InMemoryChatStore
 from stepwise_local.in_memory.connections import InMemoryConnectionStore
 from stepwise_local.in_memory.history import InMemoryMessageRepository
+from stepwise_local.in_memory.jobs import InMemoryJobStore
 from stepwise_local.in_memory.ledger import InMemoryToolCallLedger
 from stepwise_local.in_memory.reminders import InMemoryReminderStore
 from stepwise_local.in_memory.tasks import InMemoryTaskRepository
@@ -455,3 +458,124 @@ def test_connections(kind: str, dynamodb: Any) -> None:
     digest = token_hash("swp_four")
     assert [store.count_request(digest, 100, 2) for _ in range(3)] == [True, True, False]
     assert store.count_request(digest, 101, 2)
+
+
+def job_store(kind: str, dynamodb: Any) -> Any:
+    return make(kind, dynamodb, InMemoryJobStore, lambda d: DynamoJobStore(d.Table("JobsTable"), ttl_days=1))
+
+
+def _job(user: int, number: int, **changes: Any) -> Job:
+    fields: dict[str, Any] = {
+        "user_id": user,
+        "number": number,
+        "chat_id": user,
+        "execution": f"job-{user}-{number}",
+        "title": f"job {number}",
+        "task": f"do thing {number}",
+        "parent_turn_id": "turn-1",
+        "created_at": "2026-11-26T10:00:00.000Z",
+        "deadline": "2026-11-26T11:00:00.000Z",
+    }
+    return Job(**{**fields, **changes})
+
+
+@pytest.mark.parametrize("kind", ADAPTERS)
+def test_job_numbers_count_up_per_user(kind: str, dynamodb: Any) -> None:
+    # Given a job store and two users who have no jobs yet
+    store = job_store(kind, dynamodb)
+    user, other = next(_users), next(_users)
+    # When one of them takes three numbers and the other one
+    numbers = [store.next_number(user) for _ in range(3)]
+    theirs = store.next_number(other)
+    # Then each user counts from 1
+    assert (numbers, theirs) == ([1, 2, 3], 1)
+
+
+@pytest.mark.parametrize("kind", ADAPTERS)
+def test_a_job_created_twice_keeps_the_first(kind: str, dynamodb: Any) -> None:
+    # Given a stored job
+    store = job_store(kind, dynamodb)
+    user = next(_users)
+    first = store.create(_job(user, 1))
+    # When a retried start creates that number again with other fields
+    again = store.create(_job(user, 1, title="another", execution="job-other"))
+    # Then the first one is kept and returned, and a number nobody created is absent
+    assert first == again == store.get(user, 1) == _job(user, 1)
+    assert store.get(user, 2) is None and store.get(next(_users), 1) is None
+    if kind == "dynamodb":
+        item = dynamodb.Table("JobsTable").get_item(Key={"user_id": user, "sk": "job#0000000001"})["Item"]
+        created = 1_795_687_200  # 2026-11-26T10:00:00Z
+        assert item["expires_at"] == created + 86_400, "a job item expires ttl_days after its creation"
+
+
+@pytest.mark.parametrize("kind", ADAPTERS)
+def test_recent_jobs_are_newest_first(kind: str, dynamodb: Any) -> None:
+    # Given a user with jobs 1 to 12 (created out of order) and another user's job
+    store = job_store(kind, dynamodb)
+    user, other = next(_users), next(_users)
+    for number in [*range(12, 0, -2), *range(1, 12, 2)]:
+        store.create(_job(user, number))
+    store.create(_job(other, 1))
+    store.next_number(user)  # the counter item is no job
+    # When the newest are read, with and without a limit
+    three, default = store.recent(user, 3), store.recent(user)
+    # Then they come newest first, at most `limit` of them
+    assert [j.number for j in three] == [12, 11, 10]
+    assert [j.number for j in default] == list(range(12, 2, -1))
+    assert [j.user_id for j in store.recent(other)] == [other]
+    assert store.recent(next(_users)) == []
+
+
+@pytest.mark.parametrize("kind", ADAPTERS)
+def test_progress_counts_while_running_only(kind: str, dynamodb: Any) -> None:
+    # Given a running job
+    store = job_store(kind, dynamodb)
+    user = next(_users)
+    store.create(_job(user, 1))
+    # When its counters are set, twice
+    store.progress(user, 1, tool_rounds=2, tokens=1_500, cost_nano_usd=40_000)
+    store.progress(user, 1, tool_rounds=3, tokens=2_500, cost_nano_usd=70_000)
+    # Then the job holds the last values
+    running = store.get(user, 1)
+    assert (running.tool_rounds, running.tokens, running.cost_nano_usd) == (3, 2_500, 70_000)
+    assert running.running
+    # And once it has ended, progress changes nothing (nor does it for a job that does not exist)
+    store.finish(user, 1, "done", "All done.", "2026-11-26T10:05:00.000Z")
+    store.progress(user, 1, tool_rounds=9, tokens=9_999, cost_nano_usd=99_999)
+    store.progress(user, 7, tool_rounds=1, tokens=1, cost_nano_usd=1)
+    ended = store.get(user, 1)
+    assert (ended.tool_rounds, ended.tokens, ended.cost_nano_usd, ended.status) == (3, 2_500, 70_000, "done")
+    assert store.get(user, 7) is None
+
+
+@pytest.mark.parametrize("kind", ADAPTERS)
+def test_a_job_ends_once(kind: str, dynamodb: Any) -> None:
+    # Given a running job with some progress
+    store = job_store(kind, dynamodb)
+    user = next(_users)
+    store.create(_job(user, 1))
+    store.progress(user, 1, tool_rounds=1, tokens=10, cost_nano_usd=20)
+    # When it is finished, and then finished again with another ending
+    first = store.finish(user, 1, "done", "Found 3 flights.", "2026-11-26T10:05:00.000Z")
+    second = store.finish(user, 1, "timed_out", "Out of time.", "2026-11-26T11:00:00.000Z")
+    # Then the first ending stays, and both calls return it with the job's other fields
+    assert (first.status, first.report, first.finished_at) == (
+        "done",
+        "Found 3 flights.",
+        "2026-11-26T10:05:00.000Z",
+    )
+    assert first == second == store.get(user, 1)
+    assert (first.title, first.tool_rounds, first.tokens, first.cost_nano_usd) == ("job 1", 1, 10, 20)
+    assert not first.running
+
+
+@pytest.mark.parametrize("kind", ADAPTERS)
+def test_finishing_a_missing_job_raises(kind: str, dynamodb: Any) -> None:
+    # Given a user whose only job is #1
+    store = job_store(kind, dynamodb)
+    user = next(_users)
+    store.create(_job(user, 1))
+    # When job #2 is finished, Then there is no such job
+    with pytest.raises(KeyError):
+        store.finish(user, 2, "failed", "Broke.", "2026-11-26T10:05:00.000Z")
+    assert store.get(user, 2) is None, "finishing does not create the job"

@@ -96,6 +96,12 @@ class Settings(BaseModel):
     min_checkin_interval_minutes: int = Field(default=60, ge=1, le=10_080)
     max_reminders: int = Field(default=100, ge=1, le=10_000)
 
+    # Background jobs (docs/jobs.md): empty table name: spawn_job is not offered, /jobs says so.
+    jobs_table: str = ""
+    max_jobs: int = Field(default=3, ge=1, le=20)
+    job_max_tool_steps: int = Field(default=20, ge=1, le=100)
+    job_timeout_minutes: int = Field(default=15, ge=1, le=1440)
+
     # Photos and documents (docs/photos-and-documents.md): Anthropic takes images up to 5 MB of base64.
     max_image_bytes: int = Field(default=3_750_000, ge=1, le=3_932_160)
     max_document_bytes: int = Field(default=10_000_000, ge=1, le=20_000_000)  # Bot API downloads: 20 MB

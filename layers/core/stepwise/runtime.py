@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from stepwise.chats.dynamodb import DynamoChatStore
     from stepwise.connections.dynamodb import DynamoConnectionStore
     from stepwise.inbox.sequencer import Sequencer
+    from stepwise.jobs.dynamodb import DynamoJobStore
     from stepwise.ledger.dynamodb import DynamoToolCallLedger
     from stepwise.mcp.endpoint import EndpointServices
     from stepwise.memory.service import MemoryService
@@ -31,10 +32,12 @@ if TYPE_CHECKING:
     from stepwise.skills.catalog import SkillCatalog
     from stepwise.states.services import TurnServices
     from stepwise.telegram.client import BotApiClient
+    from stepwise.tools.job_tools import JobSetup
     from stepwise.tools.registry import Tool, ToolRegistry
     from stepwise.tools.reminder_tools import ReminderSetup
     from stepwise.usage.dynamodb import DynamoUsageStore
     from stepwise.webhook import WebhookServices
+    from stepwise.workflow import StepFunctionsStopper
 
 APPROVAL_RECORD_GRACE_SECONDS = 86_400  # approval records outlive their timeout by a day, then expire
 
@@ -158,6 +161,33 @@ class Runtime:
     @cached_property
     def _stepfunctions(self) -> Any:
         return boto3.client("stepfunctions")
+
+    @cached_property
+    def jobs(self) -> DynamoJobStore | None:
+        """The background jobs' records; None where jobs are not deployed (no JOBS_TABLE)."""
+        from stepwise.jobs.dynamodb import DynamoJobStore
+
+        table = self.settings.jobs_table
+        return DynamoJobStore(self._dynamodb.Table(table)) if table else None
+
+    @property
+    def job_setup(self) -> JobSetup | None:
+        """What spawn_job is bound to; None where jobs are not deployed."""
+        from stepwise.tools.job_tools import JobSetup
+        from stepwise.workflow import StepFunctionsStarter
+
+        s = self.settings
+        jobs = self.jobs
+        if jobs is None or not s.state_machine_arn:
+            return None
+        return JobSetup(
+            jobs=jobs,
+            starter=StepFunctionsStarter(self._stepfunctions, s.state_machine_arn),
+            max_jobs=s.max_jobs,
+            max_tool_steps=s.job_max_tool_steps,
+            timeout_minutes=s.job_timeout_minutes,
+            approval_timeout_seconds=s.approval_timeout_seconds,
+        )
 
     @cached_property
     def connections(self) -> DynamoConnectionStore | None:
@@ -298,6 +328,7 @@ class Runtime:
         from stepwise.audit.dynamodb import DynamoAuditLog
         from stepwise.config import split_list
         from stepwise.history.dynamodb import DynamoMessageRepository
+        from stepwise.jobs.models import JobLimits
         from stepwise.media.intake import MediaLimits
         from stepwise.model.web import WebAccess
         from stepwise.states.services import TurnServices
@@ -347,7 +378,15 @@ class Runtime:
             connections=self.connections,
             mcp_url=s.mcp_url,
             remote_tools=self._remote_tools_list if s.mcp_servers_parameter else None,
+            jobs=self.jobs,
+            job_limits=JobLimits(s.max_jobs, s.job_max_tool_steps, s.job_timeout_minutes),
+            stopper=self._stopper,
         )
+
+    def _stopper(self) -> StepFunctionsStopper:
+        from stepwise.workflow import StepFunctionsStopper
+
+        return StepFunctionsStopper(self._stepfunctions, self.settings.state_machine_arn or "")
 
     @cached_property
     def tools(self) -> ToolRegistry:
@@ -363,6 +402,7 @@ class Runtime:
             memory=self.memory,
             reminders=self.reminder_tools_setup,
             skills=self.skills,
+            jobs=self.job_setup,
         )
 
     def _remote_tools_list(self) -> list[Tool[Any]]:
@@ -416,6 +456,7 @@ class Runtime:
         from stepwise.audit.dynamodb import DynamoAuditLog
         from stepwise.mcp.endpoint import EndpointServices
         from stepwise.mcp.gate import GateLimits
+        from stepwise.states.services import JOB_STARTING_TOOLS
 
         s = self.settings
         connections = self.connections
@@ -423,7 +464,7 @@ class Runtime:
             raise RuntimeError("CONNECTIONS_TABLE is not configured")
         return EndpointServices(
             connections=connections,
-            tools=lambda: self.tools,
+            tools=lambda: self.tools.without(JOB_STARTING_TOOLS),  # a job reports to a chat, not a client
             audit=DynamoAuditLog(self._dynamodb.Table(s.audit_table)),
             sequencer=lambda: self.sequencer,
             limits=GateLimits(s.mcp_max_body_bytes, s.mcp_requests_per_minute, s.allowed_users),

@@ -57,3 +57,32 @@ class StepFunctionsResumer:
                 return False
             raise
         return True
+
+
+class TurnStopper(Protocol):
+    """Stops a running execution (a background job the user stops)."""
+
+    def stop(self, name: str, cause: str) -> bool:
+        """Stop the execution; False when it is not running (it ended, or never started)."""
+        ...
+
+
+class StepFunctionsStopper:
+    """TurnStopper on StopExecution of the turns' state machine."""
+
+    def __init__(self, client: Any, state_machine_arn: str) -> None:
+        self._client = client
+        self._execution_prefix = state_machine_arn.replace(":stateMachine:", ":execution:") + ":"
+
+    def stop(self, name: str, cause: str) -> bool:
+        arn = self._execution_prefix + name
+        try:
+            status = self._client.describe_execution(executionArn=arn)["status"]
+            if status != "RUNNING":
+                return False
+            self._client.stop_execution(executionArn=arn, cause=cause[:32768])
+        except ClientError as error:
+            if error.response["Error"]["Code"] in ("ExecutionDoesNotExist", "ValidationException"):
+                return False
+            raise
+        return True

@@ -16,10 +16,13 @@ if TYPE_CHECKING:
 
     from stepwise.chats.store import ChatStore
     from stepwise.connections.store import ConnectionStore
+    from stepwise.jobs.models import JobLimits
+    from stepwise.jobs.store import JobStore
     from stepwise.skills.catalog import SkillCatalog
     from stepwise.tools.registry import ToolRegistry, ToolResult
     from stepwise.turn_records.models import TurnMeta
     from stepwise.usage.store import UsageStore
+    from stepwise.workflow import TurnStopper
 
 logger = Logger(child=True)
 
@@ -48,6 +51,12 @@ class CommandServices(Protocol):
     def mcp_url(self) -> str: ...
     @property
     def skills(self) -> SkillCatalog | None: ...
+    @property
+    def jobs(self) -> JobStore | None: ...
+    @property
+    def job_limits(self) -> JobLimits: ...
+    @property
+    def stopper(self) -> Callable[[], TurnStopper] | None: ...
 
 
 @dataclass(frozen=True)

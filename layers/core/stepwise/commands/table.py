@@ -13,6 +13,7 @@ from typing import Literal
 from stepwise.commands import handlers
 from stepwise.commands.connect import connect
 from stepwise.commands.handlers import CommandRequest, ShownOnce
+from stepwise.commands.jobs import jobs
 from stepwise.telegram.commands import parse_command
 
 Route = Literal["answer", "rules"]
@@ -51,6 +52,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("tasks", "Your tasks", handlers.tasks),
     Command("reminders", "Your reminders and check-ins", handlers.reminders),
     Command("memory", "What I remember about you", handlers.memory),
+    Command("jobs", "Your background jobs; /jobs stop 3 stops one", jobs),
     Command("skills", "The skills I can use (weekly review, trip planning…)", handlers.skills),
     Command("reset", "Start a fresh conversation (nothing is deleted)", handlers.reset),
     Command("usage", "Your usage and spend", handlers.usage),

@@ -215,6 +215,7 @@ def _to_item(message: QueuedMessage) -> dict[str, Any]:
                 "reminder_id",
                 "attachment",
                 "outside_call",
+                "job",
             },
             exclude_none=True,
         ),

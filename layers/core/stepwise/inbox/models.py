@@ -10,8 +10,9 @@ from stepwise.media.models import Attachment
 
 QueueStatus = Literal["queued", "taken"]
 # message: typed by the user; reminder / checkin: put in the inbox by a schedule that fired (FireReminder);
-# outside_call: a call of the user's MCP client that waits for the user's approval (the /mcp endpoint).
-MessageKind = Literal["message", "reminder", "checkin", "outside_call"]
+# outside_call: a call of the user's MCP client that waits for the user's approval (the /mcp endpoint);
+# job: the report of a background job that ended (stepwise.states.job_report).
+MessageKind = Literal["message", "reminder", "checkin", "outside_call", "job"]
 # new: first delivery; queued / taken: a retried delivery of a message still waiting / being answered;
 # done: a retried delivery of a message already answered.
 Admission = Literal["new", "queued", "taken", "done"]
@@ -27,6 +28,16 @@ class OutsideCall(BaseModel):
     arguments: dict[str, Any]
     connection: str = Field(description="the name of the token the client used")
     description: str = Field(description="what the call will do, as the approval shows it")
+
+
+class JobEnded(BaseModel):
+    """Which background job a `job` message reports on (its text is the report the chat gets)."""
+
+    model_config = ConfigDict(defer_build=True)
+
+    number: int = Field(ge=1)
+    title: str
+    status: str
 
 
 class QueuedMessage(BaseModel):
@@ -47,6 +58,7 @@ class QueuedMessage(BaseModel):
     kind: MessageKind = "message"
     reminder_id: int | None = None
     outside_call: OutsideCall | None = None
+    job: JobEnded | None = None
     status: QueueStatus = "queued"
     turn_id: str | None = Field(default=None, description="the turn answering it, once taken")
     claimed_at: str | None = Field(default=None, description="its place in the history, fixed when taken")

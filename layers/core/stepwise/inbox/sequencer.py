@@ -136,7 +136,7 @@ class Sequencer:
             turn=TurnRef(turn_id=name, chat_id=head.chat_id, user_id=head.user_id, update_id=head.update_id),
             limits=Limits(approval_timeout_seconds=self.approval_timeout_seconds),
         )
-        started = self.starter.start(name, start.model_dump())
+        started = self.starter.start(name, start.model_dump(exclude_none=True))
         logger.info(
             "turn started" if started else "turn exists already",
             extra={"turn_id": name, "chat_id": head.chat_id, "update_id": head.update_id},

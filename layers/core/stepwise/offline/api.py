@@ -1,15 +1,17 @@
 """The offline model's one entry point: code outside `stepwise.offline` imports it from here only.
 
 `OfflineModel` answers turns by rules; `parse_intent` says which tool calls a message asks for (None: the
-rules do not understand it); `small_talk` and `for_the_user` are its answers to small talk and its wording
-of tool results. The phrasings it is scored on are in `corpora/`.
+rules do not understand it); `job_intent` whether a message asks for a background job; `small_talk` and
+`for_the_user` are its answers to small talk and its wording of tool results. The phrasings it is scored on
+are in `corpora/`.
 """
 
 from __future__ import annotations
 
 from stepwise.offline.intents import parse_intent
+from stepwise.offline.job_rules import job_intent
 from stepwise.offline.model import OfflineModel
 from stepwise.offline.small_talk import small_talk
 from stepwise.offline.user_wording import for_the_user
 
-__all__ = ["OfflineModel", "for_the_user", "parse_intent", "small_talk"]
+__all__ = ["OfflineModel", "for_the_user", "job_intent", "parse_intent", "small_talk"]

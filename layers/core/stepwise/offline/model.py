@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from stepwise.ids import utc_now
 from stepwise.model.types import ModelRequest, ModelResponse, TextSink
 from stepwise.offline.intents import reminder_intent, task_intent
+from stepwise.offline.job_rules import job_intent
 from stepwise.offline.media_rules import media_answer
 from stepwise.offline.reminder_rules import last_reminder
 from stepwise.offline.replies import phrase_results, tool_inputs, tool_names
@@ -42,7 +43,7 @@ COMMANDS = (
     "*rename* 2 to new title · *done* 3 · *delete* 3 · *remember* that … · *what do you remember* · "
     "*forget* fact-… · *remind me* at 5pm to call mom · *remind me* in 20 minutes to … · "
     "*every* friday at 17:00 ask me how my week went · *reminders* · *cancel reminder* 2 · "
-    "*snooze* 10 minutes · */timezone* Europe/Lisbon"
+    "*snooze* 10 minutes · */timezone* Europe/Lisbon · *in the background:* add buy milk"
 )
 MEMORY_SECTIONS = ("## Earlier in this conversation", "## Memories about the user")
 NOT_UNDERSTOOD = "I'm in offline mode (no model API is configured), so I didn't understand that."
@@ -88,13 +89,13 @@ class OfflineModel:
         return self._text(answer)
 
     def intent(self, text: str, clock: UserClock, request: ModelRequest) -> list[ToolCall] | None:
-        """The tool calls for `text` (reminder commands first, then task commands) when the request offers
-        all the tools they need, else None."""
+        """The tool calls for `text` (a background job first, then reminder commands, then task commands)
+        when the request offers all the tools they need, else None."""
         if request.tool_choice is not None and request.tool_choice.get("type") == "none":
             return None
         available = {tool["name"] for tool in request.tools}
         reminder = reminder_intent(text, clock, last_reminder(request.messages))
-        for calls in (reminder, task_intent(text)):
+        for calls in (job_intent(text), reminder, task_intent(text)):
             if calls and all(name in available for name, _ in calls):
                 return calls
         return None

@@ -18,10 +18,12 @@ from stepwise.model.web import WebAccess, with_sources
 from stepwise.prompt.caching import head_tokens
 from stepwise.prompt.layout import build_prompt
 from stepwise.states.contracts import CallModelInput, CallModelOutput, Next
+from stepwise.states.job_turn import job_history, job_must_stop, job_section, record_progress
 from stepwise.states.spend import count_usage, wait_for_rate_limit
 from stepwise.states.typing_indicator import show_typing
 from stepwise.telegram.drafts import draft_stream
 from stepwise.turn_records.models import ModelStep, Reply, TurnMeta
+from stepwise.usage.meter import call_usage
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -73,9 +75,9 @@ def limit_result(tool_use_id: str, max_tool_steps: int) -> dict[str, object]:
     }
 
 
-def close_unanswered(step: ModelStep, meta: TurnMeta, services: TurnServices) -> None:
+def close_unanswered(step: ModelStep, meta: TurnMeta, services: TurnServices, max_tool_steps: int) -> None:
     """The calls asked for past the limit do not run: they get "not run" results, and the audit says so."""
-    step.tool_results = [limit_result(block["id"], services.max_tool_steps) for block in step.tool_uses]
+    step.tool_results = [limit_result(block["id"], max_tool_steps) for block in step.tool_uses]
     for block, result in zip(step.tool_uses, step.tool_results, strict=True):
         services.audit.record(
             call_entry(meta, block, "not_run", str(result["content"]), "not_needed", step.created_at)
@@ -88,27 +90,36 @@ def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutp
     when it is final, make it the turn's reply."""
     turn, previous = request.turn, request.next
     meta = services.turns.get_meta(turn.turn_id)
-    history = services.messages.between(turn.chat_id, meta.first_key, meta.last_key)
+    in_job = meta.job is not None  # a background job (states.job_turn): its task, its limits, no chat
+    if in_job and (stop := job_must_stop(meta, services)) is not None:
+        return CallModelOutput(**decision_fields(stop))
+    history = (
+        job_history(meta)
+        if in_job
+        else services.messages.between(turn.chat_id, meta.first_key, meta.last_key)
+    )
     steps = services.turns.steps(turn.turn_id)
+    registry, max_steps = services.turn_tools(in_job), services.max_steps(in_job)
     if previous.final and steps and steps[-1].tool_uses and not steps[-1].tool_results:
-        close_unanswered(steps[-1], meta, services)
+        close_unanswered(steps[-1], meta, services, max_steps)
     rounds = [step for step in steps if step.tool_results]
     fallback = meta.model_override == "rules"
     offline = fallback or meta.model_override == "command"
     web = services.web if not offline else WebAccess()
     tools = [
-        *services.tools.api_tools(),
+        *registry.api_tools(),
         *web.server_tools(),
     ]  # server tools last: the cached prefix is stable
     per_turn = [
+        *([job_section(meta, max_steps)] if in_job else []),
         *([] if meta.timezone_set else [default_zone_note(meta.timezone)]),
         *memory_sections(meta),
-        *([limit_note(services.max_tool_steps)] if previous.final else []),
+        *([limit_note(max_steps)] if previous.final else []),
     ]
     local_now = services.clock().astimezone(ZoneInfo(meta.timezone))
     files = turn_files(history, services, offline)
     prompt = build_prompt(
-        services.tools.summaries(),
+        registry.summaries(),
         local_now,
         history,
         rounds,
@@ -119,7 +130,7 @@ def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutp
         cache_history=meta.history_cached,
         web=(web.search, web.fetch),
     )
-    if not rounds:
+    if not rounds and not in_job:
         remember_stable_prefix(meta, head_tokens(tools, prompt.system), services)
     model_request = ModelRequest(
         model=services.model_name,
@@ -129,9 +140,11 @@ def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutp
         tools=tools,
         tool_choice={"type": "none"} if previous.final and tools else None,
     )
-    if rounds:  # the first call's typing indicator went out with LoadContext
+    if rounds and not in_job:  # the first call's typing indicator went out with LoadContext
         show_typing(services, turn.chat_id)
-    drafts = draft_stream(services.drafts, turn.chat_id, turn.turn_id, services.draft_interval_seconds)
+    drafts = draft_stream(
+        None if in_job else services.drafts, turn.chat_id, turn.turn_id, services.draft_interval_seconds
+    )
     try:
         response = (services.rules_model() if offline else services.model()).complete(model_request, drafts)
     except ModelRateLimitedError as error:
@@ -153,6 +166,7 @@ def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutp
             "final": previous.final,
         },
     )
+    used = call_usage(response.model, usage)
     step = ModelStep(
         step=len(rounds),
         content=response.content,
@@ -160,8 +174,12 @@ def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutp
         model=response.model,
         message_id=services.new_id(),
         created_at=iso_utc(services.clock()),
+        tokens=0 if offline else used.tokens,
+        cost_nano_usd=0 if offline else used.cost_nano_usd,
     )
     services.turns.put_step(turn.turn_id, step)
+    if in_job:
+        record_progress(meta, [*rounds, step], services)
     output = CallModelOutput(
         **{
             **decision_fields(previous),
@@ -178,9 +196,9 @@ def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutp
         cache_creation_input_tokens=usage.cache_creation_input_tokens,
     )
     if response.stop_reason == "tool_use" and step.tool_uses and tools and not previous.final:
-        if step.step >= services.max_tool_steps:  # one more call, without tools, reports what was done
+        if step.step >= max_steps:  # one more call, without tools, reports what was done
             return output.model_copy(update={"route": "model", "final": True})
-        route = "tools_with_approval" if needs_approval(step, services.tools) else "tools"
+        route = "tools_with_approval" if needs_approval(step, registry) else "tools"
         return output.model_copy(update={"route": route})
     text = with_sources(final_text(step), [block for done in [*steps, step] for block in done.content])
     services.turns.put_reply(

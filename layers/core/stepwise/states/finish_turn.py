@@ -15,6 +15,7 @@ from aws_lambda_powertools import Logger
 
 from stepwise.states.contracts import FinishTurnInput, FinishTurnOutput
 from stepwise.states.deliver import deliver_reply, put_error_reply
+from stepwise.states.job_report import finish_job
 from stepwise.states.save_turn import save_reply
 from stepwise.states.sequence import end_turn
 from stepwise.telegram.errors import TelegramBadRequest, TelegramForbidden
@@ -27,8 +28,11 @@ logger = Logger(child=True)
 
 
 def finish_turn(request: FinishTurnInput, services: TurnServices) -> FinishTurnOutput:
-    """Send, save, finish; see the module docstring."""
+    """Send, save, finish; see the module docstring. A background job reports instead
+    (`states.job_report`)."""
     turn = request.turn
+    if turn.job is not None:
+        return finish_job(request, services)
     if request.error is not None:
         put_error_reply(turn, request.error, services)
     reply = services.turns.get_reply(turn.turn_id)

@@ -21,11 +21,13 @@ from stepwise.prompt.caching import (
 )
 from stepwise.reminders.models import scheduled_note
 from stepwise.states.contracts import LoadContextInput, Next
+from stepwise.states.job_turn import start_job
 from stepwise.states.turn_kind import decide_turn
 from stepwise.states.typing_indicator import show_typing
 from stepwise.turn_records.models import Memory, TurnMeta
 
 if TYPE_CHECKING:
+    from stepwise.inbox.models import QueuedMessage
     from stepwise.states.services import TurnServices
 
 logger = Logger(child=True)
@@ -37,6 +39,8 @@ def load_context(start: LoadContextInput, services: TurnServices) -> Next:
     the same window. Nothing left to answer (an earlier turn took every message): route `reply` without a
     reply, and FinishTurn only frees the chat."""
     turn = start.turn
+    if turn.job is not None:  # a background job's own execution: its record, not the chat's inbox
+        return start_job(turn, services)
     batch = services.sequencer().take_batch(turn.chat_id, turn.turn_id)
     if not batch:
         logger.info("nothing waiting: the turn ends without answering")
@@ -49,9 +53,7 @@ def load_context(start: LoadContextInput, services: TurnServices) -> Next:
             id=waiting.id,
             chat_id=turn.chat_id,
             role="user",
-            content=waiting.text
-            if typed or waiting.kind == "outside_call"
-            else scheduled_note(waiting.kind, waiting.reminder_id, waiting.text),
+            content=stored_content(waiting),
             created_at=waiting.claimed_at or waiting.received_at,
             turn_id=turn.turn_id,
             update_id=waiting.update_id,
@@ -73,6 +75,7 @@ def load_context(start: LoadContextInput, services: TurnServices) -> Next:
     user_id = batch[0].user_id
     reminder = batch[0].text if batch[0].kind == "reminder" else None
     outside_call = batch[0].outside_call if batch[0].kind == "outside_call" else None
+    job_report = batch[0].text if batch[0].kind == "job" else None
     chosen_zone = services.reminders.timezone(user_id)
     command = route(batch[0].text) if len(batch) == 1 and batch[0].kind == "message" else None
     meta = TurnMeta(
@@ -88,7 +91,7 @@ def load_context(start: LoadContextInput, services: TurnServices) -> Next:
         created_at=iso_utc(services.clock()),
         summary=chat.summary if chat else "",
         memories=[]
-        if reminder is not None or command is not None or outside_call is not None
+        if reminder is not None or command is not None or outside_call is not None or job_report is not None
         else recall_memories(services, user_id, turn.chat_id, "\n".join(m.content for m in stored)),
         timezone=chosen_zone or services.default_timezone,
         timezone_set=chosen_zone is not None,
@@ -96,6 +99,7 @@ def load_context(start: LoadContextInput, services: TurnServices) -> Next:
         model_override="command" if command == "rules" else None,
         command=batch[0].text.strip() if command == "answer" else None,
         outside_call=outside_call,
+        job_report=job_report,
         **media_notices(batch),
     )
     services.turns.put_meta(meta)
@@ -112,6 +116,18 @@ def load_context(start: LoadContextInput, services: TurnServices) -> Next:
         },
     )
     return next_
+
+
+def stored_content(waiting: QueuedMessage) -> str:
+    """What the history keeps as the user's side of a waiting message: the text typed (or an MCP client's
+    call), a note for a reminder or check-in that fired, and for a job's report a note that it ended (the
+    report itself is stored as the turn's reply)."""
+    if waiting.kind in ("message", "outside_call"):
+        return waiting.text
+    if waiting.kind == "job" and waiting.job is not None:
+        job = waiting.job
+        return f"(Background job #{job.number} “{job.title}” has ended: {job.status}. Its report follows.)"
+    return scheduled_note(waiting.kind, waiting.reminder_id, waiting.text)
 
 
 def choose_window(

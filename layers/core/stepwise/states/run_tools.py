@@ -29,6 +29,7 @@ from stepwise.tools.registry import ToolContext, ToolError, ToolResult
 if TYPE_CHECKING:
     from stepwise.approvals.lifecycle import Decision
     from stepwise.states.services import TurnServices
+    from stepwise.turn_records.models import TurnMeta
 
 logger = Logger(child=True)
 
@@ -44,7 +45,7 @@ def run_tools(request: RunToolsInput, services: TurnServices) -> Next:
     """Run (or settle) every tool call of the step; see the module docstring. Route `model` when every call
     has its result, `approval` when some wait for the user."""
     turn = request.turn
-    if request.resume:
+    if request.resume and turn.job is None:  # a background job never holds the chat
         retake_chat(request, services)
     meta = services.turns.get_meta(turn.turn_id)
     step = services.turns.get_step(turn.turn_id, request.next.step)
@@ -67,7 +68,7 @@ def run_tools(request: RunToolsInput, services: TurnServices) -> Next:
             call_id=tool_call_id(turn.turn_id, call["id"]),
             now=now,
         )
-        answer = _run_one(call, decision, context, services, waiting, request.approvals)
+        answer = _run_one(call, decision, context, services, meta, waiting, request.approvals)
         if answer is None:
             continue
         # The audit entry first, keyed by the model step's time: a crash before the result is recorded makes
@@ -118,29 +119,32 @@ def _run_one(
     decision: Decision | None,
     context: ToolContext,
     services: TurnServices,
+    meta: TurnMeta,
     waiting: list[ApprovalCall],
     may_ask: bool,
 ) -> Answer | None:
     """One call's answer (result, outcome, approval state); None when it must wait for approval. A call that
     needs approval where none may be asked (`may_ask` False and no decision) is refused, never run. Calls are
     parsed and run through `stepwise.tools.calls`, as an MCP client's calls are."""
-    parsed = parse_call(services.tools, call["name"], call.get("input"))
+    tools = services.turn_tools(meta.job is not None)
+    parsed = parse_call(tools, call["name"], call.get("input"))
     if isinstance(parsed, Answer):
         return parsed
     tool, args = parsed
     if not tool.needs_approval:
-        return run_call(services.tools, context, tool, args, "not_needed")
+        return run_call(tools, context, tool, args, "not_needed")
     if decision is None and not may_ask:
         logger.warning("a call needs approval in a round that cannot ask; refused", extra={"tool": tool.name})
         return Answer(ToolResult(content=NOT_ASKED, is_error=True), "denied")
     if decision is None:
         try:
-            waiting.append(
-                ApprovalCall(tool_use_id=call["id"], description=services.tools.describe(context, tool, args))
-            )
+            description = tools.describe(context, tool, args)
+            if meta.job is not None:  # the user sees which job asks
+                description = f"Background job #{meta.job.number} “{meta.job.title}”: {description}"
+            waiting.append(ApprovalCall(tool_use_id=call["id"], description=description))
         except ToolError as error:
             return Answer(ToolResult(content=str(error), is_error=True), "error")
         return None
     if decision != "approved":
         return Answer(ToolResult(content=lifecycle.refusal(decision), is_error=True), "denied", decision)
-    return run_call(services.tools, context, tool, args, "approved")
+    return run_call(tools, context, tool, args, "approved")

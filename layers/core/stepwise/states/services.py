@@ -7,6 +7,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
 
 from stepwise.ids import new_id, utc_now
+from stepwise.jobs.models import JobLimits
 from stepwise.media.intake import MediaLimits
 from stepwise.model.web import WebAccess
 
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
     from stepwise.connections.store import ConnectionStore
     from stepwise.history.repository import MessageRepository
     from stepwise.inbox.sequencer import Sequencer
+    from stepwise.jobs.store import JobStore
     from stepwise.media.fetch import FileSource
     from stepwise.model.types import ChatModel
     from stepwise.skills.catalog import SkillCatalog
@@ -30,6 +32,10 @@ if TYPE_CHECKING:
     from stepwise.tools.registry import Tool, ToolRegistry
     from stepwise.turn_records.store import TurnStore
     from stepwise.usage.store import UsageStore
+    from stepwise.workflow import TurnStopper
+
+
+JOB_STARTING_TOOLS = frozenset({"spawn_job"})
 
 
 def offline_model() -> ChatModel:
@@ -88,9 +94,13 @@ class TurnServices:
     new_id: Callable[[], str] = new_id
     # The outside MCP servers' tools (stepwise.remote_tools), offered after the built-in ones; None: none.
     remote_tools: Callable[[], Sequence[Tool[Any]]] | None = None
+    jobs: JobStore | None = None  # background jobs (stepwise.jobs); None: not deployed
+    job_limits: JobLimits = field(default_factory=JobLimits)
+    stopper: Callable[[], TurnStopper] | None = None  # stops a job's execution (/jobs stop)
     _with_remote: tuple[Sequence[Tool[Any]], ToolRegistry] | None = field(
         default=None, init=False, repr=False
     )
+    _job_tools: tuple[ToolRegistry, ToolRegistry] | None = field(default=None, init=False, repr=False)
 
     @property
     def summary_due_at(self) -> int:
@@ -120,3 +130,16 @@ class TurnServices:
         """Use `registry` as the turn's only tools (tests)."""
         self.__dict__["built_in_tools"] = registry
         self.remote_tools = None
+
+    def turn_tools(self, in_job: bool) -> ToolRegistry:
+        """The tools of a turn, or of a background job: the same but `spawn_job` (a job cannot start jobs)."""
+        tools = self.tools
+        if not in_job:
+            return tools
+        if self._job_tools is None or self._job_tools[0] is not tools:
+            self._job_tools = (tools, tools.without(JOB_STARTING_TOOLS))
+        return self._job_tools[1]
+
+    def max_steps(self, in_job: bool) -> int:
+        """The tool rounds a turn (MAX_TOOL_STEPS) or a background job (JOB_MAX_TOOL_STEPS) may make."""
+        return self.job_limits.max_tool_steps if in_job else self.max_tool_steps

@@ -1,6 +1,7 @@
 """The kind of a turn, decided once where the turn starts (LoadContext), and the one place where the reply of
-every kind that needs no model is made: a reminder that fired, a slash command, notices about files the
-model does not get, and the refusal once the daily token budget is spent. Every other turn calls the model.
+every kind that needs no model is made: a reminder that fired, a background job's report, a slash command,
+notices about files the model does not get, and the refusal once the daily token budget is spent. Every other
+turn calls the model. (A background job's own execution starts in `states.job_turn`.)
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
 
 logger = Logger(child=True)
 
-TurnKind = Literal["reminder", "notice", "command", "budget", "outside_call", "model"]
+TurnKind = Literal["reminder", "notice", "command", "budget", "outside_call", "job_report", "model"]
 OUTSIDE_CALL_ID = "mcp_{message_id}"  # the tool_use id of an outside call in its turn
 
 
@@ -48,6 +49,9 @@ def _kind_and_text(
     if meta.reminder is not None:
         reminder = meta.reminder
         return "reminder", lambda *_: REMINDER_PREFIX + reminder
+    if meta.job_report is not None:  # a background job ended: its report, as it wrote it
+        report = meta.job_report
+        return "job_report", lambda *_: report
     if meta.notices_only:
         return "notice", lambda *_: "\n\n".join(meta.notices)
     if meta.command is not None:

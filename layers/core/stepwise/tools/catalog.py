@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from stepwise.tools.job_tools import job_tools
 from stepwise.tools.memory_tools import memory_tools
 from stepwise.tools.registry import Tool, ToolRegistry
 from stepwise.tools.reminder_tools import reminder_tools
@@ -16,6 +17,7 @@ if TYPE_CHECKING:
     from stepwise.memory.service import MemoryService
     from stepwise.skills.catalog import SkillCatalog
     from stepwise.tasks.repository import TaskRepository
+    from stepwise.tools.job_tools import JobSetup
     from stepwise.tools.reminder_tools import ReminderSetup
 
 
@@ -26,10 +28,11 @@ def build_registry(
     memory: MemoryService | None = None,
     reminders: ReminderSetup | None = None,
     skills: SkillCatalog | None = None,
+    jobs: JobSetup | None = None,
 ) -> ToolRegistry:
     """The registry of a turn (the prompt and the API's tools parameter come from it). Memory and reminder
     tools are offered only where long-term memory and the reminder schedules are deployed; use_skill only
-    where there are skills."""
+    where there are skills; spawn_job only where the jobs' table is."""
     tools: list[Tool[Any]] = [*task_tools(tasks)]
     if memory is not None:
         tools += memory_tools(memory)
@@ -37,4 +40,6 @@ def build_registry(
         tools += reminder_tools(reminders, tasks)
     if skills is not None:
         tools += skill_tools(skills)
+    if jobs is not None:
+        tools += job_tools(jobs)
     return ToolRegistry(tools, ledger)

@@ -37,6 +37,12 @@ class ToolError(Exception):
     """A failure the model should explain to the user ("there is no task 42")."""
 
 
+class EffectIncomplete(RuntimeError):
+    """A tool's effect could not be made now (a store refused, throttled): the state that runs the call fails
+    and the state machine retries it, which makes the effect (idempotent, under the recorded intent),
+    instead of answering the model with an error while half of the effect is done."""
+
+
 @dataclass(frozen=True)
 class ToolContext:
     """Who a tool acts for, when, and which call it runs. The identity comes from the turn, never the model.
@@ -224,6 +230,10 @@ class ToolRegistry:
         """A registry of these tools and then `extra` (an outside server's), with the same ledger."""
         return ToolRegistry([*self._tools.values(), *extra], self._ledger)
 
+    def without(self, names: frozenset[str]) -> ToolRegistry:
+        """A registry of these tools but `names`, with the same ledger."""
+        return ToolRegistry([tool for tool in self._tools.values() if tool.name not in names], self._ledger)
+
     def api_tools(self) -> list[dict[str, Any]]:
         return [tool.api_spec() for tool in self._tools.values()]
 
@@ -261,6 +271,8 @@ class ToolRegistry:
             return tool.result(tool.run(context, args))
         except CallAlreadyRecorded as already:
             return ToolResult(content=already.record.result)
+        except EffectIncomplete:
+            raise
         except ToolError as error:
             return ToolResult(content=str(error), is_error=True)
         except Exception:

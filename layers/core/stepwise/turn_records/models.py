@@ -8,7 +8,29 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from stepwise.inbox.models import OutsideCall
 
-ReplySource = Literal["model", "fallback", "error", "reminder", "notice", "budget", "command", "outside_call"]
+ReplySource = Literal[
+    "model",
+    "fallback",
+    "error",
+    "reminder",
+    "notice",
+    "budget",
+    "command",
+    "outside_call",
+    "job_report",  # a chat's turn showing a background job's report
+    "job_timeout",  # a job that reached its deadline: what it did
+]
+
+
+class JobBrief(BaseModel):
+    """What a background job's own turn knows of the job (the record is in the jobs' store)."""
+
+    model_config = ConfigDict(defer_build=True)
+
+    number: int
+    title: str
+    task: str
+    deadline: str = Field(description="ISO 8601 UTC")
 
 
 class Memory(BaseModel):
@@ -59,6 +81,10 @@ class TurnMeta(BaseModel):
     outside_call: OutsideCall | None = Field(
         default=None, description="the MCP client's call this turn asks the user to approve (and runs)"
     )
+    job: JobBrief | None = Field(
+        default=None, description="the background job this turn is (its own execution)"
+    )
+    job_report: str | None = Field(default=None, description="a job's report this chat turn shows")
 
 
 class ModelStep(BaseModel):
@@ -76,6 +102,10 @@ class ModelStep(BaseModel):
     partial_results: dict[str, dict[str, Any]] = Field(default_factory=dict)
     approval_id: str | None = None
     approval_asks: int = Field(default=0, description="how often RunTools handed this approval to the wait")
+    tokens: int = Field(
+        default=0, description="the call's tokens (input, output, cache), as a job counts them"
+    )
+    cost_nano_usd: int = Field(default=0, description="the call's estimated cost")
 
     @property
     def text(self) -> str:

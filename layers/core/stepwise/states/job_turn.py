@@ -1,0 +1,148 @@
+"""A background job's own execution, in the states it shares with a chat's turn (docs/jobs.md).
+
+A job runs the turn's states with four differences, all decided here: it starts from its record, not from the
+chat's inbox (`start_job`, in LoadContext); its model sees only its task, with a section of the prompt saying
+it is a job (`job_history`, `job_section`); it has its own limits, JOB_MAX_TOOL_STEPS and a deadline, and the
+daily token budget stops it between steps (`job_must_stop`, in CallModel); and it keeps its counters on its
+record for /jobs (`record_progress`). It never holds the chat's lease: its report reaches the chat through the
+inbox (`stepwise.states.job_report`).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from aws_lambda_powertools import Logger
+
+from stepwise.history.models import StoredMessage
+from stepwise.ids import iso_utc
+from stepwise.states.contracts import Next
+from stepwise.turn_records.models import JobBrief, Reply, TurnMeta
+from stepwise.usage.budget import budget_message, is_over_budget
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from stepwise.states.services import TurnServices
+    from stepwise.turn_records.models import ModelStep
+    from stepwise.turn_ref import TurnRef
+
+logger = Logger(child=True)
+
+
+def start_job(turn: TurnRef, services: TurnServices) -> Next:
+    """LoadContext of a job: its meta from its record (a retry finds the meta it wrote), then the model; a job
+    whose record is gone, or that has ended already, goes straight to FinishTurn."""
+    assert turn.job is not None
+    job = services.jobs.get(turn.user_id, turn.job) if services.jobs is not None else None
+    if job is None:
+        logger.error("no record of this job: it ends", extra={"job": turn.job})
+        return Next(route="error")
+    if not job.running:
+        logger.info("the job has ended already", extra={"job": job.number, "status": job.status})
+        return Next(route="reply")
+    try:
+        meta = services.turns.get_meta(turn.turn_id)
+    except KeyError:
+        zone = services.reminders.timezone(turn.user_id)
+        meta = TurnMeta(
+            turn_id=turn.turn_id,
+            chat_id=job.chat_id,
+            user_id=job.user_id,
+            update_id=0,
+            user_message_id=job.execution,
+            first_key="",
+            last_key="",
+            created_at=job.created_at,
+            timezone=zone or services.default_timezone,
+            timezone_set=zone is not None,
+            job=JobBrief(number=job.number, title=job.title, task=job.task, deadline=job.deadline),
+        )
+        services.turns.put_meta(meta)
+    logger.info("background job started", extra={"job": job.number})
+    return job_must_stop(meta, services) or Next(route="model")
+
+
+def job_history(meta: TurnMeta) -> list[StoredMessage]:
+    """What a job's model sees as the conversation: its task, as the user's one message."""
+    assert meta.job is not None
+    return [
+        StoredMessage(
+            id=meta.user_message_id,
+            chat_id=meta.chat_id,
+            role="user",
+            content=meta.job.task,
+            created_at=meta.created_at,
+        )
+    ]
+
+
+def job_section(meta: TurnMeta, max_tool_steps: int) -> str:
+    """The per-turn section of a job's prompt: what it is, and how to finish."""
+    assert meta.job is not None
+    return (
+        f"## Background job\nYou are background job #{meta.job.number} “{meta.job.title}”, started by the "
+        "assistant for the user. The user's message is the job's task. Nobody is watching: do not ask "
+        f"questions, do the work with the tools (at most {max_tool_steps} tool rounds, until "
+        f"{meta.job.deadline}), then answer with the result, written for the user: it is posted in their "
+        "chat as the job's report. Tools that change data for good wait for the user's tap in the chat; if "
+        "one is denied, leave that part and say so in the report."
+    )
+
+
+def job_must_stop(meta: TurnMeta, services: TurnServices) -> Next | None:
+    """Before a job's model call: past its deadline, or with the user's daily token budget spent, the job
+    stops (its reply says why, and FinishTurn reports it); None to go on."""
+    assert meta.job is not None
+    now = services.clock()
+    if now >= datetime.fromisoformat(meta.job.deadline):
+        minutes = services.job_limits.timeout_minutes
+        text = f"It ran out of time: a job may work for {minutes} minutes (JOB_TIMEOUT_MINUTES)."
+        _stop(meta, services, text, "job_timeout")
+        logger.warning("background job past its deadline", extra={"job": meta.job.number})
+        return Next(route="reply")
+    if services.usage is not None:
+        used = is_over_budget(services.usage, meta.user_id, now, services.daily_token_budget)
+        if used is not None:
+            _stop(
+                meta,
+                services,
+                budget_message(services.daily_token_budget, used, now, meta.timezone),
+                "budget",
+            )
+            logger.warning("background job stopped by the daily token budget", extra={"job": meta.job.number})
+            return Next(route="reply")
+    return None
+
+
+def _stop(meta: TurnMeta, services: TurnServices, text: str, source: str) -> None:
+    if services.turns.get_reply(meta.turn_id) is not None:
+        return
+    services.turns.put_reply(
+        meta.turn_id,
+        Reply(
+            text=text,
+            source="job_timeout" if source == "job_timeout" else "budget",
+            message_id=services.new_id(),
+            created_at=iso_utc(services.clock()),
+        ),
+    )
+
+
+def record_progress(meta: TurnMeta, steps: Sequence[ModelStep], services: TurnServices) -> None:
+    """Keep the job's tool rounds, tokens and cost on its record (absolute values, from its steps: a retried
+    state writes the same). Best effort: /jobs shows them, nothing depends on them."""
+    assert meta.job is not None
+    if services.jobs is None:
+        return
+    try:
+        services.jobs.progress(
+            meta.user_id,
+            meta.job.number,
+            tool_rounds=sum(1 for step in steps if step.tool_uses),
+            tokens=sum(step.tokens for step in steps),
+            cost_nano_usd=sum(step.cost_nano_usd for step in steps),
+        )
+    except Exception as error:
+        logger.warning("job progress not kept", extra={"error": str(error)})

@@ -1,0 +1,358 @@
+"""Background jobs on in-memory ports: spawn_job (numbering, once per call, MAX_JOBS, no jobs from jobs), a
+job's own run (its task only, its tools, its limits, deadline and budget), its report (text, once, in the
+chat's inbox), /jobs, and the offline phrasing."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from support.turn_fakes import RecordingStarter, ScriptedModel, drive_turn, text_response, turn_start
+
+from stepwise.commands.handlers import CommandRequest
+from stepwise.commands.jobs import jobs as jobs_command
+from stepwise.ids import iso_utc
+from stepwise.jobs.models import Job, JobLimits, job_execution_name
+from stepwise.ledger.models import tool_call_id
+from stepwise.model.types import ModelResponse
+from stepwise.offline.api import job_intent
+from stepwise.states.contracts import FinishTurnInput, TurnStart
+from stepwise.states.job_report import report_job, report_text, what_was_done
+from stepwise.states.job_turn import job_must_stop, start_job
+from stepwise.states.services import TurnServices
+from stepwise.tools.catalog import build_registry
+from stepwise.tools.job_tools import JobSetup
+from stepwise.tools.registry import ToolContext
+from stepwise.turn_records.models import ModelStep
+from stepwise.turn_ref import TurnRef
+from stepwise_local.in_memory.jobs import InMemoryJobStore
+from stepwise_local.in_memory.ledger import InMemoryToolCallLedger
+from stepwise_local.in_memory.tasks import InMemoryTaskRepository
+from stepwise_local.in_memory.telegram import InMemoryTelegram
+
+
+def tool_use(*calls: tuple[str, dict[str, Any]]) -> ModelResponse:
+    return ModelResponse(
+        content=[
+            {"type": "tool_use", "id": f"toolu_{n}_{name}", "name": name, "input": args}
+            for n, (name, args) in enumerate(calls)
+        ],
+        stop_reason="tool_use",
+        model="claude-test",
+    )
+
+
+@pytest.fixture
+def store() -> InMemoryJobStore:
+    return InMemoryJobStore()
+
+
+@pytest.fixture
+def job_starter() -> RecordingStarter:
+    return RecordingStarter()
+
+
+@pytest.fixture
+def with_jobs(
+    services: TurnServices,
+    store: InMemoryJobStore,
+    job_starter: RecordingStarter,
+    tasks: InMemoryTaskRepository,
+    ledger: InMemoryToolCallLedger,
+) -> TurnServices:
+    """The turn's services with spawn_job bound to an in-memory jobs' store (MAX_JOBS 2, 15 minutes)."""
+    setup = JobSetup(jobs=store, starter=job_starter, max_jobs=2, timeout_minutes=15)
+    services.tools = build_registry(tasks=tasks, ledger=ledger, jobs=setup)
+    services.jobs = store
+    services.job_limits = JobLimits(max_jobs=2, timeout_minutes=15)
+    return services
+
+
+def spawn_in_turn(services: TurnServices, model: ScriptedModel, task: str = "Add buy milk.") -> TurnStart:
+    model.responses += [
+        tool_use(("spawn_job", {"task": task, "title": "Milk"})),
+        text_response("I started a job for that."),
+    ]
+    start = turn_start(services, "do it in the background")
+    drive_turn(services, start)
+    return start
+
+
+def job_start(starter: RecordingStarter, number: int = 1) -> TurnStart:
+    (payload,) = [p for p in starter.started.values() if p["turn"].get("job") == number]
+    return TurnStart.model_validate(payload)
+
+
+def test_spawn_job_starts_one_execution_named_after_the_call_and_the_turn_answers_at_once(
+    with_jobs: TurnServices, model: ScriptedModel, store: InMemoryJobStore, job_starter: RecordingStarter
+) -> None:
+    spawn_in_turn(with_jobs, model)
+    name = job_execution_name(tool_call_id("turn-1", "toolu_0_spawn_job"))
+    assert list(job_starter.started) == [name]
+    start = job_start(job_starter)
+    assert start.turn == TurnRef(turn_id=name, chat_id=7, user_id=7, update_id=0, job=1)
+    assert start.limits is not None and start.limits.approval_timeout_seconds == 900
+    job = store.get(7, 1)
+    assert job is not None and job.running and job.title == "Milk" and job.task == "Add buy milk."
+    result = model.requests[1].messages[-1]["content"][0]
+    assert result["content"].startswith("Started background job #1 “Milk”: it works on its own")
+    assert result["is_error"] is False
+
+
+def test_a_retried_spawn_starts_the_same_job_with_the_same_number(
+    with_jobs: TurnServices, store: InMemoryJobStore, job_starter: RecordingStarter
+) -> None:
+    registry = with_jobs.tools
+    tool, args = registry.parse("spawn_job", {"task": "t", "title": "T"})
+    context = ToolContext(
+        user_id=7, chat_id=7, turn_id="turn-9", call_id="turn-9:toolu_a", now=iso_utc(with_jobs.clock())
+    )
+    first = registry.run(context, tool, args)
+    job_starter.started.clear()  # as if the start had not been seen: the retry starts the same name again
+    again = registry.run(context, tool, args)
+    assert first == again
+    assert list(job_starter.started) == [job_execution_name("turn-9:toolu_a")]
+    assert [job.number for job in store.recent(7)] == [1]
+
+
+def test_past_max_jobs_spawn_job_is_an_error_and_takes_no_number(
+    with_jobs: TurnServices, store: InMemoryJobStore
+) -> None:
+    registry = with_jobs.tools
+    tool, args = registry.parse("spawn_job", {"task": "t", "title": "T"})
+    for n in range(3):
+        context = ToolContext(
+            user_id=7, chat_id=7, turn_id="turn-1", call_id=f"turn-1:c{n}", now=iso_utc(with_jobs.clock())
+        )
+        result = registry.run(context, tool, args)
+    assert result.is_error and "2 background jobs are running already" in result.content
+    assert store.counters[7] == 2
+
+
+def test_a_job_is_offered_no_spawn_job_and_refused_one(with_jobs: TurnServices) -> None:
+    assert with_jobs.turn_tools(False).get("spawn_job") is not None
+    assert with_jobs.turn_tools(True).get("spawn_job") is None
+    registry = with_jobs.tools
+    tool, args = registry.parse("spawn_job", {"task": "t", "title": "T"})
+    inside = ToolContext(
+        user_id=7, chat_id=7, turn_id="job-abc", call_id="job-abc:c", now=iso_utc(with_jobs.clock())
+    )
+    result = registry.run(inside, tool, args)
+    assert result.is_error and "cannot start other jobs" in result.content
+
+
+def test_a_job_sees_its_task_only_runs_its_tools_and_reports_through_the_inbox(
+    with_jobs: TurnServices,
+    model: ScriptedModel,
+    store: InMemoryJobStore,
+    job_starter: RecordingStarter,
+    telegram: InMemoryTelegram,
+    tasks: InMemoryTaskRepository,
+) -> None:
+    spawn_in_turn(with_jobs, model)
+    sent_before = telegram.texts(7)
+    model.responses += [tool_use(("add_task", {"title": "buy milk"})), text_response("Added *buy milk*.")]
+    job = job_start(job_starter)
+    drive_turn(with_jobs, job)
+
+    job_request = model.requests[2]
+    assert [m["role"] for m in job_request.messages] == ["user"]
+    texts = [b["text"] for b in job_request.messages[0]["content"] if b.get("type") == "text"]
+    assert texts[0] == "Add buy milk." and "## Background job\nYou are background job #1 “Milk”" in texts[-1]
+    assert "spawn_job" not in {tool["name"] for tool in job_request.tools}
+    assert telegram.texts(7) == sent_before, "a job sends nothing to the chat itself"
+    assert [t.title for t in tasks.list(7, "all")] == ["buy milk"]
+    ended = store.get(7, 1)
+    assert ended is not None and ended.status == "done" and ended.tool_rounds == 1
+    (report,) = [m for m in with_jobs.sequencer().inbox.pending(7) if m.kind == "job"]
+    assert report.text.startswith("✅ Background job #1 “Milk” is done (1 tool round, ")
+    assert report.text.endswith("Added *buy milk*.")
+
+    # The chat's next turn (started by the report) shows it without a model call and keeps it.
+    calls = len(model.requests)
+    chat_turn = TurnStart(
+        turn=TurnRef(turn_id="turn-report", chat_id=7, user_id=7, update_id=report.update_id)
+    )
+    drive_turn(with_jobs, chat_turn)
+    assert len(model.requests) == calls
+    assert telegram.texts(7)[-1].endswith("Added <i>buy milk</i>.")
+    stored = [m.content for m in with_jobs.messages.recent(7, 10)]
+    assert stored[-2] == "(Background job #1 “Milk” has ended: done. Its report follows.)"
+    assert stored[-1] == report.text
+
+
+def test_a_job_reports_once_whatever_finishes_or_recovers_it(
+    with_jobs: TurnServices, model: ScriptedModel, store: InMemoryJobStore, job_starter: RecordingStarter
+) -> None:
+    spawn_in_turn(with_jobs, model)
+    turn = job_start(job_starter).turn
+    report_job(turn, "stopped", None, with_jobs)
+    report_job(turn, "failed", None, with_jobs)  # a recovery after the ending: the first ending stays
+    from stepwise.states.finish_turn import finish_turn
+
+    finish_turn(FinishTurnInput(turn=turn, error="States.TaskFailed"), with_jobs)
+    reports = [m for m in with_jobs.sequencer().inbox.pending(7) if m.kind == "job"]
+    assert len(reports) == 1 and "was stopped" in reports[0].text
+    ended = store.get(7, 1)
+    assert ended is not None and ended.status == "stopped"
+
+
+def test_a_job_stops_at_its_deadline_and_at_the_budget(
+    with_jobs: TurnServices, model: ScriptedModel, job_starter: RecordingStarter
+) -> None:
+    spawn_in_turn(with_jobs, model)
+    turn = job_start(job_starter).turn
+    assert start_job(turn, with_jobs).route == "model"
+    meta = with_jobs.turns.get_meta(turn.turn_id)
+    assert job_must_stop(meta, with_jobs) is None
+    with_jobs.clock.now += timedelta(minutes=16)  # type: ignore[attr-defined]
+    stop = job_must_stop(meta, with_jobs)
+    assert stop is not None and stop.route == "reply"
+    reply = with_jobs.turns.get_reply(turn.turn_id)
+    assert reply is not None and reply.source == "job_timeout" and "15 minutes" in reply.text
+
+
+def test_start_job_without_a_record_is_an_error_and_an_ended_job_goes_to_its_report(
+    with_jobs: TurnServices, store: InMemoryJobStore
+) -> None:
+    missing = TurnRef(turn_id="job-x", chat_id=7, user_id=7, update_id=0, job=5)
+    assert start_job(missing, with_jobs).route == "error"
+    store.create(
+        Job(
+            user_id=7,
+            number=6,
+            chat_id=7,
+            execution="job-y",
+            title="T",
+            task="t",
+            parent_turn_id="p",
+            created_at="2026-11-22T09:00:00.000Z",
+            deadline="2026-11-22T09:15:00.000Z",
+        )
+    )
+    store.finish(7, 6, "stopped", "report", "2026-11-22T09:01:00.000Z")
+    ended = TurnRef(turn_id="job-y", chat_id=7, user_id=7, update_id=0, job=6)
+    assert start_job(ended, with_jobs).route == "reply"
+
+
+def step(*calls: tuple[str, bool | None], approval_id: str | None = None) -> ModelStep:
+    """A model step with these calls and their outcome: True worked, False failed, None unanswered."""
+    uses = [
+        {"type": "tool_use", "id": f"c{n}", "name": name, "input": {}} for n, (name, _) in enumerate(calls)
+    ]
+    results = [
+        {"type": "tool_result", "tool_use_id": f"c{n}", "content": "x", "is_error": not ok}
+        for n, (_, ok) in enumerate(calls)
+        if ok is not None
+    ]
+    done = all(ok is not None for _, ok in calls)
+    return ModelStep(
+        step=0,
+        content=uses,
+        stop_reason="tool_use",
+        model="m",
+        message_id="m",
+        created_at="t",
+        tool_results=results if done else [],
+        partial_results={r["tool_use_id"]: r for r in results},
+        approval_id=approval_id,
+        tokens=1500,
+        cost_nano_usd=2_500_000,
+    )
+
+
+def test_what_was_done_counts_calls_that_worked_failed_or_waited() -> None:
+    assert what_was_done([]) == "It had not used any tools."
+    steps = [
+        step(("add_task", True), ("add_task", True), ("list_tasks", True)),
+        step(("delete_task", None), approval_id="a"),
+    ]
+    expected = "What it did: add_task ×2, list_tasks. Not done: delete_task (waiting for approval)."  # noqa: RUF001
+    assert what_was_done(steps) == expected
+    assert what_was_done([step(("add_task", False))]) == "What it did: nothing. Not done: add_task."
+
+
+@pytest.mark.parametrize(
+    ("status", "headline"),
+    [
+        ("done", "✅ Background job #3 “Trip” is done"),
+        ("failed", "⚠️ Background job #3 “Trip” failed"),
+        ("timed_out", "⏱ Background job #3 “Trip” ran out of time"),
+        ("stopped", "⏹ Background job #3 “Trip” was stopped"),
+        ("over_budget", "⏸ Background job #3 “Trip” stopped at today's usage limit"),
+    ],
+)
+def test_the_report_says_how_the_job_ended_what_it_cost_and_its_result_or_what_it_did(
+    status: str, headline: str
+) -> None:
+    job = Job(
+        user_id=7,
+        number=3,
+        chat_id=7,
+        execution="job-z",
+        title="Trip",
+        task="t",
+        parent_turn_id="p",
+        created_at="2026-11-22T09:00:00.000Z",
+        deadline="2026-11-22T09:15:00.000Z",
+    )
+    text = report_text(job, status, "The result." if status == "done" else None, [step(("add_task", True))])  # type: ignore[arg-type]
+    assert text.startswith(f"{headline} (1 tool round, 1,500 tokens, about $0.0025).")
+    assert text.endswith("The result." if status == "done" else "What it did: add_task.")
+
+
+@pytest.mark.parametrize(
+    ("said", "task"),
+    [
+        ("in the background: group my tasks into projects", "group my tasks into projects"),
+        ("In the background, review my week", "review my week"),
+        ("background job - add buy milk", "add buy milk"),
+    ],
+)
+def test_offline_in_the_background_starts_a_job_with_the_rest_as_its_task(said: str, task: str) -> None:
+    ((name, args),) = job_intent(said) or []
+    assert name == "spawn_job" and args["task"] == task and args["title"]
+
+
+@pytest.mark.parametrize(
+    "said", ["add background music", "in the background", "what runs in the background?"]
+)
+def test_offline_other_messages_start_no_job(said: str) -> None:
+    assert job_intent(said) is None
+
+
+def command(services: TurnServices, args: str) -> str:
+    from stepwise.turn_records.models import TurnMeta
+
+    meta = TurnMeta(
+        turn_id="t",
+        chat_id=7,
+        user_id=7,
+        update_id=1,
+        user_message_id="m",
+        first_key="",
+        last_key="",
+        created_at="c",
+    )
+    return jobs_command(CommandRequest(args, meta, services, reply_key=""))
+
+
+def test_jobs_lists_and_refuses_bad_stop_arguments(with_jobs: TurnServices, model: ScriptedModel) -> None:
+    assert command(with_jobs, "").startswith("You have no background jobs.")
+    spawn_in_turn(with_jobs, model)
+    listing = command(with_jobs, "")
+    assert (
+        "(1 of at most 2 running)" in listing
+        and "- #1 Milk: running, 0 tool rounds, 0 tokens, $0.0000" in listing
+    )
+    for bad in ("stop", "stop x", "stop 0", "halt 1", "stop 1 2"):
+        assert command(with_jobs, bad).startswith("Use /jobs to list"), bad
+    assert command(with_jobs, "stop 4") == "You have no background job #4. /jobs lists yours."
+    assert (
+        command(with_jobs, "stop 1") == "Job #1 “Milk” is finishing already; its report follows."
+    )  # no stopper here
+
+
+def test_jobs_says_so_where_jobs_are_not_deployed(services: TurnServices) -> None:
+    assert command(services, "") == "Background jobs are not enabled in this deployment."
