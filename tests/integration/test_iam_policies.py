@@ -108,6 +108,7 @@ def play_every_kind_of_turn(stack: Stack, time_server: TimeServer) -> None:
     stack.say(user, "hello")  # a plain answer
     stack.anthropic.script(tool_use(("add_task", {"title": "buy milk"})), text("Added."))
     stack.say(user, "add milk")  # a tool round
+    play_jobs(stack, user)  # before the approval below deletes the task the second job asks to delete
     approve(stack, user, ("delete_task", {"task_id": 1}), "delete it")  # an approval
     stack.anthropic.script(tool_use(("remember", {"fact": "Likes green tea"})), text("Noted."))
     stack.say(user, "remember that I like green tea")
@@ -115,7 +116,6 @@ def play_every_kind_of_turn(stack: Stack, time_server: TimeServer) -> None:
     stack.say(user, "what do I drink?")
     stack.anthropic.script(tool_use(("set_reminder", {"text": "stretch", "in_minutes": 1})), text("Set."))
     stack.say(user, "remind me in a minute to stretch")
-    play_jobs(stack, user)
     for command in (
         "/tasks",
         "/reminders",

@@ -205,6 +205,7 @@ def test_jobs_lists_and_stop_ends_a_job_waiting_for_its_approval(stack: Stack) -
     replies = wait_for_reply(stack, user, "was stopped")
     assert "⏹ Background job #1 “Risky” was stopped (1 tool round" in replies[-1]
     assert "Not done: delete_task (waiting for approval)." in replies[-1]
+    assert not any(m.get("reply_markup") for m in stack.telegram.messages(user)), "its buttons are gone"
     assert [t["title"] for t in stack.tasks(user)] == ["keep me"]
     (job,) = jobs_of(stack, user)
     assert job["status"] == "stopped"
@@ -234,6 +235,8 @@ def test_a_job_past_its_deadline_stops_and_says_what_it_did(clock_stack: Stack) 
     assert not any(r["messages"][-1] and has_results(r) for r in stack.anthropic.requests if in_job(r))
     (job,) = jobs_of(stack, user)
     assert job["status"] == "timed_out"
+    wait_until_settled(stack, user)
+    stack.emulation.wait_idle(user)
 
 
 def test_a_job_stops_at_the_daily_budget(stack: Stack) -> None:
@@ -334,6 +337,8 @@ def test_a_recurring_check_in_starts_a_job(clock_stack: Stack) -> None:
     replies = wait_for_reply(stack, user, "Your week: nothing overdue.")
     assert "I started your weekly review." in replies
     assert replies[-1].startswith("✅ Background job #1 “Weekly review” is done")
+    wait_until_settled(stack, user)
+    stack.emulation.wait_idle(user)
 
 
 def test_throttling_of_the_jobs_table_past_the_sdks_retries_is_absorbed(stack: Stack) -> None:

@@ -74,6 +74,7 @@ def test_with_haiku_a_conversation_that_reaches_4096_tokens_reads_from_cache(
     stack.emulation.config.env["PERSONA_DIR"] = str(tmp_path)
     (tmp_path / "no-skills").mkdir()  # the head as measured without skills (they add about 415 tokens)
     stack.emulation.config.env["SKILLS_DIR"] = str(tmp_path / "no-skills")
+    stack.emulation.config.env["JOBS_TABLE"] = ""  # and without spawn_job (about 250 tokens more)
     user = stack.new_user()
     question = "Here is one more thing I would like your help with today, in a couple of sentences: item {}."
     for n in range(1, 10):

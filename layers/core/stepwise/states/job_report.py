@@ -63,10 +63,27 @@ def finish_job(request: FinishTurnInput, services: TurnServices) -> FinishTurnOu
 
 
 def recover_job(turn: TurnRef, execution_status: str, services: TurnServices) -> FinishTurnOutput:
-    """A job's execution failed, timed out or was stopped (/jobs stop): its report says so and what it did."""
+    """A job's execution failed, timed out or was stopped (/jobs stop): an approval it was waiting for is
+    closed (its buttons go), and its report says how it ended and what it did."""
     status = ENDED_BY_EXECUTION.get(execution_status, "failed")
     logger.warning("recovered a background job that did not finish", extra={"status": execution_status})
+    close_pending_approvals(turn, services)
     return FinishTurnOutput(next_turn=report_job(turn, status, None, services))
+
+
+def close_pending_approvals(turn: TurnRef, services: TurnServices) -> None:
+    """Expire the approval requests of a job that ended while waiting on them (its message then shows that
+    no answer counts as Deny, without buttons). Best effort: a press on a stale request changes nothing."""
+    from stepwise.approvals import lifecycle
+
+    now = iso_utc(services.clock())
+    for step in services.turns.steps(turn.turn_id):
+        if step.approval_id is None or step.tool_results:
+            continue
+        try:
+            lifecycle.settle(services.approvals, services.telegram, step.approval_id, now)
+        except Exception as error:
+            logger.warning("a stopped job's approval was not closed", extra={"error": str(error)})
 
 
 def report_job(turn: TurnRef, status: JobStatus, text: str | None, services: TurnServices) -> str | None:
