@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import boto3
 import pytest
 from support.mcp_servers import TimeServer
 from support.stack import ALLOWED_USERS, Stack
@@ -54,3 +55,14 @@ def stack(running_stack: Stack) -> Iterator[Stack]:
     running_stack.emulation.config.env.clear()
     running_stack.emulation.clear_crashes()
     running_stack.telegram.clear_faults()
+
+
+@pytest.fixture
+def clock_stack(stack: Stack, monkeypatch: pytest.MonkeyPatch) -> Iterator[Stack]:
+    """The shared stack; its clock goes back and this test's schedules go away afterwards."""
+    monkeypatch.setattr(stack.emulation, "_clock_offset", stack.emulation._clock_offset)
+    yield stack
+    client = boto3.client("scheduler")
+    group = stack.emulation.template.schedule_group_name("ReminderScheduleGroup")
+    for schedule in client.list_schedules(GroupName=group)["Schedules"]:
+        client.delete_schedule(Name=schedule["Name"], GroupName=group)

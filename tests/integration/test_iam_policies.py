@@ -12,12 +12,9 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
-import boto3
-import pytest
 from support.iam import allowed_actions, other_actions, other_violations, violations
 from support.mcp_client import call, connect
 from support.mcp_servers import TimeServer
@@ -26,17 +23,6 @@ from support.stack import Stack
 from stepwise_local.anthropic_server import Scripted, error, last_user_text, text, tool_use
 from stepwise_local.mcp_http import LocalMcpEndpoint
 from stepwise_local.template import Template
-
-
-@pytest.fixture
-def clock_stack(stack: Stack, monkeypatch: pytest.MonkeyPatch) -> Iterator[Stack]:
-    """The shared stack; its clock goes back and this test's schedules go away afterwards."""
-    monkeypatch.setattr(stack.emulation, "_clock_offset", stack.emulation._clock_offset)
-    yield stack
-    client = boto3.client("scheduler")
-    group = stack.emulation.template.schedule_group_name("ReminderScheduleGroup")
-    for schedule in client.list_schedules(GroupName=group)["Schedules"]:
-        client.delete_schedule(Name=schedule["Name"], GroupName=group)
 
 
 def approve(stack: Stack, user: int, calls: tuple[str, dict[str, Any]], said: str) -> None:

@@ -7,12 +7,10 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
-import boto3
-import pytest
 from boto3.dynamodb.conditions import Key
 from support.stack import Stack
 
@@ -97,17 +95,6 @@ def wait_until_settled(stack: Stack, user: int, timeout: float = 30.0) -> None:
         if time.monotonic() > deadline:
             raise AssertionError("a job is still running")
         time.sleep(0.02)
-
-
-@pytest.fixture
-def clock_stack(stack: Stack, monkeypatch: pytest.MonkeyPatch) -> Iterator[Stack]:
-    """The shared stack; its clock goes back and this test's schedules go away afterwards."""
-    monkeypatch.setattr(stack.emulation, "_clock_offset", stack.emulation._clock_offset)
-    yield stack
-    client = boto3.client("scheduler")
-    group = stack.emulation.template.schedule_group_name("ReminderScheduleGroup")
-    for schedule in client.list_schedules(GroupName=group)["Schedules"]:
-        client.delete_schedule(Name=schedule["Name"], GroupName=group)
 
 
 def test_a_job_starts_at_once_reports_in_the_chat_and_its_report_is_in_the_history(stack: Stack) -> None:

@@ -47,6 +47,18 @@ class ScriptedModel:
         return answer
 
 
+def tool_use(*calls: tuple[str, dict[str, Any]]) -> ModelResponse:
+    """A response asking for these tool calls, in order (ids `toolu_<n>_<name>`)."""
+    return ModelResponse(
+        content=[
+            {"type": "tool_use", "id": f"toolu_{n}_{name}", "name": name, "input": args}
+            for n, (name, args) in enumerate(calls)
+        ],
+        stop_reason="tool_use",
+        model="claude-test",
+    )
+
+
 def text_response(text: str, stop_reason: str = "end_turn") -> ModelResponse:
     return ModelResponse(
         content=[{"type": "text", "text": text}] if text else [], stop_reason=stop_reason, model="claude-test"

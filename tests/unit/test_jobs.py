@@ -5,17 +5,22 @@ chat's inbox), /jobs, and the offline phrasing."""
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
 
 import pytest
-from support.turn_fakes import RecordingStarter, ScriptedModel, drive_turn, text_response, turn_start
+from support.turn_fakes import (
+    RecordingStarter,
+    ScriptedModel,
+    drive_turn,
+    text_response,
+    tool_use,
+    turn_start,
+)
 
 from stepwise.commands.handlers import CommandRequest
 from stepwise.commands.jobs import jobs as jobs_command
 from stepwise.ids import iso_utc
 from stepwise.jobs.models import Job, JobLimits, job_execution_name
 from stepwise.ledger.models import tool_call_id
-from stepwise.model.types import ModelResponse
 from stepwise.offline.api import job_intent
 from stepwise.states.contracts import FinishTurnInput, TurnStart
 from stepwise.states.job_report import report_job, report_text, what_was_done
@@ -30,17 +35,6 @@ from stepwise_local.in_memory.jobs import InMemoryJobStore
 from stepwise_local.in_memory.ledger import InMemoryToolCallLedger
 from stepwise_local.in_memory.tasks import InMemoryTaskRepository
 from stepwise_local.in_memory.telegram import InMemoryTelegram
-
-
-def tool_use(*calls: tuple[str, dict[str, Any]]) -> ModelResponse:
-    return ModelResponse(
-        content=[
-            {"type": "tool_use", "id": f"toolu_{n}_{name}", "name": name, "input": args}
-            for n, (name, args) in enumerate(calls)
-        ],
-        stop_reason="tool_use",
-        model="claude-test",
-    )
 
 
 @pytest.fixture
@@ -213,24 +207,26 @@ def test_a_job_stops_at_its_deadline_and_at_the_budget(
     assert reply is not None and reply.source == "job_timeout" and "15 minutes" in reply.text
 
 
+def a_job(number: int, execution: str, title: str) -> Job:
+    return Job(
+        user_id=7,
+        number=number,
+        chat_id=7,
+        execution=execution,
+        title=title,
+        task="t",
+        parent_turn_id="p",
+        created_at="2026-11-22T09:00:00.000Z",
+        deadline="2026-11-22T09:15:00.000Z",
+    )
+
+
 def test_start_job_without_a_record_is_an_error_and_an_ended_job_goes_to_its_report(
     with_jobs: TurnServices, store: InMemoryJobStore
 ) -> None:
     missing = TurnRef(turn_id="job-x", chat_id=7, user_id=7, update_id=0, job=5)
     assert start_job(missing, with_jobs).route == "error"
-    store.create(
-        Job(
-            user_id=7,
-            number=6,
-            chat_id=7,
-            execution="job-y",
-            title="T",
-            task="t",
-            parent_turn_id="p",
-            created_at="2026-11-22T09:00:00.000Z",
-            deadline="2026-11-22T09:15:00.000Z",
-        )
-    )
+    store.create(a_job(6, "job-y", "T"))
     store.finish(7, 6, "stopped", "report", "2026-11-22T09:01:00.000Z")
     ended = TurnRef(turn_id="job-y", chat_id=7, user_id=7, update_id=0, job=6)
     assert start_job(ended, with_jobs).route == "reply"
@@ -286,17 +282,7 @@ def test_what_was_done_counts_calls_that_worked_failed_or_waited() -> None:
 def test_the_report_says_how_the_job_ended_what_it_cost_and_its_result_or_what_it_did(
     status: str, headline: str
 ) -> None:
-    job = Job(
-        user_id=7,
-        number=3,
-        chat_id=7,
-        execution="job-z",
-        title="Trip",
-        task="t",
-        parent_turn_id="p",
-        created_at="2026-11-22T09:00:00.000Z",
-        deadline="2026-11-22T09:15:00.000Z",
-    )
+    job = a_job(3, "job-z", "Trip")
     text = report_text(job, status, "The result." if status == "done" else None, [step(("add_task", True))])  # type: ignore[arg-type]
     assert text.startswith(f"{headline} (1 tool round, 1,500 tokens, about $0.0025).")
     assert text.endswith("The result." if status == "done" else "What it did: add_task.")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from support.turn_fakes import ScriptedModel, text_response, turn_context_text, turn_start
+from support.turn_fakes import ScriptedModel, text_response, tool_use, turn_context_text, turn_start
 
 from stepwise.approvals.lifecycle import (
     DENIED,
@@ -16,7 +16,6 @@ from stepwise.approvals.lifecycle import (
     parse_callback,
 )
 from stepwise.model.errors import ModelTransientError
-from stepwise.model.types import ModelResponse
 from stepwise.states.call_model import FALLBACK_NOTE, call_model
 from stepwise.states.contracts import (
     CallModelInput,
@@ -36,17 +35,6 @@ from stepwise.states.services import TurnServices
 from stepwise.telegram.models import CallbackQuery
 from stepwise_local.in_memory.tasks import InMemoryTaskRepository
 from stepwise_local.in_memory.telegram import InMemoryTelegram
-
-
-def tool_use(*calls: tuple[str, dict[str, Any]]) -> ModelResponse:
-    return ModelResponse(
-        content=[
-            {"type": "tool_use", "id": f"toolu_{n}_{name}", "name": name, "input": args}
-            for n, (name, args) in enumerate(calls)
-        ],
-        stop_reason="tool_use",
-        model="m",
-    )
 
 
 class Resumer:
