@@ -180,9 +180,10 @@ class Runtime:
         jobs = self.jobs
         if jobs is None or not s.state_machine_arn:
             return None
+        arn = s.state_machine_arn
         return JobSetup(
             jobs=jobs,
-            starter=StepFunctionsStarter(self._stepfunctions, s.state_machine_arn),
+            starter=lambda: StepFunctionsStarter(self._stepfunctions, arn),
             max_jobs=s.max_jobs,
             max_tool_steps=s.job_max_tool_steps,
             timeout_minutes=s.job_timeout_minutes,

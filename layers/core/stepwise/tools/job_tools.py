@@ -22,6 +22,8 @@ from stepwise.tools.registry import EffectIncomplete, Intent, Tool, ToolContext,
 from stepwise.turn_ref import Limits, TurnRef, TurnStart
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from stepwise.jobs.store import JobStore
     from stepwise.workflow import TurnStarter
 
@@ -31,10 +33,11 @@ MAX_TITLE = 60
 
 @dataclass(frozen=True)
 class JobSetup:
-    """What spawn_job is bound to: the jobs' store, the starter of executions, and the limits."""
+    """What spawn_job is bound to: the jobs' store, the starter of executions (built on first use: its AWS
+    client is not worth a cold start that runs no spawn_job), and the limits."""
 
     jobs: JobStore
-    starter: TurnStarter
+    starter: Callable[[], TurnStarter]
     max_jobs: int = 3
     max_tool_steps: int = 20
     timeout_minutes: int = 15
@@ -121,7 +124,7 @@ def _start(setup: JobSetup, context: ToolContext, args: SpawnJobInput, number: i
         ),
         limits=Limits(approval_timeout_seconds=approval_wait),
     )
-    setup.starter.start(job.execution, start.model_dump(mode="json"))
+    setup.starter().start(job.execution, start.model_dump(mode="json"))
     return context.recorded.result
 
 
