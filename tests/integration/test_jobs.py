@@ -193,6 +193,10 @@ def test_jobs_lists_and_stop_ends_a_job_waiting_for_its_approval(stack: Stack) -
     assert "⏹ Background job #1 “Risky” was stopped (1 tool round" in replies[-1]
     assert "Not done: delete_task (waiting for approval)." in replies[-1]
     assert not any(m.get("reply_markup") for m in stack.telegram.messages(user)), "its buttons are gone"
+    closed = [
+        stack.telegram.text_of(m) for m in stack.telegram.messages(user) if "Approval needed" in m["text"]
+    ]
+    assert closed[-1].endswith("⏹ The job ended before an answer — nothing was changed.")
     assert [t["title"] for t in stack.tasks(user)] == ["keep me"]
     (job,) = jobs_of(stack, user)
     assert job["status"] == "stopped"

@@ -230,12 +230,17 @@ def _decide(query: CallbackQuery, services: PressServices) -> PressOutcome:
 
 # ------------------------------------------------------------------------ settle and expire (RunTools)
 def settle(
-    approvals: ApprovalStore, telegram: Callable[[], TelegramClient], approval_id: str | None, now: str
+    approvals: ApprovalStore,
+    telegram: Callable[[], TelegramClient],
+    approval_id: str | None,
+    now: str,
+    why: str | None = None,
 ) -> Decision | None:
     """The decision on a step's request; None when none was asked yet.
 
     Reaching here with the request still pending means the wait ended without a press (timeout) or the
-    request could not be shown: it expires, which counts as Deny, and its message says so.
+    request could not be shown: it expires, which counts as Deny, and its message says so (or says `why`,
+    when the caller knows better: a background job that was stopped).
     """
     if approval_id is None:
         return None
@@ -247,7 +252,7 @@ def settle(
             request = approvals.get(approval_id) or request
         else:
             request.status = "expired"
-            _show_decision(request, "expired", telegram, "could not mark the approval as expired")
+            _show_decision(request, "expired", telegram, "could not mark the approval as expired", why)
     if request.status == "expired" and request.message_id is None:
         return "unavailable"
     return request.status if request.status != "pending" else "unavailable"
@@ -259,13 +264,18 @@ def refusal(decision: Decision) -> str:
 
 
 # ------------------------------------------------------------------------------------ edit the message
-def decided_html(message_html: str, status: ApprovalStatus) -> str:
-    """The request message with its decision appended (shown after the buttons are removed)."""
-    return f"{message_html}\n\n<b>{escape_html(DECISION_TEXT[status])}</b>"
+def decided_html(message_html: str, status: ApprovalStatus, why: str | None = None) -> str:
+    """The request message with its decision (or `why` it ended) appended (shown after the buttons are
+    removed)."""
+    return f"{message_html}\n\n<b>{escape_html(why or DECISION_TEXT[status])}</b>"
 
 
 def _show_decision(
-    request: ApprovalRequest, status: ApprovalStatus, telegram: Callable[[], TelegramClient], failure: str
+    request: ApprovalRequest,
+    status: ApprovalStatus,
+    telegram: Callable[[], TelegramClient],
+    failure: str,
+    why: str | None = None,
 ) -> None:
     """Edit the request's message to show the decision (which also removes the buttons); best effort."""
     if request.message_id is None:
@@ -274,7 +284,7 @@ def _show_decision(
         telegram().edit_message_text(
             request.chat_id,
             request.message_id,
-            decided_html(request.message_html, status),
+            decided_html(request.message_html, status, why),
             parse_mode="HTML",
         )
     except TelegramError as error:

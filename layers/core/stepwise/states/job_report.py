@@ -37,6 +37,7 @@ HEADLINES: dict[str, str] = {
     "stopped": "⏹ Background job #{number} “{title}” was stopped",
     "over_budget": "⏸ Background job #{number} “{title}” stopped at today's usage limit",
 }
+STOPPED_APPROVAL = "⏹ The job ended before an answer — nothing was changed."
 ENDED_BY_EXECUTION: dict[str, JobStatus] = {
     "FAILED": "failed",
     "TIMED_OUT": "timed_out",
@@ -72,8 +73,8 @@ def recover_job(turn: TurnRef, execution_status: str, services: TurnServices) ->
 
 
 def close_pending_approvals(turn: TurnRef, services: TurnServices) -> None:
-    """Expire the approval requests of a job that ended while waiting on them (its message then shows that
-    no answer counts as Deny, without buttons). Best effort: a press on a stale request changes nothing."""
+    """Expire the approval requests of a job that ended while waiting on them (its message then says so,
+    without buttons). Best effort: a press on a stale request changes nothing."""
     from stepwise.approvals import lifecycle
 
     now = iso_utc(services.clock())
@@ -81,7 +82,7 @@ def close_pending_approvals(turn: TurnRef, services: TurnServices) -> None:
         if step.approval_id is None or step.tool_results:
             continue
         try:
-            lifecycle.settle(services.approvals, services.telegram, step.approval_id, now)
+            lifecycle.settle(services.approvals, services.telegram, step.approval_id, now, STOPPED_APPROVAL)
         except Exception as error:
             logger.warning("a stopped job's approval was not closed", extra={"error": str(error)})
 
