@@ -58,6 +58,16 @@ def job_steps(*answers: Scripted) -> Callable[[dict[str, Any]], Scripted]:
     return answer
 
 
+def add_task(stack: Stack, user: int, title: str) -> int:
+    """A task added by a turn of its own (the model calls add_task); its id."""
+    stack.anthropic.default = scripted(
+        [tool_use(("add_task", {"title": title})), text("Added.")], lambda _request: text("unused")
+    )
+    stack.say(user, f"add {title}")
+    (task,) = stack.tasks(user)
+    return int(task["task_id"])
+
+
 def spawn(task: str, title: str) -> tuple[str, dict[str, Any]]:
     return ("spawn_job", {"task": task, "title": title})
 
@@ -150,16 +160,10 @@ def test_several_jobs_run_at_once_up_to_max_jobs_and_each_reports(stack: Stack) 
 
 def test_a_jobs_destructive_call_waits_for_a_tap_that_names_the_job(stack: Stack) -> None:
     user = stack.new_user()
-    stack.anthropic.default = scripted(
-        [tool_use(("add_task", {"title": "old plan"})), text("Added.")], lambda _request: text("unused")
-    )
-    stack.say(user, "add old plan")
-    (task,) = stack.tasks(user)
+    task_id = add_task(stack, user, "old plan")
     stack.anthropic.default = scripted(
         [tool_use(spawn("Delete the task 'old plan'.", "Cleanup")), text("Started the cleanup job.")],
-        job_steps(
-            tool_use(("delete_task", {"task_id": int(task["task_id"])})), text("Deleted the old plan.")
-        ),
+        job_steps(tool_use(("delete_task", {"task_id": task_id})), text("Deleted the old plan.")),
     )
     stack.say(user, "clean up in the background")
     message = stack.buttons(user)
@@ -173,14 +177,10 @@ def test_a_jobs_destructive_call_waits_for_a_tap_that_names_the_job(stack: Stack
 
 def test_jobs_lists_and_stop_ends_a_job_waiting_for_its_approval(stack: Stack) -> None:
     user = stack.new_user()
-    stack.anthropic.default = scripted(
-        [tool_use(("add_task", {"title": "keep me"})), text("Added.")], lambda _request: text("unused")
-    )
-    stack.say(user, "add keep me")
-    (task,) = stack.tasks(user)
+    task_id = add_task(stack, user, "keep me")
     stack.anthropic.default = scripted(
         [tool_use(spawn("Delete the task 'keep me'.", "Risky")), text("Started.")],
-        job_steps(tool_use(("delete_task", {"task_id": int(task["task_id"])})), text("Deleted.")),
+        job_steps(tool_use(("delete_task", {"task_id": task_id})), text("Deleted.")),
     )
     stack.say(user, "delete it in the background")
     stack.buttons(user)
@@ -266,14 +266,10 @@ def test_a_report_waits_for_the_turn_that_holds_the_chat_and_comes_after_earlier
     stack: Stack,
 ) -> None:
     user = stack.new_user()
-    stack.anthropic.default = scripted(
-        [tool_use(("add_task", {"title": "x"})), text("Added.")], lambda _request: text("unused")
-    )
-    stack.say(user, "add x")
-    (task,) = stack.tasks(user)
+    task_id = add_task(stack, user, "x")
     stack.anthropic.default = scripted(
         [tool_use(spawn("Delete task x.", "Wait")), text("Started."), text("Hi there.")],
-        job_steps(tool_use(("delete_task", {"task_id": int(task["task_id"])})), text("Deleted x.")),
+        job_steps(tool_use(("delete_task", {"task_id": task_id})), text("Deleted x.")),
     )
     stack.say(user, "delete x in the background")
     message = stack.buttons(user)

@@ -56,10 +56,11 @@ def with_jobs(
     ledger: InMemoryToolCallLedger,
 ) -> TurnServices:
     """The turn's services with spawn_job bound to an in-memory jobs' store (MAX_JOBS 2, 15 minutes)."""
-    setup = JobSetup(jobs=store, starter=lambda: job_starter, max_jobs=2, timeout_minutes=15)
+    limits = JobLimits(max_jobs=2, timeout_minutes=15)
+    setup = JobSetup(jobs=store, starter=lambda: job_starter, limits=limits)
     services.tools = build_registry(tasks=tasks, ledger=ledger, jobs=setup)
     services.jobs = store
-    services.job_limits = JobLimits(max_jobs=2, timeout_minutes=15)
+    services.job_limits = limits
     return services
 
 

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from stepwise.connections.dynamodb import DynamoConnectionStore
     from stepwise.inbox.sequencer import Sequencer
     from stepwise.jobs.dynamodb import DynamoJobStore
+    from stepwise.jobs.models import JobLimits
     from stepwise.ledger.dynamodb import DynamoToolCallLedger
     from stepwise.mcp.endpoint import EndpointServices
     from stepwise.memory.service import MemoryService
@@ -170,6 +171,14 @@ class Runtime:
         table = self.settings.jobs_table
         return DynamoJobStore(self._dynamodb.Table(table)) if table else None
 
+    @cached_property
+    def job_limits(self) -> JobLimits:
+        """MAX_JOBS, JOB_MAX_TOOL_STEPS and JOB_TIMEOUT_MINUTES: one copy for spawn_job and the states."""
+        from stepwise.jobs.models import JobLimits
+
+        s = self.settings
+        return JobLimits(s.max_jobs, s.job_max_tool_steps, s.job_timeout_minutes)
+
     @property
     def job_setup(self) -> JobSetup | None:
         """What spawn_job is bound to; None where jobs are not deployed."""
@@ -184,9 +193,7 @@ class Runtime:
         return JobSetup(
             jobs=jobs,
             starter=lambda: StepFunctionsStarter(self._stepfunctions, arn),
-            max_jobs=s.max_jobs,
-            max_tool_steps=s.job_max_tool_steps,
-            timeout_minutes=s.job_timeout_minutes,
+            limits=self.job_limits,
             approval_timeout_seconds=s.approval_timeout_seconds,
         )
 
@@ -329,7 +336,6 @@ class Runtime:
         from stepwise.audit.dynamodb import DynamoAuditLog
         from stepwise.config import split_list
         from stepwise.history.dynamodb import DynamoMessageRepository
-        from stepwise.jobs.models import JobLimits
         from stepwise.media.intake import MediaLimits
         from stepwise.model.web import WebAccess
         from stepwise.states.services import TurnServices
@@ -380,7 +386,7 @@ class Runtime:
             mcp_url=s.mcp_url,
             remote_tools=self._remote_tools_list if s.mcp_servers_parameter else None,
             jobs=self.jobs,
-            job_limits=JobLimits(s.max_jobs, s.job_max_tool_steps, s.job_timeout_minutes),
+            job_limits=self.job_limits,
             stopper=self._stopper,
         )
 

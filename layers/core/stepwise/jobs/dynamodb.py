@@ -22,11 +22,11 @@ if TYPE_CHECKING:
     from stepwise.jobs.models import JobStatus
 
 COUNTER = "counter"
-JOB_PREFIX = "job#"
+ITEM_PREFIX = "job#"  # a job item's sort key (not to be confused with an execution name's `job-`)
 
 
 def job_key(number: int) -> str:
-    return f"{JOB_PREFIX}{number:010d}"
+    return f"{ITEM_PREFIX}{number:010d}"
 
 
 def _conditional_failure(error: ClientError) -> bool:
@@ -92,7 +92,7 @@ class DynamoJobStore:
         items = all_items(
             self._table.query,
             KeyConditionExpression="user_id = :u AND begins_with(sk, :p)",
-            ExpressionAttributeValues={":u": user_id, ":p": JOB_PREFIX},
+            ExpressionAttributeValues={":u": user_id, ":p": ITEM_PREFIX},
             ScanIndexForward=False,
             Limit=limit,
             ConsistentRead=True,

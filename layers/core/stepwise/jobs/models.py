@@ -23,6 +23,10 @@ class JobLimits:
     max_tool_steps: int = 20
     timeout_minutes: int = 15
 
+    def approval_wait(self, approval_timeout_seconds: int) -> int:
+        """How long a job waits for a tap: APPROVAL_TIMEOUT_SECONDS, but never past its deadline."""
+        return min(approval_timeout_seconds, self.timeout_minutes * 60)
+
 
 class Job(BaseModel):
     """One job of a user, numbered per user (#1, #2…) as `/jobs` shows it. `execution` is the name of its

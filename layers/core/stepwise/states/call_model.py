@@ -151,8 +151,9 @@ def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutp
         return CallModelOutput(
             **decision_fields(wait_for_rate_limit(error, previous)), stop_reason="rate_limited"
         )
+    used = call_usage(response.model, response.usage)  # the call's tokens and cost, priced once
     if not offline:
-        count_usage(meta, len(rounds), response, services)
+        count_usage(meta, len(rounds), used, services)
     usage = response.usage
     logger.info(
         "model answered",
@@ -166,7 +167,6 @@ def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutp
             "final": previous.final,
         },
     )
-    used = call_usage(response.model, usage)
     step = ModelStep(
         step=len(rounds),
         content=response.content,

@@ -19,6 +19,7 @@ from aws_lambda_powertools import Logger
 from stepwise.ids import iso_utc
 from stepwise.inbox.models import JobEnded, QueuedMessage, outside_update_id
 from stepwise.states.contracts import FinishTurnInput, FinishTurnOutput
+from stepwise.states.job_turn import job_figures
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -130,9 +131,8 @@ def report_message(job: Job) -> QueuedMessage:
 
 def report_text(job: Job, status: JobStatus, text: str | None, steps: Sequence[ModelStep]) -> str:
     """The report the chat gets: how the job ended, what it cost, and its result or what it did."""
-    rounds = sum(1 for step in steps if step.tool_uses)
-    tokens = sum(step.tokens for step in steps)
-    cost = sum(step.cost_nano_usd for step in steps) / 1e9
+    rounds, tokens, cost_nano_usd = job_figures(steps)
+    cost = cost_nano_usd / 1e9
     headline = HEADLINES[status].format(number=job.number, title=job.title)
     figures = f"{rounds} tool round{'s' if rounds != 1 else ''}, {tokens:,} tokens, about ${cost:.4f}"
     lines = [f"{headline} ({figures})."]

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from stepwise.states.services import TurnServices
-    from stepwise.turn_records.models import ModelStep
+    from stepwise.turn_records.models import ModelStep, ReplySource
     from stepwise.turn_ref import TurnRef
 
 logger = Logger(child=True)
@@ -116,17 +116,26 @@ def job_must_stop(meta: TurnMeta, services: TurnServices) -> Next | None:
     return None
 
 
-def _stop(meta: TurnMeta, services: TurnServices, text: str, source: str) -> None:
+def _stop(meta: TurnMeta, services: TurnServices, text: str, source: ReplySource) -> None:
     if services.turns.get_reply(meta.turn_id) is not None:
         return
     services.turns.put_reply(
         meta.turn_id,
         Reply(
             text=text,
-            source="job_timeout" if source == "job_timeout" else "budget",
+            source=source,
             message_id=services.new_id(),
             created_at=iso_utc(services.clock()),
         ),
+    )
+
+
+def job_figures(steps: Sequence[ModelStep]) -> tuple[int, int, int]:
+    """A job's tool rounds, tokens and cost (nano-dollars) so far, from its model steps."""
+    return (
+        sum(1 for step in steps if step.tool_uses),
+        sum(step.tokens for step in steps),
+        sum(step.cost_nano_usd for step in steps),
     )
 
 
@@ -137,12 +146,6 @@ def record_progress(meta: TurnMeta, steps: Sequence[ModelStep], services: TurnSe
     if services.jobs is None:
         return
     try:
-        services.jobs.progress(
-            meta.user_id,
-            meta.job.number,
-            tool_rounds=sum(1 for step in steps if step.tool_uses),
-            tokens=sum(step.tokens for step in steps),
-            cost_nano_usd=sum(step.cost_nano_usd for step in steps),
-        )
+        services.jobs.progress(meta.user_id, meta.job.number, *job_figures(steps))
     except Exception as error:
         logger.warning("job progress not kept", extra={"error": str(error)})

@@ -24,7 +24,7 @@ def request_approval(request: RequestApprovalInput, services: TurnServices) -> R
         services.telegram,
         request.approval_id,
         request.task_token,
-        min(services.approval_timeout_seconds, services.job_limits.timeout_minutes * 60)
+        services.job_limits.approval_wait(services.approval_timeout_seconds)
         if in_job
         else services.approval_timeout_seconds,
     )

@@ -9,31 +9,24 @@ from aws_lambda_powertools import Logger
 
 from stepwise.model.rate_limits import MAX_WAITS, wait_seconds
 from stepwise.states.contracts import Next
-from stepwise.usage.meter import count_call
+from stepwise.usage.meter import count_totals
 
 if TYPE_CHECKING:
     from stepwise.model.errors import ModelRateLimitedError
-    from stepwise.model.types import ModelResponse
     from stepwise.states.services import TurnServices
     from stepwise.turn_records.models import TurnMeta
+    from stepwise.usage.models import UsageTotals
 
 logger = Logger(child=True)
 
 
-def count_usage(meta: TurnMeta, step: int, response: ModelResponse, services: TurnServices) -> None:
-    """Add the call's tokens and cost to the user's counters, once per model step of the turn. Best effort: a
-    failed write is logged, not retried (a retry would call, and pay, the model again)."""
+def count_usage(meta: TurnMeta, step: int, used: UsageTotals, services: TurnServices) -> None:
+    """Add the call's tokens and cost (`call_usage`) to the user's counters, once per model step of the turn.
+    Best effort: a failed write is logged, not retried (a retry would call, and pay, the model again)."""
     if services.usage is None:
         return
     try:
-        count_call(
-            services.usage,
-            meta.user_id,
-            f"{meta.turn_id}#{step}",
-            response.model,
-            response.usage,
-            services.clock(),
-        )
+        count_totals(services.usage, meta.user_id, f"{meta.turn_id}#{step}", used, services.clock())
     except Exception:
         logger.exception("usage not counted", extra={"step": step})
 

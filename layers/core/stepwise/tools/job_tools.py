@@ -9,7 +9,7 @@ returns at once; the job's report enters the chat's inbox when it ends (`stepwis
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import partial
 from typing import TYPE_CHECKING, Annotated, Any
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from stepwise.ids import iso_utc
-from stepwise.jobs.models import Job, is_job_execution, job_execution_name
+from stepwise.jobs.models import Job, JobLimits, is_job_execution, job_execution_name
 from stepwise.tools.registry import EffectIncomplete, Intent, Tool, ToolContext, ToolError
 from stepwise.turn_ref import Limits, TurnRef, TurnStart
 
@@ -34,13 +34,12 @@ MAX_TITLE = 60
 @dataclass(frozen=True)
 class JobSetup:
     """What spawn_job is bound to: the jobs' store, the starter of executions (built on first use: its AWS
-    client is not worth a cold start that runs no spawn_job), and the limits."""
+    client is not worth a cold start that runs no spawn_job), the jobs' limits and
+    APPROVAL_TIMEOUT_SECONDS."""
 
     jobs: JobStore
     starter: Callable[[], TurnStarter]
-    max_jobs: int = 3
-    max_tool_steps: int = 20
-    timeout_minutes: int = 15
+    limits: JobLimits = field(default_factory=JobLimits)
     approval_timeout_seconds: int = 3600
 
 
@@ -69,7 +68,7 @@ def spawn_intent(setup: JobSetup, context: ToolContext, args: SpawnJobInput) -> 
         running = _running(setup, context.user_id)
     except Exception as error:  # nothing recorded yet: the state's retry asks again
         raise EffectIncomplete("the jobs' store could not be read") from error
-    if running >= setup.max_jobs:
+    if running >= setup.limits.max_jobs:
         raise ToolError(
             f"Not started: {running} background jobs are running already, the most allowed. Tell the user to "
             "wait for one to finish, or to stop one with /jobs stop <number>."
@@ -81,8 +80,8 @@ def spawn_intent(setup: JobSetup, context: ToolContext, args: SpawnJobInput) -> 
     return Intent(
         result=(
             f"Started background job #{number} “{args.title}”: it works on its own (at most "
-            f"{setup.max_tool_steps} tool rounds and {setup.timeout_minutes} minutes), and its report will "
-            "arrive in this chat when it is done; /jobs shows its progress."
+            f"{setup.limits.max_tool_steps} tool rounds and {setup.limits.timeout_minutes} minutes), and its "
+            "report will arrive in this chat when it is done; /jobs shows its progress."
         ),
         ref=str(number),
     )
@@ -113,16 +112,14 @@ def _start(setup: JobSetup, context: ToolContext, args: SpawnJobInput, number: i
             task=args.task,
             parent_turn_id=context.turn_id,
             created_at=context.now,
-            deadline=iso_utc(started + timedelta(minutes=setup.timeout_minutes)),
+            deadline=iso_utc(started + timedelta(minutes=setup.limits.timeout_minutes)),
         )
     )
-    # The job waits for approvals at most until its deadline.
-    approval_wait = min(setup.approval_timeout_seconds, setup.timeout_minutes * 60)
     start = TurnStart(
         turn=TurnRef(
             turn_id=job.execution, chat_id=job.chat_id, user_id=job.user_id, update_id=0, job=number
         ),
-        limits=Limits(approval_timeout_seconds=approval_wait),
+        limits=Limits(approval_timeout_seconds=setup.limits.approval_wait(setup.approval_timeout_seconds)),
     )
     setup.starter().start(job.execution, start.model_dump(mode="json"))
     return context.recorded.result
@@ -134,11 +131,11 @@ def job_tools(setup: JobSetup) -> list[Tool[Any]]:
             name="spawn_job",
             description=(
                 "Start a background job: a separate run of the assistant, with the same tools, that works on "
-                f"`task` by itself (up to {setup.max_tool_steps} tool rounds and {setup.timeout_minutes} "
-                "minutes) and posts its report in this chat when it is done. Use it for work bigger than one "
-                "answer (going through many tasks, research, planning with several steps) or when the user "
-                "says 'in the background'. It returns at once: tell the user the job started, and do not do "
-                "its work yourself. Several jobs may run at the same time."
+                f"`task` by itself (up to {setup.limits.max_tool_steps} tool rounds and "
+                f"{setup.limits.timeout_minutes} minutes) and posts its report in this chat when it is done. "
+                "Use it for work bigger than one answer (going through many tasks, research, planning with "
+                "several steps) or when the user says 'in the background'. It returns at once: tell the user "
+                "the job started, and do not do its work yourself. Several jobs may run at the same time."
             ),
             input_model=SpawnJobInput,
             run=partial(spawn_job, setup),

@@ -48,9 +48,14 @@ def count_call(
     """Add the call to the user's counter of `now`'s UTC day (a month is the sum of its days), once per
     `call_key` (a model step of a turn); True when it was added now. A call that used no tokens is not
     written."""
-    used = call_usage(model, usage)
+    return count_totals(store, user_id, call_key, call_usage(model, usage), now)
+
+
+def count_totals(store: UsageStore, user_id: int, call_key: str, used: UsageTotals, now: datetime) -> bool:
+    """`count_call` for a call already priced (`call_usage`)."""
     if used.is_empty:
         return False
     if used.unpriced_models:
+        model = ", ".join(sorted(used.unpriced_models))
         logger.warning("model not in the price table; priced as Sonnet 4.5", extra={"model": model})
     return store.add(user_id, call_key, [day_key(now)], used)
