@@ -120,4 +120,4 @@ webhook: $(INSTALLED)
 
 ## Remove the virtual environments, the build and the caches.
 clean:
-	rm -rf $(VENV) $(SAM_VENV) .aws-sam .pytest_cache .mypy_cache .ruff_cache .chat.log .chat_history
+	rm -rf $(VENV) $(SAM_VENV) .aws-sam .pytest_cache .mypy_cache .ruff_cache .chat.log .chat_history .chat_voice

@@ -44,7 +44,17 @@ LAZY = [
     ("MCP server (stepwise.mcp.server)", "mcp-server", 5.5),
     # What the first call of an outside server's tool (or a stale list's refresh) imports before sending.
     ("MCP client (stepwise.remote_tools.mcp_client)", "mcp-client", 5.5),
+    # What a turn with a voice note imports (LoadContext), and its spoken answer (FinishTurn): never a plain
+    # turn (a function's import that loads `stepwise.voice` is marked).
+    ("voice note: LoadContext's part + Transcribe", "voice-transcribe", 0.3),
+    ("voice note: LoadContext's part + OpenAI API", "voice-openai", 0.3),
+    ("spoken answer: FinishTurn's part + Polly", "voice-polly", 0.3),
 ]
+VOICE_OWNERS = {
+    "voice-transcribe": "LoadContextFunction",
+    "voice-openai": "LoadContextFunction",
+    "voice-polly": "FinishTurnFunction",
+}
 # What the first tool call's catalog needs to offer every tool: a schedule target and a vector bucket (names
 # only; nothing is called).
 TOOL_SETTINGS = {
@@ -57,6 +67,10 @@ import sys, time
 mode = sys.argv[1]
 if mode == "dateutil-after-boto3":
     import boto3
+if mode.startswith("voice"):  # on top of the function that imports it (what it loads already is not timed)
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("app", sys.argv[2])
+    module = importlib.util.module_from_spec(spec); spec.loader.exec_module(module)
 start = time.perf_counter()
 if mode == "boto3":
     import boto3
@@ -70,6 +84,12 @@ elif mode == "mcp-server":
     import stepwise.mcp.server
 elif mode == "mcp-client":
     import stepwise.remote_tools.mcp_client
+elif mode == "voice-transcribe":
+    import stepwise.states.voice_turn, stepwise.voice.aws_transcribe
+elif mode == "voice-openai":
+    import stepwise.states.voice_turn, stepwise.voice.openai_stt
+elif mode == "voice-polly":
+    import stepwise.states.voice_reply, stepwise.voice.polly
 else:
     import importlib.util
     spec = importlib.util.spec_from_file_location("app", sys.argv[2])
@@ -82,12 +102,14 @@ elif mode == "tools":
     from stepwise.runtime import get_runtime
     get_runtime().turn_services.tools.parse("add_task", {"title": "milk"})  # up to the first DynamoDB call
 sdk = any(name.split(".")[0] in ("mcp", "mcp_types") for name in sys.modules)
-print(f"{middle - start:.5f} {time.perf_counter() - middle:.5f} {len(sys.modules)} {int(sdk)}")
+voice = any(name.startswith("stepwise.voice.") for name in sys.modules)
+print(f"{middle - start:.5f} {time.perf_counter() - middle:.5f} {len(sys.modules)} {int(sdk)} {int(voice)}")
 """
 
 
-def run(function_dir: Path | None, mode: str) -> tuple[float, float, int, bool]:
-    """One fresh interpreter: (import seconds, extra seconds, modules loaded, whether the MCP SDK loaded)."""
+def run(function_dir: Path | None, mode: str) -> tuple[float, float, int, bool, bool]:
+    """One fresh interpreter: (import seconds, extra seconds, modules loaded, whether the MCP SDK loaded,
+    whether the voice package loaded)."""
     paths = [str(BUILD / "CoreLayer" / "python")]
     if function_dir is not None:
         paths.insert(0, str(function_dir))
@@ -107,18 +129,18 @@ def run(function_dir: Path | None, mode: str) -> tuple[float, float, int, bool]:
         text=True,
         check=True,
     ).stdout.split()
-    return float(out[0]), float(out[1]), int(out[2]), out[3] == "1"
+    return float(out[0]), float(out[1]), int(out[2]), out[3] == "1", out[4] == "1"
 
 
-def paired(function_dir: Path | None, mode: str) -> tuple[float, float, int, bool]:
+def paired(function_dir: Path | None, mode: str) -> tuple[float, float, int, bool, bool]:
     """Median seconds of `mode` and of `import boto3`, alternated run by run so that a busy machine slows
-    both alike: (seconds, boto3 seconds, modules loaded, whether the MCP SDK loaded)."""
+    both alike: (seconds, boto3 seconds, modules loaded, whether the MCP SDK loaded, whether voice did)."""
     runs, baseline = [], []
     for _ in range(RUNS):
         baseline.append(run(None, "boto3")[0])
-        seconds, extra, modules, sdk = run(function_dir, mode)
+        seconds, extra, modules, sdk, voice = run(function_dir, mode)
         runs.append(seconds + extra)
-    return statistics.median(runs), statistics.median(baseline), modules, sdk
+    return statistics.median(runs), statistics.median(baseline), modules, sdk, voice
 
 
 def layer_sizes(layer: Path) -> tuple[int, int]:
@@ -136,7 +158,7 @@ def layer_sizes(layer: Path) -> tuple[int, int]:
 def main() -> None:
     if not (BUILD / "CoreLayer" / "python").is_dir():
         raise SystemExit(f"no build in {BUILD}: run `make build` first")
-    _, _, boto3_modules, _ = run(None, "boto3")
+    boto3_modules = run(None, "boto3")[2]
     print(f"baseline: import boto3 from the layer ({boto3_modules} modules), timed next to each function")
     print(f"{'function':<40}{'import':>9}{'boto3':>9}{'ratio':>8}{'target':>8}{'modules':>9}")
     for function_dir in sorted(p for p in BUILD.iterdir() if (p / "app.py").is_file()):
@@ -146,12 +168,14 @@ def main() -> None:
         if function_dir.name == "RunToolsFunction":
             cases.append(("RunToolsFunction (first tool call)", "tools"))
         for name, mode in cases:
-            seconds, boto3_seconds, modules, sdk = paired(function_dir, mode)
+            seconds, boto3_seconds, modules, sdk, voice = paired(function_dir, mode)
             target = TARGETS.get(name, DEFAULT_TARGET)
             ratio = seconds / boto3_seconds
             expected = function_dir.name in LOADS_THE_SDK
-            verdict = ("ok" if ratio <= target else "OVER") + (
-                ("  (the MCP SDK, as it should)" if expected else "  LOADS THE MCP SDK") if sdk else ""
+            verdict = (
+                ("ok" if ratio <= target else "OVER")
+                + (("  (the MCP SDK, as it should)" if expected else "  LOADS THE MCP SDK") if sdk else "")
+                + ("  LOADS THE VOICE PACKAGE" if voice else "")
             )
             print(
                 f"{name:<40}{seconds * 1000:>6.0f} ms{boto3_seconds * 1000:>6.0f} ms{ratio:>7.2f}x"
@@ -161,7 +185,8 @@ def main() -> None:
         if mode.startswith("mcp") and not (BUILD / "CoreLayer" / "python" / "mcp").is_dir():
             print(f"{name:<40}  not in this layer")
             continue
-        seconds, boto3_seconds, modules, _ = paired(None, mode)
+        owner = VOICE_OWNERS.get(mode)
+        seconds, boto3_seconds, modules, _, _ = paired(BUILD / owner if owner else None, mode)
         ratio = seconds / boto3_seconds
         verdict = "ok" if ratio <= target else "OVER"
         print(

@@ -53,6 +53,11 @@ PRICE = {
 GB_SECOND_ARM64 = 1.33334e-5
 # Assumed latencies for the Lambda time estimate (billed duration = own CPU + waiting).
 AWS_REQUEST_SECONDS, TELEGRAM_SECONDS, MODEL_SECONDS = 0.008, 0.05, 1.0
+# A voice note: modelled, not measured (no AWS here). LoadContext waits for Amazon Transcribe's batch job
+# (TRANSCRIBE_WAIT_SECONDS for a note of VOICE_NOTE_SECONDS); Transcribe bills $0.024 a minute (15 s minimum);
+# S3 bills the note's PUT and Transcribe's PUT of its transcript, and the two GETs (deletes are free).
+VOICE_NOTE_SECONDS, TRANSCRIBE_WAIT_SECONDS = 15, 10.0
+TRANSCRIBE_PER_MINUTE, S3_PUT, S3_GET = 0.024, 0.005e-3, 0.0004e-3
 USER, RUNS, WARMUP = 6161, int(os.environ.get("BENCH_RUNS", "10")), 2
 TARGETS = {"plain turn": (5, 0.15, 60.0), "one tool round": (8, None, None), "approval": (12, None, None)}
 
@@ -66,6 +71,8 @@ class Invocation:
     telegram_requests: int = 0
     units: Counter[str] = field(default_factory=Counter)
     requests: Counter[str] = field(default_factory=Counter)  # "Table.Operation" of each DynamoDB request
+    waited: float = 0.0  # modelled seconds of waiting besides the requests (a Transcribe job)
+    voice_notes: int = 0  # notes it transcribed (priced at Transcribe's and S3's rates)
 
 
 class Meter:
@@ -152,15 +159,21 @@ class Meter:
             seconds += TELEGRAM_SECONDS * call.telegram_requests
             if call.function == "CallModelFunction":
                 seconds += MODEL_SECONDS
+            seconds += call.waited
             billed_ms = math.ceil(seconds * 1000)
             lambda_cost += PRICE["lambda_request"]
             lambda_cost += billed_ms / 1000 * self.memory_mb[call.function] / 1024 * gb_second
         units: Counter[str] = sum((call.units for call in invocations), Counter())
+        notes = sum(call.voice_notes for call in invocations)
+        transcribe = notes * (
+            max(15, VOICE_NOTE_SECONDS) / 60 * TRANSCRIBE_PER_MINUTE + 2 * S3_PUT + 2 * S3_GET
+        )
         return {
             "Step Functions": transitions * PRICE["transition"],
             "Lambda": lambda_cost,
             "DynamoDB": units["wru"] * PRICE["wru"] + units["rru"] * PRICE["rru"],
             "API Gateway": api_requests * PRICE["http_api"],
+            "Transcribe+S3": transcribe,
         }
 
 
@@ -210,6 +223,8 @@ def main() -> None:
             anthropic_base_url=anthropic.base_url,
             parameters={"AllowedUserIds": str(USER)},
             warm_containers=True,
+            # Voice notes through Amazon Transcribe (moto, patched to write its transcript), as deployed.
+            env={"VOICE_TRANSCRIBER": "transcribe"},
         )
         with Emulation(config) as emulation:
             boto3._get_default_session().events.register("before-call.dynamodb", meter.count_dynamodb)
@@ -220,6 +235,10 @@ def main() -> None:
                     {e["name"] for e in emulation.executions()},
                 )
                 update = updates.text_message(USER, PROMPTS[kind])
+                if kind == VOICE:
+                    file_id = telegram.add_file(VOICE_BYTES, f"voice/bench-{before_calls}.oga")
+                    update = updates.voice_message(USER, file_id=file_id, duration=VOICE_NOTE_SECONDS)
+                    anthropic.script(text("Sure."))
                 if kind == "one tool round":
                     anthropic.script(tool_use(("add_task", {"title": "bench"})), text("Added."))
                 elif kind == "approval":  # the task play_setup has just added
@@ -256,7 +275,11 @@ def main() -> None:
                 transitions = sum(
                     1 for name in runs for e in emulation.history(name) if e["type"].endswith("StateEntered")
                 )
-                return meter.invocations[before_calls:], transitions, api_requests
+                invocations = meter.invocations[before_calls:]
+                if kind == VOICE:
+                    loaded = next(call for call in invocations if call.function == "LoadContextFunction")
+                    loaded.waited, loaded.voice_notes = TRANSCRIBE_WAIT_SECONDS, 1
+                return invocations, transitions, api_requests
 
             rows = []
             added = [0]  # task ids are counted per user: the newest task's id
@@ -279,6 +302,8 @@ def main() -> None:
 
 
 JOB = "job (1 round)"
+VOICE = "voice note (15 s)"
+VOICE_BYTES = b"OggS" + bytes(range(256)) * 90  # moto's Transcribe does not listen; the bytes only travel
 PROMPTS = {
     "plain turn": "hello",
     "one tool round": "add a task",
@@ -286,6 +311,8 @@ PROMPTS = {
     "command (/tasks)": "/tasks",
     # The parent turn (spawn_job), the job's own execution (one tool round) and the chat turn of its report.
     JOB: "in the background: add a task",
+    # A 15-second voice note answered by the model (Amazon Transcribe on moto; its wait is modelled).
+    VOICE: "",
 }
 
 
@@ -328,7 +355,7 @@ def print_report(meter: Meter, rows: list[tuple[str, list[Any]]], reference: flo
     )
     print(
         f"{'kind of turn':<18}{'transitions':>12}{'Lambda calls':>13}{'DynamoDB RU':>12}"
-        f"{'Step Fn':>9}{'Lambda':>9}{'DynamoDB':>9}{'API GW':>8}{'total':>9}{'on x86_64':>11}"
+        f"{'Step Fn':>9}{'Lambda':>9}{'DynamoDB':>9}{'API GW':>8}{'Transcr.':>9}{'total':>9}{'on x86_64':>11}"
     )
     cpu_rows = []
     for kind, samples in rows:
@@ -341,13 +368,17 @@ def print_report(meter: Meter, rows: list[tuple[str, list[Any]]], reference: flo
         print(
             f"{kind:<18}{transitions:>12}{len(invocations):>13}{units['wru'] + units['rru']:>12}"
             f"{median['Step Functions']:>9.4f}{median['Lambda']:>9.4f}{median['DynamoDB']:>9.4f}"
-            f"{median['API Gateway']:>8.4f}{total:>9.4f}{on_x86 * 1000:>11.4f}"
+            f"{median['API Gateway']:>8.4f}{median['Transcribe+S3']:>9.4f}{total:>9.4f}{on_x86 * 1000:>11.4f}"
         )
         cpu = [sum(call.cpu - call.emulated for call in sample[0]) for sample in samples]
         cpu_rows.append((kind, statistics.median(cpu), max(cpu), {c.function for c in invocations}))
     print(
         f"  assumptions for Lambda time: own CPU + {AWS_REQUEST_SECONDS * 1000:.0f} ms per AWS request + "
         f"{TELEGRAM_SECONDS * 1000:.0f} ms per Telegram request + {MODEL_SECONDS:.1f} s per model call"
+    )
+    print(
+        f"  a voice note (modelled): {TRANSCRIBE_WAIT_SECONDS:.0f} s of LoadContext waiting for Transcribe, "
+        f"{VOICE_NOTE_SECONDS} s billed at ${TRANSCRIBE_PER_MINUTE} a minute, 2 S3 PUTs and 2 GETs"
     )
     print(
         f"\nthe project's own CPU per warm turn (reference workload: {reference * 1000:.1f} ms in this run)"

@@ -3,7 +3,8 @@
 Each line you type becomes a Telegram update posted to the real webhook handler; the real state machine
 runs on the emulation; replies arrive at a local Bot API stand-in that prints them here, as do messages the
 bot sends on its own (a reminder fired by the local EventBridge Scheduler), even while you are typing.
-`/clock +3h` moves the emulated clock ahead and fires what fell due. Piped input works too:
+`/clock +3h` moves the emulated clock ahead and fires what fell due; `/voice-note PATH` sends an audio file
+as a voice note (spoken answers, after `/voice on`, are written to .chat_voice/). Piped input works too:
 `echo hello | make chat`. In a terminal, lines can be edited and earlier ones recalled (kept in
 `.chat_history`); Ctrl-D or Ctrl-C leaves. Bad settings stop it before it starts, naming the variable.
 """
@@ -19,7 +20,7 @@ import re
 import sys
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -57,6 +58,10 @@ DEFAULT_MCP_PORT = 8765
 HISTORY_LENGTH = 1000  # lines kept in the history file
 PROMPT = "you> "
 CLOCK_USAGE = "(usage: /clock shows the emulated time; /clock +3h moves it ahead: +20m, +2d, +1h30m)"
+VOICE_NOTE_USAGE = (
+    "(usage: /voice-note PATH sends an audio file, Ogg Opus like Telegram's or WAV/FLAC, as a voice note)"
+)
+VOICE_DIR = ".chat_voice"  # where spoken answers are written, beside the log
 _ADVANCE = re.compile(r"^\+?(?=\d)(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
 
 
@@ -90,8 +95,24 @@ class Terminal:
         self.keyboard_shown = threading.Event()
         self.prompting = False
         self.busy = False  # a typed line is being handled (a turn may be running)
+        self.voice_bytes: Callable[[dict[str, Any]], bytes] | None = None  # a sent voice message's audio
+        self.voice_dir = Path(VOICE_DIR)
+
+    def show_voice(self, params: dict[str, Any]) -> None:
+        """A spoken answer: written to .chat_voice/, its path shown."""
+        if self.voice_bytes is None:
+            return
+        data = self.voice_bytes(params)
+        self.voice_dir.mkdir(exist_ok=True)
+        path = self.voice_dir / f"reply-{params['chat_id']}-{params['message_id']}.ogg"
+        path.write_bytes(data)
+        with self.lock:
+            self._write(f"stepwise> 🔊 spoken answer ({len(data):,} bytes, Ogg Opus): {path}\n")
 
     def show(self, params: dict[str, Any]) -> None:
+        if params.get("method") == "sendVoice":
+            self.show_voice(params)
+            return
         text = params.get("text", "")
         if params.get("parse_mode") == "HTML":
             text = html.unescape(re.sub(r"<[^>]+>", "", text))
@@ -328,6 +349,8 @@ def run(
         FakeBotApi(BOT_TOKEN, on_message=terminal.show) as telegram,
         fake_messages_api(os.environ) as fake_url,
     ):
+        terminal.voice_bytes = telegram.voice_bytes
+        terminal.voice_dir = log_path.parent / VOICE_DIR
         config = LocalConfig(
             telegram_base_url=telegram.base_url,
             bot_token=BOT_TOKEN,
@@ -358,11 +381,12 @@ def run(
                 f"MCP clients on this machine reach it at {endpoint.url} (a token: /connect <name>).\n"
                 f"Logs go to {log_path}. Type a message; /summarize runs the memory summarizer now; "
                 "/clock shows the emulated time and /clock +3h (+20m, +2d, +1h30m) moves it ahead, firing "
-                "the schedules that fall due; Ctrl-D, Ctrl-C or /quit ends the chat.",
+                "the schedules that fall due; /voice-note PATH sends an audio file as a voice note; Ctrl-D, "
+                "Ctrl-C or /quit ends the chat.",
                 file=sys.stderr,
             )
             try:
-                converse(emulation, terminal, lines, interactive, user_id, log_path)
+                converse(emulation, terminal, lines, interactive, user_id, log_path, telegram)
             except KeyboardInterrupt:  # Ctrl-C, at the prompt or while a turn runs: leave, no traceback
                 terminal.say("")
                 if terminal.busy:
@@ -384,7 +408,13 @@ def mcp_endpoint(emulation: Emulation) -> LocalMcpEndpoint:
 
 
 def converse(
-    emulation: Emulation, terminal: Terminal, lines: TextIO, interactive: bool, user_id: int, log_path: Path
+    emulation: Emulation,
+    terminal: Terminal,
+    lines: TextIO,
+    interactive: bool,
+    user_id: int,
+    log_path: Path,
+    telegram: FakeBotApi | None = None,
 ) -> None:
     """Read lines until the input ends or /quit: commands run here, the rest go to the bot as updates."""
     while True:
@@ -404,6 +434,10 @@ def converse(
             )
         elif text == "/clock" or text.startswith("/clock "):
             clock(emulation, terminal, text.removeprefix("/clock"))
+        elif (text == "/voice-note" or text.startswith("/voice-note ")) and telegram is not None:
+            voice_note(
+                emulation, telegram, terminal, text.removeprefix("/voice-note").strip(), user_id, log_path
+            )
         else:
             send(emulation, terminal, text, user_id, log_path)
         terminal.busy = False
@@ -428,6 +462,52 @@ def send(emulation: Emulation, terminal: Terminal, text: str, user_id: int, log_
         terminal.say(f"(no turn took the message after {TURN_TIMEOUT_SECONDS:.0f}s: see {log_path})")
         return
     wait_for_turn(emulation, terminal, name, log_path)
+
+
+def voice_note(
+    emulation: Emulation,
+    telegram: FakeBotApi,
+    terminal: Terminal,
+    argument: str,
+    user_id: int,
+    log_path: Path,
+) -> None:
+    """/voice-note PATH: the file as a voice note of the local Telegram (its length read from the audio, as a
+    phone would record it), then wait for its turn."""
+    if not argument:
+        terminal.say(VOICE_NOTE_USAGE)
+        return
+    path = Path(argument).expanduser()
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        terminal.say(f"(can't read {path}: {error.strerror or error})")
+        return
+    file_id = telegram.add_file(data, f"voice/{path.name}")
+    update = updates.voice_message(
+        user_id, file_id=file_id, duration=audio_seconds(data), file_size=len(data), mime_type="audio/ogg"
+    )
+    terminal.say(f"(sending {path.name} as a voice note, {len(data):,} bytes)")
+    emulation.post_update(update)
+    try:
+        name = emulation.wait_until_taken(user_id, update["update_id"], TURN_TIMEOUT_SECONDS)
+    except TimeoutError:
+        terminal.say(f"(no turn took the voice note after {TURN_TIMEOUT_SECONDS:.0f}s: see {log_path})")
+        return
+    wait_for_turn(emulation, terminal, name, log_path)
+
+
+def audio_seconds(data: bytes) -> int:
+    """The audio's length in whole seconds, rounded up (0 when it cannot be read: the transcriber says so)."""
+    import io
+
+    try:
+        import soundfile
+
+        info = soundfile.info(io.BytesIO(data))
+    except Exception:  # not audio, or soundfile missing: Telegram would still send the note
+        return 0
+    return int(-(-info.frames // max(1, info.samplerate)))
 
 
 def clock(emulation: Emulation, terminal: Terminal, argument: str) -> None:

@@ -40,10 +40,12 @@ from moto.stepfunctions.parser.asl.eval.program_state import ProgramStopped
 from moto.stepfunctions.parser.backend.execution import BaseExecutionWorkerCommunication
 
 from stepwise_local import moto_scheduler
+from stepwise_local.moto_transcribe import patch_transcribe_output
 from stepwise_local.scheduler import Fired, LocalScheduler
 from stepwise_local.template import REGION, REPO_ROOT, FunctionSpec, Template
 
 LAYER_DIR = REPO_ROOT / "layers" / "core"
+DEFAULT_TRANSCRIPT = "hello from amazon transcribe"  # what moto's Transcribe hears unless told
 FAKE_AWS_ENV = {
     "AWS_DEFAULT_REGION": REGION,
     "AWS_REGION": REGION,
@@ -101,6 +103,8 @@ class LocalConfig:
     # Keep each function's runtime (settings, clients, adapters) between its invocations, as a warm Lambda
     # container does (benchmarks). Off by default: tests change settings between turns.
     warm_containers: bool = False
+    # What moto's Amazon Transcribe jobs hear in a note's bytes (tests with VOICE_TRANSCRIBER=transcribe).
+    transcripts: Callable[[bytes], str] | None = None
 
 
 def _stop_interrupting_callbacks() -> Callable[..., None]:
@@ -248,7 +252,11 @@ class Emulation:
             self._stepfunctions = boto3.client("stepfunctions")
             self._dynamodb = boto3.resource("dynamodb")
             self.scheduler.client = boto3.client("scheduler")
+            # moto gap: a completed transcription job writes no transcript; the patch writes what
+            # `config.transcripts` hears in the note, as Amazon Transcribe would.
+            patch_transcribe_output(self.config.transcripts or (lambda _audio: DEFAULT_TRANSCRIPT))
             self._create_tables()
+            self._create_buckets()
             self._create_secrets()
             self._create_state_machine()
             self._create_schedule_groups()
@@ -311,6 +319,12 @@ class Emulation:
                     TimeToLiveSpecification={"AttributeName": table.ttl_attribute, "Enabled": True},
                 )
 
+    def _create_buckets(self) -> None:
+        """The template's S3 buckets (the voice notes' bucket), named by their logical ids."""
+        s3 = boto3.client("s3")
+        for name in self.template.of_type("AWS::S3::Bucket"):
+            s3.create_bucket(Bucket=name)
+
     def _create_schedule_groups(self) -> None:
         """The template's schedule groups (its AWS::Scheduler::Schedule resources are not emulated; the
         summarizer's ScheduleV2 event runs through run_summarizer)."""
@@ -348,6 +362,10 @@ class Emulation:
         env["TELEGRAM_API_BASE_URL"] = self.config.telegram_base_url
         env["POWERTOOLS_METRICS_DISABLED"] = "true"
         env["MEMORY_BACKEND"] = "local"  # moto emulates neither Bedrock embeddings nor S3 Vectors queries
+        # Voice notes offline: PocketSphinx hears them, eSpeak NG speaks (moto has no Polly; tests that want
+        # Amazon Transcribe on moto or the OpenAI-compatible API say so in `env`).
+        env["VOICE_TRANSCRIBER"] = "local"
+        env["VOICE_SPEAKER"] = "local"
         if self.config.anthropic_base_url:
             env["ANTHROPIC_BASE_URL"] = self.config.anthropic_base_url
         if not self.config.anthropic_api_key:

@@ -10,6 +10,7 @@ Telegram (up to 20 MB). Standard library only.
 
 from __future__ import annotations
 
+import hashlib
 import html
 import json
 import logging
@@ -24,12 +25,15 @@ from types import TracebackType
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
+from stepwise_local.fake_speech import parse_multipart
+
 logger = logging.getLogger(__name__)
 
 SPEC_PATH = Path(__file__).with_name("bot_api_spec.json")
 MAX_TEXT_LENGTH = 4096
 MAX_CALLBACK_DATA_BYTES = 64
 MAX_DOWNLOAD_BYTES = 20 * 1024 * 1024  # Telegram: bots download files up to 20 MB
+MAX_VOICE_BYTES = 50 * 1024 * 1024  # sendVoice: voice messages up to 50 MB
 CHAT_ACTIONS = frozenset(
     {
         "typing",
@@ -211,6 +215,8 @@ class FakeBotApi:
         self._files: dict[str, tuple[str, bytes]] = {}  # file_id -> (file_path, bytes)
         self.downloads: list[str] = []  # file paths downloaded, in order
         self.commands: list[dict[str, Any]] = []  # the command menu, as setMyCommands left it
+        self.uploads: dict[str, bytes] = {}  # uploaded files (sendVoice) by sha256
+        self._voices: list[dict[str, Any]] = []
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
 
@@ -269,6 +275,23 @@ class FakeBotApi:
         """Sent messages (sendMessage params plus ``message_id``), in order, with edits applied."""
         with self._lock:
             return [_copy(m) for m in self._messages if chat_id is None or m["chat_id"] == chat_id]
+
+    def voices(self, chat_id: int | None = None) -> list[dict[str, Any]]:
+        """Sent voice messages (sendVoice params with the upload's `sha256`, `size` and `message_id`), in
+        order; `voice_bytes(message)` is the audio."""
+        with self._lock:
+            return [_copy(v) for v in self._voices if chat_id is None or v["chat_id"] == chat_id]
+
+    def voice_bytes(self, voice: dict[str, Any]) -> bytes:
+        """The Ogg Opus bytes of a sent voice message."""
+        return self.uploads[voice["voice"]["sha256"]]
+
+    def keep_upload(self, data: bytes, file_name: str, content_type: str | None) -> dict[str, Any]:
+        """Keep an uploaded file; the call's parameter becomes a small description of it (InputFile)."""
+        digest = hashlib.sha256(data).hexdigest()
+        with self._lock:
+            self.uploads[digest] = bytes(data)
+        return {"upload": file_name, "sha256": digest, "size": len(data), "content_type": content_type or ""}
 
     def drafts(self, chat_id: int | None = None) -> list[dict[str, Any]]:
         """Accepted sendMessageDraft params, in order: drafts are previews, never in ``messages``."""
@@ -359,7 +382,7 @@ class FakeBotApi:
             status, body = _error(error)
         with self._lock:
             self._attempts.append({"method": method, "params": _copy(params), "status": int(status)})
-        if status == HTTPStatus.OK and method in ("sendMessage", "editMessageText"):
+        if status == HTTPStatus.OK and method in ("sendMessage", "editMessageText", "sendVoice"):
             self._notify(method, params, body["result"])
         if delay:
             time.sleep(delay)  # the call has taken effect; only its answer is late
@@ -474,6 +497,23 @@ class FakeBotApi:
         self._last_message_id[chat_id] = message_id
         self._messages.append({**_copy(params), "message_id": message_id})
         return self._message_object(chat_id, message_id, text, params.get("reply_markup"))
+
+    def _do_send_voice(self, params: dict[str, Any]) -> dict[str, Any]:
+        voice = params["voice"]
+        if not isinstance(voice, dict) or voice.get("sha256") not in self.uploads:
+            raise _bad("Bad Request: wrong remote file identifier specified")  # only uploads are emulated
+        data = self.uploads[voice["sha256"]]
+        if not (data.startswith(b"OggS") and b"OpusHead" in data[:200]):
+            raise _bad("Bad Request: wrong type of the web page content")  # what Telegram says of non-Opus
+        if len(data) > MAX_VOICE_BYTES:
+            raise _bad("Bad Request: file is too big")
+        chat_id = params["chat_id"]
+        if isinstance(chat_id, str) and re.fullmatch(r"-?\d+", chat_id):
+            chat_id = int(chat_id)  # a form field is text; Telegram reads a numeric chat id as the number
+        message_id = self._last_message_id.get(chat_id, 0) + 1
+        self._last_message_id[chat_id] = message_id
+        self._voices.append({**_copy(params), "chat_id": chat_id, "message_id": message_id})
+        return {**self._message_object(chat_id, message_id, "", None), "voice": {"file_id": voice["sha256"]}}
 
     def _do_edit_message_text(self, params: dict[str, Any]) -> dict[str, Any]:
         message = self._find_message(params)
@@ -671,6 +711,14 @@ class _Handler(BaseHTTPRequestHandler):
         content_type = (self.headers.get("Content-Type") or "").split(";")[0].strip().lower()
         if content_type == "application/x-www-form-urlencoded":
             return dict(parse_qsl(raw.decode("utf-8"), keep_blank_values=True))
+        if content_type == "multipart/form-data":  # an upload (sendVoice): files are kept aside by digest
+            params: dict[str, Any] = {}
+            for name, part in parse_multipart(self.headers.get("Content-Type") or "", raw).items():
+                if part.file_name is None:
+                    params[name] = part.text
+                else:
+                    params[name] = self.server.api.keep_upload(part.data, part.file_name, part.content_type)
+            return params
         body = json.loads(raw.decode("utf-8"))
         if not isinstance(body, dict):
             raise ValueError("body is not a JSON object")

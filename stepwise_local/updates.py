@@ -96,16 +96,27 @@ def document_message(
     return update
 
 
-def voice_message(user_id: int, *, update_id: int | None = None) -> dict[str, Any]:
-    """An update with a voice note."""
-    update = _media_message(user_id, None, update_id)
-    update["message"]["voice"] = {
-        "file_id": "AwACAgIAAxkBAAIBvoice",
-        "file_unique_id": "AgADvoice",
-        "duration": 3,
-        "mime_type": "audio/ogg",
-        "file_size": 9_421,
-    }
+def voice_message(
+    user_id: int,
+    *,
+    update_id: int | None = None,
+    file_id: str = "AwACAgIAAxkBAAIBvoice",
+    duration: int = 3,
+    file_size: int | None = 9_421,
+    caption: str | None = None,
+    kind: str = "voice",
+    mime_type: str | None = "audio/ogg",
+) -> dict[str, Any]:
+    """An update with a voice note (or, with `kind`, an `audio` file or a round `video_note`)."""
+    update = _media_message(user_id, caption, update_id)
+    note: dict[str, Any] = {"file_id": file_id, "file_unique_id": f"u-{file_id}"[:64], "duration": duration}
+    if mime_type is not None and kind != "video_note":
+        note["mime_type"] = mime_type
+    if file_size is not None:
+        note["file_size"] = file_size
+    if kind == "video_note":
+        note["length"] = 240
+    update["message"][kind] = note
     return update
 
 

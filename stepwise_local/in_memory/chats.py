@@ -36,6 +36,10 @@ class InMemoryChatStore:
         chat = self.chats.setdefault(chat_id, ChatRecord(chat_id=chat_id, user_id=0))
         chat.stable_prefix_tokens = tokens
 
+    def set_voice_replies(self, chat_id: int, on: bool) -> None:
+        chat = self.chats.setdefault(chat_id, ChatRecord(chat_id=chat_id, user_id=0))
+        chat.voice_replies = on
+
     def due_chats(self) -> Iterator[int]:
         return iter([c.chat_id for c in self.chats.values() if c.due])
 

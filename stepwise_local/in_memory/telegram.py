@@ -13,6 +13,7 @@ _METHODS = frozenset(
     {
         "send_message",
         "send_chat_action",
+        "send_voice",
         "send_message_draft",
         "answer_callback_query",
         "edit_message_text",
@@ -45,6 +46,7 @@ class InMemoryTelegram:
     calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     sent: list[SentMessage] = field(default_factory=list)
     webhook: dict[str, Any] | None = None
+    voices: list[tuple[int, bytes]] = field(default_factory=list)  # (chat_id, Ogg Opus) of each voice sent
     _failures: dict[str, list[Exception]] = field(default_factory=dict, init=False, repr=False)
     _last_id: dict[int, int] = field(default_factory=dict, init=False, repr=False)
 
@@ -87,6 +89,16 @@ class InMemoryTelegram:
     def send_chat_action(self, chat_id: int, action: str = "typing") -> None:
         """Record the chat action."""
         self._record("send_chat_action", chat_id=chat_id, action=action)
+
+    def send_voice(self, chat_id: int, ogg_opus: bytes, *, duration: int | None = None) -> int:
+        """Record the voice message and return a new message_id."""
+        self._record("send_voice", chat_id=chat_id, size=len(ogg_opus), duration=duration)
+        if not ogg_opus.startswith(b"OggS"):
+            raise TelegramBadRequest("sendVoice", 400, "Bad Request: wrong file type")
+        message_id = self._last_id.get(chat_id, 0) + 1
+        self._last_id[chat_id] = message_id
+        self.voices.append((chat_id, ogg_opus))
+        return message_id
 
     def send_message_draft(
         self, chat_id: int, draft_id: int, text: str, *, parse_mode: str | None = None

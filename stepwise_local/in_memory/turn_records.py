@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from stepwise.media.models import Heard
 from stepwise.turn_records.models import ModelStep, Reply, TurnMeta
 
 
@@ -12,6 +13,7 @@ class InMemoryTurnStore:
         self.metas: dict[str, TurnMeta] = {}
         self.step_records: dict[tuple[str, int], ModelStep] = {}
         self.replies: dict[str, Reply] = {}
+        self.heard_notes: dict[tuple[str, str], Heard] = {}
 
     def put_meta(self, meta: TurnMeta) -> None:
         self.metas[meta.turn_id] = meta
@@ -41,3 +43,12 @@ class InMemoryTurnStore:
 
     def mark_sent(self, turn_id: str, sent_chunks: int) -> None:
         self.replies[turn_id].sent_chunks = sent_chunks
+
+    def mark_voice_sent(self, turn_id: str) -> None:
+        self.replies[turn_id].voice_sent = True
+
+    def put_heard(self, turn_id: str, message_id: str, heard: Heard) -> None:
+        self.heard_notes[(turn_id, message_id)] = heard
+
+    def heard(self, turn_id: str, message_id: str) -> Heard | None:
+        return self.heard_notes.get((turn_id, message_id))

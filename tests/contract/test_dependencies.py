@@ -52,6 +52,7 @@ LAYERS: list[tuple[str, frozenset[str]]] = [
                 "tasks",
                 "turn_records",
                 "usage",
+                "voice",  # voice notes' transcribers and speakers (imported by voice turns only)
             }
         ),
     ),

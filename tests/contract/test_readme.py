@@ -45,6 +45,7 @@ TOPIC_PAGES = {
     "persona": "persona.md",
     "skills": "skills.md",
     "background jobs": "jobs.md",
+    "voice notes": "voice.md",
     "prompt caching": "prompt-caching.md",
     "cold starts and performance": "performance.md",
     "the fallback": "fallback.md",

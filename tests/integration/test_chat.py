@@ -331,3 +331,21 @@ def test_an_mcp_client_reaches_the_chats_own_endpoint_with_a_token_from_connect(
         process.stdin.close()
         process.wait(timeout=60)
     assert process.returncode == 0
+
+
+def test_a_voice_note_is_heard_offline_and_answered_aloud_into_a_file(tmp_path: Path) -> None:
+    # Given spoken answers on, and a note spoken by eSpeak NG
+    note = ROOT / "tests" / "fixtures" / "voice" / "hello.ogg"
+    out = chat(["/voice on", f"/voice-note {note}", "/voice-note no/such/file.ogg", "/voice-note"], tmp_path)
+    # Then the transcript is shown before the answer, with the footnote about offline recognition
+    heard = re.search(r"stepwise> 🎙 I heard: “([^”]*)”", out)
+    assert heard is not None and {"hello", "today"} & set(heard.group(1).split()), out
+    assert out.index("🎙 I heard") < out.index("VOICE_TRANSCRIBER=openai")
+    # And the spoken answer is an Ogg Opus file whose path is shown
+    spoken = re.search(r"🔊 spoken answer \([\d,]+ bytes, Ogg Opus\): (\S+)", out)
+    assert spoken is not None, out
+    audio = (ROOT / spoken.group(1)) if not Path(spoken.group(1)).is_absolute() else Path(spoken.group(1))
+    assert audio.read_bytes().startswith(b"OggS") and audio.is_relative_to(tmp_path)
+    # And bad input gets a clear line, not a crash
+    assert "(can't read no/such/file.ogg" in out
+    assert "(usage: /voice-note PATH" in out

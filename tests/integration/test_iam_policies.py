@@ -20,6 +20,7 @@ from support.mcp_client import call, connect
 from support.mcp_servers import TimeServer
 from support.stack import Stack
 
+from stepwise_local import updates
 from stepwise_local.anthropic_server import Scripted, error, last_user_text, text, tool_use
 from stepwise_local.mcp_http import LocalMcpEndpoint
 from stepwise_local.template import Template
@@ -81,6 +82,20 @@ def play_jobs(stack: Stack, user: int) -> None:
     stack.anthropic.reset()
 
 
+def play_a_voice_note(stack: Stack, user: int) -> None:
+    """/voice on, then a voice note heard by Amazon Transcribe (moto) and answered aloud by Polly (moto
+    refuses ogg_opus, but the request is made: its action is what counts here)."""
+    stack.emulation.config.env.update({"VOICE_TRANSCRIBER": "transcribe", "VOICE_SPEAKER": "polly"})
+    stack.say(user, "/voice on")
+    file_id = stack.telegram.add_file(b"OggS" + bytes(300), f"voice/iam-{user}.oga")
+    update = updates.voice_message(user, file_id=file_id, duration=5)
+    stack.anthropic.script(text("Heard."))
+    stack.emulation.post_update(update)
+    assert stack.emulation.wait_for_update(user, update["update_id"], timeout=60)["status"] == "SUCCEEDED"
+    for name in ("VOICE_TRANSCRIBER", "VOICE_SPEAKER"):
+        stack.emulation.config.env.pop(name)
+
+
 def play_every_kind_of_turn(stack: Stack, time_server: TimeServer) -> None:
     user = stack.new_user()
     # A tool of an outside MCP server: CallModel fetches its list, RunTools calls it (its token from SSM).
@@ -113,6 +128,7 @@ def play_every_kind_of_turn(stack: Stack, time_server: TimeServer) -> None:
     ):
         stack.say(user, command)  # answered where the turn starts (the last two by the rules model)
     play_an_mcp_client(stack, user)
+    play_a_voice_note(stack, user)
     stack.emulation.advance_clock(timedelta(minutes=2))
     stack.emulation.fire_due_schedules()  # FireReminder, then a reminder turn
     stack.emulation.wait_idle(user)
@@ -146,6 +162,9 @@ def test_every_function_has_the_other_aws_permissions_its_code_uses(
         ("RunToolsFunction", "scheduler:CreateSchedule"),
         ("RunToolsFunction", "states:StartExecution"),  # spawn_job
         ("LoadContextFunction", "states:StopExecution"),  # /jobs stop
+        ("LoadContextFunction", "transcribe:StartTranscriptionJob"),  # a voice note
+        ("LoadContextFunction", "s3:PutObject"),
+        ("FinishTurnFunction", "polly:SynthesizeSpeech"),  # its spoken answer
     } <= used
     assert ("WebhookFunction", "states:SendTaskSuccess") in used, "the press resumes the turn"
     assert other_violations(Template(), used) == []

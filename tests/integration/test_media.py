@@ -105,15 +105,31 @@ def test_a_document_too_large_gets_a_clear_message_and_no_model_call(stack: Stac
     assert all(call["params"]["file_id"] != "BQACbig" for call in stack.telegram.calls("getFile"))
 
 
-def test_a_voice_note_is_answered_that_it_cannot_be_listened_to_yet(stack: Stack) -> None:
+def test_with_voice_off_a_voice_note_is_answered_that_it_cannot_be_listened_to(stack: Stack) -> None:
+    stack.emulation.config.env["VOICE_TRANSCRIBER"] = "off"
     user = stack.new_user()
     send(stack, updates.voice_message(user))
     assert stack.anthropic.requests == []
-    assert stack.replies(user) == ["I can't listen to voice notes yet — could you type it instead?"]
+    assert stack.replies(user) == ["I can't listen to voice notes here — could you type it instead?"]
     # and the model knows about it in the next turn
     stack.say(user, "sorry, typing now")
     texts = [b.get("text", "") for m in stack.anthropic.requests[-1]["messages"] for b in m["content"]]
     assert any(t.startswith("[voice note] (not passed on to you") for t in texts)
+
+
+def test_a_voice_note_telegram_cannot_hand_over_is_kept_as_one_that_could_not_be_transcribed(
+    stack: Stack,
+) -> None:
+    user = stack.new_user()
+    send(stack, updates.voice_message(user, file_id="no-such-file"))
+    assert stack.anthropic.requests == []
+    assert stack.replies(user) == [
+        "I couldn't make out that voice note: it couldn't be read as audio. "
+        "Could you record it again, or type it?"
+    ]
+    stack.say(user, "sorry, typing now")
+    texts = [b.get("text", "") for m in stack.anthropic.requests[-1]["messages"] for b in m["content"]]
+    assert "[voice note that could not be transcribed]" in texts
 
 
 # -- the Bot API client's downloads against the fake Bot API ---------------------------------------------

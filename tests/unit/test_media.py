@@ -95,20 +95,43 @@ def test_a_document_over_the_limit_is_refused_saying_how_large_it_is_and_what_fi
     )
 
 
-@pytest.mark.parametrize(
-    ("update", "notice"),
-    [
-        (updates.voice_message(42), "I can't listen to voice notes yet"),
-        (updates.sticker_message(42), "I can't see stickers yet"),
-    ],
-    ids=["voice", "sticker"],
-)
-def test_voice_notes_and_stickers_are_refused_with_a_clear_notice(
-    update: dict[str, Any], notice: str
-) -> None:
-    attachment = attachment_of(message_of(update), LIMITS)
+def test_a_sticker_is_refused_with_a_clear_notice() -> None:
+    attachment = attachment_of(message_of(updates.sticker_message(42)), LIMITS)
     assert attachment is not None and attachment.refusal is not None
-    assert attachment.refusal.startswith(notice)
+    assert attachment.refusal.startswith("I can't see stickers yet")
+
+
+@pytest.mark.parametrize("kind", ["voice", "audio", "video_note"])
+def test_a_voice_note_within_the_limits_is_taken_to_be_transcribed(kind: str) -> None:
+    # Given a note of 3 s under a 300 s limit
+    update = updates.voice_message(42, kind=kind, duration=3)
+    # When the webhook keeps it
+    attachment = attachment_of(message_of(update), LIMITS)
+    # Then it is taken, with its length, and never shown to the model as a file
+    assert attachment is not None and attachment.taken and attachment.is_audio
+    assert (attachment.kind, attachment.seconds) == (kind, 3)
+
+
+def test_a_voice_note_longer_than_the_limit_is_refused_with_the_limit_in_words() -> None:
+    limits = MediaLimits(voice_max_seconds=300)
+    attachment = attachment_of(message_of(updates.voice_message(42, duration=423)), limits)
+    assert attachment is not None and attachment.refusal == (
+        "That voice note is 7 min 3 s long; I transcribe up to 5 min. "
+        "Could you send a shorter one, or type it?"
+    )
+
+
+def test_a_voice_note_over_telegrams_download_limit_is_refused_before_any_download() -> None:
+    update = updates.voice_message(42, duration=60, file_size=25_000_000)
+    attachment = attachment_of(message_of(update), MediaLimits())
+    assert attachment is not None and attachment.refusal is not None
+    assert "too large for me to download (25 MB" in attachment.refusal
+
+
+def test_with_voice_off_a_voice_note_gets_the_notice_it_always_had() -> None:
+    attachment = attachment_of(message_of(updates.voice_message(42)), MediaLimits(voice_on=False))
+    assert attachment is not None
+    assert attachment.refusal == "I can't listen to voice notes here — could you type it instead?"
 
 
 @pytest.mark.parametrize(

@@ -320,17 +320,21 @@ def test_a_photo_with_a_caption_waits_in_the_inbox_with_its_file_id_and_starts_a
     )
 
 
-@pytest.mark.parametrize(
-    "update",
-    [updates.voice_message(42), updates.sticker_message(42)],
-    ids=["voice", "sticker"],
-)
-def test_a_voice_note_or_sticker_starts_a_turn_that_tells_the_user_what_cannot_be_done(
-    services: WebhookServices, starter: RecordingStarter, inbox: InMemoryChatInbox, update: dict[str, Any]
+def test_a_sticker_starts_a_turn_that_tells_the_user_what_cannot_be_done(
+    services: WebhookServices, starter: RecordingStarter, inbox: InMemoryChatInbox
 ) -> None:
-    assert post(services, update).action == "started"
+    assert post(services, updates.sticker_message(42)).action == "started"
     (waiting,) = inbox.pending(42)
     assert waiting.attachment is not None and waiting.attachment.refusal is not None
+
+
+def test_a_voice_note_starts_a_turn_that_transcribes_it(
+    services: WebhookServices, starter: RecordingStarter, inbox: InMemoryChatInbox
+) -> None:
+    assert post(services, updates.voice_message(42, caption="for the shop")).action == "started"
+    (waiting,) = inbox.pending(42)
+    assert waiting.attachment is not None and waiting.attachment.taken and waiting.attachment.seconds == 3
+    assert waiting.text == "for the shop"  # the caption, kept beside the transcript
 
 
 def test_a_message_with_neither_text_nor_a_file_starts_nothing(

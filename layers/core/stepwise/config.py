@@ -130,6 +130,28 @@ class Settings(BaseModel):
     web_allowed_domains: str = ""
     web_blocked_domains: str = ""
 
+    # Voice notes (docs/voice.md): who transcribes them, the longest note, and spoken replies.
+    voice_transcriber: Literal["transcribe", "openai", "local", "off"] = "transcribe"
+    voice_language: str = (
+        ""  # empty: Transcribe identifies the language; else en-US, pt-PT... (openai: en, pt)
+    )
+    voice_language_options: str = ""  # Transcribe's candidate languages for identification (comma-separated)
+    voice_max_seconds: int = Field(default=300, ge=1, le=3600)
+    voice_bucket_name: str | None = None  # where Amazon Transcribe reads a note (deleted after; 1-day expiry)
+    voice_transcribe_timeout_seconds: float = Field(default=120.0, gt=0, le=800)
+    voice_transcription_url: str = ""  # an OpenAI-compatible API's base URL (https://api.openai.com/v1)
+    voice_transcription_key: SecretStr | None = None  # local use; on AWS the SSM parameter below
+    voice_transcription_key_parameter: str | None = None  # the SSM SecureString holding its key
+    voice_transcription_model: str = "whisper-1"
+    voice_transcription_timeout_seconds: float = Field(default=30.0, gt=0, le=300)
+    voice_transcription_usd_per_minute: float = Field(
+        default=0.006, ge=0, le=10
+    )  # /usage's estimate (openai)
+    voice_speaker: Literal["polly", "local", "off"] = "polly"
+    polly_voice_id: str = "Joanna"
+    polly_engine: Literal["standard", "neural", "long-form", "generative"] = "neural"
+    voice_reply_max_chars: int = Field(default=1500, ge=50, le=3000)  # Polly takes at most 3,000 characters
+
     @field_validator("default_timezone")
     @classmethod
     def _known_zone(cls, value: str) -> str:
@@ -181,13 +203,21 @@ class Settings(BaseModel):
         "persona_dir",
         "skills_dir",
         "mcp_servers_parameter",
+        "voice_bucket_name",
+        "voice_transcription_key_parameter",
         mode="before",
     )
     @classmethod
     def _blank_is_none(cls, value: object) -> object:
         return None if isinstance(value, str) and not value.strip() else value
 
-    @field_validator("anthropic_api_key", "telegram_bot_token", "telegram_webhook_secret", mode="before")
+    @field_validator(
+        "anthropic_api_key",
+        "telegram_bot_token",
+        "telegram_webhook_secret",
+        "voice_transcription_key",
+        mode="before",
+    )
     @classmethod
     def _blank_secret_is_none(cls, value: object) -> object:
         return None if isinstance(value, str) and not value.strip() else value
@@ -206,6 +236,18 @@ class Settings(BaseModel):
             raise ValueError(
                 "set WEB_ALLOWED_DOMAINS or WEB_BLOCKED_DOMAINS, not both (the API refuses both)"
             )
+        return self
+
+    @model_validator(mode="after")
+    def _voice_transcriber_settings(self) -> Settings:
+        if self.voice_transcriber == "openai" and not self.voice_transcription_url.strip():
+            raise ValueError(
+                "VOICE_TRANSCRIBER=openai needs VOICE_TRANSCRIPTION_URL, the API's base URL such as "
+                "https://api.openai.com/v1"
+            )
+        url = self.voice_transcription_url.strip()
+        if url and not url.startswith(("https://", "http://")):
+            raise ValueError(f"VOICE_TRANSCRIPTION_URL must be an http(s) URL, got {url!r}")
         return self
 
     @field_validator("embedding_dimensions")

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from stepwise.jobs.models import JobLimits
     from stepwise.ledger.dynamodb import DynamoToolCallLedger
     from stepwise.mcp.endpoint import EndpointServices
+    from stepwise.media.intake import MediaLimits
     from stepwise.memory.service import MemoryService
     from stepwise.memory.summarizer import SummarizeServices
     from stepwise.model.types import ChatModel
@@ -37,6 +38,8 @@ if TYPE_CHECKING:
     from stepwise.tools.registry import Tool, ToolRegistry
     from stepwise.tools.reminder_tools import ReminderSetup
     from stepwise.usage.dynamodb import DynamoUsageStore
+    from stepwise.voice.models import Speaker, Transcriber
+    from stepwise.voice.setup import VoiceSetup
     from stepwise.webhook import WebhookServices
     from stepwise.workflow import StepFunctionsStopper
 
@@ -336,7 +339,6 @@ class Runtime:
         from stepwise.audit.dynamodb import DynamoAuditLog
         from stepwise.config import split_list
         from stepwise.history.dynamodb import DynamoMessageRepository
-        from stepwise.media.intake import MediaLimits
         from stepwise.model.web import WebAccess
         from stepwise.states.services import TurnServices
         from stepwise.tools.reads import MemoryRecall, TimeZones
@@ -377,7 +379,7 @@ class Runtime:
             ),
             clock=clock,
             files=lambda: self.telegram,
-            media_limits=MediaLimits(s.max_image_bytes, s.max_document_bytes),
+            media_limits=self.media_limits,
             drafts=lambda: self.draft_telegram,
             draft_interval_seconds=s.draft_interval_seconds,
             usage=self.usage,
@@ -388,7 +390,87 @@ class Runtime:
             jobs=self.jobs,
             job_limits=self.job_limits,
             stopper=self._stopper,
+            voice=self.voice,
         )
+
+    @cached_property
+    def media_limits(self) -> MediaLimits:
+        """The largest photos and documents the model gets, and the longest voice note transcribed."""
+        from stepwise.media.intake import MediaLimits
+
+        s = self.settings
+        return MediaLimits(
+            s.max_image_bytes,
+            s.max_document_bytes,
+            voice_max_seconds=s.voice_max_seconds,
+            voice_on=s.voice_transcriber != "off",
+        )
+
+    @cached_property
+    def voice(self) -> VoiceSetup | None:
+        """Voice notes' transcriber and spoken replies' speaker (each built when a turn first needs it); None
+        with VOICE_TRANSCRIBER=off."""
+        from decimal import Decimal
+
+        from stepwise.voice.setup import VoiceSetup
+
+        s = self.settings
+        if s.voice_transcriber == "off":
+            return None
+        return VoiceSetup(
+            transcriber_name=s.voice_transcriber,
+            transcriber=lambda: self.transcriber,
+            speaker=(lambda: self.speaker) if s.voice_speaker != "off" else None,
+            speech_engine="local" if s.voice_speaker == "local" else s.polly_engine,
+            max_reply_chars=s.voice_reply_max_chars,
+            openai_usd_per_minute=Decimal(str(s.voice_transcription_usd_per_minute)),
+        )
+
+    @cached_property
+    def transcriber(self) -> Transcriber:
+        """VOICE_TRANSCRIBER's transcriber: Amazon Transcribe, an OpenAI-compatible API, or PocketSphinx."""
+        from stepwise import secrets
+        from stepwise.config import split_list
+
+        s = self.settings
+        if s.voice_transcriber == "openai":
+            from stepwise.voice.openai_stt import OpenAICompatibleTranscriber
+
+            return OpenAICompatibleTranscriber(
+                s.voice_transcription_url,
+                lambda: secrets.voice_transcription_key(s),
+                s.voice_transcription_model,
+                language=s.voice_language or None,
+                timeout_seconds=s.voice_transcription_timeout_seconds,
+            )
+        if s.voice_transcriber == "local":
+            from stepwise.voice.local_stt import PocketSphinxTranscriber
+
+            return PocketSphinxTranscriber()
+        if not s.voice_bucket_name:
+            raise RuntimeError("VOICE_TRANSCRIBER=transcribe needs VOICE_BUCKET_NAME")
+        from stepwise.voice.aws_transcribe import AwsTranscriber
+
+        return AwsTranscriber(
+            s3=lambda: boto3.client("s3"),
+            transcribe=lambda: boto3.client("transcribe"),
+            bucket=s.voice_bucket_name,
+            language=s.voice_language or None,
+            language_options=split_list(s.voice_language_options),
+            timeout_seconds=s.voice_transcribe_timeout_seconds,
+        )
+
+    @cached_property
+    def speaker(self) -> Speaker:
+        """VOICE_SPEAKER's speaker: Amazon Polly, or eSpeak NG offline (make chat)."""
+        s = self.settings
+        if s.voice_speaker == "local":
+            from stepwise.voice.local_tts import EspeakSpeaker
+
+            return EspeakSpeaker()
+        from stepwise.voice.polly import PollySpeaker
+
+        return PollySpeaker(lambda: boto3.client("polly"), voice_id=s.polly_voice_id, engine=s.polly_engine)
 
     def _stopper(self) -> StepFunctionsStopper:
         from stepwise.workflow import StepFunctionsStopper
@@ -483,7 +565,6 @@ class Runtime:
     def webhook_services(self) -> WebhookServices:
         from stepwise import secrets
         from stepwise.approvals.lifecycle import PressServices
-        from stepwise.media.intake import MediaLimits
         from stepwise.webhook import WebhookServices
         from stepwise.workflow import StepFunctionsResumer
 
@@ -499,7 +580,7 @@ class Runtime:
                 clock=clock,
             ),
             clock=clock,
-            media_limits=MediaLimits(s.max_image_bytes, s.max_document_bytes),
+            media_limits=self.media_limits,
         )
 
 

@@ -63,6 +63,13 @@ class DynamoChatStore:
             ExpressionAttributeValues={":t": tokens},
         )
 
+    def set_voice_replies(self, chat_id: int, on: bool) -> None:
+        self._table.update_item(
+            Key={"chat_id": chat_id},
+            UpdateExpression="SET voice_replies = :on",
+            ExpressionAttributeValues={":on": on},
+        )
+
     def due_chats(self) -> Iterator[int]:
         kwargs: dict[str, Any] = {
             "IndexName": DUE_INDEX,
@@ -128,4 +135,5 @@ def _from_item(item: dict[str, Any]) -> ChatRecord:
         window_key=item.get("window_key", ""),
         last_user_at=item.get("last_user_at", ""),
         stable_prefix_tokens=int(item.get("stable_prefix_tokens", 0)),
+        voice_replies=bool(item.get("voice_replies", False)),
     )

@@ -33,6 +33,7 @@ class ChatRecord(BaseModel):
     # the estimated tokens of the prompt's tools and system prompt at the chat's last model call (0: none
     # yet); LoadContext adds the history window to it to decide whether prompt caching can pay
     stable_prefix_tokens: int = 0
+    voice_replies: bool = False  # /voice on: answers to voice notes also come spoken (docs/voice.md)
 
     @property
     def unsummarized(self) -> int:
@@ -59,6 +60,10 @@ class ChatStore(Protocol):
 
     def set_stable_prefix_tokens(self, chat_id: int, tokens: int) -> None:
         """Remember the estimated tokens of the chat's tools and system prompt (`stepwise.prompt.caching`)."""
+        ...
+
+    def set_voice_replies(self, chat_id: int, on: bool) -> None:
+        """Remember whether answers to voice notes also come as voice messages (/voice on|off)."""
         ...
 
     def due_chats(self) -> Iterator[int]:

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from stepwise.tools.registry import ToolRegistry, ToolResult
     from stepwise.turn_records.models import TurnMeta
     from stepwise.usage.store import UsageStore
+    from stepwise.voice.setup import VoiceSetup
     from stepwise.workflow import TurnStopper
 
 logger = Logger(child=True)
@@ -57,6 +58,8 @@ class CommandServices(Protocol):
     def job_limits(self) -> JobLimits: ...
     @property
     def stopper(self) -> Callable[[], TurnStopper] | None: ...
+    @property
+    def voice(self) -> VoiceSetup | None: ...
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from stepwise.commands import handlers
 from stepwise.commands.connect import connect
 from stepwise.commands.handlers import CommandRequest, ShownOnce
 from stepwise.commands.jobs import jobs
+from stepwise.commands.voice import voice
 from stepwise.telegram.commands import parse_command
 
 Route = Literal["answer", "rules"]
@@ -38,6 +39,7 @@ def start(request: CommandRequest) -> str:
         "- reminders and check-ins: “remind me at 5pm to call mom”, "
         "“every morning at 8 send me my open tasks”\n"
         "- memory: “remember that I take my coffee black”\n"
+        "- voice notes: speak instead of typing; /voice on and I answer aloud too\n"
         "Changes that cannot be undone wait for your Approve.\n\n" + command_lines()
     )
 
@@ -56,6 +58,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("skills", "The skills I can use (weekly review, trip planning…)", handlers.skills),
     Command("reset", "Start a fresh conversation (nothing is deleted)", handlers.reset),
     Command("usage", "Your usage and spend", handlers.usage),
+    Command("voice", "Spoken answers to voice notes; /voice on or /voice off", voice),
     Command(
         "timezone",
         "Your time zone; /timezone Europe/Lisbon sets it",

@@ -9,7 +9,7 @@ from botocore.exceptions import ClientError
 
 from stepwise.dynamodb_pages import all_items
 from stepwise.history.models import StoredMessage
-from stepwise.media.models import Attachment
+from stepwise.media.models import Attachment, Heard
 
 
 class DynamoMessageRepository:
@@ -35,6 +35,8 @@ class DynamoMessageRepository:
             item["tool_calls"] = json.dumps(message.tool_calls)
         if message.attachment is not None:
             item["attachment"] = message.attachment.model_dump_json(exclude_none=True)
+        if message.heard is not None:
+            item["heard"] = message.heard.model_dump_json(exclude_none=True)
         try:
             self._table.put_item(Item=item, ConditionExpression="attribute_not_exists(sk)")
         except ClientError as error:
@@ -87,4 +89,5 @@ def _from_item(item: dict[str, Any]) -> StoredMessage:
         update_id=int(item["update_id"]) if "update_id" in item else None,
         tool_calls=json.loads(item["tool_calls"]) if "tool_calls" in item else [],
         attachment=Attachment.model_validate_json(item["attachment"]) if "attachment" in item else None,
+        heard=Heard.model_validate_json(item["heard"]) if "heard" in item else None,
     )

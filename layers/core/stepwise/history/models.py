@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from stepwise.media.models import Attachment
+from stepwise.media.models import Attachment, Heard
 
 Role = Literal["user", "assistant"]
 
@@ -25,6 +25,9 @@ class StoredMessage(BaseModel):
     update_id: int | None = None
     tool_calls: list[dict[str, Any]] = Field(default_factory=list)
     attachment: Attachment | None = Field(default=None, description="a user's photo or document (no bytes)")
+    heard: Heard | None = Field(
+        default=None, description="a voice note's transcript (content holds its words)"
+    )
 
     @property
     def sort_key(self) -> str:

@@ -40,7 +40,7 @@ def fetch_files(
     total = 0
     for message in answered_now(history):
         attachment = message.attachment
-        if attachment is None or not attachment.taken or attachment.file_id in files:
+        if attachment is None or not attachment.taken or attachment.is_audio or attachment.file_id in files:
             continue
         limit = max_bytes(attachment, limits)
         if total + (attachment.size or 0) > MAX_FILE_BYTES_PER_REQUEST:

@@ -14,11 +14,20 @@ if TYPE_CHECKING:
 # Anthropic's limit is 5 MB of base64 per image: 3.75 MB of bytes.
 DEFAULT_MAX_IMAGE_BYTES = 3_750_000
 DEFAULT_MAX_DOCUMENT_BYTES = 10_000_000
-# Files the model cannot take yet, in the order a message is checked (a GIF comes with a document too).
+TELEGRAM_MAX_DOWNLOAD_BYTES = 20_000_000  # bots download files up to 20 MB
+# Notes that are transcribed unless VOICE_TRANSCRIBER=off, when they get these notices.
+NOT_HEARD: dict[AttachmentKind, str] = {
+    "voice": "I can't listen to voice notes here — could you type it instead?",
+    "audio": "I can't listen to audio files here — could you tell me in words what you need?",
+    "video_note": "I can't listen to video messages here — could you type it instead?",
+}
+AUDIO_LABELS: dict[AttachmentKind, str] = {
+    "voice": "voice note",
+    "audio": "audio file",
+    "video_note": "video message",
+}
+# Files the model cannot take, in the order a message is checked (a GIF comes with a document too).
 NOT_YET: dict[AttachmentKind, str] = {
-    "voice": "I can't listen to voice notes yet — could you type it instead?",
-    "audio": "I can't listen to audio files yet — could you tell me in words what you need?",
-    "video_note": "I can't watch video messages yet — could you type it instead?",
     "video": "I can't watch videos yet — could you describe it in words?",
     "animation": "I can't watch GIFs yet — could you tell me in words?",
     "sticker": "I can't see stickers yet — send me text, a photo or a document.",
@@ -31,11 +40,17 @@ class MediaLimits:
 
     max_image_bytes: int = DEFAULT_MAX_IMAGE_BYTES
     max_document_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES
+    voice_max_seconds: int = 300  # VOICE_MAX_SECONDS
+    voice_on: bool = True  # False: VOICE_TRANSCRIBER=off, voice notes get a notice
 
 
 def attachment_of(message: Message, limits: MediaLimits) -> Attachment | None:
     """The message's file as the turn keeps it, refused with a notice when the model cannot take it; None
     for a message without a file."""
+    for kind in NOT_HEARD:
+        note: TelegramFile | None = getattr(message, kind)
+        if note is not None:
+            return audio_attachment(kind, note, limits)
     for kind, notice in NOT_YET.items():
         file: TelegramFile | None = getattr(message, kind)
         if file is not None:
@@ -45,6 +60,36 @@ def attachment_of(message: Message, limits: MediaLimits) -> Attachment | None:
     if message.document is not None:
         return document_attachment(message.document, limits)
     return None
+
+
+def audio_attachment(kind: AttachmentKind, note: TelegramFile, limits: MediaLimits) -> Attachment:
+    """A voice note, audio file or round video message, to be transcribed; refused with a notice when voice
+    is off, when it is longer than VOICE_MAX_SECONDS or larger than Telegram lets bots download (decided from
+    the update: nothing is downloaded then)."""
+    if not limits.voice_on:
+        return _attachment(kind, note, refusal=NOT_HEARD[kind])
+    label = AUDIO_LABELS[kind]
+    if note.duration is not None and note.duration > limits.voice_max_seconds:
+        notice = (
+            f"That {label} is {clock_length(note.duration)} long; I transcribe up to "
+            f"{clock_length(limits.voice_max_seconds)}. Could you send a shorter one, or type it?"
+        )
+        return _attachment(kind, note, refusal=notice)
+    if note.file_size is not None and note.file_size > TELEGRAM_MAX_DOWNLOAD_BYTES:
+        notice = (
+            f"That {label} is too large for me to download ({megabytes(note.file_size)}; Telegram lets me "
+            f"fetch files up to {megabytes(TELEGRAM_MAX_DOWNLOAD_BYTES)}). Could you send a shorter one?"
+        )
+        return _attachment(kind, note, refusal=notice)
+    return _attachment(kind, note)
+
+
+def clock_length(seconds: int) -> str:
+    """A length as the user reads it: 45 s, 5 min, 7 min 3 s."""
+    minutes, rest = divmod(seconds, 60)
+    if not minutes:
+        return f"{rest} s"
+    return f"{minutes} min {rest} s" if rest else f"{minutes} min"
 
 
 def photo_attachment(sizes: list[PhotoSize], max_bytes: int) -> Attachment:
@@ -95,5 +140,6 @@ def _attachment(
         size=file.file_size,
         mime_type=file.mime_type or mime_type,
         file_name=file.file_name,
+        seconds=file.duration,
         refusal=refusal,
     )

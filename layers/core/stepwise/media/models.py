@@ -10,8 +10,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-# photo and document may reach the model; the other kinds are answered with a notice.
+# photo and document may reach the model; voice, audio and video_note are transcribed (their words reach it);
+# the other kinds are answered with a notice.
 AttachmentKind = Literal["photo", "document", "voice", "audio", "video", "video_note", "animation", "sticker"]
+AUDIO_KINDS = frozenset({"voice", "audio", "video_note"})
+HeardStatus = Literal["heard", "silent", "failed"]
 
 
 class Attachment(BaseModel):
@@ -24,6 +27,9 @@ class Attachment(BaseModel):
     size: int | None = Field(default=None, ge=0, description="bytes, as the update reported them")
     mime_type: str | None = None
     file_name: str | None = None
+    seconds: int | None = Field(
+        default=None, ge=0, description="a voice note's or audio's length, per Telegram"
+    )
     refusal: str | None = Field(
         default=None, description="why the model does not get it (too large, a voice note...), told the user"
     )
@@ -32,3 +38,24 @@ class Attachment(BaseModel):
     def taken(self) -> bool:
         """True when the model gets the file."""
         return self.refusal is None
+
+    @property
+    def is_audio(self) -> bool:
+        """True for a voice note, an audio file or a round video message: its words are transcribed."""
+        return self.kind in AUDIO_KINDS
+
+
+class Heard(BaseModel):
+    """What a voice note (or audio file, or video message) said, as its turn transcribed it: kept once it
+    exists, so a retried state never transcribes or pays twice. The history's message holds `text` as its
+    content; `caption` is what the user typed beside the note."""
+
+    model_config = ConfigDict(defer_build=True, frozen=True)
+
+    status: HeardStatus
+    text: str = ""
+    caption: str = ""
+    seconds: float = Field(default=0.0, ge=0)
+    transcriber: str = ""
+    language: str | None = None
+    problem: str | None = Field(default=None, description="why it failed: `transient` or `rejected`")

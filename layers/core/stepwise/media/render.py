@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
     from stepwise.history.models import StoredMessage
-    from stepwise.media.models import Attachment
+    from stepwise.media.models import Attachment, Heard
 
 LABELS = {
     "photo": "photo",
@@ -49,6 +49,8 @@ def content_blocks(message: StoredMessage, files: Mapping[str, bytes | None]) ->
     file). `files` maps a file id to its bytes, or to None when fetching it failed for good."""
     attachment = message.attachment
     caption = message.content
+    if message.heard is not None:
+        return heard_blocks(message.heard, LABELS[attachment.kind] if attachment else "voice note")
     if attachment is None:
         return [_text(caption)] if caption.strip() else []
     if attachment.refusal is not None:
@@ -63,6 +65,18 @@ def content_blocks(message: StoredMessage, files: Mapping[str, bytes | None]) ->
     if block is None:
         return [_text(f"{placeholder(attachment, caption)} (an empty file)")]
     return [block, *([_text(caption)] if caption.strip() else [])]
+
+
+def heard_blocks(heard: Heard, label: str) -> list[dict[str, Any]]:
+    """A voice note (audio file, video message) as the model reads it: a line saying it was spoken and
+    transcribed (with its caption), then the words as the message's text; or one line when nothing could be
+    heard or transcribed."""
+    caption = f"; its caption: {heard.caption.strip()}" if heard.caption.strip() else ""
+    if heard.status == "heard":
+        return [_text(f"[{label}, transcribed automatically{caption}]"), _text(heard.text)]
+    if heard.status == "silent":
+        return [_text(f"[{label}: nothing could be heard in it{caption}]")]
+    return [_text(f"[{label} that could not be transcribed{caption}]")]
 
 
 def placeholder(attachment: Attachment, caption: str) -> str:

@@ -204,7 +204,9 @@ def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutp
     services.turns.put_reply(
         turn.turn_id,
         Reply(
-            text=with_notices(meta.notices, f"{FALLBACK_NOTE}\n\n{text}" if fallback else text),
+            text=with_notices(
+                meta.notices, f"{FALLBACK_NOTE}\n\n{text}" if fallback else text, meta.footnotes
+            ),
             source="fallback" if fallback else "model",
             message_id=step.message_id,
             created_at=step.created_at,

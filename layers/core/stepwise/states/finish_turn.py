@@ -46,9 +46,14 @@ def finish_turn(request: FinishTurnInput, services: TurnServices) -> FinishTurnO
         logger.warning("the reply could not be delivered; the turn is saved and ends", extra={"sent": sent})
     ending: Ending = "answered"
     try:
-        user_id = services.turns.get_meta(turn.turn_id).user_id
+        meta = services.turns.get_meta(turn.turn_id)
     except KeyError:  # LoadContext never completed: its messages may not be stored, they are queued again
-        user_id, ending = turn.user_id, "failed"
+        meta, ending = None, "failed"
+    user_id = meta.user_id if meta is not None else turn.user_id
+    if meta is not None and meta.voice_reply and reply is not None and request.deliver:
+        from stepwise.states.voice_reply import speak_reply  # only a turn that answers a voice note
+
+        speak_reply(meta, reply, services)
     saved = save_reply(turn, reply, user_id, services)
     next_turn = end_turn(turn, ending, services)
     return FinishTurnOutput(

@@ -3,6 +3,7 @@ kind of turn (`states.turn_kind`): a turn that needs no model gets its reply her
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from aws_lambda_powertools import Logger
@@ -27,8 +28,11 @@ from stepwise.states.typing_indicator import show_typing
 from stepwise.turn_records.models import Memory, TurnMeta
 
 if TYPE_CHECKING:
+    from stepwise.chats.store import ChatRecord
     from stepwise.inbox.models import QueuedMessage
+    from stepwise.media.models import Heard
     from stepwise.states.services import TurnServices
+    from stepwise.turn_ref import TurnRef
 
 logger = Logger(child=True)
 
@@ -47,17 +51,20 @@ def load_context(start: LoadContextInput, services: TurnServices) -> Next:
         return Next(route="reply")
     chat = None
     stored: list[StoredMessage] = []
+    heard = hear_voice_notes(turn, batch, services)
     for waiting in batch:
         typed = waiting.kind == "message"
+        note = heard.get(waiting.id)
         message = StoredMessage(
             id=waiting.id,
             chat_id=turn.chat_id,
             role="user",
-            content=stored_content(waiting),
+            content=note.text if note is not None else stored_content(waiting),
             created_at=waiting.claimed_at or waiting.received_at,
             turn_id=turn.turn_id,
             update_id=waiting.update_id,
             attachment=waiting.attachment,
+            heard=note,
         )
         if services.messages.add(message):  # a retried LoadContext: counted already
             written_at = waiting.received_at if typed else None
@@ -77,7 +84,9 @@ def load_context(start: LoadContextInput, services: TurnServices) -> Next:
     outside_call = batch[0].outside_call if batch[0].kind == "outside_call" else None
     job_report = batch[0].text if batch[0].kind == "job" else None
     chosen_zone = services.reminders.timezone(user_id)
-    command = route(batch[0].text) if len(batch) == 1 and batch[0].kind == "message" else None
+    command = route(batch[0].text) if len(batch) == 1 and batch[0].kind == "message" and not heard else None
+    voice = voice_lines(heard, chat, services)
+    notices = media_notices(batch, voice.unheard)
     meta = TurnMeta(
         turn_id=turn.turn_id,
         chat_id=turn.chat_id,
@@ -100,7 +109,10 @@ def load_context(start: LoadContextInput, services: TurnServices) -> Next:
         command=batch[0].text.strip() if command == "answer" else None,
         outside_call=outside_call,
         job_report=job_report,
-        **media_notices(batch),
+        notices=[*voice.before, *notices["notices"]],
+        notices_only=notices["notices_only"],
+        footnotes=voice.footnotes,
+        voice_reply=voice.spoken,
     )
     services.turns.put_meta(meta)
     kind, next_ = decide_turn(meta, services)
@@ -116,6 +128,40 @@ def load_context(start: LoadContextInput, services: TurnServices) -> Next:
         },
     )
     return next_
+
+
+def hear_voice_notes(turn: TurnRef, batch: list[QueuedMessage], services: TurnServices) -> dict[str, Heard]:
+    """The transcripts of the batch's voice notes (`states.voice_turn`, imported only when there is one)."""
+    if not any(w.attachment is not None and w.attachment.is_audio and w.attachment.taken for w in batch):
+        return {}
+    from stepwise.states.voice_turn import hear_notes
+
+    show_typing(services, turn.chat_id)  # transcribing takes a few seconds
+    return hear_notes(turn, batch, services)
+
+
+@dataclass(frozen=True)
+class VoiceLines:
+    """What a turn's voice notes add to it: the notices of notes not heard (by message id), the offline
+    recognizer's "I heard" lines and footnote, and whether the answer is also spoken."""
+
+    unheard: dict[str, str] = field(default_factory=dict)
+    before: list[str] = field(default_factory=list)
+    footnotes: list[str] = field(default_factory=list)
+    spoken: bool = False
+
+
+def voice_lines(heard: dict[str, Heard], chat: ChatRecord | None, services: TurnServices) -> VoiceLines:
+    """The turn's `VoiceLines` (nothing without a note)."""
+    if not heard:
+        return VoiceLines()
+    from stepwise.states.voice_turn import notice_for, rough_lines
+
+    unheard = {message_id: notice for message_id, note in heard.items() if (notice := notice_for(note))}
+    before, footnotes = rough_lines(heard)
+    spoken = any(note.status == "heard" for note in heard.values())
+    speaker = services.voice is not None and services.voice.speaker is not None
+    return VoiceLines(unheard, before, footnotes, spoken and speaker and bool(chat and chat.voice_replies))
 
 
 def stored_content(waiting: QueuedMessage) -> str:

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from stepwise.tools.registry import Tool, ToolRegistry
     from stepwise.turn_records.store import TurnStore
     from stepwise.usage.store import UsageStore
+    from stepwise.voice.setup import VoiceSetup
     from stepwise.workflow import TurnStopper
 
 
@@ -97,6 +98,7 @@ class TurnServices:
     jobs: JobStore | None = None  # background jobs (stepwise.jobs); None: not deployed
     job_limits: JobLimits = field(default_factory=JobLimits)
     stopper: Callable[[], TurnStopper] | None = None  # stops a job's execution (/jobs stop)
+    voice: VoiceSetup | None = None  # voice notes (stepwise.voice); None: VOICE_TRANSCRIBER=off
     _with_remote: tuple[Sequence[Tool[Any]], ToolRegistry] | None = field(
         default=None, init=False, repr=False
     )

@@ -8,6 +8,7 @@ it would show the user something twice (``sendMessage``), and ``TelegramTransien
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from typing import TYPE_CHECKING, Any, Protocol
@@ -61,6 +62,10 @@ class TelegramClient(Protocol):
 
     def send_chat_action(self, chat_id: int, action: str = "typing") -> None:
         """Show a chat action such as "typing"."""
+        ...
+
+    def send_voice(self, chat_id: int, ogg_opus: bytes, *, duration: int | None = None) -> int:
+        """Send a voice message (Ogg Opus) and return its message_id."""
         ...
 
     def answer_callback_query(self, callback_query_id: str, text: str | None = None) -> None:
@@ -146,6 +151,17 @@ class BotApiClient:
         """Show a chat action such as "typing"."""
         self.call("sendChatAction", {"chat_id": chat_id, "action": action})
 
+    def send_voice(self, chat_id: int, ogg_opus: bytes, *, duration: int | None = None) -> int:
+        """Send a voice message (Ogg Opus, uploaded as multipart/form-data) and return its message_id."""
+        result = self.call(
+            "sendVoice",
+            {"chat_id": chat_id, "duration": duration},
+            files={"voice": ("reply.ogg", ogg_opus, "audio/ogg")},
+        )
+        if not isinstance(result, dict) or not isinstance(result.get("message_id"), int):
+            raise TelegramError("sendVoice", None, "answer has no message_id")
+        return int(result["message_id"])
+
     def answer_callback_query(self, callback_query_id: str, text: str | None = None) -> None:
         """Acknowledge an inline keyboard press."""
         self.call("answerCallbackQuery", {"callback_query_id": callback_query_id, "text": text})
@@ -221,13 +237,19 @@ class BotApiClient:
                     raise TelegramBadRequest("getFile", None, f"the file has more than {max_bytes} bytes")
             return bytes(data)
 
-    def call(self, method: str, params: Mapping[str, Any]) -> Any:
-        """Call any Bot API method (None params are omitted) and return its ``result``."""
+    def call(
+        self,
+        method: str,
+        params: Mapping[str, Any],
+        files: Mapping[str, tuple[str, bytes, str]] | None = None,
+    ) -> Any:
+        """Call any Bot API method (None params are omitted) and return its ``result``; with `files` (field:
+        (file name, bytes, content type)) the request is multipart/form-data, as uploads must be."""
         body = {key: value for key, value in params.items() if value is not None}
         url = f"{self._base_url}/bot{self._token}/{method}"
         waits = 0
         while True:
-            response = self._post(method, url, body)
+            response = self._post(method, url, body, files)
             status, payload = self._decode(method, response)
             if status < 400 and payload.get("ok") is True:
                 return payload.get("result")
@@ -242,10 +264,22 @@ class BotApiClient:
                 raise TelegramTransientError(method, status, description, retry_after=retry_after)
             raise _classify(method, status, description)
 
-    def _post(self, method: str, url: str, body: dict[str, Any]) -> requests.Response:
+    def _post(
+        self,
+        method: str,
+        url: str,
+        body: dict[str, Any],
+        files: Mapping[str, tuple[str, bytes, str]] | None = None,
+    ) -> requests.Response:
         read_timeout = self._read_timeout if is_idempotent(method) else self._send_timeout
+        timeout = (self._connect_timeout, read_timeout)
         try:
-            return self._session.post(url, json=body, timeout=(self._connect_timeout, read_timeout))
+            if files:
+                fields = {
+                    key: value if isinstance(value, str) else json.dumps(value) for key, value in body.items()
+                }
+                return self._session.post(url, data=fields, files=dict(files), timeout=timeout)
+            return self._session.post(url, json=body, timeout=timeout)
         except requests.RequestException as exc:
             error = self._network_error(method, exc)
         # Raised outside the except block so the original exception (its text holds the URL

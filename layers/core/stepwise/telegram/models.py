@@ -79,6 +79,7 @@ class TelegramFile(_TelegramModel):
     file_size: FileSize | None = None
     mime_type: FileText | None = None
     file_name: FileText | None = None
+    duration: Annotated[int, Field(ge=0, le=MAX_UPDATE_ID)] | None = None  # voice, audio, video, video_note
 
 
 class PhotoSize(TelegramFile):

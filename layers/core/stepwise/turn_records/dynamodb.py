@@ -1,4 +1,5 @@
-"""Turn records in DynamoDB: partition key turn_id, sort key `meta` | `step#NNN` | `reply`, TTL expires_at."""
+"""Turn records in DynamoDB: partition key turn_id, sort key `meta` | `step#NNN` | `reply` |
+`heard#<message id>` (a voice note's transcript), TTL expires_at."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from stepwise.media.models import Heard
 from stepwise.turn_records.models import ModelStep, Reply, TurnMeta
 
 
@@ -89,6 +91,7 @@ class DynamoTurnStore:
             return None
         data = json.loads(item["data"])
         data["sent_chunks"] = int(item.get("sent_chunks", 0))
+        data["voice_sent"] = bool(item.get("voice_sent", False))
         return Reply.model_validate(data)
 
     def mark_sent(self, turn_id: str, sent_chunks: int) -> None:
@@ -97,3 +100,25 @@ class DynamoTurnStore:
             UpdateExpression="SET sent_chunks = :n",
             ExpressionAttributeValues={":n": sent_chunks},
         )
+
+    def mark_voice_sent(self, turn_id: str) -> None:
+        self._table.update_item(
+            Key={"turn_id": turn_id, "sk": "reply"},
+            UpdateExpression="SET voice_sent = :on",
+            ExpressionAttributeValues={":on": True},
+        )
+
+    def put_heard(self, turn_id: str, message_id: str, heard: Heard) -> None:
+        self._table.put_item(
+            Item={
+                "turn_id": turn_id,
+                "sk": f"heard#{message_id}",
+                "data": heard.model_dump_json(exclude_none=True),
+                "expires_at": self._expiry(),
+            }
+        )
+
+    def heard(self, turn_id: str, message_id: str) -> Heard | None:
+        key = {"turn_id": turn_id, "sk": f"heard#{message_id}"}
+        item = self._table.get_item(Key=key, ConsistentRead=True).get("Item")
+        return Heard.model_validate_json(item["data"]) if item else None

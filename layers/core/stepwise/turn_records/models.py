@@ -85,6 +85,12 @@ class TurnMeta(BaseModel):
         default=None, description="the background job this turn is (its own execution)"
     )
     job_report: str | None = Field(default=None, description="a job's report this chat turn shows")
+    voice_reply: bool = Field(
+        default=False, description="the turn answers a voice note and the user asked for spoken answers"
+    )
+    footnotes: list[str] = Field(
+        default_factory=list, description="lines after the reply (rough transcripts)"
+    )
 
 
 class ModelStep(BaseModel):
@@ -139,6 +145,7 @@ class Reply(BaseModel):
     message_id: str
     created_at: str
     sent_chunks: int = 0
+    voice_sent: bool = Field(default=False, description="the spoken copy reached Telegram (or was given up)")
     kept_text: str | None = Field(
         default=None, description="what the history stores when the text shows something once (a new token)"
     )

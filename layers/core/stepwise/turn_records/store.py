@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    from stepwise.media.models import Heard
     from stepwise.turn_records.models import ModelStep, Reply, TurnMeta
 
 
@@ -41,4 +42,16 @@ class TurnStore(Protocol):
 
     def mark_sent(self, turn_id: str, sent_chunks: int) -> None:
         """Record how many chunks of the reply reached Telegram."""
+        ...
+
+    def mark_voice_sent(self, turn_id: str) -> None:
+        """Record that the reply's spoken copy reached Telegram (or will not be tried again)."""
+        ...
+
+    def put_heard(self, turn_id: str, message_id: str, heard: Heard) -> None:
+        """Keep what a voice note of the turn said (a retried state reads it instead of transcribing)."""
+        ...
+
+    def heard(self, turn_id: str, message_id: str) -> Heard | None:
+        """What the turn's voice note `message_id` said, if it was transcribed already."""
         ...

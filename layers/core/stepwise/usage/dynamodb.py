@@ -28,6 +28,10 @@ COUNTERS = (
     "calls",
     "web_searches",
     "web_search_tokens",
+    "voice_notes",
+    "voice_seconds",
+    "spoken_characters",
+    "voice_tokens",
 )
 
 

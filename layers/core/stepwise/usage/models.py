@@ -10,7 +10,8 @@ NANO_PER_DOLLAR = 1_000_000_000
 
 @dataclass(frozen=True)
 class UsageTotals:
-    """Tokens and estimated cost (nano-dollars) counted for one user in one period, or used by one call."""
+    """Tokens and estimated cost (nano-dollars) counted for one user in one period, or used by one call (a
+    voice note's transcription and a reply's speech are counted the same way, by their own keys)."""
 
     input_tokens: int = 0
     output_tokens: int = 0
@@ -20,6 +21,10 @@ class UsageTotals:
     calls: int = 0
     web_searches: int = 0
     web_search_tokens: int = 0  # the searches' price in input tokens, for the daily budget
+    voice_notes: int = 0  # voice notes, audio files and video messages transcribed
+    voice_seconds: int = 0  # their length, rounded up per note
+    spoken_characters: int = 0  # characters of replies spoken (Polly bills per character)
+    voice_tokens: int = 0  # the transcription's and speech's price in input tokens, for the daily budget
     unpriced_models: frozenset[str] = field(default_factory=frozenset)
 
     @property
@@ -33,6 +38,7 @@ class UsageTotals:
         tenth (what they cost), rounded up, and web searches as the input tokens their price buys."""
         return (
             self.web_search_tokens
+            + self.voice_tokens
             + self.input_tokens
             + self.output_tokens
             + self.cache_write_tokens
@@ -45,7 +51,7 @@ class UsageTotals:
 
     @property
     def is_empty(self) -> bool:
-        return self.tokens == 0
+        return self.tokens == 0 and self.voice_notes == 0 and self.spoken_characters == 0
 
     def plus(self, other: UsageTotals) -> UsageTotals:
         """The sum of two totals (a month is the sum of its days)."""
@@ -58,6 +64,10 @@ class UsageTotals:
             calls=self.calls + other.calls,
             web_searches=self.web_searches + other.web_searches,
             web_search_tokens=self.web_search_tokens + other.web_search_tokens,
+            voice_notes=self.voice_notes + other.voice_notes,
+            voice_seconds=self.voice_seconds + other.voice_seconds,
+            spoken_characters=self.spoken_characters + other.spoken_characters,
+            voice_tokens=self.voice_tokens + other.voice_tokens,
             unpriced_models=self.unpriced_models | other.unpriced_models,
         )
 

@@ -27,6 +27,21 @@ class Price:
     known: bool = True
 
 
+# Voice (us-east-1 list prices, 2026-11): Amazon Transcribe batch bills $0.024 a minute per second of audio
+# with a 15-second minimum; an OpenAI-compatible API's price is a setting (VOICE_TRANSCRIPTION_USD_PER_MINUTE;
+# OpenAI's whisper-1: $0.006 a minute); the offline recognizer costs nothing. Amazon Polly bills per million
+# characters by engine.
+TRANSCRIBE_USD_PER_MINUTE = Decimal("0.024")
+TRANSCRIBE_MINIMUM_SECONDS = 15
+POLLY_USD_PER_MILLION_CHARACTERS = {
+    "standard": Decimal(4),
+    "neural": Decimal(16),
+    "long-form": Decimal(100),
+    "generative": Decimal(30),
+    "local": Decimal(0),
+}
+NANO_PER_DOLLAR = 1_000_000_000
+
 PRICES = {
     "claude-haiku-4-5": Price("claude-haiku-4-5", Decimal(1), Decimal(5)),
     "claude-sonnet-4-5": Price("claude-sonnet-4-5", Decimal(3), Decimal(15)),
@@ -68,3 +83,26 @@ def cost_nano_usd(
         + cache_read_tokens * price.input * CACHE_READ_FACTOR
     )
     return int((micro * NANO_PER_MICRO).to_integral_value()) + web_searches * WEB_SEARCH_NANO_USD
+
+
+def transcription_nano_usd(transcriber: str, seconds: float, openai_usd_per_minute: Decimal) -> int:
+    """What transcribing `seconds` of audio costs with `transcriber` ("transcribe", "openai", "local")."""
+    if transcriber == "transcribe":
+        billed = max(Decimal(TRANSCRIBE_MINIMUM_SECONDS), Decimal(str(seconds)))
+        return int((billed / 60 * TRANSCRIBE_USD_PER_MINUTE * NANO_PER_DOLLAR).to_integral_value())
+    if transcriber == "openai":
+        return int((Decimal(str(seconds)) / 60 * openai_usd_per_minute * NANO_PER_DOLLAR).to_integral_value())
+    return 0
+
+
+def speech_nano_usd(engine: str, characters: int) -> int:
+    """What speaking `characters` costs with Polly's `engine` (or "local": nothing)."""
+    per_million = POLLY_USD_PER_MILLION_CHARACTERS.get(engine, POLLY_USD_PER_MILLION_CHARACTERS["neural"])
+    return int((per_million * characters * NANO_PER_DOLLAR / 1_000_000).to_integral_value())
+
+
+def cost_budget_tokens(price: Price, nano_usd: int) -> int:
+    """What a cost other than tokens counts against the daily token budget: the input tokens it buys at the
+    model's price, rounded up (DAILY_TOKEN_BUDGET is a money limit expressed in tokens)."""
+    micro = Decimal(nano_usd) / (price.input * NANO_PER_MICRO)
+    return int(micro.to_integral_value(rounding="ROUND_CEILING"))

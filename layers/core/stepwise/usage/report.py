@@ -45,8 +45,24 @@ def _line(totals: UsageTotals) -> str:
     return (
         f"{totals.tokens:,} tokens (in {totals.input_tokens:,}, out {totals.output_tokens:,}, "
         f"cache read {totals.cache_read_tokens:,}, cache write {totals.cache_write_tokens:,}), "
-        f"{_searches(totals.web_searches)}≈ {_dollars(totals.cost_usd)}"
+        f"{_searches(totals.web_searches)}{_voice(totals)}≈ {_dollars(totals.cost_usd)}"
     )
+
+
+def _voice(totals: UsageTotals) -> str:
+    """The voice notes transcribed and the characters spoken, when there were any (in the cost)."""
+    parts = []
+    if totals.voice_notes:
+        notes = f"{totals.voice_notes:,} voice note{'s' if totals.voice_notes != 1 else ''}"
+        parts.append(f"{notes} ({_duration(totals.voice_seconds)} transcribed)")
+    if totals.spoken_characters:
+        parts.append(f"{totals.spoken_characters:,} characters spoken")
+    return "".join(f"{part}, " for part in parts)
+
+
+def _duration(seconds: int) -> str:
+    minutes, rest = divmod(seconds, 60)
+    return f"{minutes} min {rest} s" if minutes else f"{rest} s"
 
 
 def _searches(count: int) -> str:

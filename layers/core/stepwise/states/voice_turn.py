@@ -1,0 +1,176 @@
+"""LoadContext's part for voice notes (and audio files and round video messages): download each note the turn
+takes, transcribe it once, count what it cost, and tell the user when it could not be heard.
+
+A transcript is kept in the turn's records as soon as it exists (`TurnStore.put_heard`), so a retried
+LoadContext reads it instead of transcribing (and paying) again; Amazon Transcribe's job is also named
+after the message, so a crash in the middle finds the same job. A transcriber that fails after its own
+retries, a note that cannot be read as audio, and a silent note are not errors of the turn: the note is
+stored as "a voice note that could not be transcribed" (or heard as silent), the user gets one clear
+sentence, and the chat goes on. Only a transient Telegram failure while downloading fails the state,
+whose retry downloads again.
+
+Imported only when a turn takes a note: a plain turn loads none of this.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from aws_lambda_powertools import Logger
+
+from stepwise.media.models import Heard
+from stepwise.telegram.errors import TelegramError, TelegramTransientError
+from stepwise.usage.budget import is_over_budget
+from stepwise.usage.meter import count_totals
+from stepwise.usage.models import UsageTotals
+from stepwise.usage.prices import cost_budget_tokens, price_for, transcription_nano_usd
+from stepwise.voice.models import TranscriptionRejected, TranscriptionTransient, VoiceError
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from stepwise.inbox.models import QueuedMessage
+    from stepwise.states.services import TurnServices
+    from stepwise.turn_ref import TurnRef
+    from stepwise.voice.setup import VoiceSetup
+
+logger = Logger(child=True)
+
+TELEGRAM_MAX_DOWNLOAD_BYTES = 20_000_000  # bots may download files up to 20 MB
+NOTICE_SILENT = "I couldn't hear anything in that voice note. Could you record it again, or type it?"
+NOTICE_TRANSIENT = (
+    "I couldn't transcribe that voice note just now (the transcription service didn't answer in time). "
+    "It's saved; could you send it again in a minute, or type it?"
+)
+NOTICE_REJECTED = (
+    "I couldn't make out that voice note: it couldn't be read as audio. "
+    "Could you record it again, or type it?"
+)
+ROUGH_FOOTNOTE = (
+    "(Heard offline by PocketSphinx, which is rough. For better transcripts set VOICE_TRANSCRIBER=openai: "
+    "see docs/voice.md.)"
+)
+
+
+def hear_notes(turn: TurnRef, batch: Sequence[QueuedMessage], services: TurnServices) -> dict[str, Heard]:
+    """What each note of the batch said, by message id (transcribed now, or read back from an earlier
+    attempt of this state)."""
+    voice = services.voice
+    heard: dict[str, Heard] = {}
+    over_budget: bool | None = None
+    for waiting in batch:
+        attachment = waiting.attachment
+        if attachment is None or not attachment.is_audio or not attachment.taken:
+            continue
+        kept = services.turns.heard(turn.turn_id, waiting.id)
+        if kept is not None:
+            heard[waiting.id] = kept
+            continue
+        if voice is None:  # a note admitted before voice was turned off
+            heard[waiting.id] = Heard(status="failed", caption=waiting.text, problem="rejected")
+            continue
+        if over_budget is None:
+            over_budget = _over_budget(waiting.user_id, services)
+        if over_budget:  # the budget refusal answers the turn; the note is kept, not transcribed
+            note = Heard(
+                status="failed", caption=waiting.text, problem="budget", transcriber=voice.transcriber_name
+            )
+        else:
+            note = _transcribe(turn, waiting, voice, services)
+        services.turns.put_heard(turn.turn_id, waiting.id, note)
+        heard[waiting.id] = note
+    return heard
+
+
+def _over_budget(user_id: int, services: TurnServices) -> bool:
+    if services.usage is None:
+        return False
+    return is_over_budget(services.usage, user_id, services.clock(), services.daily_token_budget) is not None
+
+
+def _transcribe(turn: TurnRef, waiting: QueuedMessage, voice: VoiceSetup, services: TurnServices) -> Heard:
+    attachment = waiting.attachment
+    assert attachment is not None
+    ids = {"message_id": waiting.id, "kind": attachment.kind, "seconds": attachment.seconds}
+    if services.files is None:
+        logger.warning("no file source configured: the note cannot be fetched", extra=ids)
+        return Heard(status="failed", caption=waiting.text, problem="rejected")
+    try:
+        audio = services.files().download(attachment.file_id, TELEGRAM_MAX_DOWNLOAD_BYTES)
+    except TelegramTransientError:
+        raise  # the state's retry downloads again
+    except TelegramError as error:
+        logger.warning("voice note not fetched from Telegram", extra={**ids, "error": str(error)})
+        return Heard(status="failed", caption=waiting.text, problem="rejected")
+    mime_type = attachment.mime_type or ("video/mp4" if attachment.kind == "video_note" else None)
+    try:
+        transcript = voice.transcriber().transcribe(
+            audio, job_id=waiting.id, mime_type=mime_type, file_name=attachment.file_name
+        )
+    except TranscriptionRejected as error:
+        logger.warning("voice note refused by the transcriber", extra={**ids, "error": str(error)})
+        return Heard(
+            status="failed", caption=waiting.text, problem="rejected", transcriber=voice.transcriber_name
+        )
+    except (TranscriptionTransient, VoiceError) as error:
+        logger.warning("voice note not transcribed", extra={**ids, "error": str(error)})
+        return Heard(
+            status="failed", caption=waiting.text, problem="transient", transcriber=voice.transcriber_name
+        )
+    except Exception as error:  # a transcriber's bug must not lose the note or fail the turn
+        logger.exception(
+            "the transcriber failed unexpectedly", extra={**ids, "error_type": type(error).__name__}
+        )
+        return Heard(
+            status="failed", caption=waiting.text, problem="transient", transcriber=voice.transcriber_name
+        )
+    seconds = transcript.seconds or float(attachment.seconds or 0)
+    text = " ".join(transcript.text.split())
+    _count(waiting, voice, seconds, services)
+    logger.info(
+        "voice note transcribed",
+        extra={**ids, "words": len(text.split()), "transcriber": voice.transcriber_name},
+    )
+    return Heard(
+        status="heard" if text else "silent",
+        text=text,
+        caption=waiting.text,
+        seconds=round(seconds, 2),
+        transcriber=transcript.transcriber,
+        language=transcript.language,
+    )
+
+
+def _count(waiting: QueuedMessage, voice: VoiceSetup, seconds: float, services: TurnServices) -> None:
+    """Add the transcription to the user's day, once per note (its message id is the key)."""
+    if services.usage is None:
+        return
+    cost = transcription_nano_usd(voice.transcriber_name, seconds, voice.openai_usd_per_minute)
+    used = UsageTotals(
+        voice_notes=1,
+        voice_seconds=int(-(-seconds // 1)),
+        cost_nano_usd=cost,
+        voice_tokens=cost_budget_tokens(price_for(services.model_name), cost),
+    )
+    count_totals(services.usage, waiting.user_id, f"voice#{waiting.id}", used, services.clock())
+
+
+def notice_for(heard: Heard) -> str | None:
+    """The sentence the user gets about a note that could not be heard (None: it was, or the budget
+    refusal says why)."""
+    if heard.status == "silent":
+        return NOTICE_SILENT
+    if heard.status == "failed" and heard.problem == "transient":
+        return NOTICE_TRANSIENT
+    if heard.status == "failed" and heard.problem == "rejected":
+        return NOTICE_REJECTED
+    return None
+
+
+def rough_lines(heard: dict[str, Heard]) -> tuple[list[str], list[str]]:
+    """For the offline recognizer's transcripts: a line before the reply showing what was heard, and the
+    footnote after it saying that it is rough and how to get better."""
+    rough = [note for note in heard.values() if note.status == "heard" and note.transcriber == "local"]
+    if not rough:
+        return [], []
+    return [f"🎙 I heard: “{note.text}”" for note in rough], [ROUGH_FOOTNOTE]
