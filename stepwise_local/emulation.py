@@ -40,6 +40,7 @@ from moto.stepfunctions.parser.asl.eval.program_state import ProgramStopped
 from moto.stepfunctions.parser.backend.execution import BaseExecutionWorkerCommunication
 
 from stepwise_local import moto_scheduler
+from stepwise_local.moto_polly import ogg_opus_speech
 from stepwise_local.moto_transcribe import patch_transcribe_output
 from stepwise_local.scheduler import Fired, LocalScheduler
 from stepwise_local.template import REGION, REPO_ROOT, FunctionSpec, Template
@@ -105,6 +106,13 @@ class LocalConfig:
     warm_containers: bool = False
     # What moto's Amazon Transcribe jobs hear in a note's bytes (tests with VOICE_TRANSCRIBER=transcribe).
     transcripts: Callable[[bytes], str] | None = None
+
+
+def _speak_offline(text: str) -> bytes:
+    """Ogg Opus of `text`, spoken by eSpeak NG (what the emulated Polly answers with)."""
+    from stepwise.voice.local_tts import EspeakSpeaker
+
+    return EspeakSpeaker().synthesize(text).ogg_opus
 
 
 def _stop_interrupting_callbacks() -> Callable[..., None]:
@@ -255,6 +263,8 @@ class Emulation:
             # moto gap: a completed transcription job writes no transcript; the patch writes what
             # `config.transcripts` hears in the note, as Amazon Transcribe would.
             patch_transcribe_output(self.config.transcripts or (lambda _audio: DEFAULT_TRANSCRIPT))
+            # moto gap: Polly's SynthesizeSpeech knows no ogg_opus; the patch speaks it with eSpeak NG.
+            stack.enter_context(ogg_opus_speech(_speak_offline))
             self._create_tables()
             self._create_buckets()
             self._create_secrets()

@@ -83,8 +83,8 @@ def play_jobs(stack: Stack, user: int) -> None:
 
 
 def play_a_voice_note(stack: Stack, user: int) -> None:
-    """/voice on, then a voice note heard by Amazon Transcribe (moto) and answered aloud by Polly (moto
-    refuses ogg_opus, but the request is made: its action is what counts here)."""
+    """/voice on, then a voice note heard by Amazon Transcribe and answered aloud by Amazon Polly (both on
+    moto, patched to write a transcript and to speak Ogg Opus)."""
     stack.emulation.config.env.update({"VOICE_TRANSCRIBER": "transcribe", "VOICE_SPEAKER": "polly"})
     stack.say(user, "/voice on")
     file_id = stack.telegram.add_file(b"OggS" + bytes(300), f"voice/iam-{user}.oga")

@@ -271,10 +271,23 @@ def test_spoken_answers_after_voice_on_come_as_a_voice_message_after_the_text(
     assert "characters spoken" in stack.replies(user)[-1]
 
 
+def test_amazon_polly_speaks_the_answer_as_ogg_opus(openai_stack: Stack, speech: FakeSpeechToText) -> None:
+    stack = openai_stack
+    stack.emulation.config.env.update({"VOICE_SPEAKER": "polly", "POLLY_ENGINE": "standard"})
+    user = stack.new_user()
+    stack.say(user, "/voice on")
+    stack.anthropic.script(answer("It is sunny today."))
+    send_note(stack, user)
+    (voice,) = stack.telegram.voices(user)
+    assert stack.telegram.voice_bytes(voice).startswith(b"OggS")
+    stack.say(user, "/usage")
+    assert "18 characters spoken" in stack.replies(user)[-1]
+
+
 def test_a_speech_failure_never_costs_the_text_reply(openai_stack: Stack, speech: FakeSpeechToText) -> None:
     stack = openai_stack
-    # Polly on moto refuses ogg_opus: every synthesis fails, as a Polly outage would
-    stack.emulation.config.env["VOICE_SPEAKER"] = "polly"
+    # Polly refuses every request: a voice it does not have
+    stack.emulation.config.env.update({"VOICE_SPEAKER": "polly", "POLLY_VOICE_ID": "Nobody"})
     user = stack.new_user()
     stack.say(user, "/voice on")
     stack.anthropic.script(answer("Here is the answer."))

@@ -12,6 +12,7 @@ from support.turn_fakes import ScriptedModel, drive_turn, text_response
 from stepwise.commands.voice import voice as voice_command
 from stepwise.inbox.models import QueuedMessage
 from stepwise.media.models import Attachment
+from stepwise.media.voice import VoiceSetup
 from stepwise.states.contracts import FinishTurnInput, LoadContextInput, TurnStart
 from stepwise.states.finish_turn import finish_turn
 from stepwise.states.load_context import load_context
@@ -31,7 +32,6 @@ from stepwise.voice.models import (
     TranscriptionRejected,
     TranscriptionTransient,
 )
-from stepwise.voice.setup import VoiceSetup
 from stepwise_local.in_memory.files import InMemoryFiles
 from stepwise_local.in_memory.telegram import InMemoryTelegram
 from stepwise_local.in_memory.usage import InMemoryUsageStore

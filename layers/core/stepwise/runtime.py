@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from stepwise.ledger.dynamodb import DynamoToolCallLedger
     from stepwise.mcp.endpoint import EndpointServices
     from stepwise.media.intake import MediaLimits
+    from stepwise.media.voice import VoiceSetup
     from stepwise.memory.service import MemoryService
     from stepwise.memory.summarizer import SummarizeServices
     from stepwise.model.types import ChatModel
@@ -39,7 +40,6 @@ if TYPE_CHECKING:
     from stepwise.tools.reminder_tools import ReminderSetup
     from stepwise.usage.dynamodb import DynamoUsageStore
     from stepwise.voice.models import Speaker, Transcriber
-    from stepwise.voice.setup import VoiceSetup
     from stepwise.webhook import WebhookServices
     from stepwise.workflow import StepFunctionsStopper
 
@@ -412,7 +412,7 @@ class Runtime:
         with VOICE_TRANSCRIBER=off."""
         from decimal import Decimal
 
-        from stepwise.voice.setup import VoiceSetup
+        from stepwise.media.voice import VoiceSetup
 
         s = self.settings
         if s.voice_transcriber == "off":

@@ -18,11 +18,11 @@ if TYPE_CHECKING:
     from stepwise.connections.store import ConnectionStore
     from stepwise.jobs.models import JobLimits
     from stepwise.jobs.store import JobStore
+    from stepwise.media.voice import VoiceSetup
     from stepwise.skills.catalog import SkillCatalog
     from stepwise.tools.registry import ToolRegistry, ToolResult
     from stepwise.turn_records.models import TurnMeta
     from stepwise.usage.store import UsageStore
-    from stepwise.voice.setup import VoiceSetup
     from stepwise.workflow import TurnStopper
 
 logger = Logger(child=True)

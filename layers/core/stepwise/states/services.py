@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from stepwise.inbox.sequencer import Sequencer
     from stepwise.jobs.store import JobStore
     from stepwise.media.fetch import FileSource
+    from stepwise.media.voice import VoiceSetup
     from stepwise.model.types import ChatModel
     from stepwise.skills.catalog import SkillCatalog
     from stepwise.telegram.client import TelegramClient
@@ -32,7 +33,6 @@ if TYPE_CHECKING:
     from stepwise.tools.registry import Tool, ToolRegistry
     from stepwise.turn_records.store import TurnStore
     from stepwise.usage.store import UsageStore
-    from stepwise.voice.setup import VoiceSetup
     from stepwise.workflow import TurnStopper
 
 

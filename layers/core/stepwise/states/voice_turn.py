@@ -30,9 +30,9 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from stepwise.inbox.models import QueuedMessage
+    from stepwise.media.voice import VoiceSetup
     from stepwise.states.services import TurnServices
     from stepwise.turn_ref import TurnRef
-    from stepwise.voice.setup import VoiceSetup
 
 logger = Logger(child=True)
 

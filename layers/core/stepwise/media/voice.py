@@ -1,5 +1,6 @@
 """What the turn's states are given for voice notes: the transcriber and the speaker (built on first use, so
-a turn without audio imports neither), and the limits and prices that go with them."""
+a turn without audio imports neither, nor anything of `stepwise.voice`), and the limits and prices that go
+with them."""
 
 from __future__ import annotations
 
@@ -24,8 +25,3 @@ class VoiceSetup:
     speech_engine: str = "neural"  # Polly's engine ("local" offline): what speech costs
     max_reply_chars: int = 1500
     openai_usd_per_minute: Decimal = Decimal("0.006")
-
-    @property
-    def rough(self) -> bool:
-        """True for the offline recognizer, whose transcripts are shown with a footnote."""
-        return self.transcriber_name == "local"
