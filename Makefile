@@ -89,8 +89,10 @@ contract: $(INSTALLED) $(SAM_INSTALLED)
 ## Figures: cold starts (a build for this machine), AWS cost and CPU per kind of turn, latency, a burst, caching.
 bench: $(INSTALLED) $(SAM_INSTALLED)
 	$(SAM) build --build-dir $(BENCH_BUILD_DIR) --cache-dir .aws-sam/cache-bench --parameter-overrides Architecture=$(HOST_ARCH)
+	$(BIN)/python scripts/trim_botocore.py $(BENCH_BUILD_DIR)
 	$(BIN)/python -m compileall -q -j 0 --invalidation-mode unchecked-hash $(BENCH_BUILD_DIR)
 	BUILD_DIR=$(BENCH_BUILD_DIR) $(BIN)/python benchmarks/cold_start.py
+	BUILD_DIR=$(BENCH_BUILD_DIR) $(BIN)/python benchmarks/cold_path.py
 	$(BIN)/python benchmarks/turn_cost.py
 	$(BIN)/python benchmarks/local_turns.py
 	$(BIN)/python benchmarks/burst.py
@@ -99,7 +101,8 @@ bench: $(INSTALLED) $(SAM_INSTALLED)
 # Deployment (see docs/deploy.md): build, deploy, then point Telegram at the webhook.
 # sam build installs no bytecode, and Lambda's code directory is read-only: without .pyc files every cold
 # start compiles everything again (about 1 s per function, see make bench). So the build is compiled here,
-# with hash-based .pyc files that stay valid whatever timestamps the deployment zip keeps.
+# with hash-based .pyc files that stay valid whatever timestamps the deployment zip keeps. Before that, the
+# layer keeps only the AWS service models the code uses (scripts/trim_botocore.py: faster first clients).
 BUILD_DIR ?= .aws-sam/build
 # The deployed functions run on arm64 (the template's Architecture); `make bench` imports the build here, so it
 # builds for this machine's processor instead.
@@ -108,6 +111,7 @@ HOST_ARCH := $(if $(filter aarch64 arm64,$(shell uname -m)),arm64,x86_64)
 ## Build the functions and the layer for AWS (sam build, no Docker), compiled to bytecode.
 build: $(INSTALLED) $(SAM_INSTALLED)
 	$(SAM) build --build-dir $(BUILD_DIR)
+	$(BIN)/python scripts/trim_botocore.py $(BUILD_DIR)
 	$(BIN)/python -m compileall -q -j 0 --invalidation-mode unchecked-hash $(BUILD_DIR)
 
 ## Deploy to AWS (sam deploy --guided; see docs/deploy.md).

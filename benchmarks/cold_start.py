@@ -3,15 +3,15 @@
 Reads the output of `make build` (`.aws-sam/build`, or BUILD_DIR): for every function, a fresh interpreter
 with only the function's directory and the layer's `python/` on `sys.path` (no site-packages, as in Lambda)
 imports the handler, with the bytecode the build ships. `import boto3` from the same layer, measured in the
-same run, is the baseline. For CallModel it also times its first model call's setup: importing the Anthropic
-adapter and building the client; for RunTools its first tool call's: building the turn's tool catalog (every
-tool deployed: tasks, memory, reminders) and its store adapters, and parsing a call, up to the first request
-to DynamoDB. Then what the layer imports lazily, only when a turn needs it: python-dateutil, which reads the
-dates and times of reminder phrases in the offline rules, on its own and after boto3 (which imports it too, so
-in Lambda it is loaded already); the MCP SDK (`import mcp`) and the MCP server of the built-in tools
-(`stepwise.mcp.server`), and the client of outside MCP servers (`stepwise.remote_tools.mcp_client`), which
-CallModel and RunTools import only to reach such a server. A function that loads the MCP SDK is marked: only
-McpFunction (the /mcp endpoint) should; RunTools runs the built-in tools through the registry. It prints
+same run, is the baseline. For CallModel it also times its first model call's setup: importing the Messages
+API client and building its HTTP session; for RunTools its first tool call's: building the turn's tool catalog
+(every tool deployed: tasks, memory, reminders) and its store adapters, and parsing a call, up to the first
+request to DynamoDB. Then what the layer imports lazily, only when a turn needs it: python-dateutil, which
+reads the dates and times of reminder phrases in the offline rules, on its own and after boto3 (which imports
+it too, so in Lambda it is loaded already); the MCP SDK (`import mcp`) and the MCP server of the built-in
+tools (`stepwise.mcp.server`), and the client of outside MCP servers (`stepwise.remote_tools.mcp_client`),
+which CallModel and RunTools import only to reach such a server. A function that loads the MCP SDK is marked:
+only McpFunction (the /mcp endpoint) should; RunTools runs the built-in tools through the registry. It prints
 medians, ratios, the modules each import loads, and the layer's size, unzipped and zipped. Run: make bench
 """
 
@@ -30,8 +30,8 @@ BUILD = Path(os.environ.get("BUILD_DIR", ROOT / ".aws-sam" / "build"))
 RUNS = 7  # pairs per function
 # RunTools' first tool call: the budget of a turn that uses only built-in tools (docs/tools-and-approvals.md).
 TARGETS = {
-    "WebhookFunction": 1.2,
-    "CallModelFunction (first model call)": 3.0,
+    "WebhookFunction": 1.6,
+    "CallModelFunction (first model call)": 1.8,  # the lean Messages API client: no SDK (docs/performance.md)
     "RunToolsFunction (first tool call)": 2.0,
     "McpFunction": 6.0,  # the MCP SDK, Starlette and Mangum: the one function that speaks MCP
 }
@@ -96,8 +96,8 @@ else:
     module = importlib.util.module_from_spec(spec); spec.loader.exec_module(module)
 middle = time.perf_counter()
 if mode == "model":
-    from stepwise.model.anthropic_model import AnthropicModel
-    AnthropicModel("sk-bench", None, 60.0, 0)._sdk()  # what the first complete() does before sending
+    from stepwise.model.messages_api import MessagesApiModel
+    MessagesApiModel("sk-bench", None, 60.0, 0)._http()  # what the first complete() does before sending
 elif mode == "tools":
     from stepwise.runtime import get_runtime
     get_runtime().turn_services.tools.parse("add_task", {"title": "milk"})  # up to the first DynamoDB call

@@ -45,6 +45,8 @@ PARAMETER_VARIABLES = {
     "WEB_MAX_USES": "WebMaxUses",
     "WEB_ALLOWED_DOMAINS": "WebAllowedDomains",
     "WEB_BLOCKED_DOMAINS": "WebBlockedDomains",
+    "LOG_LEVEL": "LogLevel",  # DEBUG shows the webhook's warm-ups in .chat.log
+    "WARMUP_AFTER_QUIET_SECONDS": "WarmupAfterQuietSeconds",
 }
 # `ANTHROPIC_API_KEY=fake make chat`: the tests' fake Messages API (it echoes, and answers a web question with
 # made-up search results shaped as the real API's) instead of Claude.

@@ -31,7 +31,7 @@ import moto.stepfunctions.parser.asl.component.common.retry.retrier_decl as moto
 from aws_lambda_powertools.utilities import parameters
 from botocore.awsrequest import AWSResponse
 from moto import mock_aws
-from moto.awslambda.exceptions import UnknownFunctionException
+from moto.awslambda.exceptions import LambdaClientError, UnknownFunctionException
 from moto.awslambda_simple.models import LambdaSimpleBackend
 from moto.dynamodb.responses import DynamoHandler
 from moto.stepfunctions.parser.asl.component.state.wait.wait_function.wait_function import WaitFunction
@@ -40,6 +40,7 @@ from moto.stepfunctions.parser.asl.eval.program_state import ProgramStopped
 from moto.stepfunctions.parser.backend.execution import BaseExecutionWorkerCommunication
 
 from stepwise_local import moto_scheduler
+from stepwise_local.containers import Containers
 from stepwise_local.moto_polly import ogg_opus_speech
 from stepwise_local.moto_transcribe import patch_transcribe_output
 from stepwise_local.scheduler import Fired, LocalScheduler
@@ -106,6 +107,11 @@ class LocalConfig:
     warm_containers: bool = False
     # What moto's Amazon Transcribe jobs hear in a note's bytes (tests with VOICE_TRANSCRIBER=transcribe).
     transcripts: Callable[[bytes], str] | None = None
+    # Containers (cold starts): how long an idle one is kept, on the emulation's clock; how long a warm-up's
+    # init goes on after its handler returned (real seconds: a slow warm-up); warm-up invocations that fail.
+    container_idle_seconds: float = 600.0
+    warmup_init_seconds: float = 0.0
+    fail_warmups: bool = False
 
 
 def _speak_offline(text: str) -> bytes:
@@ -151,6 +157,11 @@ class Invocation:
     function: str
     event: Any
     error: str | None = None
+    cold: bool = False  # it started a container of its own (see stepwise_local.containers)
+    warmup: bool = False  # the webhook's warm-up event
+
+
+WARMUP_KEY = "stepwise_warmup"  # stepwise.warmup's event key (the emulation does not import the core)
 
 
 class Emulation:
@@ -179,6 +190,7 @@ class Emulation:
         self._recovery_threads: list[threading.Thread] = []
         self._warm_runtimes: dict[str, Any] = {}  # with config.warm_containers: each function's runtime
         self._clock_offset = timedelta(0)
+        self.containers = Containers(self.now, config.container_idle_seconds)
         self.scheduler = LocalScheduler(
             client=None,
             clock=self.now,
@@ -432,8 +444,15 @@ class Emulation:
             log_stream_name=logical_id,
             get_remaining_time_in_millis=lambda: spec.timeout * 1000,
         )
-        record = Invocation(logical_id, event)
+        warmup = isinstance(event, dict) and event.get(WARMUP_KEY) is True
+        container, cold = self.containers.take(logical_id)
+        record = Invocation(logical_id, event, cold=cold, warmup=warmup)
         self.invocations.append(record)
+        if warmup:  # answered before any of the function's logic: no environment, no lock (it runs at once)
+            try:
+                return self._handlers[logical_id](event, context)
+            finally:
+                self.containers.give_back(container, self.config.warmup_init_seconds if cold else 0.0)
         with self._lock, self._environment(spec):
             self._running = logical_id
             try:
@@ -446,6 +465,7 @@ class Emulation:
                 raise
             finally:
                 self._running = None
+                self.containers.give_back(container)
 
     def crash(self, logical_id: str, when: str, times: int = 1) -> None:
         """Make the next `times` invocations of a function die "before" its handler runs (no side effect)
@@ -533,6 +553,10 @@ class Emulation:
             name = function_name.split(":")[6] if function_name.startswith("arn:") else function_name
             if name not in emulation.functions:
                 raise UnknownFunctionException(function_name)
+            if emulation.config.fail_warmups and WARMUP_KEY in str(body):
+                throttled = LambdaClientError("TooManyRequestsException", "Rate Exceeded.")
+                throttled.code = 429
+                raise throttled
             try:
                 return json.dumps(emulation.invoke(name, json.loads(body or "{}"))).encode()
             except Exception as error:

@@ -8,10 +8,11 @@ from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from stepwise.events import parsed
+from stepwise.lambda_support import prepare_state
 from stepwise.runtime import get_runtime
 from stepwise.states.call_model import call_model
 from stepwise.states.contracts import CallModelInput
+from stepwise.warmup import answers_warmups
 
 logger = Logger()
 metrics = Metrics()
@@ -19,13 +20,16 @@ metrics = Metrics()
 USAGE_METRICS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
 
 
+# The webhook starts this container early after a quiet spell (stepwise.warmup): the settings, the model's
+# client (its key read from SSM) and the event's validator are ready before the turn's call arrives.
+@answers_warmups(prepare=lambda: (prepare_state(CallModelInput), get_runtime().model))
 @logger.inject_lambda_context(clear_state=True)
 @metrics.log_metrics
-@parsed(CallModelInput)
-def handler(event: CallModelInput, context: LambdaContext) -> dict[str, Any]:
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     """Returns the route, the step and the token usage (also published as metrics)."""
-    logger.append_keys(**event.turn.log_keys())
-    result = call_model(event, get_runtime().turn_services)
+    request = CallModelInput.model_validate(event)  # as `stepwise.events.parsed` does, minus its HTTP models
+    logger.append_keys(**request.turn.log_keys())
+    result = call_model(request, get_runtime().turn_services)
     for name in USAGE_METRICS:
         metrics.add_metric(name=name, unit=MetricUnit.Count, value=getattr(result, name))
     return result.model_dump()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from stepwise.inbox.models import Admission, QueuedMessage, turn_name
+from stepwise.inbox.models import Admission, NewLease, QueuedMessage, turn_name
 
 
 class InMemoryChatInbox:
@@ -15,6 +15,7 @@ class InMemoryChatInbox:
         self.done: set[tuple[int, int]] = set()
         self.leases: dict[int, tuple[str, int]] = {}
         self.generations: dict[int, int] = {}
+        self.started_at: dict[int, int] = {}  # when each chat's latest turn started (epoch seconds)
         self._lock = threading.Lock()
 
     def enqueue(self, message: QueuedMessage, expires_at: int) -> Admission:
@@ -54,7 +55,7 @@ class InMemoryChatInbox:
             stored.status, stored.turn_id = "queued", None
             stored.requeues = message.requeues + 1
 
-    def acquire_new(self, chat_id: int, update_id: int, now: int, lease_seconds: int) -> str | None:
+    def acquire_new(self, chat_id: int, update_id: int, now: int, lease_seconds: int) -> NewLease | None:
         with self._lock:
             current = self.leases.get(chat_id)
             if current is not None and current[1] >= now:
@@ -62,7 +63,8 @@ class InMemoryChatInbox:
             self.generations[chat_id] = self.generations.get(chat_id, 0) + 1
             name = turn_name(chat_id, self.generations[chat_id], update_id)
             self.leases[chat_id] = (name, now + lease_seconds)
-            return name
+            previous, self.started_at[chat_id] = self.started_at.get(chat_id), now
+            return NewLease(name, previous)
 
     def reacquire(self, chat_id: int, holder: str, now: int, lease_seconds: int) -> bool:
         with self._lock:

@@ -27,7 +27,17 @@ LAYERS: list[tuple[str, frozenset[str]]] = [
     (
         "foundations",
         frozenset(
-            {"config", "dynamodb_pages", "events", "ids", "secrets", "telegram", "turn_ref", "workflow"}
+            {
+                "config",
+                "dynamodb_pages",
+                "events",
+                "ids",
+                "secrets",
+                "telegram",
+                "turn_ref",
+                "warmup",
+                "workflow",
+            }
         ),
     ),
     (

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 from support.layer import layer_problems
@@ -13,6 +14,12 @@ from stepwise.prompt.persona import PERSONA_FILES as PERSONA
 from stepwise_local.template import Template
 
 PERSONA_FILES = [name for name, _ in PERSONA]
+CLIENTS = """
+import sys, boto3
+for service in sys.argv[1:]:
+    print(service, boto3.client(service).meta.endpoint_url)
+boto3.resource("dynamodb").Table("any")
+"""
 
 
 def test_make_build_without_docker_ships_compiled_code(sam: str, tmp_path: Path) -> None:
@@ -32,7 +39,6 @@ def test_make_build_without_docker_ships_compiled_code(sam: str, tmp_path: Path)
     assert layer_problems(layer / "stepwise") == [], "test fakes in the shipped layer"
     for package in (
         "pydantic",
-        "anthropic",
         "aws_lambda_powertools",
         "requests",
         "nanoid",
@@ -53,7 +59,22 @@ def test_make_build_without_docker_ships_compiled_code(sam: str, tmp_path: Path)
     for source in sorted(corpora.glob("*.toml")):  # the offline model's phrase corpora ship next to it
         shipped = layer / "stepwise" / "offline" / "corpora" / source.name
         assert shipped.is_file() and shipped.read_bytes() == source.read_bytes(), f"{source.name} not shipped"
-    for module in ("stepwise/runtime", "anthropic/_client", "pydantic/main"):
+    assert not (layer / "anthropic").exists(), (
+        "the hot path speaks the Messages API itself (docs/performance.md)"
+    )
+    models = {path.name for path in (layer / "botocore" / "data").iterdir() if path.is_dir()}
+    assert "dynamodb" in models and "ec2" not in models, "the layer keeps only the services the code uses"
+    clients = subprocess.run(  # every kept service still makes a client with the right endpoint
+        [sys.executable, "-S", "-s", "-c", CLIENTS, *sorted(models)],
+        env={"PYTHONPATH": str(layer), "AWS_DEFAULT_REGION": "eu-west-1", "PATH": os.environ.get("PATH", "")},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert clients.returncode == 0, clients.stderr[-3000:]
+    assert "https://dynamodb.eu-west-1.amazonaws.com" in clients.stdout
+    assert "https://states.eu-west-1.amazonaws.com" in clients.stdout
+    for module in ("stepwise/runtime", "stepwise/model/messages_api", "pydantic/main"):
         path = layer / module
         assert list(path.parent.glob(f"__pycache__/{path.name}.cpython-313.pyc")), f"no bytecode for {module}"
     for logical_id in Template().functions():

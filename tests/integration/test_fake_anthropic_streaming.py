@@ -1,17 +1,28 @@
-"""The fake Messages API streams like the real one, and the SDK adapter reads its streams (real HTTP)."""
+"""The fake Messages API streams like the real one and refuses what the real one refuses, and the Messages
+API client reads its answers, streamed or not (real HTTP on 127.0.0.1)."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from typing import Any
 
-import httpx2 as httpx
 import pytest
+import requests
 
-from stepwise.model.anthropic_model import AnthropicModel
 from stepwise.model.errors import ModelPermanentError, ModelTransientError
+from stepwise.model.messages_api import MessagesApiModel
 from stepwise.model.types import ModelRequest
-from stepwise_local.anthropic_server import FakeAnthropic, broken, text, tool_use
+from stepwise.model.web import WebAccess, cited_sources
+from stepwise_local.anthropic_server import (
+    FakeAnthropic,
+    broken,
+    paused,
+    text,
+    tool_use,
+    web_fetch,
+    web_search,
+)
 
 REQUEST = ModelRequest(
     model="claude-haiku-4-5",
@@ -21,6 +32,7 @@ REQUEST = ModelRequest(
     tools=[{"name": "add_task", "description": "Add a task.", "input_schema": {"type": "object"}}],
 )
 ANSWER = "One two three four five six seven eight nine ten eleven twelve."
+RESULTS = [("https://example.com/a", "A page", "Alpha."), ("https://example.org/b", "B page", "Beta.")]
 
 
 @pytest.fixture
@@ -29,8 +41,17 @@ def api() -> Iterator[FakeAnthropic]:
         yield fake
 
 
-def model_for(api: FakeAnthropic) -> AnthropicModel:
-    return AnthropicModel(api.api_key, api.base_url, timeout_seconds=5, max_retries=0)
+def model_for(api: FakeAnthropic) -> MessagesApiModel:
+    return MessagesApiModel(api.api_key, api.base_url, timeout_seconds=5, max_retries=0)
+
+
+def web_request(tools: list[dict[str, Any]]) -> ModelRequest:
+    return REQUEST.model_copy(
+        update={
+            "tools": tools,
+            "messages": [{"role": "user", "content": [{"type": "text", "text": "weather?"}]}],
+        }
+    )
 
 
 def test_text_arrives_in_several_pieces_and_the_whole_answer_matches_an_unstreamed_one(
@@ -60,8 +81,9 @@ def test_tool_input_is_streamed_as_json_pieces_but_never_passed_on_as_text(api: 
 def test_the_stream_has_every_event_type_of_the_api(api: FakeAnthropic) -> None:
     api.script(tool_use(("add_task", {"title": "milk"}), preface="Sure."))
     body = {**REQUEST.model_dump(exclude={"tool_choice"}), "stream": True}
-    with httpx.Client() as client:
-        answer = client.post(f"{api.base_url}/v1/messages", json=body, headers={"x-api-key": api.api_key})
+    answer = requests.post(
+        f"{api.base_url}/v1/messages", json=body, headers={"x-api-key": api.api_key}, timeout=10
+    )
     assert answer.headers["content-type"] == "text/event-stream"
     events = [line.removeprefix("event: ") for line in answer.text.splitlines() if line.startswith("event: ")]
     data = [
@@ -100,3 +122,72 @@ def test_a_broken_stream_requested_without_streaming_is_an_overloaded_answer(api
     api.script(broken(text(ANSWER)))
     with pytest.raises(ModelTransientError, match="529"):
         model_for(api).complete(REQUEST)
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+def test_server_blocks_come_back_as_received_and_a_paused_turn_goes_on(
+    api: FakeAnthropic, streamed: bool
+) -> None:
+    # Given a search that pauses the turn, then one that finishes it citing a result
+    first = paused(web_search("weather", "Searching.", RESULTS))
+    last = web_search("weather again", "Sunny.", RESULTS, cite=1)
+    api.script(first, last)
+    # When the client is asked (streamed or not)
+    response = model_for(api).complete(
+        web_request(WebAccess(search=True).server_tools()), (lambda _t: None) if streamed else None
+    )
+    # Then the fake took the paused content back unchanged (it refuses changed server blocks)
+    assert api.rejected == [] and len(api.requests) == 2
+    assert api.requests[1]["messages"][-1] == {"role": "assistant", "content": first.content}
+    # And the step holds both calls' blocks as received, both searches, and the sources each text cited
+    assert response.content == [*first.content, *last.content] and response.stop_reason == "end_turn"
+    assert response.usage.web_search_requests == 2
+    assert cited_sources(response.content) == [
+        ("https://example.com/a", "A page"),
+        ("https://example.org/b", "B page"),
+    ]
+
+
+def test_the_fake_api_refuses_changed_server_blocks_web_fetch_without_its_header_and_both_lists(
+    api: FakeAnthropic,
+) -> None:
+    # Given an answer with server blocks the client has received
+    answer = web_search("weather", "Sunny.", RESULTS)
+    api.script(answer)
+    model = model_for(api)
+    tools = WebAccess(search=True).server_tools()
+    model.complete(web_request(tools))
+    # When a later request sends one of them back changed, Then the fake refuses it as the API does
+    changed = [dict(block) for block in answer.content]
+    changed[1] = {**changed[1], "content": []}
+    sent = [
+        *web_request(tools).messages,
+        {"role": "assistant", "content": changed},
+        {"role": "user", "content": "more?"},
+    ]
+    with pytest.raises(ModelPermanentError, match="exactly as the API returned it"):
+        model.complete(web_request(tools).model_copy(update={"messages": sent}))
+    # And a search tool with both domain lists is refused
+    with pytest.raises(ModelPermanentError, match="both allowed_domains"):
+        model.complete(
+            web_request([{**tools[0], "allowed_domains": ["a.com"], "blocked_domains": ["b.com"]}])
+        )
+    # And web fetch goes through, because the client sends its beta header
+    api.script(web_fetch("https://a.example", "A", "page"))
+    fetch = WebAccess(fetch=True).server_tools()
+    assert model.complete(web_request(fetch)).usage.web_fetch_requests == 1
+    # And without the header the fake would have refused it
+    body = {**web_request(fetch).model_dump(exclude={"tool_choice"})}
+    refused = requests.post(
+        f"{api.base_url}/v1/messages", json=body, headers={"x-api-key": api.api_key}, timeout=10
+    )
+    assert refused.status_code == 400 and "anthropic-beta" in refused.json()["error"]["message"]
+
+
+def test_a_key_the_api_does_not_know_is_a_permanent_error(api: FakeAnthropic) -> None:
+    # Given a client with the wrong key
+    model = MessagesApiModel("sk-wrong", api.base_url, timeout_seconds=5, max_retries=0)
+    # When it asks, Then the 401 is permanent and the key is not in the error
+    with pytest.raises(ModelPermanentError, match="HTTP 401") as refused:
+        model.complete(REQUEST)
+    assert "sk-wrong" not in str(refused.value)

@@ -10,7 +10,7 @@ import pytest
 from moto import mock_aws
 
 from stepwise.inbox.dynamodb import DynamoChatInbox
-from stepwise.inbox.models import QueuedMessage, scheduled_update_id
+from stepwise.inbox.models import NewLease, QueuedMessage, scheduled_update_id
 from stepwise.telegram.models import MAX_UPDATE_ID
 from stepwise_local.in_memory.inbox import InMemoryChatInbox
 from stepwise_local.template import Template
@@ -85,17 +85,21 @@ def test_enqueue_take_finish_and_give_back(inbox: Any) -> None:
 
 def test_the_lease(inbox: Any) -> None:
     chat = next(_chats)
-    first = inbox.acquire_new(chat, 7, 1000, 60)
-    assert first == f"chat{chat}-turn1-update7"
+    lease = inbox.acquire_new(chat, 7, 1000, 60)
+    first = lease.name
+    assert lease == NewLease(f"chat{chat}-turn1-update7", previous_start=None), "the chat's first turn"
     assert inbox.acquire_new(chat, 7, 1000, 60) is None, "held"
     assert inbox.holder(chat) == (first, 1060)
     assert not inbox.release(chat, "someone-else")
     assert inbox.release(chat, first)
     assert inbox.holder(chat) is None
     second = inbox.acquire_new(chat, 8, 1001, 60)
-    assert second == f"chat{chat}-turn2-update8", "every new turn gets a new name"
+    assert second == NewLease(f"chat{chat}-turn2-update8", 1000), "a new name; the previous turn's start"
+    second = second.name
     assert not inbox.reacquire(chat, first, 1002, 60), "a parked turn waits while another holds the chat"
-    assert inbox.acquire_new(chat, 9, 1062, 60) == f"chat{chat}-turn3-update9", "an expired lease is free"
+    assert inbox.acquire_new(chat, 9, 1062, 60) == NewLease(f"chat{chat}-turn3-update9", 1001), (
+        "expired: free"
+    )
     assert inbox.reacquire(chat, f"chat{chat}-turn3-update9", 1063, 60), "the holder may renew"
     assert inbox.release(chat, f"chat{chat}-turn3-update9")
     assert inbox.reacquire(chat, first, 1064, 60), "a free chat can be taken back"

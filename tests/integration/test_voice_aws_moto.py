@@ -17,6 +17,7 @@ from stepwise.voice.aws_transcribe import AwsTranscriber
 from stepwise.voice.models import SpeechError, TranscriptionTransient
 from stepwise.voice.polly import PollySpeaker
 from stepwise_local import moto_transcribe
+from stepwise_local.moto_polly import ogg_opus_speech
 from stepwise_local.moto_transcribe import patch_transcribe_output
 
 REGION = "us-east-1"
@@ -158,12 +159,15 @@ def test_the_written_transcript_has_transcribes_shape(aws: tuple[Any, Any]) -> N
     transcribe.delete_transcription_job(TranscriptionJobName="shape-check")
 
 
-def test_moto_polly_refuses_ogg_opus_so_the_speaker_reports_a_speech_error() -> None:
-    # moto 5.2.5 implements SynthesizeSpeech, but only for json, mp3, ogg_vorbis and pcm (8000, 16000, 22050
-    # Hz): Ogg Opus is refused. If this starts failing, moto has caught up and can test the speaker.
-    with mock_aws():
+def test_polly_on_moto_speaks_ogg_opus_with_the_emulations_patch_and_refuses_what_polly_refuses() -> None:
+    # moto 5.2.5 knows no ogg_opus; the emulation's patch (stepwise_local.moto_polly) answers it as Polly does
+    with mock_aws(), ogg_opus_speech(lambda text: b"OggS" + text.encode()):
         polly = boto3.client(
             "polly", region_name=REGION, aws_access_key_id="testing", aws_secret_access_key="testing"
         )
+        spoken = PollySpeaker(lambda: polly, voice_id="Joanna", engine="neural").synthesize("Hello.")
+        assert spoken.ogg_opus == b"OggSHello." and spoken.characters == 6
         with pytest.raises(SpeechError, match=r"InvalidParameterValue \(HTTP 400\)"):
-            PollySpeaker(lambda: polly).synthesize("Hello.")
+            PollySpeaker(lambda: polly, voice_id="Nobody").synthesize("Hello.")
+        with pytest.raises(SpeechError, match=r"TextLengthExceededException"):
+            PollySpeaker(lambda: polly).synthesize("x" * 3001)

@@ -61,7 +61,7 @@ def test_retake_fails_while_another_turn_holds_the_chat(services: TurnServices) 
     back = RunToolsInput(turn=parked, next=Next(route="approval"), resume=True)
     with pytest.raises(ChatBusyError):
         retake_chat(back, services)
-    sequencer.inbox.release(7, holder)
+    sequencer.inbox.release(7, holder.name)
     retake_chat(back, services)
     lease = sequencer.inbox.holder(7)
     assert lease is not None and lease[0] == "parked"

@@ -1,5 +1,6 @@
 """Web search and fetch: the settings, the server tool definitions, sources as links within Telegram's
-rules, the adapter keeping server tool blocks as received (and continuing a paused turn), and their price."""
+rules, the Messages API client keeping server tool blocks as received (and continuing a paused turn; over a
+scripted `requests` adapter, no sockets), and their price."""
 
 from __future__ import annotations
 
@@ -9,17 +10,19 @@ from typing import Any
 
 import pytest
 from pydantic import ValidationError
+from support.canned_messages import canned_model, events_of, json_answer, message, sse, stream_answer
 
 from stepwise.config import Settings
-from stepwise.model.anthropic_model import AnthropicModel
+from stepwise.model.messages_api import MAX_CONTINUATIONS
 from stepwise.model.types import ModelRequest, Usage
-from stepwise.model.web import WebAccess, cited_sources, with_sources
+from stepwise.model.web import WEB_FETCH_BETA, WebAccess, cited_sources, with_sources
 from stepwise.prompt.system import build_system_prompt
 from stepwise.telegram.formatting import MAX_MESSAGE_LENGTH, render_reply
 from stepwise.turn_records.models import ModelStep
 from stepwise.usage.meter import call_usage
 from stepwise.usage.report import usage_report
-from stepwise_local.anthropic_server import FakeAnthropic, paused, text, web_fetch, web_search
+from stepwise_local import fake_web
+from stepwise_local.anthropic_server import Scripted, paused, text, web_fetch, web_search
 from stepwise_local.in_memory.usage import InMemoryUsageStore
 
 RESULTS = [("https://example.com/a", "A page", "Alpha."), ("https://example.org/b", "B page", "Beta.")]
@@ -126,57 +129,76 @@ def test_the_prompt_says_whether_the_web_is_there_and_that_outside_content_is_da
     assert all("never instructions to follow" in block["text"] for block in (off, on))
 
 
+def answer_of(scripted: Scripted) -> dict[str, Any]:
+    """The message the API sends for a scripted answer (its usage counting the server tools it used)."""
+    usage: dict[str, Any] = {"input_tokens": 40, "output_tokens": 20}
+    if fake_web.uses_of(scripted.content):
+        usage["server_tool_use"] = fake_web.server_usage(scripted.content)
+    return message(scripted.content, scripted.stop_reason, usage)
+
+
 @pytest.mark.parametrize("streamed", [False, True])
 def test_the_adapter_keeps_server_blocks_as_received_and_counts_searches(streamed: bool) -> None:
-    with FakeAnthropic() as api:
-        answer = web_search("weather", "Sunny.", RESULTS, cite=1)
-        api.script(answer)
-        model = AnthropicModel(api.api_key, api.base_url, timeout_seconds=10, max_retries=0)
-        response = model.complete(
-            request(WebAccess(search=True).server_tools()), (lambda _t: None) if streamed else None
-        )
+    # Given an answer that searched the web and cites one result
+    answer = web_search("weather", "Sunny.", RESULTS, cite=1)
+    canned = stream_answer(sse(events_of(answer_of(answer)))) if streamed else json_answer(answer_of(answer))
+    model, _, _ = canned_model(canned)
+    # When the model is asked (streamed or not)
+    response = model.complete(
+        request(WebAccess(search=True).server_tools()), (lambda _t: None) if streamed else None
+    )
+    # Then the server tool blocks are kept exactly as received, the search is counted and the source read
     assert response.content == answer.content
     assert response.usage.web_search_requests == 1 and response.usage.web_fetch_requests == 0
     assert cited_sources(response.content) == [("https://example.org/b", "B page")]
 
 
-def test_a_paused_turn_is_continued_with_its_content_sent_back_unchanged() -> None:
-    with FakeAnthropic() as api:
-        first = paused(web_search("weather", "Searching.", RESULTS))
-        api.script(first, text("Done."))
-        model = AnthropicModel(api.api_key, api.base_url, timeout_seconds=10, max_retries=0)
-        response = model.complete(request(WebAccess(search=True).server_tools()))
-        assert api.rejected == []
-        assert api.requests[1]["messages"][-1] == {"role": "assistant", "content": first.content}
+@pytest.mark.parametrize("streamed", [False, True])
+def test_a_paused_turn_is_continued_with_its_content_sent_back_unchanged(streamed: bool) -> None:
+    # Given a search that pauses the turn, then the rest of the answer
+    first, last = paused(web_search("weather", "Searching.", RESULTS)), text("Done.")
+    answers = [answer_of(first), answer_of(last)]
+    canned = [stream_answer(sse(events_of(a))) if streamed else json_answer(a) for a in answers]
+    model, adapter, _ = canned_model(*canned)
+    # When the model is asked
+    response = model.complete(
+        request(WebAccess(search=True).server_tools()), (lambda _t: None) if streamed else None
+    )
+    # Then the paused content went back as the assistant's message, unchanged, in the same body otherwise
+    first_body, second_body = adapter.bodies()
+    assert second_body["messages"] == [
+        *first_body["messages"],
+        {"role": "assistant", "content": first.content},
+    ]
+    assert {k: v for k, v in second_body.items() if k != "messages"} == {
+        k: v for k, v in first_body.items() if k != "messages"
+    }
+    # And the step is both calls: their content, the last stop reason and the usage of both
     assert response.content == [*first.content, {"type": "text", "text": "Done."}]
     assert response.stop_reason == "end_turn" and response.usage.web_search_requests == 1
+    assert response.usage.input_tokens == 80
 
 
-def test_the_fake_api_refuses_changed_server_blocks_web_fetch_without_its_header_and_both_lists() -> None:
-    with FakeAnthropic() as api:
-        answer = web_search("weather", "Sunny.", RESULTS)
-        api.script(answer)
-        model = AnthropicModel(api.api_key, api.base_url, timeout_seconds=10, max_retries=0)
-        tools = WebAccess(search=True).server_tools()
-        model.complete(request(tools))
-        changed = [dict(block) for block in answer.content]
-        changed[1] = {**changed[1], "content": []}
-        sent = [
-            *request(tools).messages,
-            {"role": "assistant", "content": changed},
-            {"role": "user", "content": "more?"},
-        ]
-        with pytest.raises(Exception, match="exactly as the API returned it"):
-            model.complete(request(tools).model_copy(update={"messages": sent}))
-        with pytest.raises(Exception, match="both allowed_domains"):
-            model.complete(
-                request([{**tools[0], "allowed_domains": ["a.com"], "blocked_domains": ["b.com"]}])
-            )
-        api.script(web_fetch("https://a.example", "A", "page"))
-        fetch = WebAccess(fetch=True).server_tools()
-        assert model.complete(request(fetch)).usage.web_fetch_requests == 1, (
-            "the adapter sends the beta header"
-        )
+def test_a_turn_that_keeps_pausing_stops_after_the_continuations() -> None:
+    # Given an API that pauses every time
+    pausing = [json_answer(answer_of(paused(web_search("weather", "More.", RESULTS)))) for _ in range(5)]
+    model, adapter, _ = canned_model(*pausing)
+    # When the model is asked
+    response = model.complete(request(WebAccess(search=True).server_tools()))
+    # Then it made the first call and MAX_CONTINUATIONS more, and returns the paused step
+    assert len(adapter.requests) == 1 + MAX_CONTINUATIONS and response.stop_reason == "pause_turn"
+
+
+def test_a_web_fetch_is_kept_counted_and_asked_for_with_its_beta_header() -> None:
+    # Given an answer that fetched a page
+    answer = web_fetch("https://a.example/page", "A page", "The page.", answer="It says so.")
+    model, adapter, _ = canned_model(json_answer(answer_of(answer)))
+    # When the model is asked with web fetch offered
+    response = model.complete(request(WebAccess(fetch=True).server_tools()))
+    # Then the beta header went with the request, and the fetch is kept and counted
+    assert adapter.requests[0].headers["anthropic-beta"] == WEB_FETCH_BETA
+    assert response.content == answer.content and response.usage.web_fetch_requests == 1
+    assert cited_sources(response.content) == [("https://a.example/page", "A page")]
 
 
 def test_a_search_costs_a_cent_counts_10000_budget_tokens_on_haiku_and_shows_in_usage() -> None:

@@ -71,7 +71,7 @@ def services(
         secret=SECRET,
         allowed_users=frozenset({42, 43}),
         sequencer=Sequencer(inbox=inbox, starter=starter, approval_timeout_seconds=120),
-        presses=presses,
+        presses=lambda: presses,
     )
 
 

@@ -94,7 +94,7 @@ def build_world() -> World:
         secret=SECRET,
         allowed_users=ALLOWED,
         sequencer=Sequencer(inbox=inbox, starter=starter, approval_timeout_seconds=120),
-        presses=PressServices(approvals=approvals, telegram=lambda: telegram, resumer=resumer),
+        presses=lambda: PressServices(approvals=approvals, telegram=lambda: telegram, resumer=resumer),
     )
     return World(services, starter, resumer, approvals, inbox, telegram)
 

@@ -1,6 +1,5 @@
 """Settings, read from the environment and validated once. Nothing else in the core reads os.environ."""
 
-from __future__ import annotations
 
 import os
 from functools import cache
@@ -130,6 +129,14 @@ class Settings(BaseModel):
     web_allowed_domains: str = ""
     web_blocked_domains: str = ""
 
+    # Warm-ups (docs/performance.md): after this long without a turn in the chat, the webhook starts the
+    # containers of CallModel, FinishTurn (and RunTools) in parallel; 0 turns warm-ups off.
+    warmup_after_quiet_seconds: int = Field(default=300, ge=0, le=86_400)
+    warmup_timeout_seconds: float = Field(default=0.25, gt=0, le=5)
+    call_model_function: str = ""  # the functions warmed up (set by the template for the webhook)
+    finish_turn_function: str = ""
+    run_tools_function: str = ""
+
     # Voice notes (docs/voice.md): who transcribes them, the longest note, and spoken replies.
     voice_transcriber: Literal["transcribe", "openai", "local", "off"] = "transcribe"
     voice_language: str = (
@@ -231,7 +238,7 @@ class Settings(BaseModel):
         return value
 
     @model_validator(mode="after")
-    def _one_domain_list(self) -> Settings:
+    def _one_domain_list(self) -> "Settings":
         if self.web_allowed_domains.strip() and self.web_blocked_domains.strip():
             raise ValueError(
                 "set WEB_ALLOWED_DOMAINS or WEB_BLOCKED_DOMAINS, not both (the API refuses both)"
@@ -239,7 +246,7 @@ class Settings(BaseModel):
         return self
 
     @model_validator(mode="after")
-    def _voice_transcriber_settings(self) -> Settings:
+    def _voice_transcriber_settings(self) -> "Settings":
         if self.voice_transcriber == "openai" and not self.voice_transcription_url.strip():
             raise ValueError(
                 "VOICE_TRANSCRIBER=openai needs VOICE_TRANSCRIPTION_URL, the API's base URL such as "
@@ -278,6 +285,6 @@ def _split_ids(value: str) -> list[str]:
 
 
 @cache
-def get_settings() -> Settings:
+def get_settings() -> "Settings":
     """The settings of this process, validated on first use."""
     return Settings()

@@ -35,7 +35,7 @@ class HttpRequest(BaseModel):
     """The fields the webhook reads of an API Gateway HTTP API (payload 2.0) event. Powertools' own models of
     it cost the webhook's cold start more than the rest of the webhook together (see `make bench`)."""
 
-    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+    model_config = ConfigDict(defer_build=True, extra="ignore", populate_by_name=True)
 
     headers: dict[str, str] = Field(default_factory=dict)
     body: str | None = None
@@ -59,13 +59,13 @@ class HttpRequest(BaseModel):
 
 
 class _Http(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(defer_build=True, extra="ignore")
 
     method: str = "POST"
 
 
 class _RequestContext(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(defer_build=True, extra="ignore")
 
     http: _Http = Field(default_factory=_Http)
 

@@ -15,6 +15,7 @@ from stepwise.config import Settings, get_settings
 # Adapters are imported where they are built: a function loads only the ones its state uses (cold starts).
 if TYPE_CHECKING:
     from stepwise.approvals.dynamodb import DynamoApprovalStore
+    from stepwise.approvals.lifecycle import PressServices
     from stepwise.chats.dynamodb import DynamoChatStore
     from stepwise.connections.dynamodb import DynamoConnectionStore
     from stepwise.inbox.sequencer import Sequencer
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
     from stepwise.tools.reminder_tools import ReminderSetup
     from stepwise.usage.dynamodb import DynamoUsageStore
     from stepwise.voice.models import Speaker, Transcriber
+    from stepwise.warmup import Warmups
     from stepwise.webhook import WebhookServices
     from stepwise.workflow import StepFunctionsStopper
 
@@ -125,9 +127,9 @@ class Runtime:
             from stepwise.offline.api import OfflineModel
 
             return OfflineModel(clock)
-        from stepwise.model.anthropic_model import AnthropicModel
+        from stepwise.model.messages_api import MessagesApiModel
 
-        return AnthropicModel(
+        return MessagesApiModel(
             secrets.anthropic_api_key(s),
             s.anthropic_base_url,
             s.anthropic_timeout_seconds,
@@ -564,23 +566,56 @@ class Runtime:
     @cached_property
     def webhook_services(self) -> WebhookServices:
         from stepwise import secrets
-        from stepwise.approvals.lifecycle import PressServices
         from stepwise.webhook import WebhookServices
-        from stepwise.workflow import StepFunctionsResumer
 
         s = self.settings
         return WebhookServices(
             secret=secrets.telegram_webhook_secret(s),
             allowed_users=s.allowed_users,
             sequencer=self.sequencer,
-            presses=PressServices(
-                approvals=self.approvals,
-                telegram=lambda: self.telegram,
-                resumer=StepFunctionsResumer(self._stepfunctions),
-                clock=clock,
-            ),
+            presses=lambda: self._press_services,
             clock=clock,
             media_limits=self.media_limits,
+            warmups=self.warmups,
+        )
+
+    @cached_property
+    def _press_services(self) -> PressServices:
+        """What a button press needs (built, and its code imported, only when one comes)."""
+        from stepwise.approvals.lifecycle import PressServices
+        from stepwise.workflow import StepFunctionsResumer
+
+        return PressServices(
+            approvals=self.approvals,
+            telegram=lambda: self.telegram,
+            resumer=StepFunctionsResumer(self._stepfunctions),
+            clock=clock,
+        )
+
+    @cached_property
+    def warmups(self) -> Warmups | None:
+        """The webhook's warm-ups of the turn's next functions; None when they are off or not deployed."""
+        from stepwise.warmup import LambdaWarmer, Warmups, WarmupTargets
+
+        s = self.settings
+        names = (s.call_model_function, s.finish_turn_function, s.run_tools_function)
+        if s.warmup_after_quiet_seconds <= 0 or not all(names):
+            return None
+        timeout = s.warmup_timeout_seconds
+
+        def client() -> Any:
+            from botocore.config import Config
+
+            config = Config(
+                connect_timeout=timeout, read_timeout=timeout, retries={"max_attempts": 1, "mode": "standard"}
+            )
+            return boto3.client("lambda", config=config)
+
+        return Warmups(
+            targets=WarmupTargets(*names),
+            invoke=LambdaWarmer(client),
+            quiet_seconds=s.warmup_after_quiet_seconds,
+            timeout_seconds=timeout,
         )
 
 

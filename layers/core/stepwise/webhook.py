@@ -9,17 +9,20 @@ from typing import TYPE_CHECKING, Literal
 from aws_lambda_powertools import Logger
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from stepwise.approvals.lifecycle import PressAction, PressServices, handle_press
+from stepwise.approvals.models import PressAction
 from stepwise.ids import iso_utc, new_id, utc_now
 from stepwise.inbox.models import QueuedMessage
 from stepwise.media.intake import MediaLimits, attachment_of
+from stepwise.telegram.commands import is_command
 from stepwise.telegram.models import CallbackQuery, Update
 
 if TYPE_CHECKING:
     from collections.abc import Callable
     from datetime import datetime
 
+    from stepwise.approvals.lifecycle import PressServices
     from stepwise.inbox.sequencer import Sequencer
+    from stepwise.warmup import Warmups
 
 logger = Logger(child=True)
 
@@ -53,10 +56,11 @@ class WebhookServices:
     secret: str
     allowed_users: frozenset[int]
     sequencer: Sequencer
-    presses: PressServices
+    presses: Callable[[], PressServices]  # built for a button press only (its code is not loaded otherwise)
     clock: Callable[[], datetime] = utc_now
     new_id: Callable[[], str] = new_id
     media_limits: MediaLimits = field(default_factory=MediaLimits)
+    warmups: Warmups | None = None  # the containers a quiet chat's turn will need (stepwise.warmup)
 
 
 def secret_matches(received: str | None, expected: str) -> bool:
@@ -107,12 +111,15 @@ def handle_update(secret_header: str | None, body: str | None, services: Webhook
         received_at=iso_utc(services.clock()),
         telegram_message_id=message.message_id,
     )
-    admitted = services.sequencer.admit(queued)
-    if admitted == "duplicate":
+    admission = services.sequencer.admission(queued)
+    if admission.action == "duplicate":
         logger.info("duplicate update", extra=ids)
         return WebhookOutcome(status=200, action="duplicate", detail="update already handled", **ids)
-    logger.info("message admitted", extra={"admitted": admitted, **ids})
-    return WebhookOutcome(status=200, action=admitted, **ids)
+    logger.info("message admitted", extra={"admitted": admission.action, **ids})
+    if admission.action == "started" and services.warmups is not None:  # the turn runs already
+        warmups = services.warmups
+        warmups.send(warmups.wanted(admission.idle_seconds, queued.text, is_command(queued.text)))
+    return WebhookOutcome(status=200, action=admission.action, **ids)
 
 
 def invalid_reason(error: ValidationError, shown: int = 3) -> str:
@@ -129,6 +136,8 @@ def _handle_press(update_id: int, query: CallbackQuery, services: WebhookService
     """A button press on an approval request."""
     chat_id = query.message.chat.id if query.message else None
     ids = {"update_id": update_id, "chat_id": chat_id}
-    outcome = handle_press(query, services.presses, services.allowed_users)
+    from stepwise.approvals.lifecycle import handle_press
+
+    outcome = handle_press(query, services.presses(), services.allowed_users)
     logger.info("button pressed", extra={"action": outcome.action, "user_id": query.from_user.id, **ids})
     return WebhookOutcome(status=200, action=outcome.action, detail=outcome.answer, **ids)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Literal
 
 from aws_lambda_powertools import Logger
 
-from stepwise.approvals.models import ApprovalCall, ApprovalRequest, ApprovalStatus
+from stepwise.approvals.models import ApprovalCall, ApprovalRequest, ApprovalStatus, PressAction
 from stepwise.ids import iso_utc, utc_now
 from stepwise.telegram.errors import TelegramError
 from stepwise.telegram.formatting import escape_html
@@ -158,9 +158,6 @@ class PressServices:
     telegram: Callable[[], TelegramClient]
     resumer: TurnResumer
     clock: Callable[[], datetime] = utc_now
-
-
-PressAction = Literal["decided", "expired", "already_decided", "not_ready", "not_allowed", "ignored"]
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 ApprovalStatus = Literal["pending", "approved", "denied", "expired"]
+# What a press on an Approve / Deny button did (the webhook's outcome names it).
+PressAction = Literal["decided", "expired", "already_decided", "not_ready", "not_allowed", "ignored"]
 
 
 class ApprovalCall(BaseModel):

@@ -9,7 +9,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from stepwise.dynamodb_pages import all_items
-from stepwise.inbox.models import Admission, QueuedMessage, turn_name
+from stepwise.inbox.models import Admission, NewLease, QueuedMessage, turn_name
 
 LEASE = "lease"
 
@@ -127,7 +127,7 @@ class DynamoChatInbox:
             if not _failed_condition(error):
                 raise
 
-    def acquire_new(self, chat_id: int, update_id: int, now: int, lease_seconds: int) -> str | None:
+    def acquire_new(self, chat_id: int, update_id: int, now: int, lease_seconds: int) -> NewLease | None:
         for _ in range(3):  # a lost race with another acquirer re-reads the generation
             item = self._get(chat_id, LEASE) or {}
             if "holder" in item and int(item["lease_expires_at"]) >= now:
@@ -137,7 +137,9 @@ class DynamoChatInbox:
             try:
                 self._table.update_item(
                     Key={"chat_id": chat_id, "sk": LEASE},
-                    UpdateExpression="SET holder = :h, lease_expires_at = :until, generation = :next",
+                    UpdateExpression=(
+                        "SET holder = :h, lease_expires_at = :until, generation = :next, started_at = :now"
+                    ),
                     ConditionExpression=(
                         "(attribute_not_exists(generation) OR generation = :g) "
                         "AND (attribute_not_exists(holder) OR lease_expires_at < :now)"
@@ -154,7 +156,8 @@ class DynamoChatInbox:
                 if _failed_condition(error):
                     continue
                 raise
-            return name
+            previous = item.get("started_at")
+            return NewLease(name, int(previous) if previous is not None else None)
         return None
 
     def reacquire(self, chat_id: int, holder: str, now: int, lease_seconds: int) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -16,6 +17,15 @@ MessageKind = Literal["message", "reminder", "checkin", "outside_call", "job"]
 # new: first delivery; queued / taken: a retried delivery of a message still waiting / being answered;
 # done: a retried delivery of a message already answered.
 Admission = Literal["new", "queued", "taken", "done"]
+
+
+@dataclass(frozen=True)
+class NewLease:
+    """A chat's lease taken for a new turn: the turn's name, and when the chat's previous turn started (epoch
+    seconds; None for the chat's first), which tells how long the chat was quiet."""
+
+    name: str
+    previous_start: int | None = None
 
 
 class OutsideCall(BaseModel):

@@ -23,13 +23,24 @@ from stepwise.turn_ref import Limits, TurnRef, TurnStart
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from stepwise.inbox.models import QueuedMessage
+    from stepwise.inbox.models import NewLease, QueuedMessage
     from stepwise.inbox.store import ChatInbox
     from stepwise.workflow import TurnStarter
 
 logger = Logger(child=True)
 
 Admitted = Literal["started", "queued", "duplicate"]
+
+
+@dataclass(frozen=True)
+class Admission:
+    """What admitting a message did; for a turn it started, how long the chat had gone without one (seconds;
+    None for the chat's first turn)."""
+
+    action: Admitted
+    idle_seconds: int | None = None
+
+
 Ending = Literal["answered", "failed"]
 DAY = 86_400
 
@@ -51,14 +62,21 @@ class Sequencer:
 
     def admit(self, message: QueuedMessage) -> Admitted:
         """Keep the message, then start a turn unless the chat is busy (its running turn will take it)."""
-        found = self.inbox.enqueue(message, int(self.epoch()) + self.inbox_ttl_seconds)
+        return self.admission(message).action
+
+    def admission(self, message: QueuedMessage) -> Admission:
+        """`admit`, also saying how long the chat was quiet before a turn it started (for warm-ups)."""
+        now = int(self.epoch())
+        found = self.inbox.enqueue(message, now + self.inbox_ttl_seconds)
         if found in ("taken", "done"):
-            return "duplicate"
-        if self._start_new(message.chat_id, message):
-            return "started"
+            return Admission("duplicate")
+        lease = self._start_new(message.chat_id, message)
+        if lease is not None:
+            idle = None if lease.previous_start is None else max(0, now - lease.previous_start)
+            return Admission("started", idle)
         if found == "queued":  # a retried delivery: perhaps the start that took the lease never happened
             self._nudge(message.chat_id, message)
-        return "queued"
+        return Admission("queued")
 
     def take_batch(self, chat_id: int, turn_id: str) -> list[QueuedMessage]:
         """The messages this turn answers: those it took already, then the leading run of queued messages
@@ -113,14 +131,15 @@ class Sequencer:
         if not any(m.requeues <= self.max_requeues for m in queued):
             return None
         head = queued[0]
-        return self._start_new(chat_id, head) or self._nudge(chat_id, head)
+        lease = self._start_new(chat_id, head)
+        return lease.name if lease is not None else self._nudge(chat_id, head)
 
-    def _start_new(self, chat_id: int, head: QueuedMessage) -> str | None:
+    def _start_new(self, chat_id: int, head: QueuedMessage) -> NewLease | None:
         """Take the free lease for a new turn and start it; None when the chat is busy."""
-        name = self.inbox.acquire_new(chat_id, head.update_id, int(self.epoch()), self.lease_seconds)
-        if name is not None:
-            self._start(name, head)
-        return name
+        lease = self.inbox.acquire_new(chat_id, head.update_id, int(self.epoch()), self.lease_seconds)
+        if lease is not None:
+            self._start(lease.name, head)
+        return lease
 
     def _nudge(self, chat_id: int, head: QueuedMessage) -> str | None:
         """Make sure the lease holder's turn exists: a start that crashed after taking the lease is redone

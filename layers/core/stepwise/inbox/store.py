@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from stepwise.inbox.models import Admission, QueuedMessage
+    from stepwise.inbox.models import Admission, NewLease, QueuedMessage
 
 
 class ChatInbox(Protocol):
@@ -38,10 +38,10 @@ class ChatInbox(Protocol):
         place in the history (claimed_at), so storing it again is a no-op."""
         ...
 
-    def acquire_new(self, chat_id: int, update_id: int, now: int, lease_seconds: int) -> str | None:
+    def acquire_new(self, chat_id: int, update_id: int, now: int, lease_seconds: int) -> NewLease | None:
         """Take the free (or expired) lease for the chat's next turn, started for the waiting message
-        `update_id`; returns that turn's name, or None when another turn holds it. Each success names a new
-        turn (the chat's generation counter moves on)."""
+        `update_id`; returns that turn's name (and when the previous turn started), or None when another turn
+        holds it. Each success names a new turn (the chat's generation counter moves on)."""
         ...
 
     def reacquire(self, chat_id: int, holder: str, now: int, lease_seconds: int) -> bool:

@@ -2,7 +2,7 @@
 
 The API runs these tools itself: a response carries `server_tool_use` and `web_search_tool_result` /
 `web_fetch_tool_result` blocks, and text blocks whose `citations` point at what they used. Those blocks are
-sent back exactly as received within a turn (see `stepwise.model.anthropic_model`); the turn's reply gets the
+sent back exactly as received within a turn (see `stepwise.model.messages_api`); the turn's reply gets the
 sources as numbered Markdown links after its text (`with_sources`).
 """
 

@@ -15,7 +15,6 @@ from aws_lambda_powertools import Logger
 
 from stepwise.states.contracts import FinishTurnInput, FinishTurnOutput
 from stepwise.states.deliver import deliver_reply, put_error_reply
-from stepwise.states.job_report import finish_job
 from stepwise.states.save_turn import save_reply
 from stepwise.states.sequence import end_turn
 from stepwise.telegram.errors import TelegramBadRequest, TelegramForbidden
@@ -32,6 +31,8 @@ def finish_turn(request: FinishTurnInput, services: TurnServices) -> FinishTurnO
     (`states.job_report`)."""
     turn = request.turn
     if turn.job is not None:
+        from stepwise.states.job_report import finish_job
+
         return finish_job(request, services)
     if request.error is not None:
         put_error_reply(turn, request.error, services)

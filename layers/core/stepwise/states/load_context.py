@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING
 
 from aws_lambda_powertools import Logger
 
-from stepwise.commands.table import route
 from stepwise.history.models import StoredMessage
 from stepwise.ids import iso_utc
 from stepwise.media.notices import media_notices
@@ -22,13 +21,14 @@ from stepwise.prompt.caching import (
 )
 from stepwise.reminders.models import scheduled_note
 from stepwise.states.contracts import LoadContextInput, Next
-from stepwise.states.job_turn import start_job
 from stepwise.states.turn_kind import decide_turn
 from stepwise.states.typing_indicator import show_typing
+from stepwise.telegram.commands import is_command
 from stepwise.turn_records.models import Memory, TurnMeta
 
 if TYPE_CHECKING:
     from stepwise.chats.store import ChatRecord
+    from stepwise.commands.table import Route
     from stepwise.inbox.models import QueuedMessage
     from stepwise.media.models import Heard
     from stepwise.states.services import TurnServices
@@ -44,6 +44,8 @@ def load_context(start: LoadContextInput, services: TurnServices) -> Next:
     reply, and FinishTurn only frees the chat."""
     turn = start.turn
     if turn.job is not None:  # a background job's own execution: its record, not the chat's inbox
+        from stepwise.states.job_turn import start_job
+
         return start_job(turn, services)
     batch = services.sequencer().take_batch(turn.chat_id, turn.turn_id)
     if not batch:
@@ -84,7 +86,9 @@ def load_context(start: LoadContextInput, services: TurnServices) -> Next:
     outside_call = batch[0].outside_call if batch[0].kind == "outside_call" else None
     job_report = batch[0].text if batch[0].kind == "job" else None
     chosen_zone = services.reminders.timezone(user_id)
-    command = route(batch[0].text) if len(batch) == 1 and batch[0].kind == "message" and not heard else None
+    command = (
+        command_route(batch[0].text) if len(batch) == 1 and batch[0].kind == "message" and not heard else None
+    )
     voice = voice_lines(heard, chat, services)
     notices = media_notices(batch, voice.unheard)
     meta = TurnMeta(
@@ -128,6 +132,15 @@ def load_context(start: LoadContextInput, services: TurnServices) -> Next:
         },
     )
     return next_
+
+
+def command_route(text: str) -> Route | None:
+    """How a slash command is answered (`stepwise.commands.table`, loaded only for a command), or None."""
+    if not is_command(text):
+        return None
+    from stepwise.commands.table import route
+
+    return route(text)
 
 
 def hear_voice_notes(turn: TurnRef, batch: list[QueuedMessage], services: TurnServices) -> dict[str, Heard]:

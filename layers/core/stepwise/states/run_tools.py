@@ -16,13 +16,11 @@ from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger
 
-from stepwise.approvals import lifecycle
 from stepwise.approvals.models import ApprovalCall
 from stepwise.audit.log import call_entry
 from stepwise.ids import iso_utc
 from stepwise.ledger.models import tool_call_id
 from stepwise.states.contracts import Next, RunToolsInput
-from stepwise.states.turn_kind import outside_call_reply
 from stepwise.tools.calls import Answer, parse_call, run_call
 from stepwise.tools.registry import ToolContext, ToolError, ToolResult
 
@@ -51,12 +49,16 @@ def run_tools(request: RunToolsInput, services: TurnServices) -> Next:
     step = services.turns.get_step(turn.turn_id, request.next.step)
     ask = request.next.model_copy(update={"route": "approval", "wait_seconds": 0})
     now = iso_utc(services.clock())
-    if lifecycle.wait_never_began(services.approvals, step.approval_id, step.approval_asks):
-        step.approval_asks += 1
-        services.turns.put_step(turn.turn_id, step)
-        logger.info("approval handed to the wait again", extra={"approval_id": step.approval_id})
-        return ask.model_copy(update={"approval_id": step.approval_id})
-    decision = lifecycle.settle(services.approvals, services.telegram, step.approval_id, now)
+    decision: Decision | None = None
+    if step.approval_id is not None:  # a round that asked (the approvals' code is loaded only then)
+        from stepwise.approvals import lifecycle
+
+        if lifecycle.wait_never_began(services.approvals, step.approval_id, step.approval_asks):
+            step.approval_asks += 1
+            services.turns.put_step(turn.turn_id, step)
+            logger.info("approval handed to the wait again", extra={"approval_id": step.approval_id})
+            return ask.model_copy(update={"approval_id": step.approval_id})
+        decision = lifecycle.settle(services.approvals, services.telegram, step.approval_id, now)
     waiting: list[ApprovalCall] = []
     for call in step.tool_uses:
         if call["id"] in step.partial_results:
@@ -79,6 +81,8 @@ def run_tools(request: RunToolsInput, services: TurnServices) -> Next:
         step.partial_results[call["id"]] = answer.result.block(call["id"])
         services.turns.put_step(turn.turn_id, step)
     if waiting:
+        from stepwise.approvals import lifecycle
+
         approval_request = lifecycle.open_request(
             services.approvals,
             approval_id=services.new_id()[:12],
@@ -98,6 +102,8 @@ def run_tools(request: RunToolsInput, services: TurnServices) -> Next:
     errors = sum(1 for block in step.tool_results if block.get("is_error"))
     logger.info("tool calls done", extra={"results": len(step.tool_results), "errors": errors})
     if meta.outside_call is not None:  # an MCP client's call: the chat is told what came of it, no model
+        from stepwise.states.turn_kind import outside_call_reply
+
         outside_call_reply(meta, step, services)
         return request.next.model_copy(update={"route": "reply", "approval_id": None, "wait_seconds": 0})
     return request.next.model_copy(update={"route": "model", "approval_id": None, "wait_seconds": 0})
@@ -146,5 +152,7 @@ def _run_one(
             return Answer(ToolResult(content=str(error), is_error=True), "error")
         return None
     if decision != "approved":
-        return Answer(ToolResult(content=lifecycle.refusal(decision), is_error=True), "denied", decision)
+        from stepwise.approvals.lifecycle import refusal
+
+        return Answer(ToolResult(content=refusal(decision), is_error=True), "denied", decision)
     return run_call(tools, context, tool, args, "approved")

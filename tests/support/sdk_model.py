@@ -1,18 +1,25 @@
-"""The Anthropic Messages API adapter. `anthropic` is imported on first use: it is slow to import."""
+"""The model port on Anthropic's SDK: the reference the contract tests hold `MessagesApiModel` to.
+
+This was Stepwise's adapter (`AnthropicModel` and its streaming helper) until the hot path moved to the lean
+client in `stepwise.model.messages_api` (the SDK's import alone costs about five times `import boto3`). It
+stays, unchanged in behaviour, so that tests/contract can send the same requests and responses through both
+and assert they agree. Only the tests import it.
+"""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
-from aws_lambda_powertools import Logger
+import anthropic
+import httpx2
 
 from stepwise.model.errors import ModelPermanentError, ModelRateLimitedError, ModelTransientError
 from stepwise.model.rate_limits import RATE_LIMIT_STATUS, retry_after_seconds
 from stepwise.model.types import ModelRequest, ModelResponse, TextSink, Usage
 from stepwise.model.web import SERVER_BLOCK_TYPES, WEB_FETCH_BETA, uses_web_fetch
 
-logger = Logger(child=True)
-
+# The reference keeps its own copies of the rules (not the lean client's), so that a change there shows here.
 TRANSIENT_STATUS = {408, 409, 429, 500, 502, 503, 504, 529}
 PERMANENT_ERROR_TYPES = {
     "invalid_request_error",
@@ -20,40 +27,46 @@ PERMANENT_ERROR_TYPES = {
     "permission_error",
     "not_found_error",
 }
-KEYLESS_PLACEHOLDER = "not-needed"  # compatible endpoints such as a local Ollama ignore the key
-# A long server-tool turn (web search) may stop with `pause_turn`: the paused content is sent back as the
-# assistant's message and the model goes on. At most this many continuations per model step.
+KEYLESS_PLACEHOLDER = "not-needed"
 MAX_CONTINUATIONS = 3
 
 
-class AnthropicModel:
-    """ChatModel on Anthropic's SDK. SDK retries stay low: the state machine owns retries with backoff."""
+class SdkModel:
+    """ChatModel on Anthropic's SDK (`messages.create`, `messages.stream`). `http_client` replaces the SDK's
+    own (a test's in-process transport)."""
 
     def __init__(
-        self, api_key: str | None, base_url: str | None, timeout_seconds: float, max_retries: int
+        self,
+        api_key: str | None,
+        base_url: str | None,
+        timeout_seconds: float,
+        max_retries: int,
+        *,
+        http_client: httpx2.Client | None = None,
     ) -> None:
         self._api_key = api_key or KEYLESS_PLACEHOLDER
         self._base_url = base_url
         self._timeout = timeout_seconds
         self._max_retries = max_retries
-        self._client: Any = None
+        self._http_client = http_client
+        self._client: anthropic.Anthropic | None = None
 
-    def _sdk(self) -> Any:
+    def sdk(self) -> anthropic.Anthropic:
+        """The SDK's client, made on first use."""
         if self._client is None:
-            import anthropic
-
             self._client = anthropic.Anthropic(
                 api_key=self._api_key,
                 base_url=self._base_url,
                 timeout=self._timeout,
                 max_retries=self._max_retries,
+                http_client=self._http_client,
             )
         return self._client
 
     def complete(self, request: ModelRequest, on_text: TextSink | None = None) -> ModelResponse:
-        """One model step; with `on_text` it is streamed (see `anthropic_stream`) and its text passed on. A
-        response that stops with `pause_turn` is continued (its content sent back unchanged) up to
-        MAX_CONTINUATIONS times; the step's content and usage are those of all its calls."""
+        """One model step; with `on_text` it is streamed and its text passed on. A response that stops with
+        `pause_turn` is continued (its content sent back unchanged) up to MAX_CONTINUATIONS times; the step's
+        content and usage are those of all its calls."""
         kwargs: dict[str, Any] = {
             "model": request.model,
             "max_tokens": request.max_tokens,
@@ -80,14 +93,10 @@ class AnthropicModel:
 
     def _call(self, kwargs: dict[str, Any], on_text: TextSink | None) -> Any:
         """One Messages API call, its errors mapped to the model port's."""
-        import anthropic
-
         try:
             if on_text is None:
-                return self._sdk().messages.create(**kwargs)
-            from stepwise.model.anthropic_stream import stream_message
-
-            return stream_message(self._sdk(), kwargs, on_text, self._timeout)
+                return self.sdk().messages.create(**kwargs)
+            return stream_message(self.sdk(), kwargs, on_text, self._timeout)
         except (anthropic.APITimeoutError, anthropic.APIConnectionError) as error:
             raise ModelTransientError(f"model API unreachable: {type(error).__name__}") from error
         except anthropic.APIStatusError as error:
@@ -107,6 +116,32 @@ class AnthropicModel:
             if error.status_code in TRANSIENT_STATUS or error.status_code >= 500:
                 raise ModelTransientError(detail) from error
             raise ModelPermanentError(detail) from error
+
+
+def stream_message(
+    client: anthropic.Anthropic, kwargs: dict[str, Any], on_text: TextSink, timeout_seconds: float
+) -> Any:
+    """The final Message of a streamed call; text deltas go to `on_text` (tool input JSON does not).
+
+    Only a stream that reached `message_stop` counts: one that ends early or runs past `timeout_seconds`
+    raises ModelTransientError; the SDK's errors otherwise (the caller maps those as without streaming).
+    """
+    deadline = time.monotonic() + timeout_seconds
+    try:
+        with client.messages.stream(**kwargs) as stream:
+            finished = False
+            for event in stream:
+                if event.type == "text":
+                    on_text(event.text)
+                elif event.type == "message_stop":
+                    finished = True
+                if time.monotonic() > deadline:
+                    raise ModelTransientError(f"model stream still running after {timeout_seconds:g}s")
+            if not finished:
+                raise ModelTransientError("model stream ended before message_stop")
+            return stream.get_final_message()
+    except httpx2.TransportError as error:  # read while streaming: the SDK passes these through unwrapped
+        raise ModelTransientError(f"model stream broke off: {type(error).__name__}") from error
 
 
 def _usage(usage: Any) -> Usage:
@@ -140,7 +175,6 @@ def _plain_block(block: Any) -> dict[str, Any] | None:
         return {"type": "tool_use", "id": block.id, "name": block.name, "input": dict(block.input or {})}
     if block.type in SERVER_BLOCK_TYPES:  # sent back exactly as received (the fields the API gave)
         return dict(block.to_dict(mode="json", exclude_unset=True))
-    logger.info("dropping unsupported content block", extra={"block_type": block.type})
     return None
 
 

@@ -1,0 +1,299 @@
+"""The cold path: what a turn after a quiet spell adds, with every container gone, before its first draft and
+before its reply, in units of `import boto3` measured in the same run.
+
+Measured, in fresh interpreters on the build (`make build`'s output, BUILD_DIR; no site-packages, the build's
+bytecode, as Lambda loads it), for each function the turn uses:
+- init: importing its handler module (Lambda's init phase);
+- first-call setup: what its first invocation does before its first request, on top of a warm invocation: the
+  runtime's settings and SDK clients, the event model's validator, CallModel's model client, RunTools' tool
+  catalog. This is also exactly what a warm-up prepares (`stepwise.warmup`).
+Measured on the local emulation, warm: each state's own handler CPU and its AWS and Telegram requests, per
+kind of turn (a plain answer, one tool round, an approval).
+Modelled: 8 ms per AWS request and 50 ms per Telegram request (as benchmarks/turn_cost.py), 1 s for the model
+(the same warm or cold: it adds nothing), and the order the states run in (the ASL's, for each kind).
+
+Two ways to run a cold turn are compared: no warm-ups (every state pays its init and setup when it is reached,
+one after the other) and warm-ups (the webhook starts CallModel's and FinishTurn's containers, and RunTools'
+for a tool-like message, when it has started the turn; each then initializes while the earlier states work).
+A warm-up helps only if its container is ready when the real call arrives; otherwise the call starts a
+container of its own and pays the whole init (Lambda starts a new one when all are busy, initializing
+included). The window CallModel has is LoadContext's init, setup and handler; two windows are printed: with
+LoadContext's modelled request time ("I/O") and without it ("CPU only", the cautious one).
+
+Run: make bench (or BUILD_DIR=.aws-sam/bench .venv/bin/python benchmarks/cold_path.py)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import statistics
+import subprocess
+import sys
+import warnings
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT / "layers" / "core"), str(ROOT), str(ROOT / "benchmarks")]
+
+from turn_cost import AWS_REQUEST_SECONDS, TELEGRAM_SECONDS, Invocation, Meter  # noqa: E402
+
+from stepwise_local import updates  # noqa: E402
+from stepwise_local.anthropic_server import FakeAnthropic, text, tool_use  # noqa: E402
+from stepwise_local.emulation import Emulation, LocalConfig  # noqa: E402
+from stepwise_local.telegram_server import FakeBotApi  # noqa: E402
+
+BUILD = Path(os.environ.get("BUILD_DIR", ROOT / ".aws-sam" / "build"))
+RUNS = int(os.environ.get("BENCH_RUNS", "7"))
+USER = 5151
+TARGET_DRAFT, TARGET_REPLY = 4.0, 5.0  # issue 22: a plain turn, in units of `import boto3`
+MODEL_SECONDS = 1.0  # modelled: the model's answer (the same warm or cold)
+HUMAN_SECONDS = 5.0  # modelled: the user reading the approval request before the press
+INPUTS = {
+    "LoadContextFunction": "LoadContextInput",
+    "CallModelFunction": "CallModelInput",
+    "RunToolsFunction": "RunToolsInput",
+    "RequestApprovalFunction": "RequestApprovalInput",
+    "FinishTurnFunction": "FinishTurnInput",
+}
+# The settings a first call needs without a request: secrets given directly, names of the deployed tools.
+ENV = {
+    "AWS_DEFAULT_REGION": "us-east-1",
+    "POWERTOOLS_SERVICE_NAME": "stepwise",
+    "TELEGRAM_BOT_TOKEN": "1:bench",
+    "TELEGRAM_WEBHOOK_SECRET": "bench",
+    "ANTHROPIC_API_KEY": "sk-bench",
+    "ALLOWED_USER_IDS": "1",
+    "STATE_MACHINE_ARN": "arn:aws:states:us-east-1:123456789012:stateMachine:bench-turn",
+    "REMINDER_TARGET_ARN": "arn:aws:lambda:us-east-1:123456789012:function:bench",
+    "VECTOR_BUCKET_NAME": "bench",
+}
+SNIPPET = """
+import sys, time, importlib.util
+mode, app = sys.argv[1], sys.argv[2]
+start = time.perf_counter()
+if mode != "boto3":
+    spec = importlib.util.spec_from_file_location("app", app)
+    module = importlib.util.module_from_spec(spec); spec.loader.exec_module(module)
+else:
+    import boto3
+middle = time.perf_counter()
+if mode == "WebhookFunction":
+    from stepwise.events import HttpRequest
+    from stepwise.runtime import get_runtime
+    from stepwise.telegram.models import Update
+    get_runtime().webhook_services
+    HttpRequest.model_validate({"headers": {}, "body": "{}"})
+    Update.model_validate({"update_id": 1})
+elif mode != "boto3":
+    from stepwise.runtime import get_runtime
+    from stepwise.states import contracts
+    services = get_runtime().turn_services
+    getattr(contracts, sys.argv[3]).model_rebuild()
+    if mode == "CallModelFunction":
+        model = get_runtime().model
+        for first_use in ("_sdk", "_session"):  # the SDK adapter before issue 22, the lean client after
+            if callable(getattr(model, first_use, None)):
+                getattr(model, first_use)()
+    if mode == "RunToolsFunction":
+        services.tools.parse("add_task", {"title": "milk"})
+print(f"{middle - start:.5f} {time.perf_counter() - middle:.5f}")
+"""
+
+
+def fresh(mode: str) -> tuple[float, float]:
+    """(init seconds, first-call setup seconds) of one function in a fresh interpreter (`boto3`: the
+    baseline)."""
+    function_dir = BUILD / mode
+    paths = [str(BUILD / "CoreLayer" / "python")] + ([str(function_dir)] if mode != "boto3" else [])
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "PYTHONPATH": os.pathsep.join(paths),
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
+    args = [
+        sys.executable,
+        "-S",
+        "-s",
+        "-c",
+        SNIPPET,
+        mode,
+        str(function_dir / "app.py"),
+        INPUTS.get(mode, ""),
+    ]
+    out = subprocess.run(args, env={**env, **ENV}, capture_output=True, text=True, check=True)  # noqa: S603
+    init, setup = out.stdout.split()
+    return float(init), float(setup)
+
+
+def cold_parts(functions: list[str]) -> tuple[dict[str, tuple[float, float]], float]:
+    """Median (init, setup) seconds per function and the median `import boto3`, alternated run by run."""
+    samples: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    baseline: list[float] = []
+    for _ in range(RUNS):
+        for function in functions:
+            baseline.append(fresh("boto3")[0])
+            samples[function].append(fresh(function))
+    parts = {
+        f: (statistics.median(s[0] for s in runs), statistics.median(s[1] for s in runs))
+        for f, runs in samples.items()
+    }
+    return parts, statistics.median(baseline)
+
+
+def handler_seconds(call: Invocation, with_io: bool) -> float:
+    """A warm invocation's time: its own CPU, and (with_io) its modelled requests."""
+    seconds = call.cpu - call.emulated
+    if with_io:
+        seconds += AWS_REQUEST_SECONDS * call.aws_requests + TELEGRAM_SECONDS * call.telegram_requests
+    return seconds
+
+
+def warm_turns() -> dict[str, list[list[Invocation]]]:
+    """The states of each kind of turn, in the order they ran, played warm on the emulation."""
+    meter = Meter({}, 0.0)
+    meter.install()
+    plays: dict[str, list[list[Invocation]]] = defaultdict(list)
+    with (
+        Path(os.devnull).open("w") as sink,
+        contextlib.redirect_stdout(sink),
+        warnings.catch_warnings(),
+        FakeBotApi("123456:bench") as telegram,
+        FakeAnthropic() as anthropic,
+    ):
+        warnings.simplefilter("ignore")
+        config = LocalConfig(
+            telegram_base_url=telegram.base_url,
+            bot_token="123456:bench",  # noqa: S106 (a fake token for the local Bot API)
+            anthropic_api_key=anthropic.api_key,
+            anthropic_base_url=anthropic.base_url,
+            parameters={"AllowedUserIds": str(USER), "WarmupAfterQuietSeconds": "0"},
+            warm_containers=True,
+        )
+        with Emulation(config) as emulation:
+            import boto3
+
+            boto3._get_default_session().events.register("before-call.dynamodb", meter.count_dynamodb)
+            task = 0
+            for run in range(2 + RUNS):
+                for kind in ("plain", "one tool round", "approval"):
+                    before = len(meter.invocations)
+                    if kind == "plain":
+                        anthropic.script(text("Hi."))
+                    elif kind == "one tool round":
+                        task += 1
+                        anthropic.script(tool_use(("add_task", {"title": "bench"})), text("Added."))
+                    else:
+                        anthropic.script(tool_use(("delete_task", {"task_id": task})), text("Deleted."))
+                    update = updates.text_message(USER, {"plain": "hello"}.get(kind, "a task"))
+                    emulation.post_update(update)
+                    if kind == "approval":
+                        press(emulation, telegram)
+                    emulation.wait_for_update(USER, update["update_id"])
+                    emulation.wait_idle(USER)
+                    if run >= 2:
+                        plays[kind].append(meter.invocations[before:])
+    return plays
+
+
+def press(emulation: Emulation, telegram: FakeBotApi) -> None:
+    """Wait for the approval buttons and press Approve."""
+    import time
+
+    deadline = time.monotonic() + 30
+    while not any(m.get("reply_markup") for m in telegram.messages(USER)[-1:]):
+        if time.monotonic() > deadline:
+            raise SystemExit("no approval buttons within 30 s")
+        time.sleep(0.002)
+    message = telegram.messages(USER)[-1]
+    data = message["reply_markup"]["inline_keyboard"][0][0]["callback_data"]
+    chat = {"id": USER, "type": "private"}
+    emulation.post_update(
+        updates.callback_query(USER, data, {"message_id": message["message_id"], "date": 0, "chat": chat})
+    )
+
+
+def added(
+    calls: list[tuple[str, float]], parts: dict[str, tuple[float, float]], warmed: set[str]
+) -> tuple[float, float]:
+    """(seconds added before the first draft, before the reply) by cold containers along `calls` (each state
+    as it ran, with its warm handler time; the webhook first). Without warm-ups each function's first call
+    pays init + setup; with them a warmed function pays nothing if its container was ready when the call came,
+    else its whole init + setup (the call starts a container of its own). The warm-ups are sent when the
+    webhook has started the turn, when LoadContext starts too."""
+    draft = reply = 0.0
+    seen: set[str] = set()
+    clock = 0.0  # since the warm-ups were sent: the turn's own progress (its cold parts and handlers)
+    drafted = False
+    for position, (function, handler) in enumerate(calls):
+        cost = 0.0
+        if function not in seen:
+            seen.add(function)
+            init, setup = parts[function]
+            ready = function in warmed and clock >= init + setup
+            cost = 0.0 if ready else init + setup
+        elif function == "WebhookFunction":
+            clock += HUMAN_SECONDS  # a second webhook call is the user's press on Approve
+        if position > 0:  # the warm-ups leave with the webhook's answer: its own time is before them
+            clock += cost + handler + (MODEL_SECONDS if function == "CallModelFunction" else 0.0)
+        reply += cost
+        if not drafted:
+            draft += cost
+        drafted = drafted or function == "CallModelFunction"
+    return draft, reply
+
+
+def main() -> None:
+    if not (BUILD / "CoreLayer" / "python").is_dir():
+        raise SystemExit(f"no build in {BUILD}: run `make build` first")
+    functions = ["WebhookFunction", *INPUTS]
+    parts, boto3_seconds = cold_parts(functions)
+    print(
+        f"baseline: import boto3 {boto3_seconds * 1000:.0f} ms "
+        f"(median of {RUNS * len(functions)} in this run)"
+    )
+    print(f"{'function':<26}{'init':>8}{'setup':>8}{'cold':>8}   (units of import boto3; measured)")
+    for function in functions:
+        init, setup = parts[function]
+        print(
+            f"{function:<26}{init / boto3_seconds:>7.2f}x{setup / boto3_seconds:>7.2f}x"
+            f"{(init + setup) / boto3_seconds:>7.2f}x"
+        )
+    plays = warm_turns()
+    print(
+        "\nadded by cold containers, in units of import boto3 "
+        "(model time excluded: it is the same warm or cold)"
+    )
+    print(f"{'kind of turn':<16}{'warm-ups':<10}{'window':<10}{'first draft':>12}{'reply':>8}")
+    for kind, samples in plays.items():
+        runs = [[c for c in sample if c.function in parts] for sample in samples]  # (warm-ups are off here)
+        functions_run = [c.function for c in runs[-1]]
+        warmed = {"CallModelFunction", "FinishTurnFunction"} | (
+            {"RunToolsFunction"} if kind != "plain" else set()
+        )
+        for label, warm, window, with_io in (
+            ("none", set(), "-", True),
+            ("yes", warmed, "I/O", True),
+            ("yes", warmed, "CPU only", False),
+        ):
+            calls = [
+                (
+                    function,
+                    statistics.median(handler_seconds(run[i], with_io) for run in runs if len(run) > i),
+                )
+                for i, function in enumerate(functions_run)
+            ]
+            draft, reply = added(calls, parts, warm)
+            print(
+                f"{kind:<16}{label:<10}{window:<10}"
+                f"{draft / boto3_seconds:>11.2f}x{reply / boto3_seconds:>7.2f}x"
+            )
+    print(
+        f"target, a plain turn after a quiet spell: at most {TARGET_DRAFT:.0f}x before the first draft, "
+        f"{TARGET_REPLY:.0f}x before the reply"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,167 @@
+"""Warm-ups: after a quiet spell, the webhook starts the containers a turn will need next, in parallel.
+
+A message that arrives after the chat has been quiet for `WARMUP_AFTER_QUIET_SECONDS` (five minutes by
+default) most likely finds every container gone, and the turn would pay each state's cold start one after the
+other. So once the webhook has started the turn, it invokes CallModel and FinishTurn (and RunTools when the
+message looks like it needs a tool) asynchronously with a warm-up event: Lambda starts a container for each,
+whose init (importing the function's code) then runs while the earlier states work, and the handler returns
+at once without touching anything (`answers_warmups`). A warm-up helps only when its init has finished before
+the real call arrives, since an invocation that finds every container busy (one still initializing included)
+starts another: FinishTurn and RunTools have the model's time to get ready, CallModel only LoadContext's.
+
+The webhook waits for the invocations' 202 answers at most `WARMUP_TIMEOUT_SECONDS` (they run
+concurrently, after the turn was started); a warm-up that fails or is slow is logged once and changes
+nothing. Warm-ups reach the functions only through Lambda's Invoke API, which only the webhook's role may
+call on them.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from aws_lambda_powertools import Logger
+
+if TYPE_CHECKING:
+    import re
+    from collections.abc import Callable, Sequence
+
+logger = Logger(child=True)
+
+WARMUP_KEY = "stepwise_warmup"
+WARMUP_EVENT: dict[str, Any] = {WARMUP_KEY: True}
+WARMED: dict[str, Any] = {"warmed": True}
+# Words of messages that usually end in a tool call (tasks, reminders, memory, jobs): RunTools is warmed too.
+TOOL_WORDS = (
+    r"\b(add|adds|remind|reminder|task|tasks|todo|to-do|list|done|finish|delete|remove|rename|remember|"
+    r"forget|recall|schedule|every|tomorrow|tonight|background|job|check[- ]?in)\b"
+)
+
+
+def is_warmup(event: object) -> bool:
+    """True for the webhook's warm-up event (and nothing else: a state's input never has this key)."""
+    return isinstance(event, dict) and event.get(WARMUP_KEY) is True
+
+
+def answers_warmups[**P, R](
+    prepare: Callable[[], object] | None = None,
+) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """Make a Lambda handler answer a warm-up at once: the container's init (the imports) is the point, and
+    `prepare` does what the first real call would otherwise do before its first request (the settings, the
+    SDK clients, the event model's validator); no project logic runs and nothing is read or written. A
+    `prepare` that fails is logged and the warm-up still answers."""
+
+    def decorate(handler: Callable[P, R]) -> Callable[P, R]:
+        @functools.wraps(handler)
+        def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+            if args and is_warmup(args[0]):
+                if prepare is not None:
+                    try:
+                        prepare()
+                    except Exception as error:  # the real call will build it and say what is wrong
+                        logger.warning("warm-up could not prepare", extra={"error": type(error).__name__})
+                return WARMED  # type: ignore[return-value]
+            return handler(*args, **kwargs)
+
+        return wrapper
+
+    return decorate
+
+
+@dataclass(frozen=True)
+class WarmupTargets:
+    """The functions a turn needs after LoadContext (their names or ARNs)."""
+
+    call_model: str
+    finish_turn: str
+    run_tools: str
+
+
+@dataclass
+class Warmups:
+    """Decides whether a started turn is worth warming up for, and sends the warm-ups.
+
+    `invoke(function)` invokes one function asynchronously with `WARMUP_EVENT` (and raises on failure); it is
+    called from worker threads.
+    """
+
+    targets: WarmupTargets
+    invoke: Callable[[str], None]
+    quiet_seconds: int = 300
+    timeout_seconds: float = 0.25
+
+    def wanted(self, idle_seconds: int | None, text: str, command: bool) -> list[str]:
+        """The functions to warm for a turn that started after `idle_seconds` without one in its chat (None:
+        the chat's first): none while the chat was busy; FinishTurn always, CallModel unless the message is a
+        command (answered without the model), RunTools when the message reads like a tool call."""
+        if self.quiet_seconds <= 0 or (idle_seconds is not None and idle_seconds < self.quiet_seconds):
+            return []
+        wanted = [self.targets.finish_turn]
+        if not command:
+            wanted.append(self.targets.call_model)
+            if _tool_words().search(text):
+                wanted.append(self.targets.run_tools)
+        return wanted
+
+    def send(self, functions: Sequence[str]) -> None:
+        """Invoke each function concurrently and wait for their answers at most `timeout_seconds`; failures
+        and time-outs are logged in one line, never raised."""
+        if not functions:
+            return
+        failures: list[str] = []
+        lock = threading.Lock()
+
+        def warm(function: str) -> None:
+            try:
+                self.invoke(function)
+            except Exception as error:  # a warm-up is best effort: nothing depends on it
+                with lock:
+                    failures.append(f"{_short_name(function)}: {type(error).__name__}")
+
+        threads = [threading.Thread(target=warm, args=(f,), daemon=True) for f in functions]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(self.timeout_seconds)
+        late = [_short_name(f) for f, t in zip(functions, threads, strict=True) if t.is_alive()]
+        logger.debug("warm-ups started", extra={"functions": [_short_name(f) for f in functions]})
+        if failures or late:
+            logger.warning(
+                "warm-ups failed or were slow; the turn goes on without them",
+                extra={"failed": failures, "not_answered_in_time": late},
+            )
+
+
+@functools.cache
+def _tool_words() -> re.Pattern[str]:
+    """TOOL_WORDS, compiled when the webhook first needs it (every state imports this module)."""
+    import re
+
+    return re.compile(TOOL_WORDS, re.IGNORECASE)
+
+
+def _short_name(function: str) -> str:
+    """A function's name from its ARN (the log shows names)."""
+    return function.rsplit(":", 1)[-1] if function.startswith("arn:") else function
+
+
+class LambdaWarmer:
+    """`Warmups.invoke` on Lambda's Invoke API: `InvocationType=Event` (queued, answered 202 at once), with
+    the client built on first use (from any of the worker threads) and short time-outs, no retries."""
+
+    def __init__(self, client: Callable[[], Any]) -> None:
+        self._factory = client
+        self._client: Any = None
+        self._lock = threading.Lock()
+
+    def __call__(self, function: str) -> None:
+        with self._lock:
+            if self._client is None:
+                self._client = self._factory()
+            client = self._client
+        client.invoke(FunctionName=function, InvocationType="Event", Payload=WARMUP_PAYLOAD)
+
+
+WARMUP_PAYLOAD = b'{"stepwise_warmup": true}'  # WARMUP_EVENT as JSON

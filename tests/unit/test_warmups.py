@@ -1,0 +1,124 @@
+"""Warm-ups: which functions a started turn warms, sending them concurrently within a bound, and handlers
+that answer a warm-up before any logic."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from stepwise.warmup import (
+    WARMED,
+    WARMUP_EVENT,
+    LambdaWarmer,
+    Warmups,
+    WarmupTargets,
+    answers_warmups,
+    is_warmup,
+)
+
+TARGETS = WarmupTargets("CallModel", "FinishTurn", "RunTools")
+
+
+def warmups(invoke: Any = lambda _f: None, **kwargs: Any) -> Warmups:
+    return Warmups(TARGETS, invoke, **kwargs)
+
+
+@pytest.mark.parametrize(
+    ("idle", "text", "command", "expected"),
+    [
+        (None, "hello", False, ["FinishTurn", "CallModel"]),  # the chat's first turn
+        (301, "hello", False, ["FinishTurn", "CallModel"]),
+        (299, "hello", False, []),  # busy: its containers are most likely warm
+        (3600, "add oat milk", False, ["FinishTurn", "CallModel", "RunTools"]),
+        (3600, "Remind me at 5 to call mom", False, ["FinishTurn", "CallModel", "RunTools"]),
+        (3600, "/tasks", True, ["FinishTurn"]),  # answered without the model
+    ],
+)
+def test_what_a_started_turn_warms(idle: int | None, text: str, command: bool, expected: list[str]) -> None:
+    assert warmups(quiet_seconds=300).wanted(idle, text, command) == expected
+
+
+def test_warm_ups_off_warm_nothing() -> None:
+    assert warmups(quiet_seconds=0).wanted(None, "hello", False) == []
+
+
+def test_warm_ups_run_concurrently_and_the_wait_is_bounded(caplog: pytest.LogCaptureFixture) -> None:
+    started: list[str] = []
+    release = threading.Event()
+
+    def slow(function: str) -> None:
+        started.append(function)
+        release.wait(5)
+
+    begin = time.monotonic()
+    warmups(slow, timeout_seconds=0.1).send(["CallModel", "FinishTurn"])
+    waited = time.monotonic() - begin
+    release.set()
+    assert sorted(started) == ["CallModel", "FinishTurn"]  # both were sent, not one after the other
+    assert (
+        waited < 1.0
+    )  # bounded by the time-out, not by the slow answers (a generous bound, not a timing test)
+    (line,) = [r for r in caplog.records if "warm-ups failed or were slow" in r.getMessage()]
+    assert sorted(line.not_answered_in_time) == ["CallModel", "FinishTurn"]
+
+
+def test_failures_are_logged_once_and_never_raised(caplog: pytest.LogCaptureFixture) -> None:
+    def failing(function: str) -> None:
+        raise ConnectionError(f"no {function}")
+
+    warmups(failing).send(["CallModel", "FinishTurn"])
+    lines = [r for r in caplog.records if "warm-ups failed" in r.getMessage()]
+    assert len(lines) == 1
+
+
+def test_a_handler_answers_a_warm_up_before_any_logic() -> None:
+    calls: list[Any] = []
+    prepared: list[bool] = []
+
+    @answers_warmups(prepare=lambda: prepared.append(True))
+    def handler(event: Any, context: Any) -> Any:
+        calls.append(event)
+        return {"route": "reply"}
+
+    assert handler(dict(WARMUP_EVENT), None) == WARMED
+    assert calls == [] and prepared == [True]  # prepared (clients, validators), no logic
+    assert handler({"turn": {}}, None) == {"route": "reply"} and len(calls) == 1 and len(prepared) == 1
+
+
+def test_a_warm_up_whose_preparation_fails_still_answers(caplog: pytest.LogCaptureFixture) -> None:
+    def broken() -> None:
+        raise RuntimeError("STATE_MACHINE_ARN is not configured")
+
+    handler = answers_warmups(prepare=broken)(lambda event, context: {"route": "reply"})
+    assert handler(dict(WARMUP_EVENT), None) == WARMED
+    assert "warm-up could not prepare" in caplog.text
+
+
+@pytest.mark.parametrize("event", [{"stepwise_warmup": "yes"}, {"turn": {"stepwise_warmup": True}}, [], None])
+def test_only_the_exact_warm_up_event_is_one(event: Any) -> None:
+    assert not is_warmup(event)
+
+
+def test_the_lambda_warmer_invokes_asynchronously_with_one_client() -> None:
+    made: list[Any] = []
+
+    class Client:
+        def __init__(self) -> None:
+            self.calls: list[dict[str, Any]] = []
+
+        def invoke(self, **kwargs: Any) -> None:
+            self.calls.append(kwargs)
+
+    def factory() -> Client:
+        made.append(Client())
+        return made[-1]
+
+    warmer = LambdaWarmer(factory)
+    warmer("CallModel")
+    warmer("FinishTurn")
+    assert len(made) == 1
+    assert [c["InvocationType"] for c in made[0].calls] == ["Event", "Event"]
+    assert made[0].calls[0]["FunctionName"] == "CallModel"
