@@ -1,6 +1,5 @@
 """Settings, read from the environment and validated once. Nothing else in the core reads os.environ."""
 
-
 import os
 from functools import cache
 from typing import Any, Literal
