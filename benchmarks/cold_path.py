@@ -4,9 +4,10 @@ before its reply, in units of `import boto3` measured in the same run.
 Measured, in fresh interpreters on the build (`make build`'s output, BUILD_DIR; no site-packages, the build's
 bytecode, as Lambda loads it), for each function the turn uses:
 - init: importing its handler module (Lambda's init phase);
-- first-call setup: what its first invocation does before its first request, on top of a warm invocation: the
-  runtime's settings and SDK clients, the event model's validator, CallModel's model client, RunTools' tool
-  catalog. This is also exactly what a warm-up prepares (`stepwise.warmup`).
+- first-call setup: what its first invocation of a plain turn builds before its first request, on top of a
+  warm invocation: the runtime's settings and SDK clients, the event model's validator, the inbox, the Bot
+  API client, memory's clients (LoadContext), CallModel's model client and the tools' catalog (CallModel,
+  RunTools). This is also what a warm-up prepares (`stepwise.warmup`).
 Measured on the local emulation, warm: each state's own handler CPU and its AWS and Telegram requests, per
 kind of turn (a plain answer, one tool round, an approval).
 Modelled: 8 ms per AWS request and 50 ms per Telegram request (as benchmarks/turn_cost.py), 1 s for the model
@@ -89,11 +90,23 @@ if mode == "WebhookFunction":
 elif mode != "boto3":
     from stepwise.runtime import get_runtime
     from stepwise.states import contracts
-    services = get_runtime().turn_services
+    runtime = get_runtime()
+    services = runtime.turn_services
     getattr(contracts, sys.argv[3]).model_rebuild()
+    # What each state's first call builds on a plain turn besides: the inbox and its lease, the Bot API
+    # client, memory's clients (recall), the model's client, the tools' catalog.
+    if mode in ("LoadContextFunction", "FinishTurnFunction"):
+        services.sequencer()
+    if mode != "RunToolsFunction":
+        services.telegram()
+    if mode == "LoadContextFunction":
+        runtime.memory
     if mode == "CallModelFunction":
-        model = get_runtime().model
-        for first_use in ("_sdk", "_session"):  # the SDK adapter before issue 22, the lean client after
+        services.tools  # the catalog its first call offers the model
+        if services.drafts is not None:
+            services.drafts()
+        model = runtime.model
+        for first_use in ("_sdk", "_http"):  # the SDK adapter before issue 22, the lean client after
             if callable(getattr(model, first_use, None)):
                 getattr(model, first_use)()
     if mode == "RunToolsFunction":

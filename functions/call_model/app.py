@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
@@ -14,15 +14,25 @@ from stepwise.states.call_model import call_model
 from stepwise.states.contracts import CallModelInput
 from stepwise.warmup import answers_warmups
 
+if TYPE_CHECKING:
+    from stepwise.states.services import TurnServices
+
 logger = Logger()
 metrics = Metrics()
+
+
+def first_call(services: TurnServices) -> object:
+    """What the first model call builds: the tools' catalog, the Bot API client of the drafts."""
+    return services.tools, services.drafts() if services.drafts is not None else None
+
 
 USAGE_METRICS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
 
 
 # The webhook starts this container early after a quiet spell (stepwise.warmup): the settings, the model's
-# client (its key read from SSM) and the event's validator are ready before the turn's call arrives.
-@answers_warmups(prepare=lambda: (prepare_state(CallModelInput), get_runtime().model))
+# client (its key read from SSM), the tools' catalog and the event's validator are ready before the turn's
+# call arrives.
+@answers_warmups(prepare=lambda: (prepare_state(CallModelInput, first_call), get_runtime().model))
 @logger.inject_lambda_context(clear_state=True)
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:

@@ -7,4 +7,5 @@ from stepwise.lambda_support import state_handler
 from stepwise.states.contracts import RunToolsInput
 from stepwise.states.run_tools import run_tools
 
-handler = state_handler(RunToolsInput, run_tools, Logger())
+# A warm-up also builds the tools' catalog (and their stores), which the first call would otherwise build.
+handler = state_handler(RunToolsInput, run_tools, Logger(), prepare=lambda services: services.tools)

@@ -349,3 +349,11 @@ def test_a_voice_note_is_heard_offline_and_answered_aloud_into_a_file(tmp_path: 
     # And bad input gets a clear line, not a crash
     assert "(can't read no/such/file.ogg" in out
     assert "(usage: /voice-note PATH" in out
+
+
+def test_with_debug_logs_the_chat_shows_the_warm_ups_of_a_quiet_chats_first_turn(tmp_path: Path) -> None:
+    out = chat(["hello"], tmp_path, LOG_LEVEL="DEBUG")
+    assert "stepwise>" in out
+    log = (tmp_path / "chat.log").read_text()
+    line = next(line for line in log.splitlines() if "warm-ups started" in line)
+    assert "CallModelFunction" in line and "FinishTurnFunction" in line

@@ -65,6 +65,15 @@ def test_warm_ups_run_concurrently_and_the_wait_is_bounded(caplog: pytest.LogCap
     assert sorted(line.not_answered_in_time) == ["CallModel", "FinishTurn"]
 
 
+def test_the_warm_ups_sent_are_logged_at_debug(caplog: pytest.LogCaptureFixture) -> None:
+    from stepwise import warmup
+
+    caplog.set_level("DEBUG", logger=warmup.logger.name)
+    warmups().send(["CallModel", "FinishTurn"])
+    (line,) = [r for r in caplog.records if r.getMessage() == "warm-ups started"]
+    assert line.levelname == "DEBUG" and line.functions == ["CallModel", "FinishTurn"]
+
+
 def test_failures_are_logged_once_and_never_raised(caplog: pytest.LogCaptureFixture) -> None:
     def failing(function: str) -> None:
         raise ConnectionError(f"no {function}")

@@ -21,11 +21,14 @@ if TYPE_CHECKING:
 
 
 def state_handler[Event: TurnInput](
-    model: type[Event], logic: Callable[[Event, TurnServices], BaseModel], logger: Logger
+    model: type[Event],
+    logic: Callable[[Event, TurnServices], BaseModel],
+    logger: Logger,
+    prepare: Callable[[TurnServices], object] | None = None,
 ) -> Callable[[dict[str, Any], LambdaContext], dict[str, Any]]:
-    """A Lambda handler for one state of the turn."""
+    """A Lambda handler for one state of the turn; a warm-up prepares its services (and `prepare`'s)."""
 
-    @answers_warmups(prepare=lambda: prepare_state(model))
+    @answers_warmups(prepare=lambda: prepare_state(model, prepare))
     @logger.inject_lambda_context(clear_state=True)
     def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         parsed = model.model_validate(event)  # what Powertools Parser does, without its import cost
@@ -35,8 +38,11 @@ def state_handler[Event: TurnInput](
     return handler
 
 
-def prepare_state(model: type[BaseModel]) -> None:
+def prepare_state(model: type[BaseModel], prepare: Callable[[TurnServices], object] | None = None) -> None:
     """A warm-up's preparation of a state's container: the runtime's services (settings, SDK clients; no
-    request is made) and the event model's validator, built now rather than by the turn's first call."""
-    get_runtime().turn_services  # noqa: B018 (built for its side effect: the cached services)
+    request is made), what `prepare` builds of them, and the event model's validator, built now rather than
+    by the turn's first call."""
+    services = get_runtime().turn_services
+    if prepare is not None:
+        prepare(services)
     model.model_rebuild()

@@ -284,6 +284,18 @@ class Runtime:
             S3VectorsIndex(boto3.client("s3vectors"), s.vector_bucket_name, s.vector_index_name),
         )
 
+    @property
+    def memory_configured(self) -> bool:
+        """Whether long-term memory is deployed (known from the settings, without building its clients)."""
+        s = self.settings
+        return s.memory_backend != "aws" or bool(s.vector_bucket_name)
+
+    def _memory_service(self) -> MemoryService:
+        memory = self.memory
+        if memory is None:
+            raise RuntimeError("VECTOR_BUCKET_NAME is not configured")
+        return memory
+
     @cached_property
     def summarize_services(self) -> SummarizeServices:
         from stepwise.history.dynamodb import DynamoMessageRepository
@@ -347,7 +359,6 @@ class Runtime:
         from stepwise.turn_records.dynamodb import DynamoTurnStore
 
         s = self.settings
-        memory = self.memory
         return TurnServices(
             messages=DynamoMessageRepository(self._dynamodb.Table(s.messages_table)),
             turns=DynamoTurnStore(self._dynamodb.Table(s.turns_table), s.turn_ttl_days),
@@ -366,7 +377,7 @@ class Runtime:
             max_tool_steps=s.max_tool_steps,
             approval_timeout_seconds=s.approval_timeout_seconds,
             fallback_model=s.fallback_model,
-            memory=MemoryRecall(memory) if memory is not None else None,
+            memory=MemoryRecall(self._memory_service) if self.memory_configured else None,
             memory_top_k=s.memory_top_k,
             summary_threshold=s.summary_threshold,
             default_timezone=s.default_timezone,

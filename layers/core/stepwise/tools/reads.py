@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from stepwise.memory.service import MemoryService
     from stepwise.memory.vector_index import VectorMatch
     from stepwise.reminders.store import ReminderStore
@@ -30,10 +32,13 @@ class TimeZones:
 
 @dataclass(frozen=True)
 class MemoryRecall:
-    """The user's long-term memories, read as the recall tool reads them."""
+    """The user's long-term memories, read as the recall tool reads them. The service is built on first use
+    (its Bedrock and S3 Vectors clients cost a cold start about 0.2x `import boto3`, and only LoadContext
+    recalls)."""
 
-    memory: MemoryService
+    memory: MemoryService | Callable[[], MemoryService]
 
     def recall(self, user_id: int, query: str, top_k: int) -> list[VectorMatch]:
         """The user's memories nearest to the query, nearest first."""
-        return self.memory.recall(user_id, query, top_k)
+        memory = self.memory if not callable(self.memory) else self.memory()
+        return memory.recall(user_id, query, top_k)
