@@ -132,3 +132,21 @@ def test_only_the_functions_that_run_tools_use_the_tool_call_ledger_and_its_reco
             assert policies == ["DynamoDBReadPolicy", "DynamoDBWritePolicy"]
         else:
             assert "TOOL_CALLS_TABLE" not in env and policies == [], name
+
+
+def test_the_webhook_may_invoke_exactly_the_functions_it_warms_up() -> None:
+    # moto does not enforce IAM, and the emulation cannot tell a warm-up's Invoke from the state machine's:
+    # the webhook's warm-up targets and its LambdaInvokePolicy statements must name the same functions.
+    webhook = TEMPLATE.resources["WebhookFunction"]["Properties"]
+    variables = webhook["Environment"]["Variables"]
+    warmed = {
+        variables[name]["Ref"]
+        for name in ("CALL_MODEL_FUNCTION", "FINISH_TURN_FUNCTION", "RUN_TOOLS_FUNCTION")
+    }
+    invocable = {
+        policy["LambdaInvokePolicy"]["FunctionName"]["Ref"]
+        for policy in webhook["Policies"]
+        if isinstance(policy, dict) and "LambdaInvokePolicy" in policy
+    }
+    assert warmed == invocable == {"CallModelFunction", "FinishTurnFunction", "RunToolsFunction"}
+    assert "WarmupAfterQuietSeconds" in TEMPLATE.doc["Parameters"]
