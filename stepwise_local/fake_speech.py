@@ -21,10 +21,11 @@ from email import policy
 from email.message import EmailMessage
 from email.parser import BytesParser
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import urlsplit
+
+from stepwise_local.loopback import ApiServer, LoopbackServer
 
 logger = logging.getLogger(__name__)
 
@@ -114,12 +115,14 @@ def looks_like_audio(data: bytes) -> bool:
     )
 
 
-class FakeSpeechToText:
+class FakeSpeechToText(LoopbackServer):
     """An OpenAI-compatible speech-to-text server on ``http://127.0.0.1:<ephemeral port>/v1``.
 
     ``api_key`` is the key every request must carry as ``Authorization: Bearer <key>``; with None (or "")
     no key is asked for, as by a self-hosted server.
     """
+
+    thread_name = "fake-speech-to-text"
 
     def __init__(self, api_key: str | None = DEFAULT_API_KEY, *, default_text: str = DEFAULT_TEXT) -> None:
         self.api_key = api_key or None
@@ -129,47 +132,14 @@ class FakeSpeechToText:
         self._requests: list[dict[str, Any]] = []
         self._faults: list[SpeechApiError] = []
         self._delays: list[float] = []
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
 
-    # -- lifecycle ---------------------------------------------------------------------------------
-
-    def start(self) -> FakeSpeechToText:
-        """Start serving on an ephemeral port of 127.0.0.1."""
-        if self._server is None:
-            self._server = _Server(("127.0.0.1", 0), _Handler, self)
-            self._thread = threading.Thread(
-                target=self._server.serve_forever, args=(0.05,), name="fake-speech-to-text", daemon=True
-            )
-            self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        """Stop serving and release the port."""
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            if self._thread is not None:
-                self._thread.join(timeout=5)
-            self._server, self._thread = None, None
-
-    def __enter__(self) -> FakeSpeechToText:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.stop()
+    def handler(self) -> type[BaseHTTPRequestHandler]:
+        return _Handler
 
     @property
     def base_url(self) -> str:
         """``http://127.0.0.1:PORT/v1`` (the server must be started)."""
-        if self._server is None:
-            raise RuntimeError("FakeSpeechToText is not started")
-        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+        return self.root_url + "/v1"
 
     # -- set-up and inspection ---------------------------------------------------------------------
 
@@ -313,14 +283,8 @@ def _not_found() -> tuple[int, dict[str, str], bytes]:
     return error.status, {"Content-Type": "application/json"}, json.dumps(error.body()).encode("utf-8")
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def __init__(
-        self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler], api: FakeSpeechToText
-    ) -> None:
-        super().__init__(address, handler)
-        self.api = api
+class _Server(ApiServer):
+    api: FakeSpeechToText
 
 
 class _Handler(BaseHTTPRequestHandler):

@@ -19,13 +19,13 @@ import threading
 import time
 from collections.abc import Callable
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from stepwise_local.fake_speech import parse_multipart
+from stepwise_local.loopback import ApiServer, LoopbackServer
 
 logger = logging.getLogger(__name__)
 
@@ -191,12 +191,14 @@ def _utf16_length(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
-class FakeBotApi:
+class FakeBotApi(LoopbackServer):
     """A Telegram Bot API stand-in on ``http://127.0.0.1:<ephemeral port>``.
 
     ``on_message`` is called from a server thread with each accepted sendMessage or editMessageText:
     the call's params plus ``"method"`` and the ``"message_id"``.
     """
+
+    thread_name = "fake-bot-api"
 
     def __init__(self, token: str, *, on_message: Callable[[dict[str, Any]], None] | None = None) -> None:
         self.token = token
@@ -217,47 +219,14 @@ class FakeBotApi:
         self.commands: list[dict[str, Any]] = []  # the command menu, as setMyCommands left it
         self.uploads: dict[str, bytes] = {}  # uploaded files (sendVoice) by sha256
         self._voices: list[dict[str, Any]] = []
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
 
-    # -- lifecycle ---------------------------------------------------------------------------------
-
-    def start(self) -> FakeBotApi:
-        """Start serving on an ephemeral port of 127.0.0.1."""
-        if self._server is None:
-            self._server = _Server(("127.0.0.1", 0), _Handler, self)
-            self._thread = threading.Thread(
-                target=self._server.serve_forever, args=(0.05,), name="fake-bot-api", daemon=True
-            )
-            self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        """Stop serving and release the port."""
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            if self._thread is not None:
-                self._thread.join(timeout=5)
-            self._server, self._thread = None, None
-
-    def __enter__(self) -> FakeBotApi:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.stop()
+    def handler(self) -> type[BaseHTTPRequestHandler]:
+        return _Handler
 
     @property
     def base_url(self) -> str:
         """``http://127.0.0.1:PORT`` (the server must be started)."""
-        if self._server is None:
-            raise RuntimeError("FakeBotApi is not started")
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+        return self.root_url
 
     # -- inspection --------------------------------------------------------------------------------
 
@@ -662,14 +631,8 @@ def _copy(value: Any) -> Any:
     return json.loads(json.dumps(value))
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def __init__(
-        self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler], api: FakeBotApi
-    ) -> None:
-        super().__init__(address, handler)
-        self.api = api
+class _Server(ApiServer):
+    api: FakeBotApi
 
 
 class _Handler(BaseHTTPRequestHandler):

@@ -8,8 +8,10 @@ from __future__ import annotations
 import threading
 from collections import deque
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from stepwise_local.loopback import LoopbackServer
 
 
 @dataclass(frozen=True)
@@ -34,28 +36,19 @@ class Seen:
     body: bytes
 
 
-class RecordingApi:
+class RecordingApi(LoopbackServer):
     """`with RecordingApi() as api:` then api.script(...) replies; api.seen holds the requests."""
+
+    thread_name = "recording-api"
 
     def __init__(self) -> None:
         self.seen: list[Seen] = []
         self._replies: deque[Reply] = deque()
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
-
-    def __enter__(self) -> RecordingApi:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        return self.root_url
 
     def script(self, *replies: Reply) -> None:
         """Queue replies for the next requests, in order."""
@@ -75,7 +68,7 @@ class RecordingApi:
                 return self._replies.popleft()
         return Reply(500, b'{"type":"error","error":{"type":"api_error","message":"nothing scripted"}}')
 
-    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+    def handler(self) -> type[BaseHTTPRequestHandler]:
         api = self
 
         class Handler(BaseHTTPRequestHandler):
