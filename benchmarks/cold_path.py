@@ -26,24 +26,27 @@ Run: make bench (or BUILD_DIR=.aws-sam/bench .venv/bin/python benchmarks/cold_pa
 
 from __future__ import annotations
 
-import contextlib
 import os
 import statistics
 import subprocess
 import sys
-import warnings
 from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "layers" / "core"), str(ROOT), str(ROOT / "benchmarks")]
 
-from turn_cost import AWS_REQUEST_SECONDS, TELEGRAM_SECONDS, Invocation, Meter  # noqa: E402
+from turn_cost import (  # noqa: E402
+    AWS_REQUEST_SECONDS,
+    TELEGRAM_SECONDS,
+    Invocation,
+    Meter,
+    bench_stack,
+    press_approve,
+)
 
 from stepwise_local import updates  # noqa: E402
-from stepwise_local.anthropic_server import FakeAnthropic, text, tool_use  # noqa: E402
-from stepwise_local.emulation import Emulation, LocalConfig  # noqa: E402
-from stepwise_local.telegram_server import FakeBotApi  # noqa: E402
+from stepwise_local.anthropic_server import text, tool_use  # noqa: E402
 
 BUILD = Path(os.environ.get("BUILD_DIR", ROOT / ".aws-sam" / "build"))
 RUNS = int(os.environ.get("BENCH_RUNS", "7"))
@@ -168,63 +171,27 @@ def warm_turns() -> dict[str, list[list[Invocation]]]:
     meter = Meter({}, 0.0)
     meter.install()
     plays: dict[str, list[list[Invocation]]] = defaultdict(list)
-    with (
-        Path(os.devnull).open("w") as sink,
-        contextlib.redirect_stdout(sink),
-        warnings.catch_warnings(),
-        FakeBotApi("123456:bench") as telegram,
-        FakeAnthropic() as anthropic,
-    ):
-        warnings.simplefilter("ignore")
-        config = LocalConfig(
-            telegram_base_url=telegram.base_url,
-            bot_token="123456:bench",  # noqa: S106 (a fake token for the local Bot API)
-            anthropic_api_key=anthropic.api_key,
-            anthropic_base_url=anthropic.base_url,
-            parameters={"AllowedUserIds": str(USER), "WarmupAfterQuietSeconds": "0"},
-            warm_containers=True,
-        )
-        with Emulation(config) as emulation:
-            import boto3
-
-            boto3._get_default_session().events.register("before-call.dynamodb", meter.count_dynamodb)
-            task = 0
-            for run in range(2 + RUNS):
-                for kind in ("plain", "one tool round", "approval"):
-                    before = len(meter.invocations)
-                    if kind == "plain":
-                        anthropic.script(text("Hi."))
-                    elif kind == "one tool round":
-                        task += 1
-                        anthropic.script(tool_use(("add_task", {"title": "bench"})), text("Added."))
-                    else:
-                        anthropic.script(tool_use(("delete_task", {"task_id": task})), text("Deleted."))
-                    update = updates.text_message(USER, {"plain": "hello"}.get(kind, "a task"))
-                    emulation.post_update(update)
-                    if kind == "approval":
-                        press(emulation, telegram)
-                    emulation.wait_for_update(USER, update["update_id"])
-                    emulation.wait_idle(USER)
-                    if run >= 2:
-                        plays[kind].append(meter.invocations[before:])
+    with bench_stack(meter, USER, {"WarmupAfterQuietSeconds": "0"}) as (emulation, telegram, anthropic):
+        task = 0
+        for run in range(2 + RUNS):
+            for kind in ("plain", "one tool round", "approval"):
+                before = len(meter.invocations)
+                if kind == "plain":
+                    anthropic.script(text("Hi."))
+                elif kind == "one tool round":
+                    task += 1
+                    anthropic.script(tool_use(("add_task", {"title": "bench"})), text("Added."))
+                else:
+                    anthropic.script(tool_use(("delete_task", {"task_id": task})), text("Deleted."))
+                update = updates.text_message(USER, {"plain": "hello"}.get(kind, "a task"))
+                emulation.post_update(update)
+                if kind == "approval":
+                    press_approve(emulation, telegram, USER)
+                emulation.wait_for_update(USER, update["update_id"])
+                emulation.wait_idle(USER)
+                if run >= 2:
+                    plays[kind].append(meter.invocations[before:])
     return plays
-
-
-def press(emulation: Emulation, telegram: FakeBotApi) -> None:
-    """Wait for the approval buttons and press Approve."""
-    import time
-
-    deadline = time.monotonic() + 30
-    while not any(m.get("reply_markup") for m in telegram.messages(USER)[-1:]):
-        if time.monotonic() > deadline:
-            raise SystemExit("no approval buttons within 30 s")
-        time.sleep(0.002)
-    message = telegram.messages(USER)[-1]
-    data = message["reply_markup"]["inline_keyboard"][0][0]["callback_data"]
-    chat = {"id": USER, "type": "private"}
-    emulation.post_update(
-        updates.callback_query(USER, data, {"message_id": message["message_id"], "date": 0, "chat": chat})
-    )
 
 
 def added(

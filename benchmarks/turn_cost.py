@@ -24,6 +24,7 @@ import threading
 import time
 import warnings
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -200,14 +201,13 @@ def reference_seconds() -> float:
     return time.thread_time() - start
 
 
-def main() -> None:
-    template = Template()
-    memory = {logical_id: spec.memory_size for logical_id, spec in template.functions().items()}
-    architecture = template.doc["Parameters"]["Architecture"]["Default"]
-    meter = Meter(memory, GB_SECOND_ARM64 if architecture == "arm64" else PRICE["gb_second"])
-    meter.install()
-    reference = statistics.median(reference_seconds() for _ in range(7))
-    # The functions log at INFO as deployed (that CPU is counted); the lines themselves go nowhere.
+@contextlib.contextmanager
+def bench_stack(
+    meter: Meter, user: int, parameters: dict[str, str] | None = None, env: dict[str, str] | None = None
+) -> Iterator[tuple[Emulation, FakeBotApi, FakeAnthropic]]:
+    """The emulation with warm containers, the fake Bot API and Messages API, and the meter counting
+    DynamoDB's request units. The functions log at INFO as deployed (that CPU is counted); the lines
+    themselves go nowhere."""
     with (
         Path(os.devnull).open("w") as sink,
         contextlib.redirect_stdout(sink),
@@ -221,80 +221,98 @@ def main() -> None:
             bot_token="123456:bench",  # noqa: S106 (a fake token for the local Bot API)
             anthropic_api_key=anthropic.api_key,
             anthropic_base_url=anthropic.base_url,
-            parameters={"AllowedUserIds": str(USER)},
+            parameters={"AllowedUserIds": str(user), **(parameters or {})},
             warm_containers=True,
-            # Voice notes through Amazon Transcribe (moto, patched to write its transcript), as deployed.
-            env={"VOICE_TRANSCRIBER": "transcribe"},
+            env=env or {},
         )
         with Emulation(config) as emulation:
             boto3._get_default_session().events.register("before-call.dynamodb", meter.count_dynamodb)
+            yield emulation, telegram, anthropic
 
-            def play(kind: str) -> tuple[list[Invocation], int, int]:
-                before_calls, before_runs = (
-                    len(meter.invocations),
-                    {e["name"] for e in emulation.executions()},
-                )
-                update = updates.text_message(USER, PROMPTS[kind])
-                if kind == VOICE:
-                    file_id = telegram.add_file(VOICE_BYTES, f"voice/bench-{before_calls}.oga")
-                    update = updates.voice_message(USER, file_id=file_id, duration=VOICE_NOTE_SECONDS)
-                    anthropic.script(text("Sure."))
-                if kind == "one tool round":
-                    anthropic.script(tool_use(("add_task", {"title": "bench"})), text("Added."))
-                elif kind == "approval":  # the task play_setup has just added
-                    anthropic.script(tool_use(("delete_task", {"task_id": added[0]})), text("Deleted."))
-                elif kind == JOB:
-                    anthropic.default = job_answers
-                api_requests = 1
-                emulation.post_update(update)
-                if kind == "approval":
-                    deadline = time.monotonic() + 30
-                    while not any(m.get("reply_markup") for m in telegram.messages(USER)[-1:]):
-                        if time.monotonic() > deadline:
-                            raise SystemExit("no approval buttons within 30 s: the approval turn did not ask")
-                        time.sleep(0.002)
-                    message = telegram.messages(USER)[-1]
-                    data = message["reply_markup"]["inline_keyboard"][0][0]["callback_data"]
-                    chat = {"id": USER, "type": "private"}
-                    emulation.post_update(
-                        updates.callback_query(
-                            USER, data, {"message_id": message["message_id"], "date": 0, "chat": chat}
-                        )
-                    )
-                    api_requests += 1
-                emulation.wait_for_update(USER, update["update_id"])
-                if kind == JOB:  # the job runs on its own: wait for its report to be answered
-                    deadline = time.monotonic() + 30
-                    while "is done" not in (telegram.messages(USER) or [{"text": ""}])[-1]["text"]:
-                        if time.monotonic() > deadline:
-                            raise SystemExit("no job report within 30 s")
-                        time.sleep(0.002)
-                    anthropic.reset()
-                emulation.wait_idle(USER)
-                runs = [e["name"] for e in emulation.executions() if e["name"] not in before_runs]
-                transitions = sum(
-                    1 for name in runs for e in emulation.history(name) if e["type"].endswith("StateEntered")
-                )
-                invocations = meter.invocations[before_calls:]
-                if kind == VOICE:
-                    loaded = next(call for call in invocations if call.function == "LoadContextFunction")
-                    loaded.waited, loaded.voice_notes = TRANSCRIBE_WAIT_SECONDS, 1
-                return invocations, transitions, api_requests
 
-            rows = []
-            added = [0]  # task ids are counted per user: the newest task's id
-            for kind in PROMPTS:
-                samples = []
-                for run in range(WARMUP + RUNS):
-                    if kind == "approval":  # a task to delete
-                        play_setup(emulation, anthropic)
-                        added[0] += 1
-                    elif kind in ("one tool round", JOB):
-                        added[0] += 1
-                    invocations, transitions, api_requests = play(kind)
-                    if run >= WARMUP:
-                        samples.append((invocations, transitions, api_requests))
-                rows.append((kind, samples))
+def press_approve(emulation: Emulation, telegram: FakeBotApi, user: int) -> None:
+    """Wait for the approval request's buttons in the user's chat and press Approve."""
+    deadline = time.monotonic() + 30
+    while not any(m.get("reply_markup") for m in telegram.messages(user)[-1:]):
+        if time.monotonic() > deadline:
+            raise SystemExit("no approval buttons within 30 s: the approval turn did not ask")
+        time.sleep(0.002)
+    message = telegram.messages(user)[-1]
+    data = message["reply_markup"]["inline_keyboard"][0][0]["callback_data"]
+    chat = {"id": user, "type": "private"}
+    emulation.post_update(
+        updates.callback_query(user, data, {"message_id": message["message_id"], "date": 0, "chat": chat})
+    )
+
+
+def main() -> None:
+    template = Template()
+    memory = {logical_id: spec.memory_size for logical_id, spec in template.functions().items()}
+    architecture = template.doc["Parameters"]["Architecture"]["Default"]
+    meter = Meter(memory, GB_SECOND_ARM64 if architecture == "arm64" else PRICE["gb_second"])
+    meter.install()
+    reference = statistics.median(reference_seconds() for _ in range(7))
+    # Voice notes through Amazon Transcribe (moto, patched to write its transcript), as deployed.
+    with bench_stack(meter, USER, env={"VOICE_TRANSCRIBER": "transcribe"}) as (
+        emulation,
+        telegram,
+        anthropic,
+    ):
+
+        def play(kind: str) -> tuple[list[Invocation], int, int]:
+            before_calls, before_runs = (
+                len(meter.invocations),
+                {e["name"] for e in emulation.executions()},
+            )
+            update = updates.text_message(USER, PROMPTS[kind])
+            if kind == VOICE:
+                file_id = telegram.add_file(VOICE_BYTES, f"voice/bench-{before_calls}.oga")
+                update = updates.voice_message(USER, file_id=file_id, duration=VOICE_NOTE_SECONDS)
+                anthropic.script(text("Sure."))
+            if kind == "one tool round":
+                anthropic.script(tool_use(("add_task", {"title": "bench"})), text("Added."))
+            elif kind == "approval":  # the task play_setup has just added
+                anthropic.script(tool_use(("delete_task", {"task_id": added[0]})), text("Deleted."))
+            elif kind == JOB:
+                anthropic.default = job_answers
+            api_requests = 1
+            emulation.post_update(update)
+            if kind == "approval":
+                press_approve(emulation, telegram, USER)
+                api_requests += 1
+            emulation.wait_for_update(USER, update["update_id"])
+            if kind == JOB:  # the job runs on its own: wait for its report to be answered
+                deadline = time.monotonic() + 30
+                while "is done" not in (telegram.messages(USER) or [{"text": ""}])[-1]["text"]:
+                    if time.monotonic() > deadline:
+                        raise SystemExit("no job report within 30 s")
+                    time.sleep(0.002)
+                anthropic.reset()
+            emulation.wait_idle(USER)
+            runs = [e["name"] for e in emulation.executions() if e["name"] not in before_runs]
+            transitions = sum(
+                1 for name in runs for e in emulation.history(name) if e["type"].endswith("StateEntered")
+            )
+            invocations = meter.invocations[before_calls:]
+            if kind == VOICE:
+                loaded = next(call for call in invocations if call.function == "LoadContextFunction")
+                loaded.waited, loaded.voice_notes = TRANSCRIBE_WAIT_SECONDS, 1
+            return invocations, transitions, api_requests
+
+        rows = []
+        added = [0]  # task ids are counted per user: the newest task's id
+        for kind in PROMPTS:
+            samples = []
+            for run in range(WARMUP + RUNS):
+                if kind == "approval":  # a task to delete
+                    play_setup(emulation, anthropic)
+                    added[0] += 1
+                elif kind in ("one tool round", JOB):
+                    added[0] += 1
+                invocations, transitions, api_requests = play(kind)
+                if run >= WARMUP:
+                    samples.append((invocations, transitions, api_requests))
+            rows.append((kind, samples))
     print(f"Lambda on {architecture} (the template's default), ${meter.gb_second * 1e6:.2f} per million GB-s")
     print_report(meter, rows, reference)
     if "--detail" in sys.argv:

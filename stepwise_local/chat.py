@@ -456,12 +456,19 @@ def send(emulation: Emulation, terminal: Terminal, text: str, user_id: int, log_
         if resumed := resumed_turn(emulation, button["callback_data"]):
             wait_for_turn(emulation, terminal, resumed, log_path)
         return
-    update = updates.text_message(user_id, text)
+    post_and_wait(emulation, terminal, updates.text_message(user_id, text), "message", log_path)
+
+
+def post_and_wait(
+    emulation: Emulation, terminal: Terminal, update: dict[str, Any], what: str, log_path: Path
+) -> None:
+    """Post the update and wait for the turn that takes it to end."""
     emulation.post_update(update)
+    chat_id = update["message"]["chat"]["id"]
     try:
-        name = emulation.wait_until_taken(user_id, update["update_id"], TURN_TIMEOUT_SECONDS)
+        name = emulation.wait_until_taken(chat_id, update["update_id"], TURN_TIMEOUT_SECONDS)
     except TimeoutError:
-        terminal.say(f"(no turn took the message after {TURN_TIMEOUT_SECONDS:.0f}s: see {log_path})")
+        terminal.say(f"(no turn took the {what} after {TURN_TIMEOUT_SECONDS:.0f}s: see {log_path})")
         return
     wait_for_turn(emulation, terminal, name, log_path)
 
@@ -490,13 +497,7 @@ def voice_note(
         user_id, file_id=file_id, duration=audio_seconds(data), file_size=len(data), mime_type="audio/ogg"
     )
     terminal.say(f"(sending {path.name} as a voice note, {len(data):,} bytes)")
-    emulation.post_update(update)
-    try:
-        name = emulation.wait_until_taken(user_id, update["update_id"], TURN_TIMEOUT_SECONDS)
-    except TimeoutError:
-        terminal.say(f"(no turn took the voice note after {TURN_TIMEOUT_SECONDS:.0f}s: see {log_path})")
-        return
-    wait_for_turn(emulation, terminal, name, log_path)
+    post_and_wait(emulation, terminal, update, "voice note", log_path)
 
 
 def audio_seconds(data: bytes) -> int:

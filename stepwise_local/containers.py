@@ -61,9 +61,3 @@ class Containers:
         """Every container gone, as after a long quiet spell."""
         with self._lock:
             self._containers.clear()
-
-    def count(self, function: str) -> int:
-        """How many containers of the function are alive (idle or busy)."""
-        now = self._clock()
-        with self._lock:
-            return sum(1 for c in self._containers.get(function, []) if now - c.last_used <= self._idle)

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import io
 import json
 import traceback
 from typing import Any
 
 import pytest
 import requests
-from requests.adapters import BaseAdapter
+from support import scripted_http
+from support.scripted_http import Answer
 
 from stepwise.voice.models import Transcriber, TranscriptionRejected, TranscriptionTransient
 from stepwise.voice.openai_stt import OpenAICompatibleTranscriber
@@ -18,37 +18,10 @@ from stepwise_local.fake_speech import FormField, parse_multipart
 KEY = "sk-unit-test-SECRET-key-0123456789"
 BASE_URL = "https://stt.example.test/v1/"
 AUDIO = b"OggS\x00\x02" + bytes(range(256)) * 4
-Answer = tuple[int, Any] | tuple[int, Any, dict[str, str]] | Exception
 
 
-class ScriptedAdapter(BaseAdapter):
-    """Answers requests from a script: (status, body[, headers]) or an exception to raise."""
-
-    def __init__(self, answers: list[Answer]) -> None:
-        super().__init__()
-        self.answers = list(answers)
-        self.requests: list[requests.PreparedRequest] = []
-        self.timeouts: list[Any] = []
-
-    def send(self, request: requests.PreparedRequest, *args: Any, **kwargs: Any) -> requests.Response:
-        self.requests.append(request)
-        self.timeouts.append(kwargs.get("timeout"))
-        answer = self.answers.pop(0)
-        if isinstance(answer, Exception):
-            raise answer
-        status, body, *rest = answer
-        response = requests.Response()
-        response.status_code = status
-        raw = body if isinstance(body, bytes) else json.dumps(body).encode()
-        response.raw = io.BytesIO(raw)
-        response.headers["Content-Type"] = "application/json"
-        response.headers.update(rest[0] if rest else {})
-        response.url = request.url or ""
-        response.request = request
-        return response
-
-    def close(self) -> None:
-        pass
+class ScriptedAdapter(scripted_http.ScriptedAdapter):
+    """The scripted adapter, reading the multipart fields a request sent."""
 
     def fields(self, index: int = -1) -> dict[str, FormField]:
         request = self.requests[index]

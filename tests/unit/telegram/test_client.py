@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import io
-import json
 import traceback
 from typing import Any
 
 import pytest
 import requests
-from requests.adapters import BaseAdapter
+from support.scripted_http import Answer, ScriptedAdapter
 from urllib3.exceptions import MaxRetryError, NewConnectionError, ProtocolError
 
 from stepwise.telegram.client import BotApiClient, TelegramClient, is_idempotent
@@ -24,38 +22,6 @@ from stepwise.telegram.models import InlineKeyboardButton, InlineKeyboardMarkup
 from stepwise_local.in_memory.telegram import InMemoryTelegram
 
 TOKEN = "123456:AAH-secret_token-value"
-Answer = tuple[int, Any] | Exception
-
-
-class ScriptedAdapter(BaseAdapter):
-    """Answers requests from a script: (status, JSON body) pairs or exceptions to raise."""
-
-    def __init__(self, answers: list[Answer]) -> None:
-        super().__init__()
-        self.answers = list(answers)
-        self.requests: list[requests.PreparedRequest] = []
-        self.timeouts: list[Any] = []
-
-    def send(self, request: requests.PreparedRequest, *args: Any, **kwargs: Any) -> requests.Response:
-        self.requests.append(request)
-        self.timeouts.append(kwargs.get("timeout"))
-        answer = self.answers.pop(0)
-        if isinstance(answer, Exception):
-            raise answer
-        status, body = answer
-        response = requests.Response()
-        response.status_code = status
-        response.raw = io.BytesIO(body if isinstance(body, bytes) else json.dumps(body).encode())
-        response.headers["Content-Type"] = "application/json"
-        response.url = request.url or ""
-        response.request = request
-        return response
-
-    def close(self) -> None:
-        pass
-
-    def bodies(self) -> list[dict[str, Any]]:
-        return [json.loads(request.body or b"{}") for request in self.requests]
 
 
 def make_client(answers: list[Answer], **kwargs: Any) -> tuple[BotApiClient, ScriptedAdapter, list[float]]:

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from stepwise.media.formats import megabytes, model_format
 from stepwise.media.models import Attachment, AttachmentKind
+from stepwise.media.render import LABELS
 
 if TYPE_CHECKING:
     from stepwise.telegram.models import Message, PhotoSize, TelegramFile
@@ -20,11 +21,6 @@ NOT_HEARD: dict[AttachmentKind, str] = {
     "voice": "I can't listen to voice notes here — could you type it instead?",
     "audio": "I can't listen to audio files here — could you tell me in words what you need?",
     "video_note": "I can't listen to video messages here — could you type it instead?",
-}
-AUDIO_LABELS: dict[AttachmentKind, str] = {
-    "voice": "voice note",
-    "audio": "audio file",
-    "video_note": "video message",
 }
 # Files the model cannot take, in the order a message is checked (a GIF comes with a document too).
 NOT_YET: dict[AttachmentKind, str] = {
@@ -68,7 +64,7 @@ def audio_attachment(kind: AttachmentKind, note: TelegramFile, limits: MediaLimi
     the update: nothing is downloaded then)."""
     if not limits.voice_on:
         return _attachment(kind, note, refusal=NOT_HEARD[kind])
-    label = AUDIO_LABELS[kind]
+    label = LABELS[kind]
     if note.duration is not None and note.duration > limits.voice_max_seconds:
         notice = (
             f"That {label} is {clock_length(note.duration)} long; I transcribe up to "

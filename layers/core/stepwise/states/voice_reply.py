@@ -14,9 +14,7 @@ from typing import TYPE_CHECKING
 from aws_lambda_powertools import Logger
 
 from stepwise.telegram.errors import TelegramDeliveryUncertainError, TelegramError, TelegramTransientError
-from stepwise.usage.meter import count_totals
-from stepwise.usage.models import UsageTotals
-from stepwise.usage.prices import cost_budget_tokens, price_for, speech_nano_usd
+from stepwise.usage.meter import count_totals, speech_usage
 from stepwise.voice.models import VoiceError
 from stepwise.voice.speakable import speakable_text
 
@@ -76,10 +74,5 @@ def _count(meta: TurnMeta, engine: str, characters: int, services: TurnServices)
     """Add the speech to the user's day, once per turn."""
     if services.usage is None:
         return
-    cost = speech_nano_usd(engine, characters)
-    used = UsageTotals(
-        spoken_characters=characters,
-        cost_nano_usd=cost,
-        voice_tokens=cost_budget_tokens(price_for(services.model_name), cost),
-    )
+    used = speech_usage(services.model_name, engine, characters)
     count_totals(services.usage, meta.user_id, f"{meta.turn_id}#speech", used, services.clock())

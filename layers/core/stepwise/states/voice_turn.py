@@ -21,9 +21,7 @@ from aws_lambda_powertools import Logger
 from stepwise.media.models import Heard
 from stepwise.telegram.errors import TelegramError, TelegramTransientError
 from stepwise.usage.budget import is_over_budget
-from stepwise.usage.meter import count_totals
-from stepwise.usage.models import UsageTotals
-from stepwise.usage.prices import cost_budget_tokens, price_for, transcription_nano_usd
+from stepwise.usage.meter import count_totals, transcription_usage
 from stepwise.voice.models import TranscriptionRejected, TranscriptionTransient, VoiceError
 
 if TYPE_CHECKING:
@@ -145,12 +143,8 @@ def _count(waiting: QueuedMessage, voice: VoiceSetup, seconds: float, services: 
     """Add the transcription to the user's day, once per note (its message id is the key)."""
     if services.usage is None:
         return
-    cost = transcription_nano_usd(voice.transcriber_name, seconds, voice.openai_usd_per_minute)
-    used = UsageTotals(
-        voice_notes=1,
-        voice_seconds=int(-(-seconds // 1)),
-        cost_nano_usd=cost,
-        voice_tokens=cost_budget_tokens(price_for(services.model_name), cost),
+    used = transcription_usage(
+        services.model_name, voice.transcriber_name, seconds, voice.openai_usd_per_minute
     )
     count_totals(services.usage, waiting.user_id, f"voice#{waiting.id}", used, services.clock())
 

@@ -7,10 +7,18 @@ from typing import TYPE_CHECKING
 from aws_lambda_powertools import Logger
 
 from stepwise.usage.models import UsageTotals, day_key
-from stepwise.usage.prices import cost_nano_usd, price_for, search_budget_tokens
+from stepwise.usage.prices import (
+    cost_budget_tokens,
+    cost_nano_usd,
+    price_for,
+    search_budget_tokens,
+    speech_nano_usd,
+    transcription_nano_usd,
+)
 
 if TYPE_CHECKING:
     from datetime import datetime
+    from decimal import Decimal
 
     from stepwise.model.types import Usage
     from stepwise.usage.store import UsageStore
@@ -39,6 +47,30 @@ def call_usage(model: str, usage: Usage) -> UsageTotals:
         web_searches=usage.web_search_requests,
         web_search_tokens=search_budget_tokens(price, usage.web_search_requests),
         unpriced_models=frozenset() if price.known else frozenset({model}),
+    )
+
+
+def transcription_usage(
+    model: str, transcriber: str, seconds: float, openai_usd_per_minute: Decimal
+) -> UsageTotals:
+    """One voice note's counters: its length, rounded up, and its price, counted against the daily budget as
+    the input tokens it buys at the model's price."""
+    cost = transcription_nano_usd(transcriber, seconds, openai_usd_per_minute)
+    return UsageTotals(
+        voice_notes=1,
+        voice_seconds=int(-(-seconds // 1)),
+        cost_nano_usd=cost,
+        voice_tokens=cost_budget_tokens(price_for(model), cost),
+    )
+
+
+def speech_usage(model: str, engine: str, characters: int) -> UsageTotals:
+    """One spoken answer's counters: its characters and their price (the daily budget as above)."""
+    cost = speech_nano_usd(engine, characters)
+    return UsageTotals(
+        spoken_characters=characters,
+        cost_nano_usd=cost,
+        voice_tokens=cost_budget_tokens(price_for(model), cost),
     )
 
 
