@@ -14,12 +14,15 @@ Modelled: 8 ms per AWS request and 50 ms per Telegram request (as benchmarks/tur
 (the same warm or cold: it adds nothing), and the order the states run in (the ASL's, for each kind).
 
 Two ways to run a cold turn are compared: no warm-ups (every state pays its init and setup when it is reached,
-one after the other) and warm-ups (the webhook starts CallModel's and FinishTurn's containers, and RunTools'
-for a tool-like message, when it has started the turn; each then initializes while the earlier states work).
-A warm-up helps only if its container is ready when the real call arrives; otherwise the call starts a
-container of its own and pays the whole init (Lambda starts a new one when all are busy, initializing
-included). The window CallModel has is LoadContext's init, setup and handler; two windows are printed: with
-LoadContext's modelled request time ("I/O") and without it ("CPU only", the cautious one).
+one after the other) and warm-ups (the webhook, new after the quiet spell, starts CallModel's and FinishTurn's
+containers, and RunTools' for a tool-like message, as soon as it has its settings, the update and a Lambda
+client, before it builds the inbox and takes the chat's lease; each then initializes while the webhook and
+LoadContext work). A warm-up helps only if its container is ready when the real call arrives; otherwise the
+call starts a container of its own and pays the whole init (Lambda starts a new one when all are busy,
+initializing included). The window CallModel has is the rest of the webhook's setup and its handler, then
+LoadContext's init, setup and handler; two windows are printed: with their modelled request time ("I/O") and
+without it ("CPU only", the cautious one). The warm-up's own trip (an async Invoke) is not modelled, nor Step
+Functions' time to invoke each state.
 
 Run: make bench (or BUILD_DIR=.aws-sam/bench .venv/bin/python benchmarks/cold_path.py)
 """
@@ -36,6 +39,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "layers" / "core"), str(ROOT), str(ROOT / "benchmarks")]
 
+from cold_start import LAMBDA_CREDENTIALS  # noqa: E402
 from turn_cost import (  # noqa: E402
     AWS_REQUEST_SECONDS,
     TELEGRAM_SECONDS,
@@ -64,6 +68,7 @@ INPUTS = {
 # The settings a first call needs without a request: secrets given directly, names of the deployed tools.
 ENV = {
     "AWS_DEFAULT_REGION": "us-east-1",
+    **LAMBDA_CREDENTIALS,
     "POWERTOOLS_SERVICE_NAME": "stepwise",
     "TELEGRAM_BOT_TOKEN": "1:bench",
     "TELEGRAM_WEBHOOK_SECRET": "bench",
@@ -72,6 +77,10 @@ ENV = {
     "STATE_MACHINE_ARN": "arn:aws:states:us-east-1:123456789012:stateMachine:bench-turn",
     "REMINDER_TARGET_ARN": "arn:aws:lambda:us-east-1:123456789012:function:bench",
     "VECTOR_BUCKET_NAME": "bench",
+    # the webhook's warm-up targets (the template sets them)
+    "CALL_MODEL_FUNCTION": "bench-call-model",
+    "FINISH_TURN_FUNCTION": "bench-finish-turn",
+    "RUN_TOOLS_FUNCTION": "bench-run-tools",
 }
 SNIPPET = """
 import sys, time, importlib.util
@@ -83,13 +92,18 @@ if mode != "boto3":
 else:
     import boto3
 middle = time.perf_counter()
+after = middle
 if mode == "WebhookFunction":
     from stepwise.events import HttpRequest
     from stepwise.runtime import get_runtime
     from stepwise.telegram.models import Update
-    get_runtime().webhook_services
+    runtime = get_runtime()
+    runtime.webhook_services
     HttpRequest.model_validate({"headers": {}, "body": "{}"})
     Update.model_validate({"update_id": 1})
+    runtime.warmups.invoke.client()  # the warm-ups leave once the Lambda client exists
+    after = time.perf_counter()
+    runtime.sequencer  # the admission's inbox and starter: built after the warm-ups of a quiet stack left
 elif mode != "boto3":
     from stepwise.runtime import get_runtime
     from stepwise.states import contracts
@@ -97,10 +111,11 @@ elif mode != "boto3":
     services = runtime.turn_services
     getattr(contracts, sys.argv[3]).model_rebuild()
     # What each state's first call builds on a plain turn besides: the inbox and its lease, the Bot API
-    # client, memory's clients (recall), the model's client, the tools' catalog.
+    # client (not LoadContext's: the webhook's answer showed "typing…"), memory's clients (recall), the
+    # model's client, the tools' catalog.
     if mode in ("LoadContextFunction", "FinishTurnFunction"):
         services.sequencer()
-    if mode != "RunToolsFunction":
+    if mode not in ("RunToolsFunction", "LoadContextFunction"):
         services.telegram()
     if mode == "LoadContextFunction":
         runtime.memory
@@ -114,13 +129,14 @@ elif mode != "boto3":
                 getattr(model, first_use)()
     if mode == "RunToolsFunction":
         services.tools.parse("add_task", {"title": "milk"})
-print(f"{middle - start:.5f} {time.perf_counter() - middle:.5f}")
+end = time.perf_counter()
+print(f"{middle - start:.5f} {end - middle:.5f} {end - after:.5f}")
 """
 
 
-def fresh(mode: str) -> tuple[float, float]:
-    """(init seconds, first-call setup seconds) of one function in a fresh interpreter (`boto3`: the
-    baseline)."""
+def fresh(mode: str) -> tuple[float, float, float]:
+    """(init seconds, first-call setup seconds, the part of the setup after the warm-ups leave: the webhook's
+    only) of one function in a fresh interpreter (`boto3`: the baseline)."""
     function_dir = BUILD / mode
     paths = [str(BUILD / "CoreLayer" / "python")] + ([str(function_dir)] if mode != "boto3" else [])
     env = {
@@ -139,20 +155,25 @@ def fresh(mode: str) -> tuple[float, float]:
         INPUTS.get(mode, ""),
     ]
     out = subprocess.run(args, env={**env, **ENV}, capture_output=True, text=True, check=True)  # noqa: S603
-    init, setup = out.stdout.split()
-    return float(init), float(setup)
+    init, setup, after = out.stdout.split()
+    return float(init), float(setup), float(after)
 
 
-def cold_parts(functions: list[str]) -> tuple[dict[str, tuple[float, float]], float]:
-    """Median (init, setup) seconds per function and the median `import boto3`, alternated run by run."""
-    samples: dict[str, list[tuple[float, float]]] = defaultdict(list)
+def cold_parts(functions: list[str]) -> tuple[dict[str, tuple[float, float, float]], float]:
+    """Median (init, setup, setup after the warm-ups leave) seconds per function and the median `import
+    boto3`, alternated run by run."""
+    samples: dict[str, list[tuple[float, float, float]]] = defaultdict(list)
     baseline: list[float] = []
     for _ in range(RUNS):
         for function in functions:
             baseline.append(fresh("boto3")[0])
             samples[function].append(fresh(function))
     parts = {
-        f: (statistics.median(s[0] for s in runs), statistics.median(s[1] for s in runs))
+        f: (
+            statistics.median(s[0] for s in runs),
+            statistics.median(s[1] for s in runs),
+            statistics.median(s[2] for s in runs),
+        )
         for f, runs in samples.items()
     }
     return parts, statistics.median(baseline)
@@ -195,27 +216,30 @@ def warm_turns() -> dict[str, list[list[Invocation]]]:
 
 
 def added(
-    calls: list[tuple[str, float]], parts: dict[str, tuple[float, float]], warmed: set[str]
+    calls: list[tuple[str, float]], parts: dict[str, tuple[float, float, float]], warmed: set[str]
 ) -> tuple[float, float]:
     """(seconds added before the first draft, before the reply) by cold containers along `calls` (each state
     as it ran, with its warm handler time; the webhook first). Without warm-ups each function's first call
     pays init + setup; with them a warmed function pays nothing if its container was ready when the call came,
-    else its whole init + setup (the call starts a container of its own). The warm-ups are sent when the
-    webhook has started the turn, when LoadContext starts too."""
+    else its whole init + setup (the call starts a container of its own). The warm-ups leave from the
+    webhook once it has its settings, the update and its Lambda client, before it builds the inbox and takes
+    the chat's lease (every container was gone: the webhook's own was new)."""
     draft = reply = 0.0
     seen: set[str] = set()
-    clock = 0.0  # since the warm-ups were sent: the turn's own progress (its cold parts and handlers)
+    clock = 0.0  # since the warm-ups left: the turn's own progress (its cold parts and handlers)
     drafted = False
     for position, (function, handler) in enumerate(calls):
         cost = 0.0
         if function not in seen:
             seen.add(function)
-            init, setup = parts[function]
+            init, setup, after = parts[function]
             ready = function in warmed and clock >= init + setup
             cost = 0.0 if ready else init + setup
+            if position == 0:  # the webhook: only what follows the warm-ups' departure is in their window
+                clock += after + handler
         elif function == "WebhookFunction":
             clock += HUMAN_SECONDS  # a second webhook call is the user's press on Approve
-        if position > 0:  # the warm-ups leave with the webhook's answer: its own time is before them
+        if position > 0:
             clock += cost + handler + (MODEL_SECONDS if function == "CallModelFunction" else 0.0)
         reply += cost
         if not drafted:
@@ -235,7 +259,7 @@ def main() -> None:
     )
     print(f"{'function':<26}{'init':>8}{'setup':>8}{'cold':>8}   (units of import boto3; measured)")
     for function in functions:
-        init, setup = parts[function]
+        init, setup, _ = parts[function]
         print(
             f"{function:<26}{init / boto3_seconds:>7.2f}x{setup / boto3_seconds:>7.2f}x"
             f"{(init + setup) / boto3_seconds:>7.2f}x"

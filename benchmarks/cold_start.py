@@ -55,6 +55,13 @@ VOICE_OWNERS = {
     "voice-openai": "LoadContextFunction",
     "voice-polly": "FinishTurnFunction",
 }
+# Lambda gives every function its role's credentials as environment variables: the SDK's credential chain
+# stops at the first provider it tries (without them it would search files and the instance metadata).
+LAMBDA_CREDENTIALS = {
+    "AWS_ACCESS_KEY_ID": "ASIABENCH",
+    "AWS_SECRET_ACCESS_KEY": "bench",
+    "AWS_SESSION_TOKEN": "bench",
+}
 # What the first tool call's catalog needs to offer every tool: a schedule target and a vector bucket (names
 # only; nothing is called).
 TOOL_SETTINGS = {
@@ -118,6 +125,7 @@ def run(function_dir: Path | None, mode: str) -> tuple[float, float, int, bool, 
         "PYTHONPATH": os.pathsep.join(paths),
         "PYTHONDONTWRITEBYTECODE": "1",  # Lambda's code directory is read-only
         "AWS_DEFAULT_REGION": "us-east-1",
+        **LAMBDA_CREDENTIALS,
         "POWERTOOLS_SERVICE_NAME": "stepwise",
         **(TOOL_SETTINGS if mode == "tools" else {}),
     }

@@ -18,6 +18,7 @@ import threading
 import time
 import traceback
 import types
+import urllib.request
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
@@ -446,6 +447,10 @@ class Emulation:
         )
         warmup = isinstance(event, dict) and event.get(WARMUP_KEY) is True
         container, cold = self.containers.take(logical_id)
+        if cold and logical_id == self.webhook_function:
+            from stepwise.warmup import forget_container  # the layer is on sys.path once the emulation runs
+
+            forget_container()  # a new container remembers no request (a module's state, in Lambda)
         record = Invocation(logical_id, event, cold=cold, warmup=warmup)
         self.invocations.append(record)
         if warmup:  # answered before any of the function's logic: no environment, no lock (it runs at once)
@@ -628,7 +633,31 @@ class Emulation:
             headers["x-telegram-bot-api-secret-token"] = secret or self.config.webhook_secret
         body = update if isinstance(update, str) else json.dumps(update)
         result: dict[str, Any] = self.invoke(self.webhook_function, http_api_event(body, headers))
+        self._run_answer_method(result)
         return result
+
+    def _run_answer_method(self, answer: dict[str, Any]) -> None:
+        """Do what Telegram does with a webhook answer that names a Bot API method: call it, on its own time
+        (a thread: the sender of the update does not wait for it), and tell nobody how it went (the Bot API's
+        "Making requests when getting updates")."""
+        try:
+            call = json.loads(answer.get("body") or "")
+        except ValueError:
+            return
+        if isinstance(call, dict) and isinstance(call.get("method"), str):
+            threading.Thread(target=self._call_bot_api, args=(call,), daemon=True).start()
+
+    def _call_bot_api(self, call: dict[str, Any]) -> None:
+        method = call.pop("method")
+        url = f"{self.config.telegram_base_url}/bot{self.config.bot_token}/{method}"
+        request = urllib.request.Request(  # noqa: S310 (the configured Bot API's URL)
+            url, json.dumps(call).encode(), {"content-type": "application/json"}, method="POST"
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=5):  # noqa: S310
+                pass
+        except OSError:
+            pass  # Telegram reports nothing about such a call either
 
     # ------------------------------------------------------------------ observing executions
     def execution_arn(self, name: str) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from aws_lambda_powertools import Logger
@@ -10,7 +11,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from stepwise.events import HttpRequest, parsed
 from stepwise.runtime import get_runtime
-from stepwise.webhook import SECRET_HEADER, handle_update
+from stepwise.webhook import ACTION_HEADER, SECRET_HEADER, WebhookOutcome, handle_update
 
 logger = Logger()
 
@@ -32,8 +33,15 @@ def handler(event: HttpRequest, context: LambdaContext) -> dict[str, Any]:
     logger.info("webhook handled", extra={"action": outcome.action, "status": outcome.status})
     if outcome.action == "invalid":  # answered 200 so Telegram drops it; counted so that it is seen
         count_invalid_update()
-    return {
-        "statusCode": outcome.status,
-        "headers": {"content-type": "application/json"},
-        "body": outcome.model_dump_json(include={"action", "detail"}),
-    }
+    return http_answer(outcome)
+
+
+def http_answer(outcome: WebhookOutcome) -> dict[str, Any]:
+    """The HTTP answer: what the webhook did (its action, also in a header), or, when the message should show
+    "typing…", that Bot API call for Telegram to make (Telegram reads a `method` in a webhook's answer)."""
+    headers = {"content-type": "application/json", ACTION_HEADER: outcome.action}
+    if outcome.typing and outcome.chat_id is not None:
+        body = json.dumps({"method": "sendChatAction", "chat_id": outcome.chat_id, "action": "typing"})
+    else:
+        body = outcome.model_dump_json(include={"action", "detail"})
+    return {"statusCode": outcome.status, "headers": headers, "body": body}

@@ -55,7 +55,7 @@ def test_the_webhook_handler_answers_each_event_as_expected(emulation: Emulation
     event = json.loads(path.read_text())
     response = emulation.invoke(emulation.webhook_function, event)
     assert response["statusCode"] == 200
-    assert json.loads(response["body"])["action"] == EXPECTED[path.stem]
+    assert response["headers"]["x-stepwise-action"] == EXPECTED[path.stem]
     update = Update.model_validate_json(event["body"])
     if update.message is not None:  # the next event may be for the same chat: let this turn end first
         emulation.wait_idle(update.message.chat.id)

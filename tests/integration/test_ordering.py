@@ -3,6 +3,7 @@ chat, and a turn whose execution dies frees its chat and still gets its messages
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from support.stack import Stack
@@ -63,7 +64,9 @@ def test_a_message_sent_while_a_turn_runs_waits_for_it_and_is_answered_after_it(
     stack.emulation.post_update(first)
     stack.emulation.wait_until_taken(user, first["update_id"])
     second = updates.text_message(user, "second")
-    assert stack.emulation.post_update(second)["body"] == '{"action":"queued","detail":""}'
+    answer = stack.emulation.post_update(second)
+    assert answer["headers"]["x-stepwise-action"] == "queued"
+    assert json.loads(answer["body"]) == {"method": "sendChatAction", "chat_id": user, "action": "typing"}
     stack.emulation.wait_idle(user)
     assert stack.replies(user) == ["too late", "second answer"]
     assert user_texts(stack.anthropic.requests[1]) == ["first", "second"]

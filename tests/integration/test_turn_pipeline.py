@@ -4,7 +4,8 @@ servers speaking real HTTP on 127.0.0.1."""
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+import time
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -299,3 +300,52 @@ def test_an_update_with_numbers_out_of_telegrams_ranges_is_dropped_with_200_and_
     assert '"InvalidUpdates"' in capsys.readouterr().out, "counted in a metric (EMF on stdout)"
     assert len(stack.emulation.executions()) == before
     assert stack.stored(user) == []
+
+
+def typing_shown(stack: Stack, chat_id: int, expected: int) -> int:
+    """The chat's "typing…" actions, once `expected` have arrived (Telegram runs the webhook answer's method
+    on its own time: the emulation does it in a thread) or after two seconds."""
+    deadline = time.monotonic() + 2.0
+    while True:
+        shown = [c for c in stack.telegram.calls("sendChatAction") if c["params"]["chat_id"] == chat_id]
+        if len(shown) >= expected or time.monotonic() > deadline:
+            return len(shown)
+        time.sleep(0.01)
+
+
+def test_typing_shows_once_from_the_webhook_answer_and_not_for_a_command(stack: Stack) -> None:
+    # Given a user and a model that answers
+    user = stack.new_user()
+    stack.anthropic.script(text("Hi."))
+    # When they say hello, the webhook's answer is the Bot API call Telegram makes for it
+    update = updates.text_message(user, "hello")
+    answer = stack.emulation.post_update(update)
+    assert answer["headers"]["x-stepwise-action"] == "started"
+    assert json.loads(answer["body"]) == {"method": "sendChatAction", "chat_id": user, "action": "typing"}
+    stack.emulation.wait_for_update(user, update["update_id"])
+    stack.emulation.wait_idle(user)
+    # Then "typing…" was shown once: LoadContext did not send it again a moment later
+    assert typing_shown(stack, user, 1) == 1
+    # And a command shows none (its answer is immediate)
+    command = updates.text_message(user, "/help")
+    assert json.loads(stack.emulation.post_update(command)["body"])["action"] == "started"
+    stack.emulation.wait_for_update(user, command["update_id"])
+    assert typing_shown(stack, user, 2) == 1
+
+
+def test_a_message_that_waited_shows_typing_again_when_its_turn_starts(stack: Stack) -> None:
+    # Given a slow first answer, and a second message that arrives while it runs
+    user = stack.new_user()
+    stack.anthropic.script(hang(0.5), text("second answer"))
+    stack.emulation.config.env["ANTHROPIC_TIMEOUT_SECONDS"] = "5"
+    first = updates.text_message(user, "first")
+    stack.emulation.post_update(first)
+    stack.emulation.wait_until_taken(user, first["update_id"])
+    second = updates.text_message(user, "second")
+    stack.emulation.post_update(second)  # queued: its "typing…" shows now, while the first turn works
+    # When the second message's turn starts long after it arrived (the clock moves on by ten seconds)
+    stack.emulation.advance_clock(timedelta(seconds=10))
+    stack.emulation.wait_for_update(user, second["update_id"])
+    stack.emulation.wait_idle(user)
+    # Then its turn shows "typing…" again: two from the webhook's answers, one from the second LoadContext
+    assert typing_shown(stack, user, 3) == 3

@@ -8,6 +8,7 @@ import pytest
 from support.turn_fakes import ScriptedModel, conversation_texts, text_response, turn_start
 
 from stepwise.history.models import StoredMessage
+from stepwise.ids import iso_utc
 from stepwise.model.errors import ModelTransientError
 from stepwise.states.call_model import EMPTY_ANSWER, REFUSAL_ANSWER, call_model
 from stepwise.states.contracts import CallModelInput, FinishTurnInput, FinishTurnOutput, LoadContextInput
@@ -46,9 +47,23 @@ def test_the_user_message_is_stored_once_even_when_load_context_runs_twice(servi
     assert [m.content for m in services.messages.recent(7, 20)] == ["hello"]
 
 
-def test_load_context_shows_typing(services: TurnServices, telegram: InMemoryTelegram) -> None:
-    load_context(turn_start(services, "hello"), services)
+def test_load_context_shows_typing_for_a_message_that_waited(
+    services: TurnServices, telegram: InMemoryTelegram
+) -> None:
+    load_context(turn_start(services, "hello"), services)  # received half an hour before the clock's now
     assert telegram.calls_of("send_chat_action") == [{"chat_id": 7, "action": "typing"}]
+
+
+def test_load_context_does_not_repeat_the_typing_the_webhook_showed_a_moment_ago(
+    services: TurnServices, telegram: InMemoryTelegram
+) -> None:
+    # Given a message the webhook received just now (its answer asked Telegram for "typing…")
+    just_now = iso_utc(services.clock())
+    # When its turn loads the context a second later
+    route = load_context(turn_start(services, "hello", created_at=just_now), services).route
+    # Then the turn goes to the model without a second chat action
+    assert route == "model"
+    assert telegram.calls_of("send_chat_action") == []
 
 
 def test_a_failing_typing_indicator_does_not_fail_the_turn(

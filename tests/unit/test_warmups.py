@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -16,6 +17,7 @@ from stepwise.warmup import (
     Warmups,
     WarmupTargets,
     answers_warmups,
+    forget_container,
     is_warmup,
 )
 
@@ -131,3 +133,14 @@ def test_the_lambda_warmer_invokes_asynchronously_with_one_client() -> None:
     assert len(made) == 1
     assert [c["InvocationType"] for c in made[0].calls] == ["Event", "Event"]
     assert made[0].calls[0]["FunctionName"] == "CallModel"
+
+
+def test_the_container_was_quiet_when_new_or_after_the_setting() -> None:
+    forget_container()
+    quiet = warmups(quiet_seconds=300)
+    noon = datetime(2026, 11, 25, 12, 0, tzinfo=UTC)
+    assert quiet.container_was_quiet(noon)  # a new container: the stack was quiet
+    assert not quiet.container_was_quiet(noon + timedelta(seconds=299))  # a request a moment ago
+    assert quiet.container_was_quiet(noon + timedelta(seconds=599))  # 300 s since the last one
+    forget_container()
+    assert not warmups(quiet_seconds=0).container_was_quiet(noon)  # warm-ups off

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import time
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -10,6 +12,7 @@ from support.turn_fakes import RecordingStarter
 
 from stepwise.approvals.lifecycle import PressServices
 from stepwise.inbox.sequencer import Sequencer
+from stepwise.warmup import Warmups, WarmupTargets, forget_container
 from stepwise.webhook import WebhookServices, handle_update, secret_matches
 from stepwise_local import updates
 from stepwise_local.in_memory.approvals import InMemoryApprovalStore
@@ -67,10 +70,11 @@ def services(
     resumer: RecordingResumer,
 ) -> WebhookServices:
     presses = PressServices(approvals=approvals, telegram=lambda: telegram, resumer=resumer)
+    sequencer = Sequencer(inbox=inbox, starter=starter, approval_timeout_seconds=120)
     return WebhookServices(
         secret=SECRET,
         allowed_users=frozenset({42, 43}),
-        sequencer=Sequencer(inbox=inbox, starter=starter, approval_timeout_seconds=120),
+        sequencer=lambda: sequencer,
         presses=lambda: presses,
     )
 
@@ -120,11 +124,11 @@ def test_a_retried_delivery_of_a_waiting_message_restarts_a_start_that_never_hap
         def start(self, name: str, payload: dict[str, Any]) -> bool:
             raise ConnectionError("Step Functions unreachable")
 
-    services.sequencer.starter = DiesOnce()
+    services.sequencer().starter = DiesOnce()
     with pytest.raises(ConnectionError):
         post(services, update)
     # When Telegram retries the update (it got no 200)
-    services.sequencer.starter = starter
+    services.sequencer().starter = starter
     outcome = post(services, update)
     # Then the turn that holds the lease is started, once
     assert outcome.action == "queued"
@@ -138,10 +142,10 @@ def test_the_same_update_twice_starts_one_turn(services: WebhookServices, starte
     assert post(services, update).action == "started"
     second = post(services, update)  # still waiting: not a new message, and its turn exists
     assert (second.status, second.action) == (200, "queued")
-    services.sequencer.take_batch(42, "chat42-turn1-update555")
+    services.sequencer().take_batch(42, "chat42-turn1-update555")
     third = post(services, update)  # being answered
     assert (third.status, third.action) == (200, "duplicate")
-    services.sequencer.end_turn(42, "chat42-turn1-update555", "answered")
+    services.sequencer().end_turn(42, "chat42-turn1-update555", "answered")
     fourth = post(services, update)  # answered
     assert (fourth.status, fourth.action) == (200, "duplicate")
     assert len(starter.started) == 1
@@ -273,7 +277,7 @@ def test_the_largest_values_telegram_may_send_start_a_turn_with_a_valid_executio
     assert len(name) <= 80 and name == f"chat-{2**53 - 1}-turn1-update{2**53 - 1}"
     assert (payload["turn"]["chat_id"], payload["turn"]["user_id"]) == (-(2**53 - 1), 2**53 - 1)
     assert payload["turn"]["update_id"] == 2**53 - 1
-    assert services.sequencer.inbox.pending(-(2**53 - 1))[0].telegram_message_id == 2**31 - 1
+    assert services.sequencer().inbox.pending(-(2**53 - 1))[0].telegram_message_id == 2**31 - 1
 
 
 @pytest.mark.parametrize(
@@ -345,3 +349,69 @@ def test_a_message_with_neither_text_nor_a_file_starts_nothing(
     update["message"]["location"] = {"latitude": 1.0, "longitude": 2.0}
     assert post(services, update).action == "ignored"
     assert starter.started == {}
+
+
+class OrderedStarter(RecordingStarter):
+    """A RecordingStarter that writes its starts into a shared log of events."""
+
+    def __init__(self, events: list[str]) -> None:
+        super().__init__()
+        self.events = events
+        self.expect_warmups = 0  # wait (up to a second) for this many warm-ups already on their way
+
+    def start(self, name: str, payload: dict[str, Any]) -> bool:
+        deadline = time.monotonic() + 1.0
+        while sum(e.startswith("warm") for e in self.events) < self.expect_warmups:
+            if time.monotonic() > deadline:
+                break
+            time.sleep(0.001)
+        self.events.append("turn started")
+        return super().start(name, payload)
+
+
+def warmed_webhook(events: list[str], clock: list[datetime]) -> WebhookServices:
+    """Webhook services whose warm-ups and turn starts are logged in order, on a clock the test moves."""
+    targets = WarmupTargets("CallModel", "FinishTurn", "RunTools")
+    sequencer = Sequencer(inbox=InMemoryChatInbox(), starter=OrderedStarter(events), clock=lambda: clock[0])
+    return WebhookServices(
+        secret=SECRET,
+        allowed_users=frozenset({42}),
+        sequencer=lambda: sequencer,
+        presses=lambda: pytest.fail("no press here"),
+        clock=lambda: clock[0],
+        warmups=Warmups(targets, lambda function: events.append(f"warm {function}"), quiet_seconds=300),
+    )
+
+
+def test_after_a_quiet_spell_of_the_whole_stack_warm_ups_leave_before_the_turn_starts() -> None:
+    # Given a webhook container that is new (the stack was quiet)
+    forget_container()
+    events: list[str] = []
+    services = warmed_webhook(events, [datetime(2026, 11, 25, 22, 0, tzinfo=UTC)])
+    # (warm-ups run in worker threads: the start waits for two already sent, if they were, before it)
+    services.sequencer().starter.expect_warmups = 2  # type: ignore[attr-defined]
+    # When a message arrives
+    assert post(services, updates.text_message(42, "hello", update_id=900)).action == "started"
+    # Then CallModel's and FinishTurn's warm-ups were invoked before the turn was started
+    assert set(events[:2]) == {"warm CallModel", "warm FinishTurn"} and events[2:] == ["turn started"]
+
+
+def test_a_quiet_chat_on_a_busy_stack_is_warmed_once_its_turn_has_started() -> None:
+    # Given a webhook that answered another chat a minute ago
+    forget_container()
+    events: list[str] = []
+    clock = [datetime(2026, 11, 25, 22, 0, tzinfo=UTC)]
+    services = warmed_webhook(events, clock)
+    services.allowed_users = frozenset({42, 43})
+    post(services, updates.text_message(43, "hi", update_id=901))
+    events.clear()
+    clock[0] += timedelta(minutes=1)
+    # When a chat that never spoke sends a message
+    post(services, updates.text_message(42, "hello", update_id=902))
+    # Then its turn started first, and the warm-ups followed (its chat was quiet, the stack was not)
+    assert events[0] == "turn started" and set(events[1:]) == {"warm CallModel", "warm FinishTurn"}
+    # And a second message from a busy chat a moment later sends none
+    events.clear()
+    clock[0] += timedelta(seconds=5)
+    post(services, updates.text_message(42, "and more", update_id=903))
+    assert not any(e.startswith("warm") for e in events)

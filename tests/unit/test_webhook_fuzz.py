@@ -90,10 +90,11 @@ def build_world() -> World:
             )
         )
     inbox = InMemoryChatInbox()
+    sequencer = Sequencer(inbox=inbox, starter=starter, approval_timeout_seconds=120)
     services = WebhookServices(
         secret=SECRET,
         allowed_users=ALLOWED,
-        sequencer=Sequencer(inbox=inbox, starter=starter, approval_timeout_seconds=120),
+        sequencer=lambda: sequencer,
         presses=lambda: PressServices(approvals=approvals, telegram=lambda: telegram, resumer=resumer),
     )
     return World(services, starter, resumer, approvals, inbox, telegram)

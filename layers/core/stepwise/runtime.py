@@ -11,6 +11,7 @@ import boto3
 
 from stepwise import ids
 from stepwise.config import Settings, get_settings
+from stepwise.lazy_client import LazyClient
 
 # Adapters are imported where they are built: a function loads only the ones its state uses (cold starts).
 if TYPE_CHECKING:
@@ -166,7 +167,7 @@ class Runtime:
 
     @cached_property
     def _stepfunctions(self) -> Any:
-        return boto3.client("stepfunctions")
+        return LazyClient("stepfunctions")  # most holders of a sequencer never start a turn
 
     @cached_property
     def jobs(self) -> DynamoJobStore | None:
@@ -228,7 +229,7 @@ class Runtime:
 
         s = self.settings
         return EventBridgeSchedules(
-            boto3.client("scheduler"),
+            LazyClient("scheduler"),  # CallModel offers the reminder tools; only RunTools calls them
             s.schedule_group_name,
             target_arn=s.reminder_target_arn or "",
             role_arn=s.scheduler_role_arn or "",
@@ -278,10 +279,9 @@ class Runtime:
         from stepwise.memory.vector_index import S3VectorsIndex
 
         return MemoryService(
-            BedrockTitanEmbedder(
-                boto3.client("bedrock-runtime"), s.embedding_model_id, s.embedding_dimensions
-            ),
-            S3VectorsIndex(boto3.client("s3vectors"), s.vector_bucket_name, s.vector_index_name),
+            # made on the first recall or memory tool call: CallModel offers memory's tools, never calls them
+            BedrockTitanEmbedder(LazyClient("bedrock-runtime"), s.embedding_model_id, s.embedding_dimensions),
+            S3VectorsIndex(LazyClient("s3vectors"), s.vector_bucket_name, s.vector_index_name),
         )
 
     @property
@@ -583,7 +583,7 @@ class Runtime:
         return WebhookServices(
             secret=secrets.telegram_webhook_secret(s),
             allowed_users=s.allowed_users,
-            sequencer=self.sequencer,
+            sequencer=lambda: self.sequencer,
             presses=lambda: self._press_services,
             clock=clock,
             media_limits=self.media_limits,

@@ -9,17 +9,21 @@ at once without touching anything (`answers_warmups`). A warm-up helps only when
 the real call arrives, since an invocation that finds every container busy (one still initializing included)
 starts another: FinishTurn and RunTools have the model's time to get ready, CallModel only LoadContext's.
 
+When the webhook's own container had no request for that long too (or is new), the stack as a whole was
+quiet: the warm-ups then leave before the webhook takes the chat's lease and starts the turn, so their inits
+also overlap the webhook's own first requests (`Warmups.container_was_quiet`). Otherwise they leave once the
+turn has started, if its chat was quiet.
+
 The webhook waits for the invocations' 202 answers at most `WARMUP_TIMEOUT_SECONDS` (they run
-concurrently, after the turn was started); a warm-up that fails or is slow is logged once and changes
-nothing. Warm-ups reach the functions only through Lambda's Invoke API, which only the webhook's role may
-call on them.
+concurrently, while it works); a warm-up that fails or is slow is logged once and changes nothing. Warm-ups
+reach the functions only through Lambda's Invoke API, which only the webhook's role may call on them.
 """
 
 from __future__ import annotations
 
 import functools
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger
@@ -27,6 +31,7 @@ from aws_lambda_powertools import Logger
 if TYPE_CHECKING:
     import re
     from collections.abc import Callable, Sequence
+    from datetime import datetime
 
 logger = Logger(child=True)
 
@@ -105,32 +110,69 @@ class Warmups:
                 wanted.append(self.targets.run_tools)
         return wanted
 
+    def container_was_quiet(self, now: datetime) -> bool:
+        """Note a webhook request at `now`; True when this container had none for `quiet_seconds` before it
+        (or none at all: it is new), so the stack was most likely quiet and its containers are gone."""
+        global _container_last_request
+        last, _container_last_request = _container_last_request, now
+        return self.quiet_seconds > 0 and (last is None or (now - last).total_seconds() >= self.quiet_seconds)
+
+    def begin(self, functions: Sequence[str]) -> InFlight:
+        """Invoke each function, concurrently, in worker threads; `InFlight.finish` waits for them."""
+        flight = InFlight(list(functions), self.timeout_seconds)
+        for function in flight.functions:
+            thread = threading.Thread(target=flight.warm, args=(self.invoke, function), daemon=True)
+            flight.threads.append(thread)
+            thread.start()
+        return flight
+
     def send(self, functions: Sequence[str]) -> None:
         """Invoke each function concurrently and wait for their answers at most `timeout_seconds`; failures
         and time-outs are logged in one line, never raised."""
-        if not functions:
+        self.begin(functions).finish()
+
+
+# The last webhook request this container saw (the module is loaded once per container).
+_container_last_request: datetime | None = None
+
+
+def forget_container() -> None:
+    """As if the webhook's container were new (the local emulation, when it models a fresh one)."""
+    global _container_last_request
+    _container_last_request = None
+
+
+@dataclass
+class InFlight:
+    """Warm-ups on their way: their threads, and what failed."""
+
+    functions: list[str]
+    timeout_seconds: float
+    threads: list[threading.Thread] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def warm(self, invoke: Callable[[str], None], function: str) -> None:
+        """One warm-up (in its worker thread)."""
+        try:
+            invoke(function)
+        except Exception as error:  # a warm-up is best effort: nothing depends on it
+            with self._lock:
+                self.failures.append(f"{_short_name(function)}: {type(error).__name__}")
+
+    def finish(self) -> None:
+        """Wait for the answers, at most `timeout_seconds` in all from now; log failures and time-outs in one
+        line, never raise."""
+        if not self.functions:
             return
-        failures: list[str] = []
-        lock = threading.Lock()
-
-        def warm(function: str) -> None:
-            try:
-                self.invoke(function)
-            except Exception as error:  # a warm-up is best effort: nothing depends on it
-                with lock:
-                    failures.append(f"{_short_name(function)}: {type(error).__name__}")
-
-        threads = [threading.Thread(target=warm, args=(f,), daemon=True) for f in functions]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
+        for thread in self.threads:
             thread.join(self.timeout_seconds)
-        late = [_short_name(f) for f, t in zip(functions, threads, strict=True) if t.is_alive()]
-        logger.debug("warm-ups started", extra={"functions": [_short_name(f) for f in functions]})
-        if failures or late:
+        late = [_short_name(f) for f, t in zip(self.functions, self.threads, strict=True) if t.is_alive()]
+        logger.debug("warm-ups started", extra={"functions": [_short_name(f) for f in self.functions]})
+        if self.failures or late:
             logger.warning(
                 "warm-ups failed or were slow; the turn goes on without them",
-                extra={"failed": failures, "not_answered_in_time": late},
+                extra={"failed": list(self.failures), "not_answered_in_time": late},
             )
 
 
@@ -156,12 +198,15 @@ class LambdaWarmer:
         self._client: Any = None
         self._lock = threading.Lock()
 
-    def __call__(self, function: str) -> None:
+    def client(self) -> Any:
+        """The Lambda client, made now if this is its first use."""
         with self._lock:
             if self._client is None:
                 self._client = self._factory()
-            client = self._client
-        client.invoke(FunctionName=function, InvocationType="Event", Payload=WARMUP_PAYLOAD)
+            return self._client
+
+    def __call__(self, function: str) -> None:
+        self.client().invoke(FunctionName=function, InvocationType="Event", Payload=WARMUP_PAYLOAD)
 
 
 WARMUP_PAYLOAD = b'{"stepwise_warmup": true}'  # WARMUP_EVENT as JSON

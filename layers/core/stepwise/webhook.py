@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from stepwise.approvals.models import PressAction
 from stepwise.ids import iso_utc, new_id, utc_now
+from stepwise.inbox.arrival_typing import typing_on_arrival
 from stepwise.inbox.models import QueuedMessage
 from stepwise.media.intake import MediaLimits, attachment_of
 from stepwise.telegram.commands import is_command
@@ -35,6 +36,7 @@ Action = (
 # The update types the webhook acts on; `make webhook` asks Telegram for exactly these.
 HANDLED_UPDATES = ("message", "callback_query")
 SECRET_HEADER = "x-telegram-bot-api-secret-token"  # noqa: S105 (a header name)
+ACTION_HEADER = "x-stepwise-action"  # what the webhook did, in every answer (its body may be a Bot API call)
 
 
 class WebhookOutcome(BaseModel):
@@ -47,6 +49,7 @@ class WebhookOutcome(BaseModel):
     detail: str = ""
     update_id: int | None = None
     chat_id: int | None = None
+    typing: bool = False  # the answer asks Telegram for "typing…" (stepwise.inbox.arrival_typing)
 
 
 @dataclass
@@ -55,7 +58,7 @@ class WebhookServices:
 
     secret: str
     allowed_users: frozenset[int]
-    sequencer: Sequencer
+    sequencer: Callable[[], Sequencer]  # built after the warm-ups of a quiet stack have left
     presses: Callable[[], PressServices]  # built for a button press only (its code is not loaded otherwise)
     clock: Callable[[], datetime] = utc_now
     new_id: Callable[[], str] = new_id
@@ -111,15 +114,22 @@ def handle_update(secret_header: str | None, body: str | None, services: Webhook
         received_at=iso_utc(services.clock()),
         telegram_message_id=message.message_id,
     )
-    admission = services.sequencer.admission(queued)
-    if admission.action == "duplicate":
-        logger.info("duplicate update", extra=ids)
-        return WebhookOutcome(status=200, action="duplicate", detail="update already handled", **ids)
-    logger.info("message admitted", extra={"admitted": admission.action, **ids})
-    if admission.action == "started" and services.warmups is not None:  # the turn runs already
-        warmups = services.warmups
-        warmups.send(warmups.wanted(admission.idle_seconds, queued.text, is_command(queued.text)))
-    return WebhookOutcome(status=200, action=admission.action, **ids)
+    warmups, command = services.warmups, is_command(queued.text)
+    early = None  # after a quiet spell of the whole stack, the warm-ups leave before the admission's requests
+    if warmups is not None and warmups.container_was_quiet(services.clock()):
+        early = warmups.begin(warmups.wanted(None, queued.text, command))
+    try:
+        admission = services.sequencer().admission(queued)
+        if admission.action == "duplicate":
+            logger.info("duplicate update", extra=ids)
+            return WebhookOutcome(status=200, action="duplicate", detail="update already handled", **ids)
+        logger.info("message admitted", extra={"admitted": admission.action, **ids})
+        if admission.action == "started" and warmups is not None and early is None:  # the turn runs already
+            warmups.send(warmups.wanted(admission.idle_seconds, queued.text, command))
+    finally:
+        if early is not None:
+            early.finish()
+    return WebhookOutcome(status=200, action=admission.action, typing=typing_on_arrival(queued), **ids)
 
 
 def invalid_reason(error: ValidationError, shown: int = 3) -> str:

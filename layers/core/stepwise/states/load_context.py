@@ -10,6 +10,7 @@ from aws_lambda_powertools import Logger
 
 from stepwise.history.models import StoredMessage
 from stepwise.ids import iso_utc
+from stepwise.inbox.arrival_typing import typing_still_shown
 from stepwise.media.notices import media_notices
 from stepwise.memory.keys import summary_key
 from stepwise.prompt.caching import (
@@ -120,8 +121,8 @@ def load_context(start: LoadContextInput, services: TurnServices) -> Next:
     )
     services.turns.put_meta(meta)
     kind, next_ = decide_turn(meta, services)
-    if next_.route == "model":
-        show_typing(services, turn.chat_id)
+    if next_.route == "model" and not typing_still_shown(batch, services.clock()):
+        show_typing(services, turn.chat_id)  # the webhook's answer showed it on arrival, if it is recent
     logger.info(
         "context loaded",
         extra={
