@@ -208,7 +208,7 @@ def test_duplicate_tool_names_are_refused() -> None:
 
 def test_tasks_may_have_a_due_time_that_lists_show(tasks: InMemoryTaskRepository) -> None:
     assert call(tasks, "add_task", {"title": "pay rent", "due": "2026-12-01T09:00"}) == (
-        "Added task #1: pay rent",
+        "Added task #1: pay rent (due 2026-12-01 09:00)",
         False,
     )
     assert call(tasks, "list_tasks", {}) == ("1 task:\n#1 [ ] pay rent (due 2026-12-01 09:00)", False)

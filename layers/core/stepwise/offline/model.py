@@ -39,8 +39,9 @@ TIME = re.compile(
     r"\b(what time|what's the time|what is the time|what day|what's the date|today's date)\b", re.IGNORECASE
 )
 COMMANDS = (
-    "*add* buy milk · *remind me to* call mom · *list* (or: what's on my list) · *show task* 2 · "
-    "*rename* 2 to new title · *done* 3 · *delete* 3 · *remember* that … · *what do you remember* · "
+    "*add* buy milk (tomorrow, by friday, 2026-12-03…) · *remind me to* call mom · "
+    "*list* (or: what's on my list) · *show task* 2 · *rename* 2 to new title · *done* 3 · *delete* 3 · "
+    "*remember* that … · *what do you remember* · "
     "*forget* fact-… · *remind me* at 5pm to call mom · *remind me* in 20 minutes to … · "
     "*every* friday at 17:00 ask me how my week went · *reminders* · *cancel reminder* 2 · "
     "*snooze* 10 minutes · */timezone* Europe/Lisbon · *in the background:* add buy milk"
@@ -95,7 +96,7 @@ class OfflineModel:
             return None
         available = {tool["name"] for tool in request.tools}
         reminder = reminder_intent(text, clock, last_reminder(request.messages))
-        for calls in (job_intent(text), reminder, task_intent(text)):
+        for calls in (job_intent(text), reminder, task_intent(text, clock)):
             if calls and all(name in available for name, _ in calls):
                 return calls
         return None

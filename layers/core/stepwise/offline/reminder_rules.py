@@ -16,6 +16,7 @@ from stepwise.offline.calls import MAX_IDS
 from stepwise.offline.reminder_times import (
     DURATION,
     SEPARATOR,
+    day_first,
     duration_minutes,
     names_a_time,
     schedule_end,
@@ -203,7 +204,7 @@ def _with_schedule(before: str, text: str, after: str, clock: UserClock, checkin
     phrase = " ".join(p for p in (before, after) if p)
     if not phrase or not text:
         return []
-    when = schedule_input(phrase, clock.now, dayfirst=not clock.zone.startswith(("America/", "US/")))
+    when = schedule_input(phrase, clock.now, dayfirst=day_first(clock.zone))
     if when is None:
         return []
     args: dict[str, Any] = {"text": text, "checkin": checkin, **when}

@@ -96,7 +96,7 @@ _PARTS = {
     ),
     "relative": rf"in\s+(?:about\s+|around\s+|roughly\s+)?{DURATION}|{DURATION}\s+from\s+now",
     "date": (
-        r"(?:the\s+)?day\s+after\s+tomorrow|today|tonight|tomorrow|tmrw|tmr"
+        r"(?:the\s+)?day\s+after\s+tomorrow|today|tonight|tomorrow|tmrw|tmr|next\s+week"
         rf"|(?:on\s+)?(?:next|this|coming)\s+{_ANY_DAY}|(?:on\s+)?{_FULL_DAY}|on\s+{_ANY_DAY}"
         r"|(?:on\s+)?\d{4}-\d{1,2}-\d{1,2}"
         r"|(?:on\s+)?\d{1,2}[/.]\d{1,2}(?:[/.]\d{2,4})?"
@@ -178,6 +178,20 @@ def duration_minutes(text: str) -> int:
 def names_a_time(phrase: str) -> bool:
     """True when a schedule phrase names a time of day ("at 9", "5pm", "in the evening")."""
     return any(match.lastgroup in ("time", "period", "every_period") for match in _part().finditer(phrase))
+
+
+def names_a_date(phrase: str) -> bool:
+    """True when a schedule phrase names a day ("tomorrow", "on friday", "the 3rd", "in 2 days"), not only a
+    time of day, a delay of minutes or hours, or a repeat."""
+    for match in _part().finditer(phrase):
+        if match.lastgroup == "date" or (match.lastgroup == "relative" and _duration(match.group(0))[1]):
+            return True
+    return False
+
+
+def day_first(zone: str) -> bool:
+    """Whether 3/4 is the 3rd of April for a user in `zone`: in every zone but America/… and US/…."""
+    return not zone.startswith(("America/", "US/"))
 
 
 def _read_part(when: _When, name: str, text: str, now: datetime, dayfirst: bool) -> bool:
@@ -342,6 +356,8 @@ def _date(text: str, now: datetime, dayfirst: bool) -> tuple[date, str] | None:
         return today + timedelta(days=fixed[text]), "fixed"
     if text.endswith("day after tomorrow"):
         return today + timedelta(days=2), "fixed"
+    if re.fullmatch(r"next\s+week", text):  # its Monday
+        return today + timedelta(days=7 - today.weekday()), "fixed"
     weekday = re.fullmatch(rf"(?:(?:next|this|coming)\s+)?({_ANY_DAY})", text)
     if weekday:
         ahead = (DAYS.index(weekday.group(1)[:3]) - today.weekday()) % 7

@@ -95,6 +95,8 @@ _REFS = (
 )
 _LIST_WORDS = r"(?:list|tasks|todos|to-?dos|to do list|to-?do list|todo list|task list|checklist|agenda)"
 _LIST = rf"(?:(?:my|the|our)\s+(?:(?:shopping|grocery|groceries|task|todo|to-?do|to do)\s+)?{_LIST_WORDS})"
+# "… on my shopping list", at the end of a text
+ENDS_WITH_LIST = re.compile(rf"\s{_LIST}$", re.I)
 _POLITE_START = re.compile(
     r"^(?:(?:hey|hi|ok|okay|so|oh|and|also|alright|right|um|yes|yeah|stepwise)\b[\s,!]*)*"
     r"(?:(?:please|pls|kindly|can you|could you|would you|will you|can u|would you mind|just|quickly"
@@ -104,9 +106,8 @@ _POLITE_START = re.compile(
 _POLITE_END = re.compile(
     r"(?:[\s,]+(?:please|pls|thanks|thank you|thx|for me|now|right now|too|as well))+$", re.I
 )
-_QUOTED = re.compile(
-    r"^[\"'\u201c\u201d\u2018\u2019\u00ab\u00bb](?P<inner>.+)[\"'\u201c\u201d\u2018\u2019\u00ab\u00bb]$"
-)
+QUOTES = "\"'\u201c\u201d\u2018\u2019\u00ab\u00bb"
+_QUOTED = re.compile(rf"^[{QUOTES}](?P<inner>.+)[{QUOTES}]$")
 # "I have to go", "I need to say…": conversation, not tasks.
 _NOT_TASKS = re.compile(
     r"^(?:say|admit|confess|agree|know|understand|ask you|tell you|think|wonder|be honest|go|go now|run|leave"
@@ -157,6 +158,11 @@ def clean(text: str) -> str:
     return cleaned.rstrip("?!.,: ")
 
 
+def is_task_title(title: str) -> bool:
+    """False for the words after "I have to" that are conversation, not a task ("go", "say …", "it")."""
+    return _NOT_TASKS.match(title) is None
+
+
 def title_of(raw: str) -> str:
     """A task title from the words of a command: without quotes, a trailing period, or a leading article
     that the title does not need ("a" in "add a call to the bank" stays)."""
@@ -178,14 +184,14 @@ def _add_items(match: re.Match[str]) -> list[ToolCall]:
     if "," not in raw:
         return _add(match)
     items = [title_of(item) for item in re.split(r"\s*,\s*(?:and\s+)?|\s+and\s+", raw) if item.strip()]
-    if len(items) > MAX_IDS or any(_NOT_TASKS.match(item) for item in items):
+    if len(items) > MAX_IDS or not all(is_task_title(item) for item in items):
         return []
     return [("add_task", {"title": item}) for item in items]
 
 
 def _add(match: re.Match[str]) -> list[ToolCall]:
     title = title_of(match.group("title"))
-    if not title or _NOT_TASKS.match(title):
+    if not title or not is_task_title(title):
         return []
     return [("add_task", {"title": title})]
 
@@ -238,8 +244,8 @@ _DELETE_VERB = (
 )
 _OFF_LIST = rf"(?:\s+(?:off|from|out of)\s+{_LIST})"
 _STATUS_WORD = (
-    r"(?P<status>pending|open|outstanding|remaining|unfinished|incomplete|undone|current|active|done|completed"
-    r"|finished|closed|checked off|ticked off)"
+    r"(?P<status>pending|open|outstanding|remaining|left|unfinished|incomplete|undone|current|active|done"
+    r"|completed|finished|closed|checked off|ticked off)"
 )
 
 RULES: list[tuple[str, Callable[[re.Match[str]], list[ToolCall]]]] = [
@@ -302,10 +308,12 @@ RULES: list[tuple[str, Callable[[re.Match[str]], list[ToolCall]]]] = [
         rf"^(?P<ids>{_REFS})\s+(?:can go|can be deleted|is not needed|isn'?t needed|is no longer needed)$",
         _delete,
     ),
-    # renaming: "change 2 to oat milk", "change the title of task 2 to …"
+    # renaming: "change 2 to oat milk", "change the title of task 2 to …", "change 3's title to …", "rename
+    # task 2 from buy milk to buy oat milk"
     (
         r"^(?:rename|change|update|edit|retitle|reword|correct|fix)\s+(?:the\s+(?:title|name|text)\s+of\s+)?"
-        rf"(?P<id>{_REF})\s*(?::|\s(?:to|as|into|so it says|to say))\s*(?P<title>.+)$",
+        rf"(?P<id>{_REF})(?:'s\s+(?:title|name|text))?(?:\s+from\s+.+?)?"
+        r"\s*(?::|\s(?:to say|so it says|to|as|into)\s*:?)\s*(?P<title>.+)$",
         _rename,
     ),
     # showing one: "show me number 2", "tell me about task 2", "details of the 2nd"
@@ -342,9 +350,14 @@ RULES: list[tuple[str, Callable[[re.Match[str]], list[ToolCall]]]] = [
         _list,
     ),
     (
-        r"^what\s+(?:do|should|must|shall)\s+i\s+(?:still\s+)?(?:have\s+to\s+|need\s+to\s+|got\s+to\s+)?"
-        r"do(?:\s+(?:today|now|next|still|this week))?$",
+        r"^what\s+(?:do|should|must|shall)\s+i\s+(?:have\s+to\s+|need\s+to\s+|got\s+to\s+)?"
+        r"do(?:\s+(?:today|now|next|this week))?$",
         _list,
+    ),
+    (  # "still": what is left
+        r"^what\s+(?:do|should|must|shall)\s+i\s+(?:still\s+(?:have\s+to\s+|need\s+to\s+|got\s+to\s+)?do"
+        r"|(?:have\s+to\s+|need\s+to\s+|got\s+to\s+)?do\s+still)(?:\s+(?:today|now|this week))?$",
+        _pending,
     ),
     (
         r"^what\s+(?:have|'ve)\s+i\s+(?:got|still got)\s+to\s+do(?:\s+(?:today|now))?$",
@@ -385,6 +398,13 @@ RULES: list[tuple[str, Callable[[re.Match[str]], list[ToolCall]]]] = [
         r"^(?:what'?s|what is|whats)\s+(?:already\s+)?(?:been\s+)?(?:done|finished|completed)(?:\s+so far)?$",
         _completed,
     ),
+    # not done: "what have I not finished", "what's not done yet"
+    (
+        r"^what\s+(?:have|'ve|did)\s+i\s+not\s+(?:done|finished|completed|got done|ticked off|checked off)"
+        r"(?:\s+(?:yet|so far|today))?$",
+        _pending,
+    ),
+    (r"^(?:what'?s|what is|whats)\s+not\s+(?:yet\s+)?(?:done|finished|completed)(?:\s+yet)?$", _pending),
 ]
 _COMPILED = [(re.compile(pattern, re.I), build) for pattern, build in RULES]
 

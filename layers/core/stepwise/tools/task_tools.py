@@ -133,7 +133,8 @@ def _existing(tasks: TaskRepository, context: ToolContext, task_id: int) -> Task
 
 
 def _added(task: Task) -> str:
-    return f"Added task #{task.task_id}: {task.title}"
+    due = f" (due {task.due.replace('T', ' ')})" if task.due else ""
+    return f"Added task #{task.task_id}: {task.title}{due}"
 
 
 def _updated(task: Task) -> str:
