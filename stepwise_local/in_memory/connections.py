@@ -15,10 +15,19 @@ class InMemoryConnectionStore:
 
     def create(self, connection: Connection) -> None:
         key = (connection.user_id, connection.name)
-        earlier = self.connections.get(key)
-        if earlier is not None and earlier.created_by_turn != connection.created_by_turn:
+        active = self.connections.get(key)
+        if active is not None and active.pending:
+            active = None  # a pending one (never delivered) is made again
+        if active is not None and active.created_by_turn != connection.created_by_turn:
             raise NameTaken(connection.name)
         self.connections[key] = connection.model_copy()
+
+    def activate(self, user_id: int, name: str, turn_id: str, token_hash: str) -> bool:
+        connection = self.connections.get((user_id, name))
+        if connection is None or connection.created_by_turn != turn_id:
+            return False
+        connection.token_hash = token_hash
+        return True
 
     def find(self, token_hash: str) -> Connection | None:
         return next((c for c in self.connections.values() if c.token_hash == token_hash), None)
@@ -26,8 +35,12 @@ class InMemoryConnectionStore:
     def list(self, user_id: int) -> list[Connection]:
         return sorted((c for (u, _), c in self.connections.items() if u == user_id), key=lambda c: c.name)
 
-    def revoke(self, user_id: int, name: str) -> bool:
-        return self.connections.pop((user_id, name), None) is not None
+    def revoke(self, user_id: int, name: str, made_by: str | None = None) -> bool:
+        connection = self.connections.get((user_id, name))
+        if connection is None or made_by not in (None, connection.created_by_turn):
+            return False
+        del self.connections[(user_id, name)]
+        return True
 
     def count_request(self, token_hash: str, window: int, limit: int) -> bool:
         count = self.counts.get((token_hash, window), 0)

@@ -44,6 +44,10 @@ class InMemoryTurnStore:
     def mark_sent(self, turn_id: str, sent_chunks: int) -> None:
         self.replies[turn_id].sent_chunks = sent_chunks
 
+    def settle_token(self, turn_id: str, revoked: bool) -> None:
+        reply = self.replies[turn_id]
+        reply.token_seed, reply.token_revoked = None, revoked
+
     def mark_voice_sent(self, turn_id: str) -> None:
         self.replies[turn_id].voice_sent = True
 

@@ -29,7 +29,7 @@ from stepwise.reminders.models import Reminder
 from stepwise.tasks.dynamodb import DynamoTaskRepository
 from stepwise.tasks.models import Task
 from stepwise.turn_records.dynamodb import DynamoTurnStore
-from stepwise.turn_records.models import ModelStep, Reply, TurnMeta
+from stepwise.turn_records.models import ModelStep, NewToken, Reply, TurnMeta
 from stepwise_local.in_memory.approvals import InMemoryApprovalStore
 from stepwise_local.in_memory.audit import InMemoryAuditLog
 from stepwise_local.in_memory.chats import InMemoryChatStore
@@ -229,6 +229,19 @@ def test_turn_records(kind: str, dynamodb: Any) -> None:
     store.mark_sent(turn, 1)
     kept = store.put_reply(turn, Reply(text="two", source="model", message_id="r2", created_at="c"))
     assert (kept.text, kept.sent_chunks) == ("one", 1), "a reply being delivered is never replaced"
+    # a reply with a new token: its seed, until it is settled
+    shown, new = f"turn-{next(_chat_ids)}", NewToken(user_id=1, connection="laptop")
+    reply = Reply(text="t", source="command", message_id="r", created_at="c", new_token=new, token_seed="5e")
+    store.put_reply(shown, reply)
+    pending = store.get_reply(shown)
+    assert pending is not None and (pending.new_token, pending.token_seed, pending.token_revoked) == (
+        new,
+        "5e",
+        False,
+    )
+    store.settle_token(shown, revoked=True)
+    settled = store.get_reply(shown)
+    assert settled is not None and (settled.token_seed, settled.token_revoked) == (None, True)
     with pytest.raises(KeyError):
         store.get_meta("missing")
     with pytest.raises(KeyError):
@@ -420,12 +433,12 @@ def test_reminders(kind: str, dynamodb: Any) -> None:
     assert store.allocate_id(user) == 4, "the profile and records leave the counter alone"
 
 
-def _connection(user: int, name: str, token: str, turn: str) -> Connection:
+def _connection(user: int, name: str, token: str | None, turn: str) -> Connection:
     return Connection(
         user_id=user,
         chat_id=user,
         name=name,
-        token_hash=token_hash(token),
+        token_hash=token_hash(token) if token is not None else None,
         created_at="2026-11-25T10:00:00.000Z",
         created_by_turn=turn,
     )
@@ -458,6 +471,36 @@ def test_connections(kind: str, dynamodb: Any) -> None:
     digest = token_hash("swp_four")
     assert [store.count_request(digest, 100, 2) for _ in range(3)] == [True, True, False]
     assert store.count_request(digest, 101, 2)
+
+
+@pytest.mark.parametrize("kind", ADAPTERS)
+def test_a_pending_connection_gets_its_token_when_it_is_sent(kind: str, dynamodb: Any) -> None:
+    store = make(
+        kind, dynamodb, InMemoryConnectionStore, lambda d: DynamoConnectionStore(d.Table("ConnectionsTable"))
+    )
+    user = next(_chat_ids)
+    store.create(_connection(user, "laptop", None, "turn-1"))  # /connect laptop: no token yet
+    (pending,) = store.list(user)
+    assert pending.pending and store.find(token_hash("swp_one")) is None
+    assert not store.activate(user, "laptop", "turn-2", token_hash("swp_one")), "only its own turn's"
+    assert store.activate(user, "laptop", "turn-1", token_hash("swp_one"))
+    assert store.activate(user, "laptop", "turn-1", token_hash("swp_one")), "a retried send: no change"
+    found = store.find(token_hash("swp_one"))
+    assert found is not None and not found.pending and found.name == "laptop"
+    assert store.activate(user, "laptop", "turn-1", token_hash("swp_two"))  # made again: replaces it
+    assert store.find(token_hash("swp_one")) is None and store.find(token_hash("swp_two")) is not None
+    with pytest.raises(NameTaken):  # active now: another turn may not take the name
+        store.create(_connection(user, "laptop", None, "turn-2"))
+    # a pending one whose turn ended without sending it is made again by another turn
+    store.create(_connection(user, "phone", None, "turn-3"))
+    store.create(_connection(user, "phone", None, "turn-4"))
+    assert {c.name: c.created_by_turn for c in store.list(user)} == {"laptop": "turn-1", "phone": "turn-4"}
+    assert not store.revoke(user, "phone", made_by="turn-3") and store.revoke(user, "phone", made_by="turn-4")
+    assert not store.revoke(user, "laptop", made_by="turn-9"), "only the connection its own turn made"
+    assert store.find(token_hash("swp_two")) is not None
+    assert store.revoke(user, "laptop", made_by="turn-1") and store.find(token_hash("swp_two")) is None
+    assert store.list(user) == []
+    assert not store.activate(user, "laptop", "turn-1", token_hash("swp_three")), "revoked: never again"
 
 
 def job_store(kind: str, dynamodb: Any) -> Any:

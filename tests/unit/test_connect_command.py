@@ -1,26 +1,35 @@
-"""/connect on in-memory ports: tokens made, listed and revoked; the token shown once and never kept in the
-history; a retried LoadContext shows a token that works; group chats refused."""
+"""/connect on in-memory ports: tokens made, listed and revoked; the token made only as FinishTurn sends it,
+shown once and kept nowhere (no record holds it, or the seed it is made from once it is delivered); retried
+states show one token that works; an answer that never reaches the chat revokes its token; group chats
+refused."""
 
 from __future__ import annotations
 
 import dataclasses
 import re
+from typing import Any
 
 import pytest
 from support.turn_fakes import drive_turn, turn_start
 
+from stepwise.connections.minting import TOKEN_SLOT, token_from_seed, token_key
 from stepwise.connections.models import MAX_CONNECTIONS, token_hash
 from stepwise.inbox.models import QueuedMessage
-from stepwise.states.contracts import LoadContextInput
+from stepwise.states.contracts import FinishTurnInput, LoadContextInput
+from stepwise.states.finish_turn import finish_turn
 from stepwise.states.load_context import load_context
 from stepwise.states.services import TurnServices
+from stepwise.telegram.errors import TelegramForbidden, TelegramTransientError
 from stepwise.turn_ref import TurnRef, TurnStart
 from stepwise_local.in_memory.connections import InMemoryConnectionStore
+from stepwise_local.in_memory.history import InMemoryMessageRepository
 from stepwise_local.in_memory.telegram import InMemoryTelegram
+from stepwise_local.in_memory.turn_records import InMemoryTurnStore
 
 URL = "https://example.execute-api.eu-west-1.amazonaws.com/mcp"
 NOW = "2026-11-22T09:00:00.000Z"
 TOKEN = re.compile(r"swp_[0-9a-f]{64}")
+KEY = token_key("123456:unit-test-bot-token")
 
 
 @pytest.fixture
@@ -30,11 +39,25 @@ def store() -> InMemoryConnectionStore:
 
 @pytest.fixture
 def with_mcp(services: TurnServices, store: InMemoryConnectionStore) -> TurnServices:
-    return dataclasses.replace(services, connections=store, mcp_url=URL)
+    return dataclasses.replace(services, connections=store, mcp_url=URL, token_key=lambda: KEY)
 
 
 def say(services: TurnServices, text: str, update_id: int, chat_id: int = 7) -> None:
     drive_turn(services, turn_start(services, text, update_id=update_id, chat_id=chat_id))
+
+
+def records(services: TurnServices, store: InMemoryConnectionStore) -> str:
+    """Everything the turn's records, the history and the connections hold, as one text."""
+    turns, messages = services.turns, services.messages
+    assert isinstance(turns, InMemoryTurnStore) and isinstance(messages, InMemoryMessageRepository)
+    kept = [*turns.metas.values(), *turns.step_records.values(), *turns.replies.values()]
+    kept += [*store.connections.values(), *messages.recent(7, 100)]
+    return "\n".join(r.model_dump_json() for r in kept)
+
+
+def shown_token(telegram: InMemoryTelegram) -> str:
+    (token,) = set(TOKEN.findall(telegram.texts(7)[-1]))
+    return token
 
 
 def test_connect_makes_a_token_shows_it_once_and_keeps_only_its_hash(
@@ -49,6 +72,10 @@ def test_connect_makes_a_token_shows_it_once_and_keeps_only_its_hash(
     assert connection.token_hash == token_hash(token) and token not in connection.model_dump_json()
     history = [m.content for m in with_mcp.messages.recent(7, 20)]
     assert history[0] == "/connect laptop" and token not in history[1] and "shown here once" in history[1]
+    # no record holds the token, and the seed it was made from is forgotten
+    reply = with_mcp.turns.get_reply("turn-1")
+    assert reply is not None and reply.token_seed is None and not reply.token_revoked
+    assert TOKEN_SLOT in reply.text and token not in records(with_mcp, store)
 
 
 def test_connect_lists_and_revokes_and_refuses_what_it_cannot_do(
@@ -104,11 +131,127 @@ def test_a_retried_load_context_before_the_reply_was_recorded_shows_a_token_that
     start = turn_start(with_mcp, "/connect laptop", update_id=1)
     load_context(LoadContextInput(turn=start.turn), with_mcp)
     first = with_mcp.turns.get_reply(start.turn.turn_id)
-    assert first is not None
+    assert first is not None and first.token_seed is not None
     del with_mcp.turns.replies[start.turn.turn_id]  # died after the step, before the reply was recorded
     load_context(LoadContextInput(turn=start.turn), with_mcp)
     second = with_mcp.turns.get_reply(start.turn.turn_id)
-    assert second is not None and second.kept_text == first.kept_text
+    assert second is not None and second.token_seed is not None and second.kept_text == first.kept_text
     (connection,) = store.list(7)
-    assert connection.token_hash == token_hash(TOKEN.findall(second.text)[0])  # the one shown now works
-    assert connection.token_hash != token_hash(TOKEN.findall(first.text)[0])  # the unseen one does not
+    assert connection.pending and not TOKEN.search(second.text)  # no token exists before it is sent
+    finish_turn(FinishTurnInput(turn=start.turn), with_mcp)
+    token = shown_token(telegram)
+    assert token == token_from_seed(KEY, second.token_seed)
+    assert store.find(token_hash(token)) is not None  # the one shown works
+    assert store.find(token_hash(token_from_seed(KEY, first.token_seed))) is None  # the unmade one does not
+
+
+def test_a_retried_finish_turn_sends_the_token_once_and_it_still_works(
+    with_mcp: TurnServices, store: InMemoryConnectionStore, telegram: InMemoryTelegram
+) -> None:
+    start = turn_start(with_mcp, "/connect laptop", update_id=1)
+    drive_turn(with_mcp, start)
+    finish_turn(FinishTurnInput(turn=start.turn), with_mcp)  # FinishTurn again (its result was lost)
+    assert len(telegram.texts(7)) == 1
+    assert store.find(token_hash(shown_token(telegram))) is not None
+
+
+class ForgetfulTurns(InMemoryTurnStore):
+    """Turn records whose next record of a sent chunk fails (DynamoDB refused it)."""
+
+    fail_marks = 1
+
+    def mark_sent(self, turn_id: str, sent_chunks: int) -> None:
+        if self.fail_marks:
+            self.fail_marks -= 1
+            raise TimeoutError("the record of the chunk failed")
+        super().mark_sent(turn_id, sent_chunks)
+
+
+def test_a_send_whose_record_failed_shows_the_same_token_again(
+    with_mcp: TurnServices, store: InMemoryConnectionStore, telegram: InMemoryTelegram
+) -> None:
+    services = dataclasses.replace(with_mcp, turns=ForgetfulTurns())
+    start = turn_start(services, "/connect laptop", update_id=1)
+    with pytest.raises(TimeoutError):
+        drive_turn(services, start)
+    reply = services.turns.get_reply("turn-1")
+    assert reply is not None and reply.token_seed is not None  # not settled: it may not have arrived
+    finish_turn(FinishTurnInput(turn=start.turn), services)  # the state machine's retry
+    first, again = (set(TOKEN.findall(text)) for text in telegram.texts(7))
+    assert first == again  # shown twice (the trade-off of docs/reliability.md), the same token
+    assert store.find(token_hash(first.pop())) is not None
+    settled = services.turns.get_reply("turn-1")
+    assert settled is not None and settled.token_seed is None
+
+
+@pytest.mark.parametrize("how", ["refused for good", "undelivered"])
+def test_an_answer_that_never_reaches_the_chat_revokes_its_token(
+    with_mcp: TurnServices, store: InMemoryConnectionStore, telegram: InMemoryTelegram, how: str
+) -> None:
+    start = turn_start(with_mcp, "/connect laptop", update_id=1)
+    load_context(LoadContextInput(turn=start.turn), with_mcp)
+    if how == "refused for good":  # the user blocked the bot
+        blocked = TelegramForbidden("sendMessage", 403, "Forbidden: bot was blocked by the user")
+        telegram.fail_next("send_message", blocked)
+        finish_turn(FinishTurnInput(turn=start.turn), with_mcp)
+    else:  # Telegram kept failing: the state's retries, then FinishTurnUndelivered
+        telegram.fail_next("send_message", TelegramTransientError("sendMessage", 502, "Bad Gateway"))
+        with pytest.raises(TelegramTransientError):
+            finish_turn(FinishTurnInput(turn=start.turn), with_mcp)
+        finish_turn(FinishTurnInput(turn=start.turn, deliver=False), with_mcp)
+    reply = with_mcp.turns.get_reply("turn-1")
+    assert reply is not None and reply.token_seed is None and reply.token_revoked
+    assert telegram.texts(7) == [] and store.list(7) == []  # no connection: no token of it works
+    kept = with_mcp.messages.recent(7, 20)[-1].content
+    assert "never reached this chat" in kept and "/connect laptop makes a new one" in kept
+    say(with_mcp, "/connect laptop", 2)  # the way forward
+    assert store.find(token_hash(shown_token(telegram))) is not None
+
+
+def test_a_connection_never_delivered_is_listed_so_and_made_again(
+    with_mcp: TurnServices, store: InMemoryConnectionStore, telegram: InMemoryTelegram
+) -> None:
+    start = turn_start(with_mcp, "/connect laptop", update_id=1)
+    load_context(LoadContextInput(turn=start.turn), with_mcp)  # the turn's execution then died for good
+    say(with_mcp, "/connect", 2)
+    assert "laptop</code> (never delivered" in telegram.texts(7)[-1]
+    say(with_mcp, "/connect laptop", 3)
+    (connection,) = store.list(7)
+    assert connection.created_by_turn == "turn-3"
+    assert connection.token_hash == token_hash(shown_token(telegram))
+
+
+def test_a_token_is_made_from_its_seed_and_a_key_and_from_nothing_less() -> None:
+    seed, other_key = "ab" * 32, token_key("654321:another-bot-token")
+    token = token_from_seed(KEY, seed)
+    assert TOKEN.fullmatch(token) and token == token_from_seed(KEY, seed)  # a retry makes the same token
+    assert token != token_from_seed(other_key, seed) and token != token_from_seed(KEY, "cd" * 32)
+    assert seed not in token and KEY.hex() not in token
+
+
+class RefusesTheSecondChunk(InMemoryTelegram):
+    """A chat that takes one message and then refuses every other for good (the user blocked the bot)."""
+
+    def send_message(self, chat_id: int, text: str, **kwargs: Any) -> int:
+        if self.sent:
+            raise TelegramForbidden("sendMessage", 403, "Forbidden: bot was blocked by the user")
+        return super().send_message(chat_id, text, **kwargs)
+
+
+def test_a_token_whose_first_chunk_arrived_stays_even_if_the_rest_is_refused(
+    with_mcp: TurnServices, store: InMemoryConnectionStore
+) -> None:
+    # Given an endpoint URL so long that the answer takes two messages (the token is in the first)
+    telegram = RefusesTheSecondChunk()
+    services = dataclasses.replace(
+        with_mcp, telegram=lambda: telegram, mcp_url="https://example.com/" + "x" * 3000 + "/mcp"
+    )
+    drive_turn(services, turn_start(services, "/connect laptop", update_id=1))
+    # Then the token that arrived works, and the history says it was shown
+    (first,) = telegram.texts(7)
+    token = TOKEN.findall(first)[0]
+    assert store.find(token_hash(token)) is not None
+    reply = services.turns.get_reply("turn-1")
+    assert reply is not None and reply.sent_chunks == 1
+    assert reply.token_seed is None and not reply.token_revoked
+    assert "shown here once" in services.messages.recent(7, 20)[-1].content

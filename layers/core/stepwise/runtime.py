@@ -211,6 +211,13 @@ class Runtime:
         table = self.settings.connections_table
         return DynamoConnectionStore(self._dynamodb.Table(table)) if table else None
 
+    def _token_key(self) -> bytes:
+        """The key FinishTurn makes new tokens with, derived from the bot token (`connections.minting`)."""
+        from stepwise import secrets
+        from stepwise.connections.minting import token_key
+
+        return token_key(secrets.telegram_bot_token(self.settings))
+
     @cached_property
     def chats(self) -> DynamoChatStore:
         from stepwise.chats.dynamodb import DynamoChatStore
@@ -399,6 +406,7 @@ class Runtime:
             daily_token_budget=s.daily_token_budget,
             connections=self.connections,
             mcp_url=s.mcp_url,
+            token_key=self._token_key,
             remote_tools=self._remote_tools_list if s.mcp_servers_parameter else None,
             jobs=self.jobs,
             job_limits=self.job_limits,

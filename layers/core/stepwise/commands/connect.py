@@ -2,8 +2,10 @@
 a bearer token) to reach Stepwise's `/mcp` endpoint as them.
 
 `/connect <name>` makes a token and shows it once with the endpoint's URL, `/connect` lists the user's
-tokens, `/connect revoke <name>` ends one. The token itself is never stored (only its hash), and the chat's
-history keeps the answer without it (`ShownOnce`): it is not sent to the model with later messages.
+tokens, `/connect revoke <name>` ends one. The token itself is never stored: the answer has a slot for it and
+a seed, and FinishTurn makes the token as it sends the answer (`stepwise.connections.minting`); only its hash
+is kept. The chat's history keeps the answer without it (`ShownOnce`): it is not sent to the model with later
+messages.
 """
 
 from __future__ import annotations
@@ -11,7 +13,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from stepwise.commands.handlers import ShownOnce
-from stepwise.connections.models import MAX_CONNECTIONS, Connection, new_token, token_hash, valid_name
+from stepwise.connections.minting import TOKEN_SLOT, new_seed
+from stepwise.connections.models import MAX_CONNECTIONS, Connection, valid_name
 from stepwise.connections.store import NameTaken
 
 if TYPE_CHECKING:
@@ -53,24 +56,23 @@ def _create(request: CommandRequest, name: str) -> str | ShownOnce:
     if not valid_name(name):
         return BAD_NAME
     existing = store.list(meta.user_id)
-    retried = any(c.name == name and c.created_by_turn == meta.turn_id for c in existing)
-    if len(existing) >= MAX_CONNECTIONS and not retried:
+    # A retried turn replaces the connection it made; a pending one (never delivered) is made again.
+    replaced = any(c.name == name and (c.created_by_turn == meta.turn_id or c.pending) for c in existing)
+    if len(existing) >= MAX_CONNECTIONS and not replaced:
         return f"You have {MAX_CONNECTIONS} tokens already; revoke one first (/connect revoke <name>)."
-    token = new_token()
     try:
         store.create(
             Connection(
                 user_id=meta.user_id,
                 chat_id=meta.chat_id,
                 name=name,
-                token_hash=token_hash(token),
                 created_at=meta.created_at,
                 created_by_turn=meta.turn_id,
             )
         )
     except NameTaken:
         return f"You have a token named “{name}” already. Pick another name, or revoke it first."
-    url = services.mcp_url
+    url, token = services.mcp_url, TOKEN_SLOT
     # Code spans and a code block: shown verbatim (no Markdown formatting) and easy to copy.
     shown = (
         f"Your token `{name}` (shown this once; I keep only a fingerprint of it):\n\n`{token}`\n\n"
@@ -80,11 +82,24 @@ def _create(request: CommandRequest, name: str) -> str | ShownOnce:
         f"End it with `/connect revoke {name}`."
     )
     kept = f"(A token named “{name}” for the MCP endpoint was made and shown here once.)"
-    return ShownOnce(text=shown, kept=kept)
+    return ShownOnce(text=shown, kept=kept, connection=name, seed=new_seed())
+
+
+def never_delivered(name: str) -> str:
+    """What the history keeps of a token's answer that never reached the chat (its connection is revoked)."""
+    return (
+        f"(A token named “{name}” for the MCP endpoint was made, but the message showing it never reached "
+        f"this chat, so it was revoked and works nowhere. /connect {name} makes a new one.)"
+    )
 
 
 def _listing(connections: list[Connection], url: str) -> str:
     if not connections:
         return f"You have no tokens. {USAGE}\nEndpoint: {url}"
-    lines = [f"- `{c.name}` (since {c.created_at[:10]})" for c in connections]
+    lines = [
+        f"- `{c.name}` (never delivered: /connect {c.name} makes it again)"
+        if c.pending
+        else f"- `{c.name}` (since {c.created_at[:10]})"
+        for c in connections
+    ]
     return f"Your MCP tokens ({len(connections)}), endpoint {url}:\n" + "\n".join(lines) + f"\n\n{USAGE}"

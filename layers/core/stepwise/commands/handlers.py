@@ -64,11 +64,15 @@ class CommandServices(Protocol):
 
 @dataclass(frozen=True)
 class ShownOnce:
-    """An answer that shows something once (a new token): `text` is sent, `kept` is what the chat's history
-    stores instead (what later model calls see)."""
+    """An answer that shows a new token once (`/connect <name>`). `text` has `TOKEN_SLOT` where the token
+    goes: the token is made only when FinishTurn sends the reply, from `seed`
+    (`stepwise.connections.minting`), and is the `connection`'s (of the turn's user) from then on. `kept` is
+    what the chat's history stores (what later model calls see)."""
 
     text: str
     kept: str
+    connection: str
+    seed: str
 
 
 @dataclass(frozen=True)

@@ -1,14 +1,15 @@
 """A connection (one named bearer token of one user) and the token's form.
 
-A token is shown to its user once, when `/connect <name>` creates it; Stepwise keeps only its SHA-256 hash.
-It acts as that user, in the private chat where it was created (approvals are asked there).
+A token is shown to its user once, in the reply to `/connect <name>`; Stepwise keeps only its SHA-256 hash.
+It is made when that reply is sent (`stepwise.connections.minting`), so a connection is first pending (no
+hash: no token exists), then active. It acts as its user, in the private chat where it was created (approvals
+are asked there).
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-import secrets
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -18,26 +19,32 @@ MAX_CONNECTIONS = 10  # per user
 
 
 class Connection(BaseModel):
-    """One named token of one user: who it acts as, where approvals go, and its hash."""
+    """One named token of one user: who it acts as, where approvals go, and its hash (None while pending)."""
 
     model_config = ConfigDict(defer_build=True)
 
     user_id: int
     chat_id: int
     name: str = Field(pattern=NAME_PATTERN.pattern)
-    token_hash: str = Field(min_length=64, max_length=64)
+    token_hash: str | None = Field(
+        default=None,
+        min_length=64,
+        max_length=64,
+        description="None: pending, its token not yet made (the reply that shows it not yet sent)",
+    )
     created_at: str
     created_by_turn: str = Field(description="the turn that made it: a retry of that turn replaces it")
 
-
-def new_token() -> str:
-    """A new secret token (256 random bits), in hex: nothing in it that Markdown or a shell could mangle."""
-    return TOKEN_PREFIX + secrets.token_hex(32)
+    @property
+    def pending(self) -> bool:
+        """Made by `/connect`, but its token not yet (FinishTurn makes it as it sends it): nothing works."""
+        return self.token_hash is None
 
 
 def token_hash(token: str) -> str:
-    """What is stored and looked up: the token's SHA-256, hex. A token has 256 random bits, so a plain hash
-    (no salt, no slow hash) is what keeps it unguessable and lets a request be checked with one read."""
+    """What is stored and looked up: the token's SHA-256, hex. A token has 256 bits nobody can guess
+    (`stepwise.connections.minting`), so a plain hash (no salt, no slow hash) is what keeps it unguessable
+    and lets a request be checked with one read."""
     return hashlib.sha256(token.encode()).hexdigest()
 
 

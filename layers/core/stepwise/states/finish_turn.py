@@ -5,6 +5,7 @@ Each step is safe to run again: chunks already sent are recorded and skipped, st
 no-op, and ending a turn twice finds its messages done already. A reply Telegram refuses for good (the user
 blocked the bot, a request it will never accept) is logged and the turn still ends; a delivery that keeps
 failing goes, after the state's retries, to `FinishTurnUndelivered` (the same function with `deliver` off).
+A reply that shows a new token makes it as it sends it (`states.new_token`).
 """
 
 from __future__ import annotations
@@ -38,7 +39,12 @@ def finish_turn(request: FinishTurnInput, services: TurnServices) -> FinishTurnO
         put_error_reply(turn, request.error, services)
     reply = services.turns.get_reply(turn.turn_id)
     sent = reply.sent_chunks if reply is not None else 0
-    if reply is not None and request.deliver:
+    if reply is not None and reply.new_token is not None:
+        from stepwise.states.new_token import deliver_new_token  # only a reply of /connect <name>
+
+        reply = deliver_new_token(turn, reply, services, request.deliver)
+        sent = reply.sent_chunks
+    elif reply is not None and request.deliver:
         try:
             sent = deliver_reply(turn, reply, services)
         except (TelegramForbidden, TelegramBadRequest) as error:

@@ -39,7 +39,7 @@ def save_reply(turn: TurnRef, reply: Reply | None, user_id: int, services: TurnS
         id=reply.message_id,
         chat_id=turn.chat_id,
         role="assistant",
-        content=reply.kept_text if reply.kept_text is not None else reply.text,
+        content=_kept(reply),
         created_at=reply.created_at,
         turn_id=turn.turn_id,
         tool_calls=tool_calls,
@@ -47,3 +47,12 @@ def save_reply(turn: TurnRef, reply: Reply | None, user_id: int, services: TurnS
     if services.messages.add(message):
         services.chats.record_message(turn.chat_id, user_id, services.summary_due_at)
     return True
+
+
+def _kept(reply: Reply) -> str:
+    """What the history keeps of the reply: its text, or what stands for a new token's (never the token)."""
+    if reply.new_token is not None and reply.token_revoked:
+        from stepwise.commands.connect import never_delivered
+
+        return never_delivered(reply.new_token.connection)
+    return reply.kept_text if reply.kept_text is not None else reply.text

@@ -56,13 +56,18 @@ def end_turn(turn: TurnRef, ending: Ending, services: TurnServices) -> str | Non
 def recover_turn(turn: TurnRef, status: str, services: TurnServices) -> FinishTurnOutput:
     """An execution ended without finishing its turn. If its reply reached the user, its messages are done;
     otherwise they are queued again (a bounded number of times) so that the next turn answers them. Either
-    way the chat is freed and the next turn starts. A background job's execution holds no chat: its report
-    says how it ended (`states.job_report`)."""
+    way the chat is freed and the next turn starts. A reply with a new token is settled first (its seed
+    forgotten, its connection revoked if the token never reached the chat: `states.new_token`). A background
+    job's execution holds no chat: its report says how it ended (`states.job_report`)."""
     if turn.job is not None:
         from stepwise.states.job_report import recover_job
 
         return recover_job(turn, status, services)
     reply = services.turns.get_reply(turn.turn_id)
+    if reply is not None and reply.new_token is not None:
+        from stepwise.states.new_token import deliver_new_token  # only a reply of /connect <name>
+
+        reply = deliver_new_token(turn, reply, services, deliver=False)  # its seed forgotten, or revoked
     answered = reply is not None and reply.sent_chunks > 0
     next_turn = services.sequencer().end_turn(
         turn.chat_id, turn.turn_id, "answered" if answered else "failed"

@@ -91,6 +91,8 @@ class TurnServices:
     daily_token_budget: int = 0
     connections: ConnectionStore | None = None  # the /mcp endpoint's tokens (/connect); None: not deployed
     mcp_url: str = ""
+    # The key FinishTurn makes a new token with (stepwise.connections.minting); None where none is made.
+    token_key: Callable[[], bytes] | None = None
     clock: Callable[[], datetime] = utc_now
     new_id: Callable[[], str] = new_id
     # The outside MCP servers' tools (stepwise.remote_tools), offered after the built-in ones; None: none.

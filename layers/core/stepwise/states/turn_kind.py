@@ -13,7 +13,7 @@ from aws_lambda_powertools import Logger
 from stepwise.ids import iso_utc
 from stepwise.reminders.models import REMINDER_PREFIX
 from stepwise.states.contracts import Next
-from stepwise.turn_records.models import ModelStep, Reply
+from stepwise.turn_records.models import ModelStep, NewToken, Reply
 from stepwise.usage.budget import budget_message, is_over_budget
 
 if TYPE_CHECKING:
@@ -81,10 +81,11 @@ def reply_without_model(
     text: Callable[[str, str], str | ShownOnce],
 ) -> None:
     """Make `text(message_id, created_at)` the turn's only model step and its reply, which FinishTurn sends
-    and stores like any reply. A `ShownOnce` text is sent as it is and stored as its `kept` text (the step
-    holds the kept text only). A retry keeps the first attempt's reply, or, when it stopped before recording
-    one, its step (message id, time and text) and computes the text once more only for what it shows once
-    (a command is idempotent within its turn: /connect replaces the token it made, which was never shown)."""
+    and stores like any reply. A `ShownOnce` text is sent with its new token (made by FinishTurn from the
+    seed the reply keeps) and stored as its `kept` text (the step holds the kept text only). A retry keeps the
+    first attempt's reply, or, when it stopped before recording one, its step (message id, time and text) and
+    computes the text once more only for what it shows once (a command is idempotent within its turn:
+    /connect replaces the connection it made, whose token was never made)."""
     existing = services.turns.steps(meta.turn_id)
     if existing and services.turns.get_reply(meta.turn_id) is not None:
         return
@@ -93,7 +94,7 @@ def reply_without_model(
     else:
         message_id, created_at = services.new_id(), iso_utc(services.clock())
     answer = text(message_id, created_at)
-    shown = None if isinstance(answer, str) else answer.text
+    once = None if isinstance(answer, str) else answer
     if existing:
         step = existing[0]
     else:
@@ -109,8 +110,10 @@ def reply_without_model(
     services.turns.put_reply(
         meta.turn_id,
         Reply(
-            text=shown or step.text,
-            kept_text=step.text if shown else None,
+            text=once.text if once else step.text,
+            kept_text=step.text if once else None,
+            new_token=NewToken(user_id=meta.user_id, connection=once.connection) if once else None,
+            token_seed=once.seed if once else None,
             source=source,
             message_id=step.message_id,
             created_at=step.created_at,

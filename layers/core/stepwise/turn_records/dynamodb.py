@@ -1,5 +1,8 @@
 """Turn records in DynamoDB: partition key turn_id, sort key `meta` | `step#NNN` | `reply` |
-`heard#<message id>` (a voice note's transcript), TTL expires_at."""
+`heard#<message id>` (a voice note's transcript), TTL expires_at.
+
+The reply's delivery state is kept in attributes of its own beside `data`: `sent_chunks`, `voice_sent`, and a
+new token's `token_seed` (removed once settled) and `token_revoked`."""
 
 from __future__ import annotations
 
@@ -11,6 +14,9 @@ from botocore.exceptions import ClientError
 
 from stepwise.media.models import Heard
 from stepwise.turn_records.models import ModelStep, Reply, TurnMeta
+
+# Kept beside `data`, changed while the reply is delivered.
+_DELIVERY_STATE = {"sent_chunks", "voice_sent", "token_seed", "token_revoked"}
 
 
 class DynamoTurnStore:
@@ -65,15 +71,18 @@ class DynamoTurnStore:
         return [ModelStep.model_validate_json(item["data"]) for item in response.get("Items", [])]
 
     def put_reply(self, turn_id: str, reply: Reply) -> Reply:
+        item: dict[str, Any] = {
+            "turn_id": turn_id,
+            "sk": "reply",
+            "data": reply.model_dump_json(exclude=_DELIVERY_STATE),
+            "sent_chunks": 0,
+            "expires_at": self._expiry(),
+        }
+        if reply.token_seed is not None:
+            item["token_seed"] = reply.token_seed
         try:
             self._table.put_item(
-                Item={
-                    "turn_id": turn_id,
-                    "sk": "reply",
-                    "data": reply.model_dump_json(exclude={"sent_chunks"}),
-                    "sent_chunks": 0,
-                    "expires_at": self._expiry(),
-                },
+                Item=item,
                 ConditionExpression="attribute_not_exists(sk) OR sent_chunks = :zero",
                 ExpressionAttributeValues={":zero": 0},
             )
@@ -92,6 +101,8 @@ class DynamoTurnStore:
         data = json.loads(item["data"])
         data["sent_chunks"] = int(item.get("sent_chunks", 0))
         data["voice_sent"] = bool(item.get("voice_sent", False))
+        data["token_seed"] = item.get("token_seed")
+        data["token_revoked"] = bool(item.get("token_revoked", False))
         return Reply.model_validate(data)
 
     def mark_sent(self, turn_id: str, sent_chunks: int) -> None:
@@ -99,6 +110,13 @@ class DynamoTurnStore:
             Key={"turn_id": turn_id, "sk": "reply"},
             UpdateExpression="SET sent_chunks = :n",
             ExpressionAttributeValues={":n": sent_chunks},
+        )
+
+    def settle_token(self, turn_id: str, revoked: bool) -> None:
+        self._table.update_item(
+            Key={"turn_id": turn_id, "sk": "reply"},
+            UpdateExpression="REMOVE token_seed SET token_revoked = :revoked",
+            ExpressionAttributeValues={":revoked": revoked},
         )
 
     def mark_voice_sent(self, turn_id: str) -> None:

@@ -135,6 +135,15 @@ class ModelStep(BaseModel):
         return [block for block in self.content if block.get("type") == "tool_use"]
 
 
+class NewToken(BaseModel):
+    """The connection whose new token a reply shows (`/connect <name>`), made when the reply is sent."""
+
+    model_config = ConfigDict(defer_build=True)
+
+    user_id: int
+    connection: str
+
+
 class Reply(BaseModel):
     """The final answer of a turn and how much of it reached Telegram."""
 
@@ -148,4 +157,14 @@ class Reply(BaseModel):
     voice_sent: bool = Field(default=False, description="the spoken copy reached Telegram (or was given up)")
     kept_text: str | None = Field(
         default=None, description="what the history stores when the text shows something once (a new token)"
+    )
+    new_token: NewToken | None = Field(
+        default=None, description="the text shows this connection's new token in place of its TOKEN_SLOT"
+    )
+    token_seed: str | None = Field(
+        default=None,
+        description="what FinishTurn makes the new token from; gone once the reply was delivered or given up",
+    )
+    token_revoked: bool = Field(
+        default=False, description="the new token never reached the chat: its connection was revoked"
     )

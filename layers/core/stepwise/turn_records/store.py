@@ -44,6 +44,10 @@ class TurnStore(Protocol):
         """Record how many chunks of the reply reached Telegram."""
         ...
 
+    def settle_token(self, turn_id: str, revoked: bool) -> None:
+        """Forget the reply's token seed: its token was delivered, or (`revoked`) never will be."""
+        ...
+
     def mark_voice_sent(self, turn_id: str) -> None:
         """Record that the reply's spoken copy reached Telegram (or will not be tried again)."""
         ...
