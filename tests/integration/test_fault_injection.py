@@ -354,4 +354,7 @@ def test_bursts_of_five_in_three_chats_at_once_are_each_answered_in_order(stack:
         texts = [u["message"]["text"] for u in sent[user]]
         assert [m["content"] for m in stack.stored(user) if m["role"] == "user"] == texts, "in order, once"
         replies = stack.replies(user)
-        assert 1 <= len(replies) <= 2 and replies[-1] == f"You said: {texts[-1]}"
+        # Fewer turns than messages: the emulation runs one invocation at a time (each with its function's
+        # environment), so while a first turn's states hold it, three chats' posts queue behind them and a
+        # second turn may start before the last of its chat's burst is in: at most three turns, not five.
+        assert 1 <= len(replies) <= 3 and replies[-1] == f"You said: {texts[-1]}"
