@@ -229,3 +229,12 @@ def test_the_make_target_checker_reads_code_only() -> None:
     )
     assert make_targets_named(text) == {"bench", "chat", "nosuch", "test"}
     assert makefile_targets("VENV := .venv\nchat: $(BIN)\n\t@x\nbuild-it:\n") == {"chat", "build-it"}
+
+
+def test_every_feature_in_the_readme_links_to_its_docs_page() -> None:
+    section = README.split("## What it does", 1)[1].split("\n## ", 1)[0]
+    bullets = re.findall(r"^- \*\*(.+?)\*\*(.*?)(?=^- |\Z)", section, re.M | re.S)
+    assert len(bullets) >= 10
+    for name, body in bullets:
+        pages = [target for target in LINK.findall(body) if target.startswith("docs/")]
+        assert pages, f"the README's feature “{name}” links to no page in docs/"
