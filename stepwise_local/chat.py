@@ -5,8 +5,10 @@ runs on the emulation; replies arrive at a local Bot API stand-in that prints th
 bot sends on its own (a reminder fired by the local EventBridge Scheduler), even while you are typing.
 `/clock +3h` moves the emulated clock ahead and fires what fell due; `/voice-note PATH` sends an audio file
 as a voice note (spoken answers, after `/voice on`, are written to .chat_voice/). Piped input works too:
-`echo hello | make chat`. In a terminal, lines can be edited and earlier ones recalled (kept in
-`.chat_history`); Ctrl-D or Ctrl-C leaves. Bad settings stop it before it starts, naming the variable.
+`echo hello | make chat`; each piped line is read once what the one before set going has finished or waits
+for a tap on buttons on screen (stepwise_local.settle). In a terminal, lines can be edited and earlier ones
+recalled (kept in `.chat_history`); Ctrl-D or Ctrl-C leaves. Bad settings stop it before it starts, naming
+the variable.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from stepwise_local.emulation import LAYER_DIR, Emulation, LocalConfig
 from stepwise_local.mcp_http import LocalMcpEndpoint
 from stepwise_local.scheduler import Fired
 from stepwise_local.settings_check import chat_problems, settings_problems
+from stepwise_local.settle import wait_until_settled
 from stepwise_local.telegram_server import FakeBotApi
 
 BOT_TOKEN = "123456:local-bot-token"
@@ -55,7 +58,8 @@ MCP_SERVERS_FILE = (
     "mcp-servers.json"  # outside MCP servers for the chat (or the file STEPWISE_MCP_SERVERS names)
 )
 MCP_SERVERS_PARAMETER = "/stepwise/mcp/servers"
-TURN_TIMEOUT_SECONDS = 300.0
+WAIT_VARIABLE = "STEPWISE_CHAT_WAIT_SECONDS"  # how long a line's turns may take before the next line is read
+DEFAULT_WAIT_SECONDS = 300.0
 DEFAULT_MCP_PORT = 8765
 HISTORY_LENGTH = 1000  # lines kept in the history file
 PROMPT = "you> "
@@ -65,6 +69,26 @@ VOICE_NOTE_USAGE = (
 )
 VOICE_DIR = ".chat_voice"  # where spoken answers are written, beside the log
 _ADVANCE = re.compile(r"^\+?(?=\d)(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
+
+
+@dataclass(frozen=True)
+class Patience:
+    """How long the chat waits for what one line set going before it reads the next (the line's deadline)."""
+
+    seconds: float
+    deadline: float
+
+    @classmethod
+    def start(cls, seconds: float) -> Patience:
+        return cls(seconds, time.monotonic() + seconds)
+
+    def left(self) -> float:
+        return max(0.0, self.deadline - time.monotonic())
+
+
+def wait_seconds(environ: Mapping[str, str]) -> float:
+    """STEPWISE_CHAT_WAIT_SECONDS, checked before the chat starts (settings_check.chat_problems)."""
+    return float(environ.get(WAIT_VARIABLE, "").strip() or DEFAULT_WAIT_SECONDS)
 
 
 @dataclass
@@ -95,6 +119,7 @@ class Terminal:
         self.lock = threading.Lock()
         self.keyboard: Keyboard | None = None
         self.keyboard_shown = threading.Event()
+        self.keyboards: set[int] = set()  # the message ids of every keyboard shown
         self.prompting = False
         self.busy = False  # a typed line is being handled (a turn may be running)
         self.voice_bytes: Callable[[dict[str, Any]], bytes] | None = None  # a sent voice message's audio
@@ -134,6 +159,7 @@ class Terminal:
                     "chat": {"id": params["chat_id"], "type": "private"},
                 }
                 self.keyboard = Keyboard(message, buttons)
+                self.keyboards.add(params["message_id"])
                 self.keyboard_shown.set()
             elif edited and self.keyboard and self.keyboard.message["message_id"] == params.get("message_id"):
                 self.keyboard = None
@@ -142,6 +168,11 @@ class Terminal:
     def say(self, line: str) -> None:
         with self.lock:
             self._write(line + "\n")
+
+    def shown_keyboards(self) -> set[int]:
+        """The message ids of the keyboards shown so far."""
+        with self.lock:
+            return set(self.keyboards)
 
     def read(self, lines: TextIO, interactive: bool) -> str:
         """The next line ("" at the end of the input), after the prompt when interactive."""
@@ -255,18 +286,44 @@ def scheduler_log(log: TextIO) -> Iterator[None]:
         logger.propagate = True
 
 
-def wait_for_turn(emulation: Emulation, terminal: Terminal, name: str, log_path: Path) -> None:
-    """Wait until the turn ends (its reply sent) or shows buttons (it then waits for a press)."""
-    deadline = time.monotonic() + TURN_TIMEOUT_SECONDS
-    while time.monotonic() < deadline:
+def wait_for_turn(
+    emulation: Emulation, terminal: Terminal, name: str, log_path: Path, patience: Patience
+) -> bool:
+    """Wait until the turn ends (its reply sent) or shows buttons (it then waits for a press); False when
+    the time ran out first (said)."""
+    while time.monotonic() < patience.deadline:
         status = emulation.describe(name)["status"]
         if status != "RUNNING":
             if status != "SUCCEEDED":
                 terminal.say(f"(the turn ended with {status}: see {log_path})")
-            return
+            return True
         if terminal.keyboard_shown.wait(timeout=0.02):
-            return
-    terminal.say(f"(still waiting for the turn after {TURN_TIMEOUT_SECONDS:.0f}s: see {log_path})")
+            return True
+    terminal.say(f"(still waiting for the turn after {patience.seconds:g}s: see {log_path})")
+    return False
+
+
+def settle(
+    emulation: Emulation,
+    terminal: Terminal,
+    chat_id: int,
+    log_path: Path,
+    patience: Patience,
+    given_up: set[str],
+    *,
+    said: bool = False,
+) -> None:
+    """Piped input: wait until what the line set going has finished (background jobs and the turns that
+    report them included) or waits for a tap on buttons on screen. When the time runs out, say what still
+    runs (unless the line's own wait `said` so) and go on: what runs then is not waited for again."""
+    deadline = time.monotonic() if said else patience.deadline
+    busy = wait_until_settled(emulation, chat_id, terminal.shown_keyboards, deadline, given_up)
+    given_up.update(busy)
+    if busy and not said:
+        terminal.say(
+            f"(still running after {patience.seconds:g}s: {', '.join(busy)}; reading the next line anyway; "
+            f"{WAIT_VARIABLE} sets how long to wait; see {log_path})"
+        )
 
 
 def resumed_turn(emulation: Emulation, callback_data: str) -> str | None:
@@ -373,6 +430,7 @@ def run(
             for problem in problems:
                 print(f"make chat: {problem}", file=sys.stderr)
             return 2
+        wait = wait_seconds(os.environ)
         with (
             emulation,
             mcp_endpoint(emulation) as endpoint,
@@ -388,7 +446,7 @@ def run(
                 file=sys.stderr,
             )
             try:
-                converse(emulation, terminal, lines, interactive, user_id, log_path, telegram)
+                converse(emulation, terminal, lines, interactive, user_id, log_path, telegram, wait)
             except KeyboardInterrupt:  # Ctrl-C, at the prompt or while a turn runs: leave, no traceback
                 terminal.say("")
                 if terminal.busy:
@@ -417,8 +475,11 @@ def converse(
     user_id: int,
     log_path: Path,
     telegram: FakeBotApi | None = None,
+    wait: float = DEFAULT_WAIT_SECONDS,
 ) -> None:
-    """Read lines until the input ends or /quit: commands run here, the rest go to the bot as updates."""
+    """Read lines until the input ends or /quit: commands run here, the rest go to the bot as updates.
+    Piped input: the next line is read once what this one set going has settled (see `settle`)."""
+    given_up: set[str] = set()  # piped input: what still ran when a line's time ran out
     while True:
         line = terminal.read(lines, interactive)
         if not line or line.strip() in {"/quit", "/exit"}:
@@ -429,6 +490,8 @@ def converse(
         if not interactive:
             terminal.say(f"you> {text}")
         terminal.busy = True
+        patience = Patience.start(wait)
+        in_time = True
         if text == "/summarize":
             summary = emulation.run_summarizer(force=True)
             terminal.say(
@@ -437,40 +500,50 @@ def converse(
         elif text == "/clock" or text.startswith("/clock "):
             clock(emulation, terminal, text.removeprefix("/clock"))
         elif (text == "/voice-note" or text.startswith("/voice-note ")) and telegram is not None:
-            voice_note(
-                emulation, telegram, terminal, text.removeprefix("/voice-note").strip(), user_id, log_path
-            )
+            argument = text.removeprefix("/voice-note").strip()
+            in_time = voice_note(emulation, telegram, terminal, argument, user_id, log_path, patience)
         else:
-            send(emulation, terminal, text, user_id, log_path)
+            in_time = send(emulation, terminal, text, user_id, log_path, patience)
+        if not interactive:
+            settle(emulation, terminal, user_id, log_path, patience, given_up, said=not in_time)
         terminal.busy = False
 
 
-def send(emulation: Emulation, terminal: Terminal, text: str, user_id: int, log_path: Path) -> None:
+def send(
+    emulation: Emulation, terminal: Terminal, text: str, user_id: int, log_path: Path, patience: Patience
+) -> bool:
     """A button choice presses the button, anything else is a message; then wait for the turn it moved:
-    the one the press resumed, or the one that took the message."""
+    the one the press resumed, or the one that took the message. False when the time ran out (said)."""
     keyboard = terminal.keyboard
     button = keyboard.pick(text) if keyboard else None
     terminal.keyboard_shown.clear()
     if keyboard and button:
         emulation.post_update(updates.callback_query(user_id, button["callback_data"], keyboard.message))
         if resumed := resumed_turn(emulation, button["callback_data"]):
-            wait_for_turn(emulation, terminal, resumed, log_path)
-        return
-    post_and_wait(emulation, terminal, updates.text_message(user_id, text), "message", log_path)
+            return wait_for_turn(emulation, terminal, resumed, log_path, patience)
+        return True
+    return post_and_wait(
+        emulation, terminal, updates.text_message(user_id, text), "message", log_path, patience
+    )
 
 
 def post_and_wait(
-    emulation: Emulation, terminal: Terminal, update: dict[str, Any], what: str, log_path: Path
-) -> None:
-    """Post the update and wait for the turn that takes it to end."""
+    emulation: Emulation,
+    terminal: Terminal,
+    update: dict[str, Any],
+    what: str,
+    log_path: Path,
+    patience: Patience,
+) -> bool:
+    """Post the update and wait for the turn that takes it to end; False when the time ran out (said)."""
     emulation.post_update(update)
     chat_id = update["message"]["chat"]["id"]
     try:
-        name = emulation.wait_until_taken(chat_id, update["update_id"], TURN_TIMEOUT_SECONDS)
+        name = emulation.wait_until_taken(chat_id, update["update_id"], patience.left())
     except TimeoutError:
-        terminal.say(f"(no turn took the {what} after {TURN_TIMEOUT_SECONDS:.0f}s: see {log_path})")
-        return
-    wait_for_turn(emulation, terminal, name, log_path)
+        terminal.say(f"(no turn took the {what} after {patience.seconds:g}s: see {log_path})")
+        return False
+    return wait_for_turn(emulation, terminal, name, log_path, patience)
 
 
 def voice_note(
@@ -480,24 +553,25 @@ def voice_note(
     argument: str,
     user_id: int,
     log_path: Path,
-) -> None:
+    patience: Patience,
+) -> bool:
     """/voice-note PATH: the file as a voice note of the local Telegram (its length read from the audio, as a
-    phone would record it), then wait for its turn."""
+    phone would record it), then wait for its turn; False when the time ran out (said)."""
     if not argument:
         terminal.say(VOICE_NOTE_USAGE)
-        return
+        return True
     path = Path(argument).expanduser()
     try:
         data = path.read_bytes()
     except OSError as error:
         terminal.say(f"(can't read {path}: {error.strerror or error})")
-        return
+        return True
     file_id = telegram.add_file(data, f"voice/{path.name}")
     update = updates.voice_message(
         user_id, file_id=file_id, duration=audio_seconds(data), file_size=len(data), mime_type="audio/ogg"
     )
     terminal.say(f"(sending {path.name} as a voice note, {len(data):,} bytes)")
-    post_and_wait(emulation, terminal, update, "voice note", log_path)
+    return post_and_wait(emulation, terminal, update, "voice note", log_path, patience)
 
 
 def audio_seconds(data: bytes) -> int:

@@ -20,7 +20,7 @@ import traceback
 import types
 import urllib.request
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -190,6 +190,7 @@ class Emulation:
         self.aws_actions: set[tuple[str, str]] = set()  # (function, IAM action) of its other AWS requests
         self._recovery_threads: list[threading.Thread] = []
         self._warm_runtimes: dict[str, Any] = {}  # with config.warm_containers: each function's runtime
+        self._execution_chats: dict[str, int | None] = {}  # execution name: the chat it works for
         self._clock_offset = timedelta(0)
         self.containers = Containers(self.now, config.container_idle_seconds)
         self.scheduler = LocalScheduler(
@@ -734,6 +735,35 @@ class Emulation:
             if time.monotonic() > deadline:
                 raise TimeoutError(f"chat {chat_id} still busy after {timeout}s")
             time.sleep(0.02)
+
+    def busy_executions(self, chat_id: int, ignored: Collection[str] = ()) -> list[str]:
+        """What still works for the chat, but for the executions named in `ignored` (those waiting for a tap,
+        say): the executions of its turns and background jobs that run or hold the chat's lease, and the
+        recoveries of failed ones (as `recover-<execution>`). [] when the chat is at rest."""
+        # In this order, as in wait_idle: a recovery that ends after the first look has taken the lease by the
+        # second, and a turn handing over has started the next turn before its own execution ends.
+        recovering = {
+            t.name
+            for t in self._recovery_threads
+            if t.is_alive() and self._chat_of(t.name.removeprefix("recover-")) == chat_id
+        }
+        items = self.table("InboxTable").query(
+            KeyConditionExpression="chat_id = :c", ExpressionAttributeValues={":c": chat_id}
+        )["Items"]
+        holders = {str(item["holder"]) for item in items if "holder" in item}
+        running = {
+            e["name"]
+            for e in self.executions()
+            if e["status"] == "RUNNING" and self._chat_of(e["name"]) == chat_id
+        }
+        return sorted((recovering | holders | running) - set(ignored))
+
+    def _chat_of(self, name: str) -> int | None:
+        """The chat an execution works for, from its input (a turn's, or a background job's), read once."""
+        if name not in self._execution_chats:
+            turn = json.loads(self.describe(name)["input"]).get("turn", {})
+            self._execution_chats[name] = turn.get("chat_id")
+        return self._execution_chats[name]
 
     def _wait_all_settled(self, timeout: float = 10.0) -> None:
         deadline = time.monotonic() + timeout

@@ -73,7 +73,8 @@ def settings_problems(environments: Iterable[Mapping[str, str]]) -> list[str]:
 
 
 def chat_problems(environ: Mapping[str, str]) -> list[str]:
-    """What is wrong with the variables `make chat` itself passes on: the Anthropic key and endpoint."""
+    """What is wrong with the variables `make chat` itself reads or passes on: the Anthropic key, endpoint and
+    model, the MCP port and how long the chat waits for a line's turns."""
     problems = []
     key = environ.get("ANTHROPIC_API_KEY", "")
     if key.strip() and any(c.isspace() or not c.isprintable() for c in key):
@@ -89,7 +90,18 @@ def chat_problems(environ: Mapping[str, str]) -> list[str]:
     port = environ.get("STEPWISE_MCP_PORT", "")
     if port.strip() and not (port.strip().isdigit() and int(port) <= 65535):
         problems.append(f"STEPWISE_MCP_PORT must be a port number, 0 for any free one (got {shown(port)})")
+    wait = environ.get("STEPWISE_CHAT_WAIT_SECONDS", "")
+    if wait.strip() and not _positive_number(wait):
+        problems.append(f"STEPWISE_CHAT_WAIT_SECONDS must be a number of seconds above 0 (got {shown(wait)})")
     model = environ.get("ANTHROPIC_MODEL", "")
     if model and (not model.strip() or any(c.isspace() for c in model)):
         problems.append(f"ANTHROPIC_MODEL must be a model id such as claude-haiku-4-5 (got {shown(model)})")
     return problems
+
+
+def _positive_number(text: str) -> bool:
+    try:
+        value = float(text)
+    except ValueError:
+        return False
+    return 0 < value < float("inf")

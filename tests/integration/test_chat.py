@@ -19,7 +19,15 @@ from support.mcp_client import text as text_of
 from support.mcp_servers import TimeServer, free_port
 from support.tools import ROOT
 
-from stepwise_local.anthropic_server import FakeAnthropic, hang, last_user_text, text, tool_use
+from stepwise_local.anthropic_server import (
+    FakeAnthropic,
+    Scripted,
+    hang,
+    last_user_text,
+    rate_limited,
+    text,
+    tool_use,
+)
 
 SETTINGS = ("ANTHROPIC_", "AWS_", "HISTORY_LIMIT", "MAX_TOOL_STEPS")
 
@@ -162,6 +170,52 @@ def test_after_a_press_the_next_line_waits_for_the_approved_turns_reply(tmp_path
         "you> list",
         "stepwise> No tasks.",
     ]
+
+
+def test_piped_a_jobs_approval_is_on_screen_before_the_next_line_presses_it(tmp_path: Path) -> None:
+    # No pause in the input: the job's buttons come from an execution of its own, after the turn answered.
+    out = chat(["add old plan", "in the background: delete 1", "1", "list"], tmp_path)
+    lines = out.splitlines()
+    press = lines.index("you> 1")
+    assert lines[press - 1] == "          [1] Approve ✅  [2] Deny ❌"
+    assert lines[press - 3].endswith("Delete task #1 “old plan”.")
+    listing = lines.index("you> list")
+    assert "✅ Approved" in lines[press:listing]
+    assert any("Deleted task #1" in line for line in lines[press:listing]), "the job's report, before list"
+    assert lines[listing:] == ["you> list", "stepwise> No tasks."]
+
+
+def test_piped_a_line_whose_work_outlasts_the_wait_is_named_and_the_next_line_is_read(tmp_path: Path) -> None:
+    with FakeAnthropic(api_key="sk-local-test") as api:
+        parent = [tool_use(("spawn_job", {"task": "Think it over.", "title": "Slow"})), text("Started.")]
+
+        job = [rate_limited("40"), text("Thought it over.")]
+
+        def answer(request: dict[str, Any]) -> Scripted:
+            if "## Background job" in json.dumps(request["messages"]):
+                # A Wait state of 8s (the chat scales waits to 1/5) keeps the job running past the chat's wait
+                # without holding up the other turns.
+                return job.pop(0) if job else text("Done.")
+            return parent.pop(0) if parent else text(f"You said: {last_user_text(request)}")
+
+        api.default = answer
+        out = chat(
+            ["think it over in the background", "hello"],
+            tmp_path,
+            ANTHROPIC_API_KEY="sk-local-test",
+            ANTHROPIC_BASE_URL=api.base_url,
+            STEPWISE_CHAT_WAIT_SECONDS="4",
+        )
+    lines = out.splitlines()
+    assert lines[:2] == ["you> think it over in the background", "stepwise> Started."]
+    assert re.fullmatch(
+        r"\(still running after 4s: job-\S+; reading the next line anyway; "
+        r"STEPWISE_CHAT_WAIT_SECONDS sets how long to wait; see \S+\)",
+        lines[2],
+    ), out
+    # The job given up is not waited for again: the next line is answered at once.
+    assert lines[3:5] == ["you> hello", "stepwise> You said: hello"]
+    assert out.count("still running after") == 1
 
 
 def test_a_bad_setting_stops_the_chat_before_it_starts_with_one_line(tmp_path: Path) -> None:

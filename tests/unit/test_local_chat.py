@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from stepwise_local.chat import (
+    DEFAULT_WAIT_SECONDS,
     PROMPT,
     Terminal,
     describe_clock,
@@ -19,6 +20,7 @@ from stepwise_local.chat import (
     line_history,
     parse_advance,
     report_delivery,
+    wait_seconds,
 )
 from stepwise_local.scheduler import Fired
 from stepwise_local.settings_check import chat_problems, settings_problems
@@ -169,6 +171,12 @@ def test_the_settings_check_sees_only_the_functions_environment(monkeypatch: pyt
         ({"ANTHROPIC_BASE_URL": "localhost:11434"}, "ANTHROPIC_BASE_URL must be an http:// or https:// URL"),
         ({"ANTHROPIC_BASE_URL": "ftp://models"}, "ANTHROPIC_BASE_URL must be an http:// or https:// URL"),
         ({"ANTHROPIC_MODEL": "claude haiku"}, "ANTHROPIC_MODEL must be a model id such as claude-haiku-4-5"),
+        (
+            {"STEPWISE_CHAT_WAIT_SECONDS": "0"},
+            "STEPWISE_CHAT_WAIT_SECONDS must be a number of seconds above 0",
+        ),
+        ({"STEPWISE_CHAT_WAIT_SECONDS": "soon"}, "STEPWISE_CHAT_WAIT_SECONDS must be a number of seconds"),
+        ({"STEPWISE_CHAT_WAIT_SECONDS": "nan"}, "STEPWISE_CHAT_WAIT_SECONDS must be a number of seconds"),
     ],
 )
 def test_the_chats_own_variables_are_checked(environ: dict[str, str], start: str) -> None:
@@ -181,5 +189,7 @@ def test_usual_chat_variables_pass() -> None:
         "ANTHROPIC_API_KEY": "sk-ant-api03-abc_DEF-123",
         "ANTHROPIC_BASE_URL": "http://localhost:11434",
         "ANTHROPIC_MODEL": "claude-sonnet-4-5",
+        "STEPWISE_CHAT_WAIT_SECONDS": "2.5",
     }
     assert chat_problems(environ) == [] and chat_problems({"ANTHROPIC_API_KEY": ""}) == []
+    assert wait_seconds(environ) == 2.5 and wait_seconds({}) == DEFAULT_WAIT_SECONDS
