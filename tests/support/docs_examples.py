@@ -4,8 +4,8 @@ and how the chat's output is held against it (see docs/tests.md).
 An example is a line `$ <command>` in a fenced code block whose command pipes into the chat (`| make chat`,
 or `| ... python -m stepwise_local.chat`); the lines after it, up to the next `$ ` line or the end of the
 block, are its output. Output is compared line by line after a few varying parts are replaced, on both
-sides, by placeholders: dates (`Mon 23 Nov 2026`), times of day (`14:33`, `14:34:05`) and byte counts
-(`17,256 bytes`). A line holding only `…` stands for any number of lines (none included).
+sides, by placeholders: dates (`Mon 23 Nov 2026`, `2026-11-24`), times of day (`14:33`, `14:34:05`) and
+byte counts (`17,256 bytes`). A line holding only `…` stands for any number of lines (none included).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ WEEKDAY = r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)"
 MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
 VARYING = (
     (re.compile(rf"\b{WEEKDAY} \d{{1,2}} {MONTH} \d{{4}}\b"), "<date>"),
+    (re.compile(r"\b\d{4}-\d{2}-\d{2}\b"), "<date>"),
     (re.compile(r"\b\d{1,2}:\d{2}(?::\d{2})?\b"), "<time>"),
     (re.compile(r"\b\d[\d,]* bytes\b"), "<n> bytes"),
 )
