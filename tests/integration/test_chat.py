@@ -109,7 +109,7 @@ def test_offline_chat_manages_a_task_list_with_an_approval(tmp_path: Path) -> No
         "stepwise> Completed task #1: buy milk",
         "you> delete 1",
         "stepwise> 🔐 Approval needed",
-        "Delete task #1 “buy milk”.",
+        "The assistant in this chat asks to delete task #1 “buy milk”.",
         "          [1] Approve ✅  [2] Deny ❌",
         "you> 1",
         "✅ Approved",
@@ -121,6 +121,17 @@ def test_offline_chat_manages_a_task_list_with_an_approval(tmp_path: Path) -> No
     position = -1
     for line in expected:  # each expected line appears, in this order
         position = lines.index(line, position + 1)
+
+
+def test_offline_a_job_whose_task_the_rules_do_not_understand_says_so_in_one_line(tmp_path: Path) -> None:
+    out = chat(["in the background: frobnicate the widgets", "/usage", "/jobs"], tmp_path)
+    (report,) = [line for line in out.splitlines() if line.startswith("stepwise> ⚠️")]
+    assert report == (
+        "stepwise> ⚠️ Background job #1 “frobnicate the widgets” could not do its task (0 tool rounds, "
+        "0 tokens, about $0.0000): I'm in offline mode (no model API is configured), so I didn't understand "
+        "the task."
+    )
+    assert "✅" not in out
 
 
 def test_deny_in_the_chat_keeps_the_task(tmp_path: Path) -> None:

@@ -6,15 +6,18 @@ crash of the state that starts a job, and order with the user's own messages."""
 from __future__ import annotations
 
 import json
+import re
+import threading
 import time
 from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
+import pytest
 from boto3.dynamodb.conditions import Key
 from support.stack import Stack
 
-from stepwise_local.anthropic_server import Scripted, last_user_text, text, tool_use
+from stepwise_local.anthropic_server import Scripted, error, last_user_text, text, tool_use
 
 JOB_MARK = "## Background job"
 
@@ -115,6 +118,7 @@ def test_a_job_starts_at_once_reports_in_the_chat_and_its_report_is_in_the_histo
     )
     stack.say(user, "in the background please add buy milk")
     replies = wait_for_reply(stack, user, "is done")
+    stack.emulation.wait_idle(user)  # the report's turn stores it after sending it
     assert replies[0] == "I started job #1 for that."
     assert replies[-1].startswith("✅ Background job #1 “Milk” is done (1 tool round, ")
     assert replies[-1].endswith("Added buy milk as task #1.")
@@ -167,12 +171,73 @@ def test_a_jobs_destructive_call_waits_for_a_tap_that_names_the_job(stack: Stack
     )
     stack.say(user, "clean up in the background")
     message = stack.buttons(user)
-    assert "Background job #1 “Cleanup”: Delete task" in stack.telegram.text_of(message)
+    assert stack.telegram.text_of(message).splitlines()[:2] == [
+        "🔐 Approval needed",
+        f"Background job #1 “Cleanup” asks to delete task #{task_id} “old plan”.",
+    ], "the request names the job before the tap"
     assert len(stack.tasks(user)) == 1, "nothing is deleted before the tap"
     stack.press(user, message, "Approve")
     replies = wait_for_reply(stack, user, "is done")
     assert replies[-1].endswith("Deleted the old plan.")
     assert stack.tasks(user) == []
+
+
+FIGURES = r"\(0 tool rounds, [\d,]+ tokens, about \$[\d.]+\)"
+
+
+@pytest.mark.parametrize(
+    ("answer", "why", "state"),
+    [
+        (
+            tool_use(("cannot_do", {"reason": "No tool of mine can book flights."})),
+            "No tool of mine can book flights.",
+            "could not do it",
+        ),
+        (Scripted(content=[]), "its model gave no answer.", "could not do it"),
+        (error(400, "invalid_request_error"), "the language model's API rejected the request.", "failed"),
+    ],
+    ids=["cannot_do", "no answer", "error"],
+)
+def test_a_job_that_could_not_do_its_task_says_so_and_why_in_one_line(
+    stack: Stack, answer: Scripted, why: str, state: str
+) -> None:
+    user = stack.new_user()
+    parent = [tool_use(spawn("Book a flight to Porto.", "Flight")), text("Started.")]
+    stack.anthropic.default = scripted(parent, lambda _request: answer)
+    stack.say(user, "book me a flight in the background")
+    replies = wait_for_reply(stack, user, "could not do its task")
+    headline = "⚠️ Background job #1 “Flight” could not do its task "
+    assert re.fullmatch(re.escape(headline) + FIGURES + ": " + re.escape(why), replies[-1]), replies[-1]
+    assert not any("is done" in reply for reply in replies)
+    wait_until_settled(stack, user)
+    stack.emulation.wait_idle(user)
+    stack.say(user, "/jobs")
+    assert f"#1 Flight: {state}, 0 tool rounds" in stack.replies(user)[-1]
+
+
+def test_a_report_that_arrives_during_a_command_reads_as_the_jobs_report(stack: Stack) -> None:
+    user = stack.new_user()
+    asked = threading.Event()
+
+    def job(_request: dict[str, Any]) -> Scripted:
+        asked.wait(timeout=20)  # the job answers once the user has sent /usage
+        return tool_use(("cannot_do", {"reason": "The task is unclear to me."}))
+
+    stack.anthropic.default = scripted(
+        [tool_use(spawn("Frobnicate the widgets.", "Widgets")), text("Started.")], job
+    )
+    stack.say(user, "in the background: frobnicate the widgets")
+    stack.send(user, "/usage")  # taken by its turn: the report enters the inbox behind it
+    asked.set()
+    wait_for_reply(stack, user, "could not do its task")
+    wait_until_settled(stack, user)
+    stack.emulation.wait_idle(user)
+    replies = stack.replies(user)
+    usage = next(i for i, reply in enumerate(replies) if reply.startswith("Your usage"))
+    assert "Widgets" not in replies[usage] and "could not" not in replies[usage]
+    report = replies[usage + 1]  # right after the command's answer, a message of its own
+    assert report.splitlines()[0].startswith("⚠️ Background job #1 “Widgets” could not do its task ("), report
+    assert report.endswith("): The task is unclear to me.") and "\n" not in report, "one line"
 
 
 def test_jobs_lists_and_stop_ends_a_job_waiting_for_its_approval(stack: Stack) -> None:

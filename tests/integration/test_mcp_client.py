@@ -111,8 +111,9 @@ def test_a_server_with_approval_always_asks_and_runs_once_only_when_approved(
     calls_before = time_server.count("tools/call")
     name = stack.send(user, "time in Tokyo?")
     message = stack.buttons(user)
-    assert 'Call get_current_time on the outside MCP server “asking” with {"timezone": "Asia/Tokyo"}' in (
-        stack.telegram.text_of(message)
+    assert (
+        'asks to call get_current_time on the outside MCP server “asking” with {"timezone": "Asia/Tokyo"}'
+        in (stack.telegram.text_of(message))
     )
     assert time_server.count("tools/call") == calls_before  # nothing sent before the tap
     stack.press(user, message, press)

@@ -107,13 +107,18 @@ def test_a_destructive_call_from_outside_waits_for_the_tap_in_telegram(
     assert not asked.is_error and "Approval requested in Telegram" in text(asked)
     assert len(stack.tasks(user)) == 1  # nothing yet
     buttons = stack.buttons(user)
-    assert "old plan" in stack.telegram.text_of(buttons)
+    assert stack.telegram.text_of(buttons).splitlines()[:2] == [
+        "🔐 Approval needed",
+        f"Your MCP client “laptop” asks to delete task #{task_id} “old plan”.",
+    ], "the request names the client before the tap"
     assert stack.press(user, buttons, label)["statusCode"] == 200
     stack.emulation.wait_idle(user)
 
     assert (stack.tasks(user) == []) is deleted
     reply = stack.replies(user)[-1]
-    assert "laptop" in reply and said in reply, reply
+    assert reply.startswith(f"Your MCP client “laptop” asked to delete task #{task_id} “old plan”. {said}"), (
+        reply
+    )
     audited = stack.emulation.table("AuditTable").query(KeyConditionExpression=Key("user_id").eq(user))[
         "Items"
     ]

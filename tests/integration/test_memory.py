@@ -115,8 +115,9 @@ def test_remember_then_recall_in_another_turn_and_forget_after_approval(stack: S
     stack.anthropic.script(tool_use(("forget", {"memory_id": memory_id})), text("Forgotten."))
     name = stack.send(user, "forget the lock code")
     message = stack.buttons(user)
-    assert f"Forget the memory {memory_id}: “The user's bike lock code is 4711”." in stack.telegram.text_of(
-        message
+    assert (
+        f"asks to forget the memory {memory_id}: “The user's bike lock code is 4711”."
+        in stack.telegram.text_of(message)
     )
     assert memory_id in local_index().records, "nothing is removed before the tap"
     stack.press(user, message, "Approve")

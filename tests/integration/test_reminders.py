@@ -170,3 +170,23 @@ def test_a_check_in_runs_a_full_turn_and_pauses_while_the_user_is_away(reminders
     stack.anthropic.script(text("Open: #1 buy milk (still)."))
     assert len(fire(stack, user, timedelta(days=1))) == 1
     assert stack.replies(user)[-1] == "Open: #1 buy milk (still)."
+
+
+def test_a_check_ins_approval_names_the_check_in_before_the_tap(reminders_stack: Stack) -> None:
+    stack, user = reminders_stack, reminders_stack.new_user()
+    call_tool(stack, user, "add_task", {"title": "old plan"})
+    args = {"text": "clear out my old tasks", "checkin": True, "repeat": {"days": [], "time": "09:00"}}
+    call_tool(stack, user, "set_reminder", args)
+    stack.anthropic.script(tool_use(("delete_task", {"task_id": 1})), text("Cleared task #1."))
+    tomorrow = (stack.emulation.now() + timedelta(days=1)).replace(hour=9, minute=0, second=30)
+    stack.emulation.advance_clock(tomorrow - stack.emulation.now())
+    assert [f for f in stack.emulation.fire_due_schedules() if f.name.startswith(f"u{user}-")]
+    message = stack.buttons(user)
+    assert stack.telegram.text_of(message).splitlines()[:2] == [
+        "🔐 Approval needed",
+        "Your check-in #1 “clear out my old tasks” asks to delete task #1 “old plan”.",
+    ]
+    assert len(stack.tasks(user)) == 1, "nothing is deleted before the tap"
+    stack.press(user, message, "Approve")
+    stack.emulation.wait_idle(user)
+    assert stack.tasks(user) == [] and stack.replies(user)[-1] == "Cleared task #1."

@@ -11,7 +11,7 @@ import pytest
 from moto import mock_aws
 
 from stepwise.approvals.dynamodb import DynamoApprovalStore
-from stepwise.approvals.models import ApprovalCall, ApprovalRequest
+from stepwise.approvals.models import ApprovalCall, ApprovalRequest, Requester
 from stepwise.audit.dynamodb import DynamoAuditLog
 from stepwise.audit.log import AuditEntry
 from stepwise.chats.dynamodb import DynamoChatStore
@@ -174,6 +174,7 @@ def test_approvals(kind: str, dynamodb: Any) -> None:
         user_id=2,
         step=0,
         calls=[ApprovalCall(tool_use_id="u", description="Delete task #1.")],
+        requester=Requester(kind="job", number=3, name="Tidy up"),
         created_at="c",
     )
     store.create(request)
@@ -189,6 +190,7 @@ def test_approvals(kind: str, dynamodb: Any) -> None:
         2,
     )
     assert stored.calls == request.calls and store.get("missing") is None
+    assert stored.requester == Requester(kind="job", number=3, name="Tidy up")
 
 
 @pytest.mark.parametrize("kind", ADAPTERS)

@@ -141,7 +141,10 @@ def delete_with_approval(stack: Stack, user: int) -> tuple[str, dict[str, Any]]:
 def test_approve_deletes_and_shows_the_decision(stack: Stack) -> None:
     user = stack.new_user()
     name, message = delete_with_approval(stack, user)
-    assert "Delete task #1 “buy milk”." in stack.telegram.text_of(message)
+    assert stack.telegram.text_of(message).splitlines()[:2] == [
+        "🔐 Approval needed",
+        "The assistant in this chat asks to delete task #1 “buy milk”.",
+    ], "the request names who asks before the tap"
     assert stack.emulation.describe(name)["status"] == "RUNNING", "the turn waits for the tap"
     assert [t["title"] for t in stack.tasks(user)] == ["buy milk"]
     answers_before = len(stack.telegram.calls("answerCallbackQuery"))

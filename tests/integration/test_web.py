@@ -139,7 +139,7 @@ def test_a_page_that_says_delete_all_tasks_deletes_nothing_without_a_tap(stack: 
     )
     name = stack.send(user, "summarise https://evil.example.com/")
     message = stack.buttons(user)
-    assert "Delete task #1" in stack.telegram.text_of(message)
+    assert "The assistant in this chat asks to delete task #1" in stack.telegram.text_of(message)
     assert [t["title"] for t in stack.tasks(user)] == ["buy milk"], "nothing deleted while the turn waits"
     stack.press(user, message, "Deny")
     assert stack.emulation.wait(name)["status"] == "SUCCEEDED"

@@ -21,15 +21,16 @@ from stepwise.commands.jobs import jobs as jobs_command
 from stepwise.ids import iso_utc
 from stepwise.jobs.models import Job, JobLimits, job_execution_name
 from stepwise.ledger.models import tool_call_id
-from stepwise.offline.api import job_intent
+from stepwise.model.types import ModelRequest
+from stepwise.offline.api import OfflineModel, job_intent
 from stepwise.states.contracts import FinishTurnInput, TurnStart
-from stepwise.states.job_report import report_job, report_text, what_was_done
+from stepwise.states.job_report import Ending, job_outcome, report_job, report_text, what_was_done
 from stepwise.states.job_turn import job_must_stop, start_job
 from stepwise.states.services import TurnServices
 from stepwise.tools.catalog import build_registry
 from stepwise.tools.job_tools import JobSetup
 from stepwise.tools.registry import ToolContext
-from stepwise.turn_records.models import ModelStep
+from stepwise.turn_records.models import ModelStep, Reply
 from stepwise.turn_ref import TurnRef
 from stepwise_local.in_memory.jobs import InMemoryJobStore
 from stepwise_local.in_memory.ledger import InMemoryToolCallLedger
@@ -128,6 +129,8 @@ def test_past_max_jobs_spawn_job_is_an_error_and_takes_no_number(
 def test_a_job_is_offered_no_spawn_job_and_refused_one(with_jobs: TurnServices) -> None:
     assert with_jobs.turn_tools(False).get("spawn_job") is not None
     assert with_jobs.turn_tools(True).get("spawn_job") is None
+    assert with_jobs.turn_tools(True).get("cannot_do") is not None, "a job may say it cannot do its task"
+    assert with_jobs.turn_tools(False).get("cannot_do") is None, "a chat's turn answers the user instead"
     registry = with_jobs.tools
     tool, args = registry.parse("spawn_job", {"task": "t", "title": "T"})
     inside = ToolContext(
@@ -182,8 +185,8 @@ def test_a_job_reports_once_whatever_finishes_or_recovers_it(
 ) -> None:
     spawn_in_turn(with_jobs, model)
     turn = job_start(job_starter).turn
-    report_job(turn, "stopped", None, with_jobs)
-    report_job(turn, "failed", None, with_jobs)  # a recovery after the ending: the first ending stays
+    report_job(turn, Ending("stopped"), with_jobs)
+    report_job(turn, Ending("failed"), with_jobs)  # a recovery after the ending: the first ending stays
     from stepwise.states.finish_turn import finish_turn
 
     finish_turn(FinishTurnInput(turn=turn, error="States.TaskFailed"), with_jobs)
@@ -274,7 +277,6 @@ def test_what_was_done_counts_calls_that_worked_failed_or_waited() -> None:
     ("status", "headline"),
     [
         ("done", "✅ Background job #3 “Trip” is done"),
-        ("failed", "⚠️ Background job #3 “Trip” failed"),
         ("timed_out", "⏱ Background job #3 “Trip” ran out of time"),
         ("stopped", "⏹ Background job #3 “Trip” was stopped"),
         ("over_budget", "⏸ Background job #3 “Trip” stopped at today's usage limit"),
@@ -284,9 +286,134 @@ def test_the_report_says_how_the_job_ended_what_it_cost_and_its_result_or_what_i
     status: str, headline: str
 ) -> None:
     job = a_job(3, "job-z", "Trip")
-    text = report_text(job, status, "The result." if status == "done" else None, [step(("add_task", True))])  # type: ignore[arg-type]
+    ending = Ending(status, "The result." if status == "done" else None)  # type: ignore[arg-type]
+    text = report_text(job, ending, [step(("add_task", True))])
     assert text.startswith(f"{headline} (1 tool round, 1,500 tokens, about $0.0025).")
     assert text.endswith("The result." if status == "done" else "What it did: add_task.")
+
+
+@pytest.mark.parametrize("status", ["not_done", "failed"])
+def test_a_job_that_could_not_do_its_task_says_so_and_why_in_its_first_line(status: str) -> None:
+    job = a_job(3, "job-z", "Trip")
+    why = "I cannot\nbook flights"
+    untouched = report_text(job, Ending(status, why=why), [])  # type: ignore[arg-type]
+    assert untouched == (
+        "⚠️ Background job #3 “Trip” could not do its task (0 tool rounds, 0 tokens, about $0.0000): "
+        "I cannot book flights."
+    )
+    worked = report_text(job, Ending(status, "Task #9 is gone.", "none worked."), [step(("get_task", False))])  # type: ignore[arg-type]
+    first, *rest = worked.split("\n\n")
+    assert first.endswith("could not do its task (1 tool round, 1,500 tokens, about $0.0025): none worked.")
+    assert rest == ["Task #9 is gone.", "What it did: nothing. Not done: get_task."]
+    assert report_text(job, Ending("failed"), []).endswith("): an error stopped it.")
+
+
+def answered(text: str, stop_reason: str = "end_turn", *calls: tuple[str, bool | None]) -> list[ModelStep]:
+    """A job's steps: a round of `calls` (if any), then its last answer `text`."""
+    last = ModelStep(
+        step=1 if calls else 0,
+        content=[{"type": "text", "text": text}] if text else [],
+        stop_reason=stop_reason,
+        model="m",
+        message_id="m2",
+        created_at="t",
+    )
+    return [step(*calls), last] if calls else [last]
+
+
+def reply(text: str, source: str = "model") -> Reply:
+    return Reply(text=text, source=source, message_id="m2", created_at="t")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("outcome", "steps", "answer", "error", "ending"),
+    [
+        (
+            "an answer that needed no tool",
+            answered("A haiku."),
+            reply("A haiku."),
+            None,
+            Ending("done", "A haiku."),
+        ),
+        (
+            "a tool that worked",
+            answered("Added.", "end_turn", ("add_task", True)),
+            reply("Added."),
+            None,
+            Ending("done", "Added."),
+        ),
+        (
+            "one call of two worked",
+            answered("Half.", "end_turn", ("add_task", True), ("delete_task", False)),
+            reply("Half."),
+            None,
+            Ending("done", "Half."),
+        ),
+        (
+            "every call failed or was denied",
+            answered("No such task.", "end_turn", ("delete_task", False)),
+            reply("No such task."),
+            None,
+            Ending("not_done", "No such task.", "none of its tool calls worked."),
+        ),
+        (
+            "a refusal",
+            answered("", "refusal"),
+            reply("I can't help with that one."),
+            None,
+            Ending("not_done", why="its model declined the task."),
+        ),
+        (
+            "no answer",
+            answered(""),
+            reply("I don't have an answer"),
+            None,
+            Ending("not_done", why="its model gave no answer."),
+        ),
+        (
+            "cannot_do",
+            [step(("cannot_do", True))],
+            reply("No tool books flights.", "job_not_done"),
+            None,
+            Ending("not_done", why="No tool books flights."),
+        ),
+        ("the deadline", [], reply("Out of time.", "job_timeout"), None, Ending("timed_out", "Out of time.")),
+        (
+            "the model failed",
+            [],
+            None,
+            "ModelTransientError",
+            Ending("failed", why="the language model did not answer, even after retries."),
+        ),
+        (
+            "a state failed",
+            [],
+            None,
+            "States.TaskFailed",
+            Ending("failed", why="an error stopped it (States.TaskFailed)."),
+        ),
+    ],
+)
+def test_whether_a_job_did_its_task_is_decided_from_what_its_turn_recorded(
+    outcome: str, steps: list[ModelStep], answer: Reply | None, error: str | None, ending: Ending
+) -> None:
+    assert job_outcome(answer, error, steps) == ending, outcome
+
+
+def test_a_job_whose_model_cannot_do_its_task_ends_without_another_call_and_reports_one_line(
+    with_jobs: TurnServices, model: ScriptedModel, store: InMemoryJobStore, job_starter: RecordingStarter
+) -> None:
+    spawn_in_turn(with_jobs, model, task="Book me a flight to Porto.")
+    model.responses.append(tool_use(("cannot_do", {"reason": "No tool of mine can book flights."})))
+    calls = len(model.requests)
+    drive_turn(with_jobs, job_start(job_starter))
+    assert len(model.requests) == calls + 1, "no model call after cannot_do"
+    ended = store.get(7, 1)
+    assert ended is not None and ended.status == "not_done" and ended.tool_rounds == 0
+    assert ended.report == (
+        "⚠️ Background job #1 “Milk” could not do its task (0 tool rounds, 0 tokens, about $0.0000): "
+        "No tool of mine can book flights."
+    )
 
 
 @pytest.mark.parametrize(
@@ -307,6 +434,42 @@ def test_offline_in_the_background_starts_a_job_with_the_rest_as_its_task(said: 
 )
 def test_offline_other_messages_start_no_job(said: str) -> None:
     assert job_intent(said) is None
+
+
+OFFLINE = "I'm in offline mode (no model API is configured), "
+
+
+@pytest.mark.parametrize(
+    ("task", "in_job", "answer"),
+    [
+        (
+            "frobnicate the widgets",
+            True,
+            (
+                "cannot_do",
+                {"reason": OFFLINE + "so I didn't understand the task."},
+            ),
+        ),
+        ("frobnicate the widgets", False, None),  # in a chat it says so in words, as before
+        ("add buy milk", True, ("add_task", {"title": "buy milk"})),
+        ("what time is it", True, None),  # an answer that needs no tool
+    ],
+)
+def test_offline_a_job_whose_task_the_rules_do_not_understand_says_it_cannot_do_it(
+    with_jobs: TurnServices, task: str, in_job: bool, answer: tuple[str, dict[str, str]] | None
+) -> None:
+    request = ModelRequest(
+        model="m",
+        max_tokens=100,
+        system=[],
+        messages=[{"role": "user", "content": [{"type": "text", "text": task}]}],
+        tools=with_jobs.turn_tools(in_job).api_tools(),
+    )
+    response = OfflineModel().complete(request)
+    if answer is None:
+        assert response.stop_reason == "end_turn" and not response.tool_uses
+    else:
+        assert [(call["name"], call["input"]) for call in response.tool_uses] == [answer]
 
 
 def command(services: TurnServices, args: str) -> str:

@@ -167,7 +167,8 @@ def test_an_approval_needing_call_waits_and_approve_runs_it(
     assert tasks.get(7, 1) is not None, "nothing is deleted before the tap"
     show_buttons(services, begin, waiting.approval_id)
     (sent,) = telegram.sent
-    assert "Delete task #1 “buy milk”." in sent.text and sent.reply_markup is not None
+    assert "The assistant in this chat asks to delete task #1 “buy milk”." in sent.text
+    assert sent.reply_markup is not None
     buttons = sent.reply_markup.inline_keyboard[0]
     assert [parse_callback(b.callback_data) for b in buttons] == [
         (waiting.approval_id, "approved"),

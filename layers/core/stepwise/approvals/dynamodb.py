@@ -18,7 +18,7 @@ class DynamoApprovalStore:
         self._ttl_seconds = ttl_seconds
 
     def create(self, request: ApprovalRequest) -> None:
-        item = {k: v for k, v in request.model_dump(mode="json").items() if v is not None}
+        item = request.model_dump(mode="json", exclude_none=True)
         item["expires_at"] = int(time.time()) + self._ttl_seconds
         self._table.put_item(Item=item, ConditionExpression="attribute_not_exists(approval_id)")
 

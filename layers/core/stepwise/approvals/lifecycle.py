@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Literal
 
 from aws_lambda_powertools import Logger
 
-from stepwise.approvals.models import ApprovalCall, ApprovalRequest, ApprovalStatus, PressAction
+from stepwise.approvals.models import ApprovalCall, ApprovalRequest, ApprovalStatus, PressAction, Requester
+from stepwise.approvals.wording import asks
 from stepwise.ids import iso_utc, utc_now
 from stepwise.telegram.errors import TelegramError
 from stepwise.telegram.formatting import escape_html
@@ -69,9 +70,11 @@ def open_request(
     user_id: int,
     step: int,
     calls: list[ApprovalCall],
+    requester: Requester,
     now: str,
 ) -> ApprovalRequest:
-    """Store a new pending request for `calls`; the turn then waits for it (RequestApproval shows it)."""
+    """Store a new pending request of `requester` for `calls`; the turn then waits for it (RequestApproval
+    shows it)."""
     request = ApprovalRequest(
         approval_id=approval_id,
         turn_id=turn_id,
@@ -79,10 +82,14 @@ def open_request(
         user_id=user_id,
         step=step,
         calls=calls,
+        requester=requester,
         created_at=now,
     )
     approvals.create(request)
-    logger.info("approval needed", extra={"approval_id": approval_id, "calls": len(calls)})
+    logger.info(
+        "approval needed",
+        extra={"approval_id": approval_id, "calls": len(calls), "requester": requester.kind},
+    )
     return request
 
 
@@ -105,10 +112,9 @@ def human_duration(seconds: int) -> str:
     return f"{seconds} second{'s' if seconds != 1 else ''}"
 
 
-def approval_html(calls: list[ApprovalCall], timeout_seconds: int) -> str:
-    """The request message: exactly what will happen, and what silence means."""
-    lines = ["🔐 <b>Approval needed</b>"]
-    lines += [escape_html(call.description) for call in calls]
+def approval_html(requester: Requester, calls: list[ApprovalCall], timeout_seconds: int) -> str:
+    """The request message: who asks, exactly what will happen, and what silence means."""
+    lines = ["🔐 <b>Approval needed</b>", escape_html(asks(requester, [call.description for call in calls]))]
     lines.append(f"<i>No answer within {human_duration(timeout_seconds)} counts as Deny.</i>")
     return "\n".join(lines)
 
@@ -140,7 +146,7 @@ def show_request(
     approvals.attach_token(request.approval_id, task_token)
     message_id = request.message_id  # set: a retried state, the buttons are out already
     if message_id is None:
-        html = approval_html(request.calls, timeout_seconds)
+        html = approval_html(request.requester, request.calls, timeout_seconds)
         message_id = telegram().send_message(
             request.chat_id, html, parse_mode="HTML", reply_markup=approval_keyboard(request.approval_id)
         )

@@ -4,11 +4,23 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 ApprovalStatus = Literal["pending", "approved", "denied", "expired"]
 # What a press on an Approve / Deny button did (the webhook's outcome names it).
 PressAction = Literal["decided", "expired", "already_decided", "not_ready", "not_allowed", "ignored"]
+# Who asks: the chat's own model, a background job, the user's MCP client, or a check-in that fired.
+RequesterKind = Literal["chat", "job", "mcp_client", "checkin"]
+
+
+class Requester(BaseModel):
+    """Who asks for an approval (`stepwise.approvals.wording` says it in words)."""
+
+    model_config = ConfigDict(defer_build=True)
+
+    kind: RequesterKind = "chat"
+    number: int | None = Field(default=None, description="the job's or the check-in's number")
+    name: str = Field(default="", description="the job's title, the MCP client's token name, the check-in")
 
 
 class ApprovalCall(BaseModel):
@@ -31,6 +43,7 @@ class ApprovalRequest(BaseModel):
     user_id: int
     step: int
     calls: list[ApprovalCall]
+    requester: Requester = Field(default_factory=Requester)
     status: ApprovalStatus = "pending"
     task_token: str | None = None
     message_id: int | None = None

@@ -17,6 +17,7 @@ USAGE = "Use /jobs to list your background jobs, or /jobs stop <number> to stop 
 STATES = {
     "running": "running",
     "done": "done",
+    "not_done": "could not do it",
     "failed": "failed",
     "timed_out": "out of time",
     "stopped": "stopped",

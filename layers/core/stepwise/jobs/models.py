@@ -9,9 +9,14 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 # running: its execution works; the others are final (a job ends once: the first ending recorded stays).
-JobStatus = Literal["running", "done", "failed", "timed_out", "stopped", "over_budget"]
-FINAL_STATUSES: frozenset[str] = frozenset({"done", "failed", "timed_out", "stopped", "over_budget"})
+# not_done: its model could not do the task (said so, or gave no answer); failed: it ended on an error.
+JobStatus = Literal["running", "done", "not_done", "failed", "timed_out", "stopped", "over_budget"]
+FINAL_STATUSES: frozenset[str] = frozenset(
+    {"done", "not_done", "failed", "timed_out", "stopped", "over_budget"}
+)
 JOB_PREFIX = "job-"
+# The tool a job's model calls instead of answering when it cannot do its task (`stepwise.tools.job_tools`).
+CANNOT_DO = "cannot_do"
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,8 @@
 
 It drives the same task and reminder tools the real model would ("add buy milk", "done 3", "remind me at 5pm
 to call mom", "every friday at 17:00 ask me how my week went"...), reports their results, answers greetings,
-help and the time, and says plainly what it does not understand. Times are the user's, from the clock line of
+help and the time, and says plainly what it does not understand (in a background job, by calling `cannot_do`:
+the job then reports that it could not do its task). Times are the user's, from the clock line of
 the per-turn context (`stepwise.prompt.clock_line`); without one, UTC by the model's own clock.
 """
 
@@ -14,6 +15,7 @@ from datetime import UTC
 from typing import TYPE_CHECKING, Any
 
 from stepwise.ids import utc_now
+from stepwise.jobs.models import CANNOT_DO
 from stepwise.model.types import ModelRequest, ModelResponse, TextSink
 from stepwise.offline.intents import reminder_intent, task_intent
 from stepwise.offline.job_rules import job_intent
@@ -48,6 +50,7 @@ COMMANDS = (
 )
 MEMORY_SECTIONS = ("## Earlier in this conversation", "## Memories about the user")
 NOT_UNDERSTOOD = "I'm in offline mode (no model API is configured), so I didn't understand that."
+NOT_UNDERSTOOD_TASK = "I'm in offline mode (no model API is configured), so I didn't understand the task."
 _tool_ids = itertools.count(1)
 
 
@@ -70,18 +73,11 @@ class OfflineModel:
         clock = local_clock(request.messages) or UserClock(self._clock().astimezone(UTC), "UTC")
         calls = self.intent(text, clock, request)
         if calls:
-            content = [
-                {
-                    "type": "tool_use",
-                    "id": f"toolu_offline_{next(_tool_ids):06d}",
-                    "name": name,
-                    "input": args,
-                }
-                for name, args in calls
-            ]
-            return ModelResponse(content=content, stop_reason="tool_use", model=OFFLINE_MODEL_NAME)
+            return self._calls(calls)
         remembered = memory_lines(request)
         answer = self.answer(text, clock)
+        if answer.startswith(NOT_UNDERSTOOD) and _offered(request, CANNOT_DO):  # a background job's task
+            return self._calls([(CANNOT_DO, {"reason": NOT_UNDERSTOOD_TASK})])
         if remembered and answer.startswith(NOT_UNDERSTOOD):
             answer = (
                 "I'm offline, so I can't reason about that, but here is what I remember that may help:\n"
@@ -100,6 +96,13 @@ class OfflineModel:
             if calls and all(name in available for name, _ in calls):
                 return calls
         return None
+
+    def _calls(self, calls: list[ToolCall]) -> ModelResponse:
+        content = [
+            {"type": "tool_use", "id": f"toolu_offline_{next(_tool_ids):06d}", "name": name, "input": args}
+            for name, args in calls
+        ]
+        return ModelResponse(content=content, stop_reason="tool_use", model=OFFLINE_MODEL_NAME)
 
     def _text(self, text: str) -> ModelResponse:
         return ModelResponse(
@@ -132,6 +135,13 @@ class OfflineModel:
             "I'm in offline mode (no model API is configured), so I didn't understand that. "
             "Send *help* to see what I can do offline."
         )
+
+
+def _offered(request: ModelRequest, tool: str) -> bool:
+    """Whether the request offers `tool` and lets the model call tools."""
+    if request.tool_choice is not None and request.tool_choice.get("type") == "none":
+        return False
+    return any(offered["name"] == tool for offered in request.tools)
 
 
 def local_clock(messages: list[dict[str, Any]]) -> UserClock | None:

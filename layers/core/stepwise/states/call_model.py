@@ -18,7 +18,7 @@ from stepwise.model.web import WebAccess, with_sources
 from stepwise.prompt.caching import head_tokens
 from stepwise.prompt.layout import build_prompt
 from stepwise.states.contracts import CallModelInput, CallModelOutput, Next
-from stepwise.states.job_turn import job_history, job_must_stop, job_section, record_progress
+from stepwise.states.job_turn import job_gave_up, job_history, job_must_stop, job_section, record_progress
 from stepwise.states.spend import count_usage, wait_for_rate_limit
 from stepwise.states.typing_indicator import show_typing
 from stepwise.telegram.drafts import draft_stream
@@ -99,6 +99,8 @@ def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutp
         else services.messages.between(turn.chat_id, meta.first_key, meta.last_key)
     )
     steps = services.turns.steps(turn.turn_id)
+    if in_job and (gave_up := job_gave_up(meta, steps, services)) is not None:
+        return CallModelOutput(**decision_fields(gave_up))
     registry, max_steps = services.turn_tools(in_job), services.max_steps(in_job)
     if previous.final and steps and steps[-1].tool_uses and not steps[-1].tool_results:
         close_unanswered(steps[-1], meta, services, max_steps)

@@ -1,16 +1,18 @@
 """How a background job ends: its record gets its ending once, and its report enters the chat's inbox as a
 message of kind `job`, answered in turn like any message (docs/jobs.md).
 
-FinishTurn reports a job that finished (done, out of time, over the budget) or failed (FailTurn); RecoverChat
-reports one whose execution failed, timed out or was stopped. Both go through `report_job`: the first ending
-recorded stays (`JobStore.finish`), and the inbox id comes from the job's execution and its recorded end, so
-retries and a recovery after a finish give one report.
+FinishTurn reports a job that finished (done, not done, out of time, over the budget) or failed (FailTurn);
+RecoverChat reports one whose execution failed, timed out or was stopped. Both go through `report_job`: the
+first ending recorded stays (`JobStore.finish`), and the inbox id comes from the job's execution and its
+recorded end, so retries and a recovery after a finish give one report. Whether a finished job did its task
+is decided from what its turn recorded (`job_outcome`), never from the wording of its answer.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections import Counter
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -18,6 +20,7 @@ from aws_lambda_powertools import Logger
 
 from stepwise.ids import iso_utc
 from stepwise.inbox.models import JobEnded, QueuedMessage, outside_update_id
+from stepwise.jobs.models import CANNOT_DO
 from stepwise.states.contracts import FinishTurnInput, FinishTurnOutput
 from stepwise.states.job_turn import job_figures
 
@@ -26,14 +29,15 @@ if TYPE_CHECKING:
 
     from stepwise.jobs.models import Job, JobStatus
     from stepwise.states.services import TurnServices
-    from stepwise.turn_records.models import ModelStep
+    from stepwise.turn_records.models import ModelStep, Reply
     from stepwise.turn_ref import TurnRef
 
 logger = Logger(child=True)
 
 HEADLINES: dict[str, str] = {
     "done": "✅ Background job #{number} “{title}” is done",
-    "failed": "⚠️ Background job #{number} “{title}” failed",
+    "not_done": "⚠️ Background job #{number} “{title}” could not do its task",
+    "failed": "⚠️ Background job #{number} “{title}” could not do its task",
     "timed_out": "⏱ Background job #{number} “{title}” ran out of time",
     "stopped": "⏹ Background job #{number} “{title}” was stopped",
     "over_budget": "⏸ Background job #{number} “{title}” stopped at today's usage limit",
@@ -45,6 +49,19 @@ ENDED_BY_EXECUTION: dict[str, JobStatus] = {
     "ABORTED": "stopped",
 }
 ENDED_BY_SOURCE: dict[str, JobStatus] = {"job_timeout": "timed_out", "budget": "over_budget"}
+# The endings whose report is one line that says why (and what it did, if it used tools).
+COULD_NOT: frozenset[str] = frozenset({"not_done", "failed"})
+NO_ANSWER = "its model gave no answer."
+NONE_WORKED = "none of its tool calls worked."
+DECLINED = "its model declined the task."
+STOPPED_BY_ERROR = "an error stopped it."
+ERROR_REASONS: dict[str, str] = {
+    "ModelTransientError": "the language model did not answer, even after retries.",
+    "ModelRateLimitedError": "the language model did not answer, even after retries.",
+    "ModelPermanentError": "the language model's API rejected the request.",
+    "States.Timeout": "one of its steps took too long.",
+}
+MAX_WHY = 300
 
 
 def finish_job(request: FinishTurnInput, services: TurnServices) -> FinishTurnOutput:
@@ -54,14 +71,54 @@ def finish_job(request: FinishTurnInput, services: TurnServices) -> FinishTurnOu
     reply = services.turns.get_reply(turn.turn_id)
     if request.error is not None:
         logger.warning("background job failed", extra={"error": request.error})
-        status: JobStatus = "failed"
-    elif reply is None:
-        status = "failed"  # nothing to report: the job's record was gone or it had ended (see start_job)
-    else:
-        status = ENDED_BY_SOURCE.get(reply.source, "done")
-    text = reply.text if reply is not None and request.error is None else None
-    next_turn = report_job(turn, status, text, services)
+    ending = job_outcome(reply, request.error, services.turns.steps(turn.turn_id))
+    next_turn = report_job(turn, ending, services)
     return FinishTurnOutput(source=reply.source if reply is not None else None, next_turn=next_turn)
+
+
+@dataclass(frozen=True)
+class Ending:
+    """How a job ended: its status, the text its report shows (its answer, or what stopped it), and for a job
+    that could not do its task, why, in a few words."""
+
+    status: JobStatus
+    text: str | None = None
+    why: str | None = None
+
+
+def job_outcome(reply: Reply | None, error: str | None, steps: Sequence[ModelStep]) -> Ending:
+    """How a job that reached FinishTurn ended, from what its turn recorded (never from its answer's words):
+
+    - it ended on an error (FailTurn): failed, why from the error's name (`error_reason`);
+    - without a reply: failed (its record was gone, or it had ended already: see `start_job`);
+    - stopped by its deadline or the budget: timed out or over the budget, with the reply that says so;
+    - its model called `cannot_do`: not done, why in the model's words;
+    - its model's last answer was a refusal, or had no text: not done;
+    - it called tools and none of them worked (each failed, or was denied or unanswered): not done, with
+      its answer;
+    - else done, with its answer, whether or not it used tools (a task may need none).
+    """
+    if error is not None:
+        return Ending("failed", why=error_reason(error))
+    if reply is None:
+        return Ending("failed")
+    if reply.source == "job_not_done":
+        return Ending("not_done", why=reply.text)
+    if (ended := ENDED_BY_SOURCE.get(reply.source)) is not None:
+        return Ending(ended, reply.text)
+    last = steps[-1] if steps else None
+    if last is not None and last.stop_reason == "refusal":
+        return Ending("not_done", why=DECLINED)
+    if last is not None and not last.text:
+        return Ending("not_done", why=NO_ANSWER)
+    if used_tools(steps) and not any_worked(steps):
+        return Ending("not_done", reply.text, NONE_WORKED)
+    return Ending("done", reply.text)
+
+
+def error_reason(error: str) -> str:
+    """Why a job stopped on `error` (the name of the error that failed its state), for its report."""
+    return ERROR_REASONS.get(error, f"an error stopped it ({error}).")
 
 
 def recover_job(turn: TurnRef, execution_status: str, services: TurnServices) -> FinishTurnOutput:
@@ -70,7 +127,7 @@ def recover_job(turn: TurnRef, execution_status: str, services: TurnServices) ->
     status = ENDED_BY_EXECUTION.get(execution_status, "failed")
     logger.warning("recovered a background job that did not finish", extra={"status": execution_status})
     close_pending_approvals(turn, services)
-    return FinishTurnOutput(next_turn=report_job(turn, status, None, services))
+    return FinishTurnOutput(next_turn=report_job(turn, Ending(status), services))
 
 
 def close_pending_approvals(turn: TurnRef, services: TurnServices) -> None:
@@ -88,7 +145,7 @@ def close_pending_approvals(turn: TurnRef, services: TurnServices) -> None:
             logger.warning("a stopped job's approval was not closed", extra={"error": str(error)})
 
 
-def report_job(turn: TurnRef, status: JobStatus, text: str | None, services: TurnServices) -> str | None:
+def report_job(turn: TurnRef, ending: Ending, services: TurnServices) -> str | None:
     """Record the job's ending (the first one recorded stays) and put its report in the chat's inbox, which
     starts the chat's next turn unless one runs; returns that turn's name."""
     assert turn.job is not None
@@ -102,7 +159,7 @@ def report_job(turn: TurnRef, status: JobStatus, text: str | None, services: Tur
     if job.running:
         steps = services.turns.steps(turn.turn_id)
         job = services.jobs.finish(
-            job.user_id, job.number, status, report_text(job, status, text, steps), iso_utc(services.clock())
+            job.user_id, job.number, ending.status, report_text(job, ending, steps), iso_utc(services.clock())
         )
     message = report_message(job)
     admitted = services.sequencer().admit(message)
@@ -129,19 +186,52 @@ def report_message(job: Job) -> QueuedMessage:
     )
 
 
-def report_text(job: Job, status: JobStatus, text: str | None, steps: Sequence[ModelStep]) -> str:
-    """The report the chat gets: how the job ended, what it cost, and its result or what it did."""
+def report_text(job: Job, ending: Ending, steps: Sequence[ModelStep]) -> str:
+    """The report the chat gets: how the job ended, what it cost, and its result or what it did. A job that
+    could not do its task says so and why in its first line; its answer (if any) and what it did (if it used
+    tools) follow."""
     rounds, tokens, cost_nano_usd = job_figures(steps)
     cost = cost_nano_usd / 1e9
-    headline = HEADLINES[status].format(number=job.number, title=job.title)
+    headline = HEADLINES[ending.status].format(number=job.number, title=job.title)
     figures = f"{rounds} tool round{'s' if rounds != 1 else ''}, {tokens:,} tokens, about ${cost:.4f}"
+    text = ending.text
+    if ending.status in COULD_NOT:
+        lines = [f"{headline} ({figures}): {one_line(ending.why or STOPPED_BY_ERROR)}"]
+        lines += [text] if text else []
+        lines += [what_was_done(steps)] if used_tools(steps) else []
+        return "\n\n".join(lines)
     lines = [f"{headline} ({figures})."]
-    if status == "done" and text:
+    if ending.status == "done" and text:
         return f"{lines[0]}\n\n{text}"
     if text:
         lines.append(text)
     lines.append(what_was_done(steps))
     return "\n\n".join(lines)
+
+
+def one_line(text: str) -> str:
+    """A reason as one sentence of a line: its whitespace folded, at most MAX_WHY characters, a final stop."""
+    folded = " ".join(text.split())
+    if len(folded) > MAX_WHY:
+        folded = folded[: MAX_WHY - 1].rstrip() + "…"
+    return folded if folded.endswith((".", "!", "?", "…")) else f"{folded}."
+
+
+def used_tools(steps: Sequence[ModelStep]) -> bool:
+    """Whether the job called any tool (saying that it cannot do the task is no use of one)."""
+    return any(call["name"] != CANNOT_DO for step in steps for call in step.tool_uses)
+
+
+def any_worked(steps: Sequence[ModelStep]) -> bool:
+    """Whether any of the job's tool calls (other than `cannot_do`) has a result that is no error."""
+    for step in steps:
+        results = {block.get("tool_use_id"): block for block in step.tool_results}
+        results.update(step.partial_results)
+        for call in step.tool_uses:
+            result = results.get(call["id"])
+            if call["name"] != CANNOT_DO and result is not None and not result.get("is_error"):
+                return True
+    return False
 
 
 def what_was_done(steps: Sequence[ModelStep]) -> str:
@@ -154,6 +244,8 @@ def what_was_done(steps: Sequence[ModelStep]) -> str:
         results = {block.get("tool_use_id"): block for block in step.tool_results}
         results.update(step.partial_results)
         for call in step.tool_uses:
+            if call["name"] == CANNOT_DO:
+                continue
             result = results.get(call["id"])
             if result is None:
                 (waiting if step.approval_id else failed)[call["name"]] += 1

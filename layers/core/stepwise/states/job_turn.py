@@ -1,9 +1,10 @@
 """A background job's own execution, in the states it shares with a chat's turn (docs/jobs.md).
 
-A job runs the turn's states with four differences, all decided here: it starts from its record, not from the
+A job runs the turn's states with five differences, all decided here: it starts from its record, not from the
 chat's inbox (`start_job`, in LoadContext); its model sees only its task, with a section of the prompt saying
 it is a job (`job_history`, `job_section`); it has its own limits, JOB_MAX_TOOL_STEPS and a deadline, and the
-daily token budget stops it between steps (`job_must_stop`, in CallModel); and it keeps its counters on its
+daily token budget stops it between steps (`job_must_stop`, in CallModel); its model may say that it cannot do
+the task (the `cannot_do` tool), which ends it (`job_gave_up`, in CallModel); and it keeps its counters on its
 record for /jobs (`record_progress`). It never holds the chat's lease: its report reaches the chat through the
 inbox (`stepwise.states.job_report`).
 """
@@ -17,6 +18,7 @@ from aws_lambda_powertools import Logger
 
 from stepwise.history.models import StoredMessage
 from stepwise.ids import iso_utc
+from stepwise.jobs.models import CANNOT_DO
 from stepwise.states.contracts import Next
 from stepwise.turn_records.models import JobBrief, Reply, TurnMeta
 from stepwise.usage.budget import budget_message, is_over_budget
@@ -87,7 +89,9 @@ def job_section(meta: TurnMeta, max_tool_steps: int) -> str:
         f"questions, do the work with the tools (at most {max_tool_steps} tool rounds, until "
         f"{meta.job.deadline}), then answer with the result, written for the user: it is posted in their "
         "chat as the job's report. Tools that change data for good wait for the user's tap in the chat; if "
-        "one is denied, leave that part and say so in the report."
+        "one is denied, leave that part and say so in the report. If you cannot do the task at all (it is "
+        f"unclear to you, or no tool can do what it needs), call {CANNOT_DO} with the reason instead of "
+        "answering; never answer as if work were done that no tool did."
     )
 
 
@@ -116,6 +120,29 @@ def job_must_stop(meta: TurnMeta, services: TurnServices) -> Next | None:
     return None
 
 
+def job_gave_up(meta: TurnMeta, steps: Sequence[ModelStep], services: TurnServices) -> Next | None:
+    """Before a job's model call: when its model called `cannot_do` in the round just run, the job ends
+    without another call (its reply is the model's reason, and FinishTurn reports the task as not done);
+    None to go on."""
+    reason = declared_reason(steps[-1]) if steps else None
+    if reason is None:
+        return None
+    assert meta.job is not None
+    _stop(meta, services, reason, "job_not_done")
+    logger.info("background job says it cannot do its task", extra={"job": meta.job.number})
+    return Next(route="reply")
+
+
+def declared_reason(step: ModelStep) -> str | None:
+    """The reason of a `cannot_do` call of the step that ran (its result is no error), else None."""
+    results = {block.get("tool_use_id"): block for block in step.tool_results}
+    for call in step.tool_uses:
+        result = results.get(call["id"])
+        if call["name"] == CANNOT_DO and result is not None and not result.get("is_error"):
+            return " ".join(str((call.get("input") or {}).get("reason", "")).split())
+    return None
+
+
 def _stop(meta: TurnMeta, services: TurnServices, text: str, source: ReplySource) -> None:
     if services.turns.get_reply(meta.turn_id) is not None:
         return
@@ -131,9 +158,10 @@ def _stop(meta: TurnMeta, services: TurnServices, text: str, source: ReplySource
 
 
 def job_figures(steps: Sequence[ModelStep]) -> tuple[int, int, int]:
-    """A job's tool rounds, tokens and cost (nano-dollars) so far, from its model steps."""
+    """A job's tool rounds, tokens and cost (nano-dollars) so far, from its model steps (a round that only
+    said it cannot do the task is no work: not counted)."""
     return (
-        sum(1 for step in steps if step.tool_uses),
+        sum(1 for step in steps if any(call["name"] != CANNOT_DO for call in step.tool_uses)),
         sum(step.tokens for step in steps),
         sum(step.cost_nano_usd for step in steps),
     )

@@ -25,7 +25,7 @@ from stepwise.states.contracts import LoadContextInput, Next
 from stepwise.states.turn_kind import decide_turn
 from stepwise.states.typing_indicator import show_typing
 from stepwise.telegram.commands import is_command
-from stepwise.turn_records.models import Memory, TurnMeta
+from stepwise.turn_records.models import CheckinBrief, Memory, TurnMeta
 
 if TYPE_CHECKING:
     from stepwise.chats.store import ChatRecord
@@ -84,6 +84,9 @@ def load_context(start: LoadContextInput, services: TurnServices) -> Next:
         services.chats.set_window(turn.chat_id, first_key)
     user_id = batch[0].user_id
     reminder = batch[0].text if batch[0].kind == "reminder" else None
+    checkin = (
+        CheckinBrief(number=batch[0].reminder_id, text=batch[0].text) if batch[0].kind == "checkin" else None
+    )
     outside_call = batch[0].outside_call if batch[0].kind == "outside_call" else None
     job_report = batch[0].text if batch[0].kind == "job" else None
     chosen_zone = services.reminders.timezone(user_id)
@@ -110,6 +113,7 @@ def load_context(start: LoadContextInput, services: TurnServices) -> Next:
         timezone=chosen_zone or services.default_timezone,
         timezone_set=chosen_zone is not None,
         reminder=reminder,
+        checkin=checkin,
         model_override="command" if command == "rules" else None,
         command=batch[0].text.strip() if command == "answer" else None,
         outside_call=outside_call,

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger
 
-from stepwise.approvals.models import ApprovalCall
+from stepwise.approvals.models import ApprovalCall, Requester
 from stepwise.audit.log import call_entry
 from stepwise.ids import iso_utc
 from stepwise.ledger.models import tool_call_id
@@ -91,6 +91,7 @@ def run_tools(request: RunToolsInput, services: TurnServices) -> Next:
             user_id=meta.user_id,
             step=step.step,
             calls=waiting,
+            requester=requester_of(meta),
             now=now,
         )
         step.approval_id = approval_request.approval_id
@@ -107,6 +108,18 @@ def run_tools(request: RunToolsInput, services: TurnServices) -> Next:
         outside_call_reply(meta, step, services)
         return request.next.model_copy(update={"route": "reply", "approval_id": None, "wait_seconds": 0})
     return request.next.model_copy(update={"route": "model", "approval_id": None, "wait_seconds": 0})
+
+
+def requester_of(meta: TurnMeta) -> Requester:
+    """Who the turn's approval request names: its background job, the MCP client whose call it runs, the
+    check-in it carries out, or else the chat's own model."""
+    if meta.job is not None:
+        return Requester(kind="job", number=meta.job.number, name=meta.job.title)
+    if meta.outside_call is not None:
+        return Requester(kind="mcp_client", name=meta.outside_call.connection)
+    if meta.checkin is not None:
+        return Requester(kind="checkin", number=meta.checkin.number, name=meta.checkin.text)
+    return Requester()
 
 
 def retake_chat(request: RunToolsInput, services: TurnServices) -> None:
@@ -144,10 +157,9 @@ def _run_one(
         return Answer(ToolResult(content=NOT_ASKED, is_error=True), "denied")
     if decision is None:
         try:
-            description = tools.describe(context, tool, args)
-            if meta.job is not None:  # the user sees which job asks
-                description = f"Background job #{meta.job.number} “{meta.job.title}”: {description}"
-            waiting.append(ApprovalCall(tool_use_id=call["id"], description=description))
+            waiting.append(
+                ApprovalCall(tool_use_id=call["id"], description=tools.describe(context, tool, args))
+            )
         except ToolError as error:
             return Answer(ToolResult(content=str(error), is_error=True), "error")
         return None

@@ -136,12 +136,15 @@ class TurnServices:
         self.remote_tools = None
 
     def turn_tools(self, in_job: bool) -> ToolRegistry:
-        """The tools of a turn, or of a background job: the same but `spawn_job` (a job cannot start jobs)."""
+        """The tools of a turn, or of a background job: the same but `spawn_job` (a job cannot start jobs),
+        and with `cannot_do` (a job's model says with it that it cannot do its task)."""
         tools = self.tools
         if not in_job:
             return tools
         if self._job_tools is None or self._job_tools[0] is not tools:
-            self._job_tools = (tools, tools.without(JOB_STARTING_TOOLS))
+            from stepwise.tools.job_tools import CANNOT_DO_TOOL
+
+            self._job_tools = (tools, tools.without(JOB_STARTING_TOOLS).with_tools([CANNOT_DO_TOOL]))
         return self._job_tools[1]
 
     def max_steps(self, in_job: bool) -> int:

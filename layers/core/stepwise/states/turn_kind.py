@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Literal
 
 from aws_lambda_powertools import Logger
 
+from stepwise.approvals.models import Requester
+from stepwise.approvals.wording import asks
 from stepwise.ids import iso_utc
 from stepwise.reminders.models import REMINDER_PREFIX
 from stepwise.states.contracts import Next
@@ -156,8 +158,13 @@ def outside_call_reply(meta: TurnMeta, step: ModelStep, services: TurnServices) 
     result = step.tool_results[0]
     content = str(result.get("content", ""))
     outcome = f"Not done. {content}" if result.get("is_error") else f"Done. {content}"
-    text = f"Your MCP client “{call.connection}” asked to {call.description.rstrip('.')}. {outcome}"
+    asked = asks(Requester(kind="mcp_client", name=call.connection), [call.description], asked=True)
     services.turns.put_reply(
         meta.turn_id,
-        Reply(text=text, source="outside_call", message_id=step.message_id, created_at=step.created_at),
+        Reply(
+            text=f"{asked} {outcome}",
+            source="outside_call",
+            message_id=step.message_id,
+            created_at=step.created_at,
+        ),
     )

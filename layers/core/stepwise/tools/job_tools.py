@@ -1,4 +1,5 @@
-"""The spawn_job tool: hand a task bigger than one turn to a background job (docs/jobs.md).
+"""The spawn_job tool: hand a task bigger than one turn to a background job (docs/jobs.md); and cannot_do, the
+tool a job's model calls instead of answering when it cannot do its task.
 
 A job is its own execution of the turns' state machine, named after the tool call that starts it
 (`job_execution_name`): a retried call starts no second job. The record (JobsTable) and the execution cannot
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from stepwise.ids import iso_utc
-from stepwise.jobs.models import Job, JobLimits, is_job_execution, job_execution_name
+from stepwise.jobs.models import CANNOT_DO, Job, JobLimits, is_job_execution, job_execution_name
 from stepwise.tools.registry import EffectIncomplete, Intent, Tool, ToolContext, ToolError
 from stepwise.turn_ref import Limits, TurnRef, TurnStart
 
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 
 MAX_TASK = 4000
 MAX_TITLE = 60
+MAX_REASON = 300
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,14 @@ class SpawnJobInput(BaseModel):
     )
     title: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_TITLE)] = (
         Field(description="A short title the user will recognise in /jobs and in the job's report.")
+    )
+
+
+class CannotDoInput(BaseModel):
+    model_config = ConfigDict(defer_build=True, extra="forbid")
+
+    reason: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_REASON)] = (
+        Field(description="Why, in one short sentence for the user.")
     )
 
 
@@ -143,3 +153,20 @@ def job_tools(setup: JobSetup) -> list[Tool[Any]]:
             writes=True,
         )
     ]
+
+
+def cannot_do(context: ToolContext, args: CannotDoInput) -> str:
+    """Nothing to do here: the job's next CallModel sees the call and ends the job (`states.job_turn`)."""
+    return f"Noted: the job ends now, and its report says it could not do the task: {args.reason}"
+
+
+CANNOT_DO_TOOL: Tool[CannotDoInput] = Tool(
+    name=CANNOT_DO,
+    description=(
+        "Background jobs only: call it instead of answering when you cannot do the task at all (it is "
+        "unclear, or no tool can do what it needs); not when a call failed or was denied, nor for a task "
+        "that needs no tool. The job then ends, and its report gives the user your `reason`."
+    ),
+    input_model=CannotDoInput,
+    run=cannot_do,
+)

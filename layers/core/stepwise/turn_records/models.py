@@ -19,6 +19,7 @@ ReplySource = Literal[
     "outside_call",
     "job_report",  # a chat's turn showing a background job's report
     "job_timeout",  # a job that reached its deadline: what it did
+    "job_not_done",  # a job whose model said it cannot do its task: why
 ]
 
 
@@ -31,6 +32,15 @@ class JobBrief(BaseModel):
     title: str
     task: str
     deadline: str = Field(description="ISO 8601 UTC")
+
+
+class CheckinBrief(BaseModel):
+    """The check-in a turn carries out (a scheduled instruction run as a full turn)."""
+
+    model_config = ConfigDict(defer_build=True)
+
+    number: int | None = Field(default=None, description="the check-in's number (its reminder id)")
+    text: str
 
 
 class Memory(BaseModel):
@@ -73,6 +83,7 @@ class TurnMeta(BaseModel):
     timezone: str = Field(default="UTC", description="the user's IANA time zone when the turn began")
     timezone_set: bool = Field(default=False, description="whether the user chose it (else the default)")
     reminder: str | None = Field(default=None, description="the text of the reminder this turn delivers")
+    checkin: CheckinBrief | None = Field(default=None, description="the check-in this turn carries out")
     notices: list[str] = Field(
         default_factory=list, description="what the user is told about files the model does not get"
     )

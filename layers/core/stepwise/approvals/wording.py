@@ -1,0 +1,55 @@
+"""How an approval says who asks and what for, in one way for every source (the chat's own model, a background
+job, the user's MCP client, a check-in): the request before the tap ("Background job #1 “Tidy up” asks to
+delete task #4 “old plan”.") and the line that tells what came of it ("… asked to delete …").
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from stepwise.approvals.models import Requester
+
+MAX_NAME = 60  # a job's title or a check-in's instruction, as the request names it
+
+
+def requester_name(requester: Requester) -> str:
+    """Who asks, as the subject of a sentence: "The assistant in this chat", "Background job #1 “Tidy up”",
+    "Your MCP client “laptop”", "Your check-in #2 “review my week”"."""
+    name = _short(requester.name)
+    number = f" #{requester.number}" if requester.number is not None else ""
+    if requester.kind == "job":
+        return f"Background job{number} “{name}”"
+    if requester.kind == "mcp_client":
+        return f"Your MCP client “{name}”"
+    if requester.kind == "checkin":
+        return f"Your check-in{number} “{name}”"
+    return "The assistant in this chat"
+
+
+def in_sentence(description: str) -> str:
+    """A tool's description ("Delete task #1 “milk”.") as the rest of a sentence ("delete task #1 “milk”"):
+    without its final stop, and its first word in lower case when it is an ordinary capitalised word (an
+    acronym such as "MCP", or a tool's name, stays as it is)."""
+    text = description.strip().rstrip(".").rstrip()
+    first = text.split(" ", 1)[0]
+    if len(first) > 1 and first[0].isupper() and first[1:].isalpha() and first[1:].islower():
+        return first[0].lower() + text[1:]
+    return text
+
+
+def asks(requester: Requester, descriptions: Sequence[str], *, asked: bool = False) -> str:
+    """The sentence that says who asks to do what ("… asks to delete task #4 “old plan”."); with `asked`, in
+    the past, as the line after the answer. Several calls are listed one a line."""
+    verb = "asked to" if asked else "asks to"
+    clauses = [in_sentence(description) for description in descriptions]
+    if len(clauses) == 1:
+        return f"{requester_name(requester)} {verb} {clauses[0]}."
+    return f"{requester_name(requester)} {verb}:\n" + "\n".join(f"• {clause}" for clause in clauses)
+
+
+def _short(text: str) -> str:
+    one_line = " ".join(text.split())
+    return one_line if len(one_line) <= MAX_NAME else one_line[: MAX_NAME - 1].rstrip() + "…"
