@@ -189,7 +189,7 @@ def test_piped_a_jobs_approval_is_on_screen_before_the_next_line_presses_it(tmp_
     lines = out.splitlines()
     press = lines.index("you> 1")
     assert lines[press - 1] == "          [1] Approve ✅  [2] Deny ❌"
-    assert lines[press - 3].endswith("Delete task #1 “old plan”.")
+    assert lines[press - 3] == "Background job #1 “delete 1” asks to delete task #1 “old plan”."
     listing = lines.index("you> list")
     assert "✅ Approved" in lines[press:listing]
     assert any("Deleted task #1" in line for line in lines[press:listing]), "the job's report, before list"
