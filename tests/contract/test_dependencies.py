@@ -32,6 +32,7 @@ LAYERS: list[tuple[str, frozenset[str]]] = [
                 "dynamodb_pages",
                 "events",
                 "ids",
+                "lazy_client",
                 "secrets",
                 "telegram",
                 "turn_ref",

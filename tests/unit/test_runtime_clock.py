@@ -13,9 +13,13 @@ FIXED = datetime(2026, 11, 23, 17, 0, tzinfo=UTC)
 
 
 @pytest.fixture(autouse=True)
-def real_clock_afterwards() -> Iterator[None]:
-    yield
+def no_clock_installed() -> Iterator[None]:
+    """No clock installed during the test, and whatever was installed before (a running emulation's, in a
+    session that runs the integration tests too) installed again after it."""
+    before = runtime._clock
     runtime.install_clock(None)
+    yield
+    runtime.install_clock(before)
 
 
 def test_by_default_the_clock_is_the_real_one() -> None:
