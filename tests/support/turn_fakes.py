@@ -24,6 +24,7 @@ from stepwise.states.finish_turn import finish_turn
 from stepwise.states.load_context import load_context
 from stepwise.states.run_tools import run_tools
 from stepwise.states.services import TurnServices
+from stepwise.turn_records.models import TurnMeta
 
 
 class ScriptedModel:
@@ -103,6 +104,21 @@ class RecordingStarter:
             return False
         self.started[name] = payload
         return True
+
+
+def turn_meta(**fields: Any) -> TurnMeta:
+    """A turn's record with placeholder ids and keys, for code that only reads a few of its fields."""
+    base: dict[str, Any] = {
+        "turn_id": "t",
+        "chat_id": 7,
+        "user_id": 7,
+        "update_id": 1,
+        "user_message_id": "m",
+        "first_key": "a",
+        "last_key": "b",
+        "created_at": "2026-11-22T09:00:00.000Z",
+    }
+    return TurnMeta(**{**base, **fields})
 
 
 def turn_start(

@@ -4,13 +4,14 @@ background job, an MCP client, a check-in), before the tap and in the line after
 from __future__ import annotations
 
 import pytest
+from support.turn_fakes import turn_meta
 
 from stepwise.approvals.lifecycle import approval_html
 from stepwise.approvals.models import ApprovalCall, Requester
 from stepwise.approvals.wording import asks, in_sentence, requester_name
 from stepwise.inbox.models import OutsideCall
 from stepwise.states.run_tools import requester_of
-from stepwise.turn_records.models import CheckinBrief, JobBrief, TurnMeta
+from stepwise.turn_records.models import CheckinBrief, JobBrief
 
 DELETE = "Delete task #4 “old plan”."
 
@@ -73,25 +74,13 @@ def test_the_request_message_names_who_asks_before_the_tap_and_is_escaped() -> N
     ]
 
 
-def meta(**fields: object) -> TurnMeta:
-    base = TurnMeta(
-        turn_id="t",
-        chat_id=7,
-        user_id=7,
-        update_id=1,
-        user_message_id="m",
-        first_key="",
-        last_key="",
-        created_at="2026-11-22T09:00:00.000Z",
-    )
-    return base.model_copy(update=fields)
-
-
 def test_a_turn_names_its_requester_from_what_it_carries_out() -> None:
     job = JobBrief(number=4, title="Tidy up", task="t", deadline="2026-11-22T09:15:00.000Z")
     outside = OutsideCall(tool="delete_task", arguments={}, connection="laptop", description=DELETE)
-    assert requester_of(meta()) == Requester()
-    assert requester_of(meta(job=job)) == Requester(kind="job", number=4, name="Tidy up")
-    assert requester_of(meta(outside_call=outside)) == Requester(kind="mcp_client", name="laptop")
+    assert requester_of(turn_meta()) == Requester()
+    assert requester_of(turn_meta(job=job)) == Requester(kind="job", number=4, name="Tidy up")
+    assert requester_of(turn_meta(outside_call=outside)) == Requester(kind="mcp_client", name="laptop")
     checkin = CheckinBrief(number=2, text="review my week")
-    assert requester_of(meta(checkin=checkin)) == Requester(kind="checkin", number=2, name="review my week")
+    assert requester_of(turn_meta(checkin=checkin)) == Requester(
+        kind="checkin", number=2, name="review my week"
+    )

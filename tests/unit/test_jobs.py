@@ -13,6 +13,7 @@ from support.turn_fakes import (
     drive_turn,
     text_response,
     tool_use,
+    turn_meta,
     turn_start,
 )
 
@@ -473,19 +474,7 @@ def test_offline_a_job_whose_task_the_rules_do_not_understand_says_it_cannot_do_
 
 
 def command(services: TurnServices, args: str) -> str:
-    from stepwise.turn_records.models import TurnMeta
-
-    meta = TurnMeta(
-        turn_id="t",
-        chat_id=7,
-        user_id=7,
-        update_id=1,
-        user_message_id="m",
-        first_key="",
-        last_key="",
-        created_at="c",
-    )
-    return jobs_command(CommandRequest(args, meta, services, reply_key=""))
+    return jobs_command(CommandRequest(args, turn_meta(), services, reply_key=""))
 
 
 def test_jobs_lists_and_refuses_bad_stop_arguments(with_jobs: TurnServices, model: ScriptedModel) -> None:

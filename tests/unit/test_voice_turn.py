@@ -7,7 +7,7 @@ from dataclasses import replace
 from decimal import Decimal
 
 import pytest
-from support.turn_fakes import ScriptedModel, drive_turn, text_response
+from support.turn_fakes import ScriptedModel, drive_turn, text_response, turn_meta
 
 from stepwise.commands.voice import voice as voice_command
 from stepwise.inbox.models import QueuedMessage
@@ -20,7 +20,6 @@ from stepwise.states.services import TurnServices
 from stepwise.states.voice_reply import answer_text
 from stepwise.states.voice_turn import NOTICE_REJECTED, NOTICE_SILENT, NOTICE_TRANSIENT
 from stepwise.telegram.errors import TelegramBadRequest, TelegramTransientError
-from stepwise.turn_records.models import TurnMeta
 from stepwise.turn_ref import TurnRef
 from stepwise.usage.models import UsageTotals, day_key
 from stepwise.usage.prices import cost_budget_tokens, price_for, speech_nano_usd, transcription_nano_usd
@@ -308,15 +307,9 @@ def test_a_refused_voice_message_is_given_up_and_the_turn_ends(
 
 
 def test_the_spoken_text_leaves_out_the_notices_and_footnotes() -> None:
-    meta = TurnMeta(
-        turn_id="t",
+    meta = turn_meta(
         chat_id=1,
         user_id=1,
-        update_id=1,
-        user_message_id="m",
-        first_key="a",
-        last_key="b",
-        created_at="2026-11-22T09:00:00Z",
         notices=["🎙 I heard: “hello”"],
         footnotes=["(rough)"],
     )
@@ -358,15 +351,9 @@ def test_the_voice_command_turns_spoken_answers_on_and_off(
 ) -> None:
     from stepwise.commands.handlers import CommandRequest
 
-    meta = TurnMeta(
-        turn_id="t",
+    meta = turn_meta(
         chat_id=CHAT,
         user_id=CHAT,
-        update_id=1,
-        user_message_id="m",
-        first_key="a",
-        last_key="b",
-        created_at="2026-11-22T09:00:00Z",
     )
     text = voice_command(CommandRequest(args=args, meta=meta, services=voice_services, reply_key="k"))
     assert text.startswith(answer)
@@ -379,15 +366,9 @@ def test_the_voice_command_says_when_spoken_answers_are_not_deployed(voice_servi
 
     assert voice_services.voice is not None
     voice_services.voice = replace(voice_services.voice, speaker=None)
-    meta = TurnMeta(
-        turn_id="t",
+    meta = turn_meta(
         chat_id=CHAT,
         user_id=CHAT,
-        update_id=1,
-        user_message_id="m",
-        first_key="a",
-        last_key="b",
-        created_at="2026-11-22T09:00:00Z",
     )
     text = voice_command(CommandRequest(args="on", meta=meta, services=voice_services, reply_key="k"))
     assert "VOICE_SPEAKER=off" in text

@@ -8,8 +8,10 @@ import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import boto3
 import pytest
 
+from stepwise.lazy_client import LazyClient
 from stepwise.warmup import (
     WARMED,
     WARMUP_EVENT,
@@ -113,7 +115,7 @@ def test_only_the_exact_warm_up_event_is_one(event: Any) -> None:
     assert not is_warmup(event)
 
 
-def test_the_lambda_warmer_invokes_asynchronously_with_one_client() -> None:
+def test_the_lambda_warmer_invokes_asynchronously_with_one_client(monkeypatch: pytest.MonkeyPatch) -> None:
     made: list[Any] = []
 
     class Client:
@@ -123,11 +125,13 @@ def test_the_lambda_warmer_invokes_asynchronously_with_one_client() -> None:
         def invoke(self, **kwargs: Any) -> None:
             self.calls.append(kwargs)
 
-    def factory() -> Client:
+    def factory(service: str, **options: Any) -> Client:
+        assert service == "lambda"
         made.append(Client())
         return made[-1]
 
-    warmer = LambdaWarmer(factory)
+    monkeypatch.setattr(boto3, "client", factory)
+    warmer = LambdaWarmer(LazyClient("lambda"))
     warmer("CallModel")
     warmer("FinishTurn")
     assert len(made) == 1

@@ -13,10 +13,12 @@ from typing import Any
 
 
 class LazyClient:
-    """Stands in for `boto3.client(service)`: every attribute is the real client's, made on first access."""
+    """Stands in for `boto3.client(service, **options)`: every attribute is the real client's, made on first
+    access."""
 
-    def __init__(self, service: str) -> None:
+    def __init__(self, service: str, **options: Any) -> None:
         self._service = service
+        self._options = options
         self._client: Any = None
         self._lock = threading.Lock()  # warm-up and worker threads may reach it at once
 
@@ -28,7 +30,7 @@ class LazyClient:
                 if self._client is None:
                     import boto3
 
-                    self._client = boto3.client(self._service)
+                    self._client = boto3.client(self._service, **self._options)
         return self._client
 
     def __getattr__(self, name: str) -> Any:

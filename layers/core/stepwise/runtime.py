@@ -620,19 +620,15 @@ class Runtime:
         names = (s.call_model_function, s.finish_turn_function, s.run_tools_function)
         if s.warmup_after_quiet_seconds <= 0 or not all(names):
             return None
+        from botocore.config import Config
+
         timeout = s.warmup_timeout_seconds
-
-        def client() -> Any:
-            from botocore.config import Config
-
-            config = Config(
-                connect_timeout=timeout, read_timeout=timeout, retries={"max_attempts": 1, "mode": "standard"}
-            )
-            return boto3.client("lambda", config=config)
-
+        config = Config(
+            connect_timeout=timeout, read_timeout=timeout, retries={"max_attempts": 1, "mode": "standard"}
+        )
         return Warmups(
             targets=WarmupTargets(*names),
-            invoke=LambdaWarmer(client),
+            invoke=LambdaWarmer(LazyClient("lambda", config=config)),
             quiet_seconds=s.warmup_after_quiet_seconds,
             timeout_seconds=timeout,
         )

@@ -190,23 +190,15 @@ def _short_name(function: str) -> str:
 
 
 class LambdaWarmer:
-    """`Warmups.invoke` on Lambda's Invoke API: `InvocationType=Event` (queued, answered 202 at once), with
-    the client built on first use (from any of the worker threads) and short time-outs, no retries."""
+    """`Warmups.invoke` on Lambda's Invoke API: `InvocationType=Event` (queued, answered 202 at once). Its
+    client is a `LazyClient` with short time-outs and no retries, made on the first warm-up (in a worker
+    thread)."""
 
-    def __init__(self, client: Callable[[], Any]) -> None:
-        self._factory = client
-        self._client: Any = None
-        self._lock = threading.Lock()
-
-    def client(self) -> Any:
-        """The Lambda client, made now if this is its first use."""
-        with self._lock:
-            if self._client is None:
-                self._client = self._factory()
-            return self._client
+    def __init__(self, client: Any) -> None:
+        self.client = client
 
     def __call__(self, function: str) -> None:
-        self.client().invoke(FunctionName=function, InvocationType="Event", Payload=WARMUP_PAYLOAD)
+        self.client.invoke(FunctionName=function, InvocationType="Event", Payload=WARMUP_PAYLOAD)
 
 
 WARMUP_PAYLOAD = b'{"stepwise_warmup": true}'  # WARMUP_EVENT as JSON
