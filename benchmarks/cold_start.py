@@ -3,16 +3,22 @@
 Reads the output of `make build` (`.aws-sam/build`, or BUILD_DIR): for every function, a fresh interpreter
 with only the function's directory and the layer's `python/` on `sys.path` (no site-packages, as in Lambda)
 imports the handler, with the bytecode the build ships. `import boto3` from the same layer, measured in the
-same run, is the baseline. For CallModel it also times its first model call's setup: importing the Messages
-API client and building its HTTP session; for RunTools its first tool call's: building the turn's tool catalog
-(every tool deployed: tasks, memory, reminders) and its store adapters, and parsing a call, up to the first
-request to DynamoDB. Then what the layer imports lazily, only when a turn needs it: python-dateutil, which
-reads the dates and times of reminder phrases in the offline rules, on its own and after boto3 (which imports
-it too, so in Lambda it is loaded already); the MCP SDK (`import mcp`) and the MCP server of the built-in
-tools (`stepwise.mcp.server`), and the client of outside MCP servers (`stepwise.remote_tools.mcp_client`),
-which CallModel and RunTools import only to reach such a server. A function that loads the MCP SDK is marked:
-only McpFunction (the /mcp endpoint) should; RunTools runs the built-in tools through the registry. It prints
-medians, ratios, the modules each import loads, and the layer's size, unzipped and zipped. Run: make bench
+same run, is the baseline: each import is timed right after an `import boto3` of its own, and the figure is
+the median of those pairs' ratios, printed with their interquartile range (on a busy machine both halves of a
+pair slow down alike; the range says how far to trust the median). The floor is what every function imports
+before any of Stepwise's code: boto3, Powertools' Logger and pydantic (with one model built).
+
+For CallModel it also times its first model call's setup: importing the Messages API client and building its
+HTTP client; for RunTools its first tool call's: building the turn's tool catalog (every tool deployed: tasks,
+memory, reminders) and its store adapters, and parsing a call, up to the first request to DynamoDB. Then what
+the layer imports lazily, only when a turn needs it: python-dateutil, which reads the dates and times of
+reminder phrases in the offline rules, on its own and after boto3 (which imports it too, so in Lambda it is
+loaded already); the MCP SDK (`import mcp`) and the MCP server of the built-in tools (`stepwise.mcp.server`),
+and the client of outside MCP servers (`stepwise.remote_tools.mcp_client`), which CallModel and RunTools
+import only to reach such a server. A function that loads the MCP SDK is marked: only McpFunction (the /mcp
+endpoint) should; RunTools runs the built-in tools through the registry. It prints medians, ratios, the
+modules each import loads, and the layer's size, unzipped and zipped. Run: make bench (BENCH_RUNS pairs
+each, 15 by default)
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILD = Path(os.environ.get("BUILD_DIR", ROOT / ".aws-sam" / "build"))
-RUNS = 7  # pairs per function
+RUNS = int(os.environ.get("BENCH_RUNS", "15"))  # pairs per function
 # RunTools' first tool call: the budget of a turn that uses only built-in tools (docs/tools-and-approvals.md).
 TARGETS = {
     "WebhookFunction": 1.6,
@@ -81,6 +87,12 @@ if mode.startswith("voice"):  # on top of the function that imports it (what it 
 start = time.perf_counter()
 if mode == "boto3":
     import boto3
+elif mode == "floor":  # what every function imports before any of Stepwise's code
+    import boto3
+    from aws_lambda_powertools import Logger
+    from pydantic import BaseModel
+    class Probe(BaseModel):  # building a model loads the rest of pydantic's machinery
+        value: int = 0
 elif mode.startswith("dateutil"):
     from datetime import datetime
     from dateutil import parser
@@ -140,15 +152,19 @@ def run(function_dir: Path | None, mode: str) -> tuple[float, float, int, bool, 
     return float(out[0]), float(out[1]), int(out[2]), out[3] == "1", out[4] == "1"
 
 
-def paired(function_dir: Path | None, mode: str) -> tuple[float, float, int, bool, bool]:
-    """Median seconds of `mode` and of `import boto3`, alternated run by run so that a busy machine slows
-    both alike: (seconds, boto3 seconds, modules loaded, whether the MCP SDK loaded, whether voice did)."""
-    runs, baseline = [], []
+def paired(function_dir: Path | None, mode: str) -> tuple[float, float, float, float, int, bool, bool]:
+    """`mode` against `import boto3`, alternated run by run so that a busy machine slows both alike: (median
+    ratio of the pairs, its first and third quartiles, median seconds, modules loaded, whether the MCP SDK
+    loaded, whether voice did)."""
+    ratios, runs = [], []
+    modules, sdk, voice = 0, False, False
     for _ in range(RUNS):
-        baseline.append(run(None, "boto3")[0])
+        baseline = run(None, "boto3")[0]
         seconds, extra, modules, sdk, voice = run(function_dir, mode)
         runs.append(seconds + extra)
-    return statistics.median(runs), statistics.median(baseline), modules, sdk, voice
+        ratios.append((seconds + extra) / baseline)
+    first, _, third = statistics.quantiles(ratios, n=4)
+    return statistics.median(ratios), first, third, statistics.median(runs), modules, sdk, voice
 
 
 def layer_sizes(layer: Path) -> tuple[int, int]:
@@ -163,12 +179,26 @@ def layer_sizes(layer: Path) -> tuple[int, int]:
     return unzipped, buffer.tell()
 
 
+def row(name: str, measured: tuple[float, float, float, float, int, bool, bool], target: float) -> str:
+    """One printed line: median ms, the median ratio with its interquartile range, target, modules."""
+    ratio, first, third, seconds, modules, _, _ = measured
+    verdict = "ok" if ratio <= target else "OVER"
+    return (
+        f"{name:<46}{seconds * 1000:>6.0f} ms{ratio:>7.2f}x  {first:.2f}-{third:.2f}x"
+        f"{target:>7.2f}x{modules:>8}  {verdict}"
+    )
+
+
 def main() -> None:
     if not (BUILD / "CoreLayer" / "python").is_dir():
         raise SystemExit(f"no build in {BUILD}: run `make build` first")
     boto3_modules = run(None, "boto3")[2]
-    print(f"baseline: import boto3 from the layer ({boto3_modules} modules), timed next to each function")
-    print(f"{'function':<40}{'import':>9}{'boto3':>9}{'ratio':>8}{'target':>8}{'modules':>9}")
+    print(
+        f"baseline: import boto3 from the layer ({boto3_modules} modules), timed before each of {RUNS} runs; "
+        "ratio: the median of the pairs' ratios, then their interquartile range"
+    )
+    print(f"{'import':<46}{'median':>9}{'ratio':>8}  {'q1-q3':<11}{'target':>6}{'modules':>8}")
+    print(row("floor: boto3, Powertools' Logger, a pydantic model", paired(None, "floor"), DEFAULT_TARGET))
     for function_dir in sorted(p for p in BUILD.iterdir() if (p / "app.py").is_file()):
         cases = [(function_dir.name, "import")]
         if function_dir.name == "CallModelFunction":
@@ -176,31 +206,20 @@ def main() -> None:
         if function_dir.name == "RunToolsFunction":
             cases.append(("RunToolsFunction (first tool call)", "tools"))
         for name, mode in cases:
-            seconds, boto3_seconds, modules, sdk, voice = paired(function_dir, mode)
-            target = TARGETS.get(name, DEFAULT_TARGET)
-            ratio = seconds / boto3_seconds
+            measured = paired(function_dir, mode)
+            sdk, voice = measured[5], measured[6]
             expected = function_dir.name in LOADS_THE_SDK
-            verdict = (
-                ("ok" if ratio <= target else "OVER")
+            print(
+                row(name, measured, TARGETS.get(name, DEFAULT_TARGET))
                 + (("  (the MCP SDK, as it should)" if expected else "  LOADS THE MCP SDK") if sdk else "")
                 + ("  LOADS THE VOICE PACKAGE" if voice else "")
             )
-            print(
-                f"{name:<40}{seconds * 1000:>6.0f} ms{boto3_seconds * 1000:>6.0f} ms{ratio:>7.2f}x"
-                f"{target:>7.1f}x{modules:>9}  {verdict}"
-            )
     for name, mode, target in LAZY:
         if mode.startswith("mcp") and not (BUILD / "CoreLayer" / "python" / "mcp").is_dir():
-            print(f"{name:<40}  not in this layer")
+            print(f"{name:<46}  not in this layer")
             continue
         owner = VOICE_OWNERS.get(mode)
-        seconds, boto3_seconds, modules, _, _ = paired(BUILD / owner if owner else None, mode)
-        ratio = seconds / boto3_seconds
-        verdict = "ok" if ratio <= target else "OVER"
-        print(
-            f"{name:<40}{seconds * 1000:>6.0f} ms{boto3_seconds * 1000:>6.0f} ms{ratio:>7.2f}x"
-            f"{target:>7.2f}x{modules:>9}  {verdict}"
-        )
+        print(row(name, paired(BUILD / owner if owner else None, mode), target))
     unzipped, zipped = layer_sizes(BUILD / "CoreLayer")
     print(f"layer: {unzipped / 1e6:.1f} MB unzipped, {zipped / 1e6:.1f} MB zipped")
 

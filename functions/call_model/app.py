@@ -12,7 +12,7 @@ from stepwise.lambda_support import prepare_state
 from stepwise.runtime import get_runtime
 from stepwise.states.call_model import call_model
 from stepwise.states.contracts import CallModelInput
-from stepwise.warmup import answers_warmups
+from stepwise.warmup_event import answers_warmups
 
 if TYPE_CHECKING:
     from stepwise.states.services import TurnServices

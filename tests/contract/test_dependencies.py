@@ -37,6 +37,7 @@ LAYERS: list[tuple[str, frozenset[str]]] = [
                 "telegram",
                 "turn_ref",
                 "warmup",
+                "warmup_event",
                 "workflow",
             }
         ),

@@ -12,16 +12,8 @@ import boto3
 import pytest
 
 from stepwise.lazy_client import LazyClient
-from stepwise.warmup import (
-    WARMED,
-    WARMUP_EVENT,
-    LambdaWarmer,
-    Warmups,
-    WarmupTargets,
-    answers_warmups,
-    forget_container,
-    is_warmup,
-)
+from stepwise.warmup import LambdaWarmer, Warmups, WarmupTargets, forget_container
+from stepwise.warmup_event import WARMED, WARMUP_EVENT, answers_warmups, is_warmup
 
 TARGETS = WarmupTargets("CallModel", "FinishTurn", "RunTools")
 

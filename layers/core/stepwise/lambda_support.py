@@ -9,7 +9,7 @@ from pydantic import BaseModel
 
 from stepwise.runtime import get_runtime
 from stepwise.states.contracts import TurnInput
-from stepwise.warmup import answers_warmups
+from stepwise.warmup_event import answers_warmups
 
 if TYPE_CHECKING:
     from collections.abc import Callable

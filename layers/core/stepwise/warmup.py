@@ -5,9 +5,10 @@ default) most likely finds every container gone, and the turn would pay each sta
 other. So once the webhook has started the turn, it invokes CallModel and FinishTurn (and RunTools when the
 message looks like it needs a tool) asynchronously with a warm-up event: Lambda starts a container for each,
 whose init (importing the function's code) then runs while the earlier states work, and the handler returns
-at once without touching anything (`answers_warmups`). A warm-up helps only when its init has finished before
-the real call arrives, since an invocation that finds every container busy (one still initializing included)
-starts another: FinishTurn and RunTools have the model's time to get ready, CallModel only LoadContext's.
+at once without touching anything (`stepwise.warmup_event`). A warm-up helps only when its init has finished
+before the real call arrives, since an invocation that finds every container busy (one still initializing
+included) starts another: FinishTurn and RunTools have the model's time to get ready, CallModel only
+LoadContext's.
 
 When the webhook's own container had no request for that long too (or is new), the stack as a whole was
 quiet: the warm-ups then leave before the webhook takes the chat's lease and starts the turn, so their inits
@@ -28,6 +29,8 @@ from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger
 
+from stepwise.warmup_event import WARMUP_PAYLOAD
+
 if TYPE_CHECKING:
     import re
     from collections.abc import Callable, Sequence
@@ -35,44 +38,11 @@ if TYPE_CHECKING:
 
 logger = Logger(child=True)
 
-WARMUP_KEY = "stepwise_warmup"
-WARMUP_EVENT: dict[str, Any] = {WARMUP_KEY: True}
-WARMED: dict[str, Any] = {"warmed": True}
 # Words of messages that usually end in a tool call (tasks, reminders, memory, jobs): RunTools is warmed too.
 TOOL_WORDS = (
     r"\b(add|adds|remind|reminder|task|tasks|todo|to-do|list|done|finish|delete|remove|rename|remember|"
     r"forget|recall|schedule|every|tomorrow|tonight|background|job|check[- ]?in)\b"
 )
-
-
-def is_warmup(event: object) -> bool:
-    """True for the webhook's warm-up event (and nothing else: a state's input never has this key)."""
-    return isinstance(event, dict) and event.get(WARMUP_KEY) is True
-
-
-def answers_warmups[**P, R](
-    prepare: Callable[[], object] | None = None,
-) -> Callable[[Callable[P, R]], Callable[P, R]]:
-    """Make a Lambda handler answer a warm-up at once: the container's init (the imports) is the point, and
-    `prepare` does what the first real call would otherwise do before its first request (the settings, the
-    SDK clients, the event model's validator); no project logic runs and nothing is read or written. A
-    `prepare` that fails is logged and the warm-up still answers."""
-
-    def decorate(handler: Callable[P, R]) -> Callable[P, R]:
-        @functools.wraps(handler)
-        def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-            if args and is_warmup(args[0]):
-                if prepare is not None:
-                    try:
-                        prepare()
-                    except Exception as error:  # the real call will build it and say what is wrong
-                        logger.warning("warm-up could not prepare", extra={"error": type(error).__name__})
-                return WARMED  # type: ignore[return-value]
-            return handler(*args, **kwargs)
-
-        return wrapper
-
-    return decorate
 
 
 @dataclass(frozen=True)
@@ -199,6 +169,3 @@ class LambdaWarmer:
 
     def __call__(self, function: str) -> None:
         self.client.invoke(FunctionName=function, InvocationType="Event", Payload=WARMUP_PAYLOAD)
-
-
-WARMUP_PAYLOAD = b'{"stepwise_warmup": true}'  # WARMUP_EVENT as JSON

@@ -20,7 +20,6 @@ from stepwise.prompt.caching import (
     history_tokens,
     window_floor,
 )
-from stepwise.reminders.models import scheduled_note
 from stepwise.states.contracts import LoadContextInput, Next
 from stepwise.states.turn_kind import decide_turn
 from stepwise.states.typing_indicator import show_typing
@@ -191,6 +190,8 @@ def stored_content(waiting: QueuedMessage) -> str:
     if waiting.kind == "job" and waiting.job is not None:
         job = waiting.job
         return f"(Background job #{job.number} “{job.title}” has ended: {job.status}. Its report follows.)"
+    from stepwise.reminders.models import scheduled_note  # a reminder's or check-in's turn only
+
     return scheduled_note(waiting.kind, waiting.reminder_id, waiting.text)
 
 

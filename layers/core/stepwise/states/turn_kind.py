@@ -10,10 +10,7 @@ from typing import TYPE_CHECKING, Literal
 
 from aws_lambda_powertools import Logger
 
-from stepwise.approvals.models import Requester
-from stepwise.approvals.wording import asks
 from stepwise.ids import iso_utc
-from stepwise.reminders.models import REMINDER_PREFIX
 from stepwise.states.contracts import Next
 from stepwise.turn_records.models import ModelStep, NewToken, Reply
 from stepwise.usage.budget import budget_message, is_over_budget
@@ -49,6 +46,8 @@ def _kind_and_text(
     meta: TurnMeta, services: TurnServices
 ) -> tuple[TurnKind, Callable[[str, str], str | ShownOnce] | None]:
     if meta.reminder is not None:
+        from stepwise.reminders.models import REMINDER_PREFIX  # imported by the turns that need it only
+
         reminder = meta.reminder
         return "reminder", lambda *_: REMINDER_PREFIX + reminder
     if meta.job_report is not None:  # a background job ended: its report, as it wrote it
@@ -158,6 +157,9 @@ def outside_call_reply(meta: TurnMeta, step: ModelStep, services: TurnServices) 
     result = step.tool_results[0]
     content = str(result.get("content", ""))
     outcome = f"Not done. {content}" if result.get("is_error") else f"Done. {content}"
+    from stepwise.approvals.models import Requester  # an outside call's turn only
+    from stepwise.approvals.wording import asks
+
     asked = asks(Requester(kind="mcp_client", name=call.connection), [call.description], asked=True)
     services.turns.put_reply(
         meta.turn_id,
