@@ -41,9 +41,7 @@ def api(received: list[dict[str, Any]]) -> Iterator[FakeBotApi]:
 
 
 def make_client(api: FakeBotApi, token: str = TOKEN, **kwargs: Any) -> BotApiClient:
-    session = requests.Session()
-    session.trust_env = False  # never send loopback traffic through a configured proxy
-    return BotApiClient(token, api.base_url, session=session, **{"timeout_seconds": 5, **kwargs})
+    return BotApiClient(token, api.base_url, **{"timeout_seconds": 5, **kwargs})
 
 
 def raw_post(api: FakeBotApi, method: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
@@ -266,10 +264,8 @@ def test_a_slow_answer_to_a_call_that_may_be_repeated_is_plainly_transient(api: 
 
 def test_a_refused_connection_sent_nothing_and_the_retry_delivers_once(api: FakeBotApi) -> None:
     # Given the first attempt finds nothing listening (connection refused), the next reaches Telegram
-    session = requests.Session()
-    session.trust_env = False
     with refusing_base_url() as unreachable:
-        client = BotApiClient(TOKEN, unreachable, session=session, connect_timeout_seconds=1)
+        client = BotApiClient(TOKEN, unreachable, connect_timeout_seconds=1)
         # When the message is sent, Then the error is transient and nothing was sent
         with pytest.raises(TelegramTransientError, match="nothing was sent") as caught:
             client.send_message(CHAT, "once")
