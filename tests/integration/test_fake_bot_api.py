@@ -14,6 +14,7 @@ import pytest
 import requests
 from support.network import refusing_base_url
 
+from stepwise.http_transport import HttpTransport
 from stepwise.telegram.client import BotApiClient
 from stepwise.telegram.errors import (
     TelegramBadRequest,
@@ -260,6 +261,21 @@ def test_a_slow_answer_to_a_call_that_may_be_repeated_is_plainly_transient(api: 
     with pytest.raises(TelegramTransientError) as caught:
         client.send_chat_action(CHAT)
     assert type(caught.value) is TelegramTransientError
+
+
+def test_one_kept_connection_carries_a_clients_calls_and_downloads(api: FakeBotApi) -> None:
+    # Given a client and its transport
+    transport = HttpTransport()
+    client = BotApiClient(TOKEN, api.base_url, transport=transport, timeout_seconds=5)
+    file_id = api.add_file(b"x" * 200_000, "documents/big.bin")
+    # When it sends, shows typing, downloads a file streamed in pieces and sends again
+    client.send_message(CHAT, "one")
+    client.send_chat_action(CHAT)
+    assert client.download(file_id, 1_000_000) == b"x" * 200_000
+    client.send_message(CHAT, "two")
+    # Then the pool opened one connection and every request went over it
+    pool = transport.pool().connection_from_url(api.base_url)  # type: ignore[attr-defined]
+    assert (pool.num_connections, pool.num_requests) == (1, 5)
 
 
 def test_a_refused_connection_sent_nothing_and_the_retry_delivers_once(api: FakeBotApi) -> None:
