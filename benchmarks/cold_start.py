@@ -116,7 +116,7 @@ else:
 middle = time.perf_counter()
 if mode == "model":
     from stepwise.model.messages_api import MessagesApiModel
-    MessagesApiModel("sk-bench", None, 60.0, 0)._http()  # what the first complete() does before sending
+    MessagesApiModel("sk-bench", None, 60.0, 0)._http.pool()  # what the first complete() does before sending
 elif mode == "tools":
     from stepwise.runtime import get_runtime
     get_runtime().turn_services.tools.parse("add_task", {"title": "milk"})  # up to the first DynamoDB call

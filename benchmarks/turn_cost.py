@@ -33,9 +33,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "layers" / "core"), str(ROOT)]
 
 import boto3  # noqa: E402
-import requests.adapters  # noqa: E402
 from moto.core.botocore_stubber import BotocoreStubber  # noqa: E402
 
+from stepwise.http_transport import HttpTransport  # noqa: E402
 from stepwise_local import updates  # noqa: E402
 from stepwise_local.anthropic_server import FakeAnthropic, text, tool_use  # noqa: E402
 from stepwise_local.emulation import Emulation, LocalConfig  # noqa: E402
@@ -93,7 +93,7 @@ class Meter:
         meter = self
         original_invoke = Emulation.invoke
         original_stub = BotocoreStubber.__call__
-        original_send = requests.adapters.HTTPAdapter.send
+        original_send = HttpTransport.request
 
         def invoke(emulation: Emulation, logical_id: str, event: Any) -> Any:
             record = Invocation(logical_id)
@@ -118,15 +118,15 @@ class Meter:
                 record.emulated += time.thread_time() - start
                 record.aws_requests += 1
 
-        def send(self: Any, request: Any, *args: Any, **kwargs: Any) -> Any:
+        def send(self: HttpTransport, method: str, url: str, **kwargs: Any) -> Any:
             record = meter.current()
             if record is not None:
                 record.telegram_requests += 1
-            return original_send(self, request, *args, **kwargs)
+            return original_send(self, method, url, **kwargs)
 
         Emulation.invoke = invoke  # type: ignore[method-assign]
         BotocoreStubber.__call__ = stub  # type: ignore[method-assign]
-        requests.adapters.HTTPAdapter.send = send  # type: ignore[method-assign]
+        HttpTransport.request = send  # type: ignore[method-assign]
         return [original_invoke, original_stub, original_send]
 
     def count_dynamodb(self, params: dict[str, Any], model: Any, **_: Any) -> None:

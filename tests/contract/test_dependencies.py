@@ -31,6 +31,7 @@ LAYERS: list[tuple[str, frozenset[str]]] = [
                 "config",
                 "dynamodb_pages",
                 "events",
+                "http_transport",
                 "ids",
                 "lazy_client",
                 "secrets",

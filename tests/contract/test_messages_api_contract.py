@@ -31,14 +31,13 @@ from typing import Any
 import anthropic._base_client as sdk_base_client
 import httpx2
 import pytest
-import requests
 from anthropic.types import Message, RawMessageStreamEvent
 from anthropic.types.message_create_params import (
     MessageCreateParamsNonStreaming,
     MessageCreateParamsStreaming,
 )
 from pydantic import BaseModel, TypeAdapter, ValidationError
-from support.canned_messages import CannedAdapter, error_body, events_of, json_answer, message, sse
+from support.canned_messages import ScriptedPool, error_body, events_of, json_answer, message, sse
 from support.network import refusing_base_url
 from support.offline_requests import all_tools
 from support.recording_api import RecordingApi, Reply, Seen
@@ -279,16 +278,13 @@ def test_both_clients_join_the_base_url_alike(base_url: str | None) -> None:
     sdk = SdkModel(
         KEY, base_url, 5.0, 0, http_client=httpx2.Client(transport=httpx2.MockTransport(sdk_transport))
     )
-    adapter = CannedAdapter(json_answer(HELLO))
-    session = requests.Session()
-    session.mount("http://", adapter)
-    session.mount("https://", adapter)
-    lean = MessagesApiModel(KEY, base_url, 5.0, 0, session=session)
+    pool = ScriptedPool([json_answer(HELLO)])
+    lean = MessagesApiModel(KEY, base_url, 5.0, 0, transport=pool.transport())
     # When each asks
     sdk.complete(base_request())
     lean.complete(base_request())
     # Then both went to the same URL
-    assert [request.url for request in adapter.requests] == sdk_urls
+    assert [request.url for request in pool.requests] == sdk_urls
 
 
 # --- the responses -------------------------------------------------------------------------------------

@@ -40,7 +40,8 @@ def test_make_build_without_docker_ships_compiled_code(sam: str, tmp_path: Path)
     for package in (
         "pydantic",
         "aws_lambda_powertools",
-        "requests",
+        "urllib3",
+        "certifi",
         "nanoid",
         "chatgpt_md_converter",
         "boto3",
@@ -62,6 +63,7 @@ def test_make_build_without_docker_ships_compiled_code(sam: str, tmp_path: Path)
     assert not (layer / "anthropic").exists(), (
         "the hot path speaks the Messages API itself (docs/performance.md)"
     )
+    assert not (layer / "requests").exists(), "the clients speak HTTP over urllib3 (docs/performance.md)"
     models = {path.name for path in (layer / "botocore" / "data").iterdir() if path.is_dir()}
     assert "dynamodb" in models and "ec2" not in models, "the layer keeps only the services the code uses"
     clients = subprocess.run(  # every kept service still makes a client with the right endpoint

@@ -14,6 +14,7 @@ import pytest
 import requests
 from support.network import refusing_base_url
 
+from stepwise.http_transport import HttpTransport
 from stepwise.telegram.client import BotApiClient
 from stepwise.telegram.errors import (
     TelegramBadRequest,
@@ -41,9 +42,7 @@ def api(received: list[dict[str, Any]]) -> Iterator[FakeBotApi]:
 
 
 def make_client(api: FakeBotApi, token: str = TOKEN, **kwargs: Any) -> BotApiClient:
-    session = requests.Session()
-    session.trust_env = False  # never send loopback traffic through a configured proxy
-    return BotApiClient(token, api.base_url, session=session, **{"timeout_seconds": 5, **kwargs})
+    return BotApiClient(token, api.base_url, **{"timeout_seconds": 5, **kwargs})
 
 
 def raw_post(api: FakeBotApi, method: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
@@ -264,12 +263,25 @@ def test_a_slow_answer_to_a_call_that_may_be_repeated_is_plainly_transient(api: 
     assert type(caught.value) is TelegramTransientError
 
 
+def test_one_kept_connection_carries_a_clients_calls_and_downloads(api: FakeBotApi) -> None:
+    # Given a client and its transport
+    transport = HttpTransport()
+    client = BotApiClient(TOKEN, api.base_url, transport=transport, timeout_seconds=5)
+    file_id = api.add_file(b"x" * 200_000, "documents/big.bin")
+    # When it sends, shows typing, downloads a file streamed in pieces and sends again
+    client.send_message(CHAT, "one")
+    client.send_chat_action(CHAT)
+    assert client.download(file_id, 1_000_000) == b"x" * 200_000
+    client.send_message(CHAT, "two")
+    # Then the pool opened one connection and every request went over it
+    pool = transport.pool().connection_from_url(api.base_url)  # type: ignore[attr-defined]
+    assert (pool.num_connections, pool.num_requests) == (1, 5)
+
+
 def test_a_refused_connection_sent_nothing_and_the_retry_delivers_once(api: FakeBotApi) -> None:
     # Given the first attempt finds nothing listening (connection refused), the next reaches Telegram
-    session = requests.Session()
-    session.trust_env = False
     with refusing_base_url() as unreachable:
-        client = BotApiClient(TOKEN, unreachable, session=session, connect_timeout_seconds=1)
+        client = BotApiClient(TOKEN, unreachable, connect_timeout_seconds=1)
         # When the message is sent, Then the error is transient and nothing was sent
         with pytest.raises(TelegramTransientError, match="nothing was sent") as caught:
             client.send_message(CHAT, "once")

@@ -7,7 +7,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-import requests
 from support.stack import Stack
 
 from stepwise.telegram.client import BotApiClient
@@ -144,9 +143,7 @@ def bot_api() -> Iterator[FakeBotApi]:
 
 
 def client(api: FakeBotApi) -> BotApiClient:
-    session = requests.Session()
-    session.trust_env = False
-    return BotApiClient(TOKEN, api.base_url, session=session, timeout_seconds=5)
+    return BotApiClient(TOKEN, api.base_url, timeout_seconds=5)
 
 
 def test_a_file_is_downloaded_through_get_file_and_its_file_path(bot_api: FakeBotApi) -> None:

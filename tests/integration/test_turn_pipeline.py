@@ -9,13 +9,12 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from requests import PreparedRequest
-from requests.adapters import HTTPAdapter
 from support.network import refusing_base_url
 from support.stack import NOT_ALLOWED_USER, Stack
 
 from stepwise.history.dynamodb import DynamoMessageRepository
 from stepwise.history.models import StoredMessage
+from stepwise.http_transport import HttpTransport, Response
 from stepwise.prompt.system import is_turn_context
 from stepwise.states.deliver import FRIENDLY_ERROR
 from stepwise_local import updates
@@ -253,19 +252,18 @@ def test_a_refused_connection_is_retried_by_the_state_machine_and_the_reply_arri
     # Given the first sendMessage finds nothing listening (really refused): nothing reached Telegram
     user = stack.new_user()
     stack.anthropic.script(text("Got through."))
-    send = HTTPAdapter.send
+    send = HttpTransport.request
     refusals = [1]
 
     with refusing_base_url() as unreachable:
 
-        def refuse_first_send(adapter: HTTPAdapter, request: PreparedRequest, **kwargs: Any) -> Any:
-            if (request.url or "").endswith("/sendMessage") and refusals[0]:
+        def refuse_first_send(transport: HttpTransport, method: str, url: str, **kwargs: Any) -> Response:
+            if url.endswith("/sendMessage") and refusals[0]:
                 refusals[0] -= 1
-                request = request.copy()
-                request.url = (request.url or "").replace(stack.telegram.base_url, unreachable)
-            return send(adapter, request, **kwargs)
+                url = url.replace(stack.telegram.base_url, unreachable)
+            return send(transport, method, url, **kwargs)
 
-        monkeypatch.setattr(HTTPAdapter, "send", refuse_first_send)
+        monkeypatch.setattr(HttpTransport, "request", refuse_first_send)
         # When the turn runs
         execution = stack.say(user, "hello")
     # Then the state machine retried SendReply after the transient error, and the reply arrived once

@@ -1,19 +1,15 @@
 """Messages API answers for the model client's tests: messages, server-sent event streams and error bodies as
-the API sends them, and a `requests` adapter that answers from a script without sockets (`CannedAdapter`)."""
+the API sends them, and a model whose HTTP answers them from a script without sockets (`canned_model`, over
+`support.scripted_http.ScriptedPool`)."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import Any
-
-import requests
-from requests.adapters import BaseAdapter
-from urllib3.exceptions import ProtocolError
 
 from stepwise.model.messages_api import MessagesApiModel
 from stepwise_local.anthropic_server import stream_events
+from support.scripted_http import Canned, ScriptedPool
 
 Event = tuple[str, dict[str, Any]]
 
@@ -61,28 +57,6 @@ def sse(events: list[Event], *, ping_every: int = 0) -> bytes:
     return "".join(parts).encode()
 
 
-@dataclass
-class Canned:
-    """One answer: status, headers and body; a body in `chunks` arrives piece by piece, and with `broken`
-    the connection drops after the last of them (as a cut chunked stream does)."""
-
-    status: int = 200
-    body: bytes = b""
-    headers: dict[str, str] = field(default_factory=dict)
-    chunks: list[bytes] | None = None
-    broken: bool = False
-
-    def response(self, request: requests.PreparedRequest) -> requests.Response:
-        response = requests.Response()
-        response.status_code = self.status
-        response.reason = "scripted"
-        response.headers.update(self.headers)
-        response.raw = _Body(self.chunks if self.chunks is not None else [self.body], self.broken)
-        response.url = request.url or ""
-        response.request = request
-        return response
-
-
 def json_answer(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> Canned:
     """A JSON answer (a message, or an error body with an error status)."""
     return Canned(status, json.dumps(body).encode(), {"content-type": "application/json", **(headers or {})})
@@ -94,63 +68,19 @@ def stream_answer(body: bytes, *, pieces: int = 0, broken: bool = False) -> Cann
     return Canned(200, headers={"content-type": "text/event-stream"}, chunks=chunks, broken=broken)
 
 
-class _Body:
-    """A response body as urllib3 would stream it: the chunks, then the end or a dropped connection."""
-
-    def __init__(self, chunks: list[bytes], broken: bool) -> None:
-        self._chunks = chunks
-        self._broken = broken
-
-    def stream(self, amt: int | None = None, decode_content: bool | None = None) -> Iterator[bytes]:
-        yield from (chunk for chunk in self._chunks if chunk)
-        if self._broken:
-            raise ProtocolError("Connection broken: IncompleteRead(0 bytes read, 2 more expected)")
-
-    def close(self) -> None:
-        pass
-
-
-class CannedAdapter(BaseAdapter):
-    """Answers each request from the script (a Canned answer, or an exception to raise); keeps what was
-    sent."""
-
-    def __init__(self, *answers: Canned | Exception) -> None:
-        super().__init__()
-        self.answers = list(answers)
-        self.requests: list[requests.PreparedRequest] = []
-        self.options: list[dict[str, Any]] = []
-
-    def send(self, request: requests.PreparedRequest, *args: Any, **kwargs: Any) -> requests.Response:
-        self.requests.append(request)
-        self.options.append(kwargs)
-        answer = self.answers.pop(0)
-        if isinstance(answer, Exception):
-            raise answer
-        return answer.response(request)
-
-    def close(self) -> None:
-        pass
-
-    def bodies(self) -> list[dict[str, Any]]:
-        """The JSON bodies sent, in order."""
-        return [json.loads(request.body or b"{}") for request in self.requests]
-
-
 def canned_model(
     *answers: Canned | Exception, max_retries: int = 0, timeout_seconds: float = 5.0, **kwargs: Any
-) -> tuple[MessagesApiModel, CannedAdapter, list[float]]:
-    """A MessagesApiModel whose session answers from `answers` (no sockets), the adapter, and its waits."""
-    adapter = CannedAdapter(*answers)
-    session = requests.Session()
-    session.mount("https://", adapter)
-    session.mount("http://", adapter)
+) -> tuple[MessagesApiModel, ScriptedPool, list[float]]:
+    """A MessagesApiModel whose HTTP answers from `answers` (no sockets), the pool it sends to, and its
+    waits."""
+    pool = ScriptedPool(list(answers))
     waits: list[float] = []
     model = MessagesApiModel(
         kwargs.pop("api_key", "sk-test-key"),
         kwargs.pop("base_url", None),
         timeout_seconds,
         max_retries,
-        session=session,
+        transport=pool.transport(),
         sleep=waits.append,
     )
-    return model, adapter, waits
+    return model, pool, waits

@@ -1,10 +1,12 @@
-"""The Messages API client's streaming (over a scripted `requests` adapter, no sockets): the SSE stream is
+"""The Messages API client's streaming (over a scripted urllib3 pool, no sockets): the SSE stream is
 decoded and accumulated into the whole message, text goes on as it arrives, and only a stream that reached
 message_stop is an answer."""
 
 from __future__ import annotations
 
 import json
+import time
+import types
 from typing import Any
 
 import pytest
@@ -18,6 +20,7 @@ from support.canned_messages import (
     stream_answer,
 )
 
+from stepwise.model import messages_api
 from stepwise.model.errors import ModelPermanentError, ModelTransientError
 from stepwise.model.types import ModelRequest
 
@@ -48,7 +51,7 @@ def block(kind: str, index: int, content_block: dict[str, Any] | None = None) ->
 
 def test_a_whole_stream_is_the_answer_with_its_usage() -> None:
     # Given the answer streamed a few words per event, with a ping after every other event
-    model, adapter, _ = canned_model(stream_answer(sse(events_of(MESSAGE), ping_every=2)))
+    model, pool, _ = canned_model(stream_answer(sse(events_of(MESSAGE), ping_every=2)))
     pieces: list[str] = []
     # When the model is asked with a text sink
     response = model.complete(REQUEST, pieces.append)
@@ -58,9 +61,9 @@ def test_a_whole_stream_is_the_answer_with_its_usage() -> None:
     assert (response.usage.input_tokens, response.usage.output_tokens) == (10, 8)
     assert response.usage.cache_read_input_tokens == 4096
     # And the request asked for a stream (last, as the SDK's body has it) and was streamed
-    body = adapter.requests[0].body or b""
+    body = pool.requests[0].body or b""
     assert body.endswith(b',"stream":true}') and json.loads(body)["tools"] == REQUEST.tools
-    assert adapter.options[0]["stream"] is True
+    assert pool.requests[0].options["preload_content"] is False
 
 
 def test_tool_input_in_many_pieces_is_joined_and_parsed_and_never_passed_on_as_text() -> None:
@@ -174,7 +177,7 @@ def test_a_dropped_connection_mid_stream_is_a_transient_error_after_the_text_so_
     model, _, _ = canned_model(stream_answer(sse(events[:5]) + sse(events[5:6])[:9], broken=True))
     pieces: list[str] = []
     # When the model is asked, Then it broke off, after part of the text had been passed on
-    with pytest.raises(ModelTransientError, match="broke off: ChunkedEncodingError"):
+    with pytest.raises(ModelTransientError, match="broke off: ProtocolError"):
         model.complete(REQUEST, pieces.append)
     assert pieces
 
@@ -218,9 +221,14 @@ def test_an_http_error_before_the_stream_is_mapped_as_without_streaming() -> Non
         model.complete(REQUEST, lambda _piece: None)
 
 
-def test_a_stream_running_past_the_timeout_is_a_transient_error() -> None:
-    # Given a model whose call is already past its deadline at the first event
-    model, _, _ = canned_model(stream_answer(sse(events_of(MESSAGE))), timeout_seconds=-1.0)
-    # When the model is asked, Then it gives up with a transient error
-    with pytest.raises(ModelTransientError, match="still running"):
-        model.complete(REQUEST, lambda _piece: None)
+def test_a_stream_running_past_the_timeout_is_a_transient_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given a model with a 5 s timeout whose clock reads a minute later once the call has begun
+    readings = iter([0.0])
+    clock = types.SimpleNamespace(monotonic=lambda: next(readings, 60.0), sleep=time.sleep)
+    monkeypatch.setattr(messages_api, "time", clock)
+    model, _, _ = canned_model(stream_answer(sse(events_of(MESSAGE))), timeout_seconds=5.0)
+    # When the model is asked, Then it gives up at the first event with a transient error
+    pieces: list[str] = []
+    with pytest.raises(ModelTransientError, match="still running after 5s"):
+        model.complete(REQUEST, pieces.append)
+    assert pieces == []

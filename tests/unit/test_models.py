@@ -1,17 +1,16 @@
 """The model adapters: the Messages API client's requests, response shape, errors and retries (over a scripted
-`requests` adapter, no sockets), and the offline model."""
+urllib3 pool, no sockets), and the offline model."""
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
 
 import pytest
-import requests
-from support.canned_messages import Canned, CannedAdapter, canned_model, error_body, json_answer, message
+from support import scripted_http
+from support.canned_messages import Canned, ScriptedPool, canned_model, error_body, json_answer, message
 
+from stepwise import http_transport
 from stepwise.history.models import StoredMessage
-from stepwise.model import messages_api
 from stepwise.model.errors import ModelPermanentError, ModelRateLimitedError, ModelTransientError
 from stepwise.model.messages_api import API_VERSION, MessagesApiModel
 from stepwise.model.types import ModelRequest
@@ -49,7 +48,7 @@ def test_a_response_becomes_plain_blocks_with_usage() -> None:
         stop_reason="tool_use",
         usage={"input_tokens": 10, "output_tokens": 3, "cache_read_input_tokens": 4096},
     )
-    model, adapter, _ = canned_model(json_answer(answer))
+    model, pool, _ = canned_model(json_answer(answer))
     # When the model is asked
     response = model.complete(REQUEST)
     # Then the empty text is gone, the rest is plain JSON, and the usage is read
@@ -59,7 +58,7 @@ def test_a_response_becomes_plain_blocks_with_usage() -> None:
     ]
     assert response.stop_reason == "tool_use" and response.model == "claude-haiku-4-5"
     assert response.usage.cache_read_input_tokens == 4096 and response.usage.input_tokens == 10
-    sent = adapter.bodies()[0]
+    sent = pool.bodies()[0]
     assert sent["model"] == "claude-haiku-4-5" and "tools" not in sent and "stream" not in sent
     assert "temperature" not in sent
 
@@ -73,11 +72,11 @@ def test_the_request_goes_to_v1_messages_with_the_api_headers_and_the_sdks_body_
             "tool_choice": {"type": "auto"},
         }
     )
-    model, adapter, _ = canned_model(json_answer(HELLO), api_key=KEY)
+    model, pool, _ = canned_model(json_answer(HELLO), api_key=KEY)
     # When it is sent
     model.complete(request)
     # Then it is one POST to the API's messages endpoint with its headers (no beta header without web fetch)
-    (sent,) = adapter.requests
+    (sent,) = pool.requests
     assert (sent.method, sent.url) == ("POST", "https://api.anthropic.com/v1/messages")
     assert sent.headers["authorization"] == f"Bearer {KEY}"
     assert sent.headers["anthropic-version"] == API_VERSION
@@ -93,17 +92,17 @@ def test_the_request_goes_to_v1_messages_with_the_api_headers_and_the_sdks_body_
             '"tools":[{"name":"add_task","description":"Add.","input_schema":{"type":"object"}}]}'
         ).encode()
     )
-    assert adapter.options[0]["timeout"] == (5.0, 5.0) and adapter.options[0]["stream"] is False
+    assert pool.timeouts == [(5.0, 5.0)] and pool.requests[0].options["preload_content"] is True
 
 
 def test_web_fetch_sends_its_beta_header() -> None:
     # Given a request that offers web fetch
-    model, adapter, _ = canned_model(json_answer(HELLO))
+    model, pool, _ = canned_model(json_answer(HELLO))
     request = REQUEST.model_copy(update={"tools": WebAccess(fetch=True).server_tools()})
     # When it is sent
     model.complete(request)
     # Then the beta header goes with it
-    assert adapter.requests[0].headers["anthropic-beta"] == WEB_FETCH_BETA
+    assert pool.requests[0].headers["anthropic-beta"] == WEB_FETCH_BETA
 
 
 @pytest.mark.parametrize(
@@ -119,16 +118,16 @@ def test_web_fetch_sends_its_beta_header() -> None:
 )
 def test_the_base_url_is_joined_as_the_sdk_joins_it(base_url: str | None, url: str) -> None:
     # Given a model with this base URL
-    model, adapter, _ = canned_model(json_answer(HELLO), base_url=base_url)
+    model, pool, _ = canned_model(json_answer(HELLO), base_url=base_url)
     # When it is asked
     model.complete(REQUEST)
     # Then the request went to base + /v1/messages
-    assert adapter.requests[0].url == url
+    assert pool.requests[0].url == url
 
 
 def test_without_a_key_the_placeholder_is_sent_and_the_key_appears_in_no_text() -> None:
     # Given a model without a key (a compatible endpoint) and one with a key that is refused
-    keyless, keyless_adapter, _ = canned_model(json_answer(HELLO), api_key=None)
+    keyless, keyless_pool, _ = canned_model(json_answer(HELLO), api_key=None)
     keyed, _, _ = canned_model(
         json_answer(error_body("authentication_error", "invalid x-api-key"), status=401), api_key=KEY
     )
@@ -137,7 +136,7 @@ def test_without_a_key_the_placeholder_is_sent_and_the_key_appears_in_no_text() 
     with pytest.raises(ModelPermanentError) as refused:
         keyed.complete(REQUEST)
     # Then the keyless one sent the placeholder, and the key is in neither the error nor the model's repr
-    assert keyless_adapter.requests[0].headers["authorization"] == "Bearer not-needed"
+    assert keyless_pool.requests[0].headers["authorization"] == "Bearer not-needed"
     assert KEY not in str(refused.value) and KEY not in repr(keyed) and "401" in str(refused.value)
 
 
@@ -199,8 +198,12 @@ def test_a_rate_limit_with_retry_after_says_how_long_to_wait(
 
 
 def test_timeouts_and_connection_failures_are_transient() -> None:
-    # Given a read that times out and a connection that is refused
-    for failure in (requests.exceptions.ReadTimeout("slow"), requests.exceptions.ConnectionError("refused")):
+    # Given a read that times out, a connection that is refused and one that drops
+    for failure in (
+        scripted_http.read_timeout(),
+        scripted_http.refused("api.anthropic.com"),
+        scripted_http.connection_lost(),
+    ):
         model, _, _ = canned_model(failure)
         # When the model is asked, Then it is a transient error naming the failure
         with pytest.raises(ModelTransientError, match=f"unreachable: {type(failure).__name__}"):
@@ -210,13 +213,13 @@ def test_timeouts_and_connection_failures_are_transient() -> None:
 def test_retries_within_a_call_back_off_as_the_sdk_does() -> None:
     # Given two overloaded answers, then the answer, and a model allowed two retries
     overloaded = json_answer(error_body("overloaded_error"), status=529)
-    model, adapter, waits = canned_model(overloaded, overloaded, json_answer(HELLO), max_retries=2)
+    model, pool, waits = canned_model(overloaded, overloaded, json_answer(HELLO), max_retries=2)
     # When it is asked
     response = model.complete(REQUEST)
     # Then it answered after waiting 0.5 s and then 1 s, each less up to a quarter (jitter)
-    assert response.content == [{"type": "text", "text": "Hello"}] and len(adapter.requests) == 3
+    assert response.content == [{"type": "text", "text": "Hello"}] and len(pool.requests) == 3
     assert 0.375 <= waits[0] <= 0.5 and 0.75 <= waits[1] <= 1.0
-    assert adapter.requests[0].body == adapter.requests[2].body
+    assert pool.requests[0].body == pool.requests[2].body
 
 
 def test_retries_honour_retry_after_up_to_a_minute_and_x_should_retry() -> None:
@@ -231,11 +234,11 @@ def test_retries_honour_retry_after_up_to_a_minute_and_x_should_retry() -> None:
     model.complete(REQUEST)
     assert waits[0] == 1.5 and 0.75 <= waits[1] <= 1.0
     # Given a 529 the API says not to retry, and a 400 it says to retry
-    no, no_adapter, _ = canned_model(
+    no, no_pool, _ = canned_model(
         json_answer(error_body("overloaded_error"), status=529, headers={"x-should-retry": "false"}),
         max_retries=2,
     )
-    yes, yes_adapter, _ = canned_model(
+    yes, yes_pool, _ = canned_model(
         json_answer(error_body("invalid_request_error"), status=400, headers={"x-should-retry": "true"}),
         json_answer(HELLO),
         max_retries=2,
@@ -243,16 +246,16 @@ def test_retries_honour_retry_after_up_to_a_minute_and_x_should_retry() -> None:
     # When each is asked, Then the header decides
     with pytest.raises(ModelTransientError):
         no.complete(REQUEST)
-    assert len(no_adapter.requests) == 1
-    assert yes.complete(REQUEST).stop_reason == "end_turn" and len(yes_adapter.requests) == 2
+    assert len(no_pool.requests) == 1
+    assert yes.complete(REQUEST).stop_reason == "end_turn" and len(yes_pool.requests) == 2
 
 
 def test_a_lost_connection_is_retried_and_a_permanent_error_is_not() -> None:
     # Given a refused connection, then the answer; and separately a 401
-    model, adapter, waits = canned_model(
-        requests.exceptions.ConnectionError("refused"), json_answer(HELLO), max_retries=1
+    model, pool, waits = canned_model(
+        scripted_http.refused("api.anthropic.com"), json_answer(HELLO), max_retries=1
     )
-    refused, refused_adapter, refused_waits = canned_model(
+    refused, refused_pool, refused_waits = canned_model(
         json_answer(error_body("authentication_error"), status=401), max_retries=3
     )
     # When each is asked
@@ -260,8 +263,8 @@ def test_a_lost_connection_is_retried_and_a_permanent_error_is_not() -> None:
     with pytest.raises(ModelPermanentError):
         refused.complete(REQUEST)
     # Then the connection was tried again after a backoff, and the 401 was not
-    assert len(adapter.requests) == 2 and len(waits) == 1
-    assert len(refused_adapter.requests) == 1 and refused_waits == []
+    assert len(pool.requests) == 2 and len(waits) == 1
+    assert len(refused_pool.requests) == 1 and refused_waits == []
 
 
 def test_a_200_that_is_not_a_message_is_transient() -> None:
@@ -273,34 +276,31 @@ def test_a_200_that_is_not_a_message_is_transient() -> None:
             model.complete(REQUEST)
 
 
-def test_the_session_is_made_on_first_use_and_kept(monkeypatch: pytest.MonkeyPatch) -> None:
-    # Given a model without a session of its own, and sessions that answer from a script
-    adapter = CannedAdapter(json_answer(HELLO), json_answer(HELLO))
-    made: list[requests.Session] = []
-    real_session = requests.Session
+def test_the_pool_is_made_on_first_use_and_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given a model without a transport of its own, and pools that answer from a script
+    pool = ScriptedPool([json_answer(HELLO), json_answer(HELLO)])
+    made: list[dict[str, object]] = []
 
-    def new_session() -> requests.Session:
-        session = real_session()
-        session.mount("https://", adapter)
-        made.append(session)
-        return session
+    def new_pool(**options: object) -> ScriptedPool:
+        made.append(options)
+        return pool
 
-    monkeypatch.setattr(messages_api.requests, "Session", new_session)
-    # When it is made, Then no session is made yet
+    monkeypatch.setattr(http_transport.urllib3, "PoolManager", new_pool)
+    # When it is made, Then no pool is made yet
     model = MessagesApiModel("key", None, 5.0, 0)
     assert made == []
-    # When it answers twice, Then one session carried both calls
+    # When it answers twice, Then one pool carried both calls
     model.complete(REQUEST)
     model.complete(REQUEST)
-    assert len(made) == 1 and len(adapter.requests) == 2
+    assert len(made) == 1 and len(pool.requests) == 2
 
 
 def test_the_adapter_sends_the_prompts_cache_breakpoints_and_context_as_built() -> None:
-    model, adapter, _ = canned_model(json_answer(HELLO))
+    model, pool, _ = canned_model(json_answer(HELLO))
     prompt = build_prompt([], datetime(2026, 11, 22, 9, 30, tzinfo=UTC), [stored(1, "user", "hi")], [])
     request = REQUEST.model_copy(update={"system": prompt.system, "messages": prompt.messages})
     model.complete(request)
-    sent = json.loads(adapter.requests[0].body or b"{}")
+    sent = pool.requests[0].json()
     assert sent["system"] == prompt.system and sent["messages"] == prompt.messages
     assert sent["system"][0]["cache_control"] == {"type": "ephemeral"}
     assert sent["messages"][-1]["content"][0]["cache_control"] == {"type": "ephemeral"}

@@ -1,4 +1,4 @@
-"""Tests for OpenAICompatibleTranscriber over a scripted requests adapter (a real Session, no sockets)."""
+"""Tests for OpenAICompatibleTranscriber over a scripted urllib3 pool (the real HttpTransport, no sockets)."""
 
 from __future__ import annotations
 
@@ -7,21 +7,22 @@ import traceback
 from typing import Any
 
 import pytest
-import requests
 from support import scripted_http
 from support.scripted_http import Answer
+from urllib3.exceptions import ProtocolError
 
 from stepwise.voice.models import Transcriber, TranscriptionRejected, TranscriptionTransient
 from stepwise.voice.openai_stt import OpenAICompatibleTranscriber
 from stepwise_local.fake_speech import FormField, parse_multipart
 
 KEY = "sk-unit-test-SECRET-key-0123456789"
-BASE_URL = "https://stt.example.test/v1/"
+HOST = "stt.example.test"
+BASE_URL = f"https://{HOST}/v1/"
 AUDIO = b"OggS\x00\x02" + bytes(range(256)) * 4
 
 
-class ScriptedAdapter(scripted_http.ScriptedAdapter):
-    """The scripted adapter, reading the multipart fields a request sent."""
+class ScriptedPool(scripted_http.ScriptedPool):
+    """The scripted pool, reading the multipart fields a request sent."""
 
     def fields(self, index: int = -1) -> dict[str, FormField]:
         request = self.requests[index]
@@ -31,10 +32,7 @@ class ScriptedAdapter(scripted_http.ScriptedAdapter):
 
 class Harness:
     def __init__(self, answers: list[Answer], **options: Any) -> None:
-        self.adapter = ScriptedAdapter(answers)
-        session = requests.Session()
-        session.mount("https://", self.adapter)
-        session.mount("http://", self.adapter)
+        self.pool = ScriptedPool(answers)
         self.sleeps: list[float] = []
         self.key_calls = 0
         key = options.pop("key", KEY)
@@ -47,7 +45,7 @@ class Harness:
             options.pop("base_url", BASE_URL),
             api_key,
             options.pop("model", "whisper-1"),
-            session=session,
+            transport=self.pool.transport(),
             sleep=self.sleeps.append,
             **options,
         )
@@ -73,13 +71,13 @@ def test_the_request_is_a_multipart_post_with_the_audio_model_language_and_beare
     # When a voice note is transcribed
     transcript = harness.transcribe()
     # Then one POST went to {base_url}/audio/transcriptions with the Bearer key
-    [request] = harness.adapter.requests
+    [request] = harness.pool.requests
     assert request.method == "POST"
     assert request.url == "https://stt.example.test/v1/audio/transcriptions"
     assert request.headers["Authorization"] == f"Bearer {KEY}"
     assert request.headers["Content-Type"].startswith("multipart/form-data; boundary=")
     # And the form holds the audio as `file` (voice.ogg, audio/ogg), the model, the language and json
-    fields = harness.adapter.fields()
+    fields = harness.pool.fields()
     assert fields["file"].data == AUDIO
     assert fields["file"].file_name == "voice.ogg"
     assert fields["file"].content_type == "audio/ogg"
@@ -88,7 +86,7 @@ def test_the_request_is_a_multipart_post_with_the_audio_model_language_and_beare
     assert fields["response_format"].text == "json"
     assert set(fields) == {"file", "model", "language", "response_format"}
     # And both time-outs are passed (connect, read)
-    assert harness.adapter.timeouts == [(5.0, 30.0)]
+    assert harness.pool.timeouts == [(5.0, 30.0)]
     # And the transcript is the trimmed text; no duration in the answer gives 0 seconds
     assert transcript.text == "Buy milk tomorrow."
     assert transcript.transcriber == "openai"
@@ -114,9 +112,9 @@ def test_without_a_key_no_authorization_header_and_without_a_language_no_languag
     # When a note is transcribed
     transcript = harness.transcribe()
     # Then no Authorization header and no language field were sent
-    [request] = harness.adapter.requests
+    [request] = harness.pool.requests
     assert "Authorization" not in request.headers
-    assert "language" not in harness.adapter.fields()
+    assert "language" not in harness.pool.fields()
     assert request.url == "http://whisper.local:8000/v1/audio/transcriptions"
     assert transcript.language is None
 
@@ -139,7 +137,7 @@ def test_the_file_name_and_content_type_come_from_the_note(
     # When it is transcribed
     harness.transcribe(file_name=file_name, mime_type=mime_type)
     # Then the upload is named with an extension the APIs know and typed as the note says
-    upload = harness.adapter.fields()["file"]
+    upload = harness.pool.fields()["file"]
     assert (upload.file_name, upload.content_type) == (sent_name, sent_type)
 
 
@@ -178,10 +176,10 @@ def test_429_and_5xx_are_retried_with_backoff_then_succeed() -> None:
     transcript = harness.transcribe()
     # Then it came through on the third attempt after waiting 1 s then 2 s
     assert transcript.text == "finally"
-    assert len(harness.adapter.requests) == 3
+    assert len(harness.pool.requests) == 3
     assert harness.sleeps == [1.0, 2.0]
     # And every attempt sent the whole audio again
-    assert all(harness.adapter.fields(i)["file"].data == AUDIO for i in range(3))
+    assert all(harness.pool.fields(i)["file"].data == AUDIO for i in range(3))
 
 
 @pytest.mark.parametrize("status", [429, 500, 502, 503, 504])
@@ -192,7 +190,7 @@ def test_retryable_statuses_end_in_transient_after_the_retries(status: int) -> N
     with pytest.raises(TranscriptionTransient) as caught:
         harness.transcribe()
     # Then it tried 1 + max_retries times and gave up with the status in the message
-    assert len(harness.adapter.requests) == 3
+    assert len(harness.pool.requests) == 3
     assert harness.sleeps == [1.0, 2.0]
     assert f"HTTP {status}" in str(caught.value)
     assert "The server had an error" in str(caught.value)
@@ -201,10 +199,12 @@ def test_retryable_statuses_end_in_transient_after_the_retries(status: int) -> N
 @pytest.mark.parametrize(
     "failure",
     [
-        requests.ReadTimeout("read timed out"),
-        requests.ConnectTimeout("connect timed out"),
-        requests.ConnectionError("connection reset by peer"),
+        scripted_http.read_timeout(host=HOST),
+        scripted_http.connect_timeout(HOST),
+        scripted_http.refused(HOST),
+        scripted_http.connection_lost(),
     ],
+    ids=["read-timeout", "connect-timeout", "refused", "reset"],
 )
 def test_time_outs_and_connection_errors_are_retried_then_transient(failure: Exception) -> None:
     # Given a server that never answers in time (or drops the connection)
@@ -213,14 +213,14 @@ def test_time_outs_and_connection_errors_are_retried_then_transient(failure: Exc
     with pytest.raises(TranscriptionTransient) as caught:
         harness.transcribe()
     # Then all three attempts were made and the error names the failure
-    assert len(harness.adapter.requests) == 3
+    assert len(harness.pool.requests) == 3
     assert harness.sleeps == [1.0, 2.0]
     assert type(failure).__name__ in str(caught.value)
 
 
 def test_a_time_out_then_an_answer_succeeds() -> None:
     # Given one time-out, then an answer
-    harness = Harness([requests.ReadTimeout("slow"), (200, {"text": "ok"})])
+    harness = Harness([scripted_http.read_timeout(host=HOST), (200, {"text": "ok"})])
     # When a note is transcribed / Then the second attempt's text comes back after one wait
     assert harness.transcribe().text == "ok"
     assert harness.sleeps == [1.0]
@@ -232,7 +232,7 @@ def test_max_retries_bounds_the_attempts() -> None:
     # When the only attempt fails / Then it is Transient at once, without waiting
     with pytest.raises(TranscriptionTransient):
         harness.transcribe()
-    assert len(harness.adapter.requests) == 1
+    assert len(harness.pool.requests) == 1
     assert harness.sleeps == []
 
 
@@ -267,7 +267,7 @@ def test_the_audio_refused_for_good_is_rejected_without_retry(status: int) -> No
     with pytest.raises(TranscriptionRejected) as caught:
         harness.transcribe()
     # Then it was tried once, without waiting, and the log learns the status and the server's message
-    assert len(harness.adapter.requests) == 1
+    assert len(harness.pool.requests) == 1
     assert harness.sleeps == []
     assert f"HTTP {status}" in str(caught.value)
     assert "Invalid file format" in str(caught.value)
@@ -281,7 +281,7 @@ def test_a_wrong_key_url_or_model_is_rejected_with_a_hint(status: int) -> None:
     with pytest.raises(TranscriptionRejected) as caught:
         harness.transcribe()
     # Then it was not retried and the message points at the settings
-    assert len(harness.adapter.requests) == 1
+    assert len(harness.pool.requests) == 1
     message = str(caught.value)
     assert f"HTTP {status}" in message
     assert "API key" in message and "base URL" in message and "model" in message
@@ -324,11 +324,11 @@ def test_a_200_without_a_string_text_is_rejected(body: bytes) -> None:
     with pytest.raises(TranscriptionRejected, match="HTTP 200"):
         harness.transcribe()
     # Then it was not retried
-    assert len(harness.adapter.requests) == 1
+    assert len(harness.pool.requests) == 1
 
 
 def test_an_invalid_base_url_is_rejected() -> None:
-    # Given a base URL requests cannot use
+    # Given a base URL without its scheme
     transcriber = OpenAICompatibleTranscriber(
         "stt.example.test/v1", lambda: KEY, "whisper-1", sleep=lambda _: None
     )
@@ -353,8 +353,9 @@ def _everything_about(error: BaseException) -> str:
         ),
         ((400, openai_error("y" * 180 + f" key={KEY}")), TranscriptionRejected),
         ((500, f"upstream said Authorization: Bearer {KEY}".encode()), TranscriptionTransient),
-        (requests.ConnectionError(f"proxy refused Bearer {KEY}"), TranscriptionTransient),
-        (requests.exceptions.InvalidHeader(f"Invalid header value {KEY!r}"), TranscriptionRejected),
+        (ProtocolError(f"Connection aborted: proxy refused Bearer {KEY}"), TranscriptionTransient),
+        # what http.client raises for a header value it refuses (before anything is sent)
+        (ValueError(f"Invalid header value {f'Bearer {KEY}'.encode()!r}"), TranscriptionRejected),
     ],
 )
 def test_the_key_never_shows_in_errors_even_when_the_server_echoes_it(

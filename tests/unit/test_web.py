@@ -1,6 +1,6 @@
 """Web search and fetch: the settings, the server tool definitions, sources as links within Telegram's
 rules, the Messages API client keeping server tool blocks as received (and continuing a paused turn; over a
-scripted `requests` adapter, no sockets), and their price."""
+scripted urllib3 pool, no sockets), and their price."""
 
 from __future__ import annotations
 
@@ -159,13 +159,13 @@ def test_a_paused_turn_is_continued_with_its_content_sent_back_unchanged(streame
     first, last = paused(web_search("weather", "Searching.", RESULTS)), text("Done.")
     answers = [answer_of(first), answer_of(last)]
     canned = [stream_answer(sse(events_of(a))) if streamed else json_answer(a) for a in answers]
-    model, adapter, _ = canned_model(*canned)
+    model, pool, _ = canned_model(*canned)
     # When the model is asked
     response = model.complete(
         request(WebAccess(search=True).server_tools()), (lambda _t: None) if streamed else None
     )
     # Then the paused content went back as the assistant's message, unchanged, in the same body otherwise
-    first_body, second_body = adapter.bodies()
+    first_body, second_body = pool.bodies()
     assert second_body["messages"] == [
         *first_body["messages"],
         {"role": "assistant", "content": first.content},
@@ -182,21 +182,21 @@ def test_a_paused_turn_is_continued_with_its_content_sent_back_unchanged(streame
 def test_a_turn_that_keeps_pausing_stops_after_the_continuations() -> None:
     # Given an API that pauses every time
     pausing = [json_answer(answer_of(paused(web_search("weather", "More.", RESULTS)))) for _ in range(5)]
-    model, adapter, _ = canned_model(*pausing)
+    model, pool, _ = canned_model(*pausing)
     # When the model is asked
     response = model.complete(request(WebAccess(search=True).server_tools()))
     # Then it made the first call and MAX_CONTINUATIONS more, and returns the paused step
-    assert len(adapter.requests) == 1 + MAX_CONTINUATIONS and response.stop_reason == "pause_turn"
+    assert len(pool.requests) == 1 + MAX_CONTINUATIONS and response.stop_reason == "pause_turn"
 
 
 def test_a_web_fetch_is_kept_counted_and_asked_for_with_its_beta_header() -> None:
     # Given an answer that fetched a page
     answer = web_fetch("https://a.example/page", "A page", "The page.", answer="It says so.")
-    model, adapter, _ = canned_model(json_answer(answer_of(answer)))
+    model, pool, _ = canned_model(json_answer(answer_of(answer)))
     # When the model is asked with web fetch offered
     response = model.complete(request(WebAccess(fetch=True).server_tools()))
     # Then the beta header went with the request, and the fetch is kept and counted
-    assert adapter.requests[0].headers["anthropic-beta"] == WEB_FETCH_BETA
+    assert pool.requests[0].headers["anthropic-beta"] == WEB_FETCH_BETA
     assert response.content == answer.content and response.usage.web_fetch_requests == 1
     assert cited_sources(response.content) == [("https://a.example/page", "A page")]
 

@@ -1,4 +1,4 @@
-"""Tests for BotApiClient (over a scripted requests adapter, no sockets) and InMemoryTelegram."""
+"""Tests for BotApiClient (over a scripted urllib3 pool, no sockets) and InMemoryTelegram."""
 
 from __future__ import annotations
 
@@ -6,9 +6,17 @@ import traceback
 from typing import Any
 
 import pytest
-import requests
-from support.scripted_http import Answer, ScriptedAdapter
-from urllib3.exceptions import MaxRetryError, NewConnectionError, ProtocolError
+from support.scripted_http import (
+    Answer,
+    Canned,
+    ScriptedPool,
+    connect_timeout,
+    connection_lost,
+    read_timeout,
+    refused,
+    unresolvable,
+)
+from urllib3.exceptions import MaxRetryError
 
 from stepwise.telegram.client import BotApiClient, TelegramClient, is_idempotent
 from stepwise.telegram.errors import (
@@ -19,18 +27,17 @@ from stepwise.telegram.errors import (
     TelegramTransientError,
 )
 from stepwise.telegram.models import InlineKeyboardButton, InlineKeyboardMarkup
+from stepwise_local.fake_speech import parse_multipart
 from stepwise_local.in_memory.telegram import InMemoryTelegram
 
 TOKEN = "123456:AAH-secret_token-value"
 
 
-def make_client(answers: list[Answer], **kwargs: Any) -> tuple[BotApiClient, ScriptedAdapter, list[float]]:
-    adapter = ScriptedAdapter(answers)
-    session = requests.Session()
-    session.mount("https://", adapter)
+def make_client(answers: list[Answer], **kwargs: Any) -> tuple[BotApiClient, ScriptedPool, list[float]]:
+    pool = ScriptedPool(answers)
     sleeps: list[float] = []
-    client = BotApiClient(TOKEN, session=session, sleep=sleeps.append, **kwargs)
-    return client, adapter, sleeps
+    client = BotApiClient(TOKEN, transport=pool.transport(), sleep=sleeps.append, **kwargs)
+    return client, pool, sleeps
 
 
 def ok(result: Any) -> tuple[int, Any]:
@@ -46,18 +53,17 @@ def failure(status: int, description: str, retry_after: int | None = None) -> tu
 
 def test_send_message_posts_json_without_none_fields_and_returns_message_id() -> None:
     # Given Telegram accepts the message
-    client, adapter, _ = make_client(
-        [ok({"message_id": 77, "date": 0, "chat": {"id": 5, "type": "private"}})]
-    )
+    client, pool, _ = make_client([ok({"message_id": 77, "date": 0, "chat": {"id": 5, "type": "private"}})])
     keyboard = InlineKeyboardMarkup(inline_keyboard=[[InlineKeyboardButton(text="Go", callback_data="go")]])
     # When a message is sent with a keyboard but no parse_mode
     message_id = client.send_message(5, "hi <there>", reply_markup=keyboard)
     # Then it went to POST /bot<token>/sendMessage with only the given fields
     assert message_id == 77
-    request = adapter.requests[0]
+    request = pool.requests[0]
     assert request.method == "POST"
     assert request.url == f"https://api.telegram.org/bot{TOKEN}/sendMessage"
-    assert adapter.bodies() == [
+    assert request.headers["Content-Type"] == "application/json"
+    assert pool.bodies() == [
         {
             "chat_id": 5,
             "text": "hi <there>",
@@ -68,20 +74,20 @@ def test_send_message_posts_json_without_none_fields_and_returns_message_id() ->
 
 def test_other_methods_send_their_parameters() -> None:
     # Given a client whose calls all succeed
-    client, adapter, _ = make_client([ok(True), ok(True), ok({"message_id": 3}), ok(True)])
+    client, pool, _ = make_client([ok(True), ok(True), ok({"message_id": 3}), ok(True)])
     # When each method is called
     client.send_chat_action(5)
     client.answer_callback_query("cb-1")
     client.edit_message_text(5, 3, "<b>new</b>", parse_mode="HTML")
     client.set_webhook("https://example.org/hook", "s3cret", ["message", "callback_query"])
     # Then the right methods and bodies were posted
-    assert [r.url.rsplit("/", 1)[1] for r in adapter.requests if r.url] == [
+    assert [r.url.rsplit("/", 1)[1] for r in pool.requests if r.url] == [
         "sendChatAction",
         "answerCallbackQuery",
         "editMessageText",
         "setWebhook",
     ]
-    assert adapter.bodies() == [
+    assert pool.bodies() == [
         {"chat_id": 5, "action": "typing"},
         {"callback_query_id": "cb-1"},
         {"chat_id": 5, "message_id": 3, "text": "<b>new</b>", "parse_mode": "HTML"},
@@ -95,14 +101,14 @@ def test_other_methods_send_their_parameters() -> None:
 
 def test_rate_limit_is_waited_out_with_the_injected_sleep() -> None:
     # Given Telegram rate-limits twice, then accepts
-    client, adapter, sleeps = make_client(
+    client, pool, sleeps = make_client(
         [failure(429, "Too Many Requests: retry after 2", 2), failure(429, "Too Many Requests", 5), ok(True)]
     )
     # When a chat action is sent
     client.send_chat_action(1)
     # Then the client slept for each retry_after and retried
     assert sleeps == [2, 5]
-    assert len(adapter.requests) == 3
+    assert len(pool.requests) == 3
 
 
 def test_rate_limit_above_the_bound_is_transient_without_waiting() -> None:
@@ -118,24 +124,24 @@ def test_rate_limit_above_the_bound_is_transient_without_waiting() -> None:
 
 def test_rate_limit_that_persists_after_the_allowed_waits_is_transient() -> None:
     # Given Telegram keeps rate limiting
-    client, adapter, sleeps = make_client([failure(429, "Too Many Requests", 1)] * 3, max_rate_limit_waits=2)
+    client, pool, sleeps = make_client([failure(429, "Too Many Requests", 1)] * 3, max_rate_limit_waits=2)
     # When / Then the client waits twice and then gives up
     with pytest.raises(TelegramTransientError):
         client.send_chat_action(1)
     assert sleeps == [1, 1]
-    assert len(adapter.requests) == 3
+    assert len(pool.requests) == 3
 
 
 @pytest.mark.parametrize("status", [500, 502, 503])
 def test_server_errors_are_transient_and_not_retried(status: int) -> None:
     # Given Telegram answers with a 5xx
-    client, adapter, _ = make_client([failure(status, "Internal Server Error")])
+    client, pool, _ = make_client([failure(status, "Internal Server Error")])
     # When / Then the error is transient and only one request was made
     with pytest.raises(TelegramTransientError) as caught:
         client.send_message(1, "x")
     assert caught.value.status == status
     assert caught.value.method == "sendMessage"
-    assert len(adapter.requests) == 1
+    assert len(pool.requests) == 1
 
 
 def test_non_json_gateway_error_is_transient() -> None:
@@ -146,9 +152,7 @@ def test_non_json_gateway_error_is_transient() -> None:
         client.send_chat_action(1)
 
 
-@pytest.mark.parametrize(
-    "error", [requests.ConnectTimeout("connect timed out"), requests.ReadTimeout("read timed out")]
-)
+@pytest.mark.parametrize("error", [connect_timeout(), read_timeout()], ids=["connect", "read"])
 def test_timeouts_are_transient(error: Exception) -> None:
     # Given the request times out
     client, _, _ = make_client([error])
@@ -157,23 +161,15 @@ def test_timeouts_are_transient(error: Exception) -> None:
         client.send_chat_action(1)
 
 
-def refused() -> requests.ConnectionError:
-    """What requests raises when nothing listens on Telegram's port (urllib3's error as its argument)."""
-    pool: Any = None
-    reason = NewConnectionError(pool, "Failed to establish a new connection: [Errno 111] Connection refused")
-    return requests.ConnectionError(MaxRetryError(pool, f"/bot{TOKEN}/sendMessage", reason))
-
-
-def connection_lost() -> requests.ConnectionError:
-    """What requests raises when the connection drops after the request went out."""
-    cause = ProtocolError("Connection aborted.", ConnectionResetError(104, "Connection reset by peer"))
-    return requests.ConnectionError(cause)
+def refused_after_retries() -> MaxRetryError:
+    """A refusal wrapped as urllib3 wraps it when it retries (the cause in `.reason`)."""
+    return MaxRetryError(None, f"/bot{TOKEN}/sendMessage", refused())  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(
     "error",
-    [requests.ConnectTimeout("connect timed out"), refused()],
-    ids=["connect-timeout", "refused"],
+    [connect_timeout(), refused(), unresolvable(), refused_after_retries()],
+    ids=["connect-timeout", "refused", "unresolvable", "refused-after-retries"],
 )
 @pytest.mark.parametrize("send_message", [True, False], ids=["sendMessage", "sendChatAction"])
 def test_a_connection_never_made_is_transient_whatever_the_method(
@@ -188,23 +184,19 @@ def test_a_connection_never_made_is_transient_whatever_the_method(
     assert "nothing was sent" in caught.value.description and TOKEN not in caught.value.description
 
 
-@pytest.mark.parametrize(
-    "error", [requests.ReadTimeout("read timed out"), connection_lost()], ids=["read-timeout", "reset"]
-)
+@pytest.mark.parametrize("error", [read_timeout(), connection_lost()], ids=["read-timeout", "reset"])
 def test_a_sent_message_without_an_answer_is_delivery_uncertain(error: Exception) -> None:
     # Given sendMessage went out but no answer came back
-    client, adapter, _ = make_client([error])
+    client, pool, _ = make_client([error])
     # When / Then the error says the delivery is uncertain (still transient), and it was one request
     with pytest.raises(TelegramDeliveryUncertainError) as caught:
         client.send_message(1, "x")
     assert isinstance(caught.value, TelegramTransientError)
     assert "may have delivered" in caught.value.description
-    assert len(adapter.requests) == 1
+    assert len(pool.requests) == 1
 
 
-@pytest.mark.parametrize(
-    "error", [requests.ReadTimeout("read timed out"), connection_lost()], ids=["read-timeout", "reset"]
-)
+@pytest.mark.parametrize("error", [read_timeout(), connection_lost()], ids=["read-timeout", "reset"])
 def test_a_lost_answer_to_a_call_that_may_be_repeated_is_plainly_transient(error: Exception) -> None:
     # Given calls that change nothing when repeated (chat action, edit, callback answer) lose their answer
     for call in (
@@ -221,7 +213,7 @@ def test_a_lost_answer_to_a_call_that_may_be_repeated_is_plainly_transient(error
 
 def test_send_message_waits_longer_for_its_answer_than_other_calls() -> None:
     # Given separate connect, read and send timeouts
-    client, adapter, _ = make_client(
+    client, pool, _ = make_client(
         [ok({"message_id": 1}), ok(True), ok(True)],
         connect_timeout_seconds=2,
         timeout_seconds=7,
@@ -232,7 +224,7 @@ def test_send_message_waits_longer_for_its_answer_than_other_calls() -> None:
     client.send_chat_action(1)
     client.answer_callback_query("q")
     # Then each used (connect, read) timeouts, with the generous read timeout for sendMessage only
-    assert adapter.timeouts == [(2, 40), (2, 7), (2, 7)]
+    assert pool.timeouts == [(2, 40), (2, 7), (2, 7)]
 
 
 def test_only_calls_that_post_something_new_are_not_idempotent() -> None:
@@ -269,7 +261,7 @@ def test_token_never_appears_in_errors() -> None:
     # Given a network error and an error description that both mention the token
     client, _, _ = make_client(
         [
-            requests.ConnectionError(f"Max retries exceeded with url: /bot{TOKEN}/sendMessage"),
+            MaxRetryError(None, f"/bot{TOKEN}/sendMessage", connection_lost()),  # type: ignore[arg-type]
             failure(404, f"Not Found: /bot{TOKEN}/sendMessage"),
         ]
     )
@@ -283,6 +275,84 @@ def test_token_never_appears_in_errors() -> None:
         assert TOKEN not in caught.value.description
         assert "<redacted>" in caught.value.description
     assert TOKEN not in repr(client)
+
+
+def test_the_token_in_a_failed_request_url_stays_out_of_the_traceback() -> None:
+    # Given a send and a download whose time-outs keep the request's URL, and so the token
+    client, pool, _ = make_client(
+        [
+            read_timeout(f"/bot{TOKEN}/sendMessage"),
+            ok({"file_path": "voice/file_1.oga", "file_size": 3}),
+            read_timeout(f"/file/bot{TOKEN}/voice/file_1.oga"),
+        ]
+    )
+    for call in (lambda: client.send_message(1, "hi"), lambda: client.download("f1", 100)):
+        # When the call fails
+        with pytest.raises(TelegramError) as caught:
+            call()
+        # Then the formatted traceback holds neither the token nor the original exception
+        rendered = "".join(traceback.format_exception(caught.value))
+        assert TOKEN not in rendered and "ReadTimeoutError" not in rendered
+    assert pool.requests[2].url == f"https://api.telegram.org/file/bot{TOKEN}/voice/file_1.oga"
+
+
+def test_a_file_is_downloaded_chunk_by_chunk_and_the_size_cap_holds_while_streaming() -> None:
+    # Given a file sent in chunks, and a second one whose size getFile does not tell and is over the cap
+    chunks = [b"a" * 40, b"b" * 40, b"c" * 40]
+    client, pool, _ = make_client(
+        [
+            ok({"file_path": "photos/file 7.jpg", "file_size": 120}),
+            Canned(200, chunks=chunks),
+            ok({"file_path": "documents/big.pdf"}),
+            Canned(200, chunks=chunks),
+        ]
+    )
+    # When both are downloaded
+    assert client.download("ph1", 120) == b"".join(chunks)
+    with pytest.raises(TelegramBadRequest, match="more than 100 bytes"):
+        client.download("doc1", 100)
+    # Then each was one streamed GET of the file path (quoted) after its getFile
+    get_file, download = pool.requests[0], pool.requests[1]
+    assert get_file.json() == {"file_id": "ph1"}
+    assert (download.method, download.url) == (
+        "GET",
+        f"https://api.telegram.org/file/bot{TOKEN}/photos/file%207.jpg",
+    )
+    assert download.options["preload_content"] is False
+    assert pool.timeouts[1] == (5.0, 10.0)
+
+
+def test_a_download_that_fails_is_classified_like_a_call() -> None:
+    # Given a file that is gone (404) and one whose connection drops mid-way
+    client, _, _ = make_client(
+        [
+            ok({"file_path": "a.jpg"}),
+            Canned(404, b"Not Found", {"Content-Type": "text/plain"}),
+            ok({"file_path": "b.jpg"}),
+            Canned(200, chunks=[b"partial"], broken=True),
+        ]
+    )
+    # When / Then the 404 is an error of its status, and the dropped connection is transient
+    with pytest.raises(TelegramError, match="download failed \\(HTTP 404\\)"):
+        client.download("a", 1000)
+    with pytest.raises(TelegramTransientError, match="network error: ProtocolError"):
+        client.download("b", 1000)
+
+
+def test_send_voice_uploads_the_audio_as_multipart_form_data() -> None:
+    # Given Telegram accepts the voice message
+    client, pool, _ = make_client([ok({"message_id": 9})])
+    # When an Ogg Opus note is sent with its duration
+    assert client.send_voice(5, b"OggS\x00voice", duration=3) == 9
+    # Then it was one multipart POST to sendVoice: the parameters as text fields, the audio as a file
+    (request,) = pool.requests
+    assert request.url == f"https://api.telegram.org/bot{TOKEN}/sendVoice"
+    fields = parse_multipart(request.headers["Content-Type"], request.body or b"")
+    assert (fields["chat_id"].text, fields["duration"].text) == ("5", "3")
+    voice = fields["voice"]
+    assert (voice.data, voice.file_name, voice.content_type) == (b"OggS\x00voice", "reply.ogg", "audio/ogg")
+    assert set(fields) == {"chat_id", "duration", "voice"}
+    assert pool.timeouts == [(5.0, 20.0)]
 
 
 def test_message_not_modified_is_success_for_edits() -> None:
@@ -304,14 +374,12 @@ def test_other_bad_requests_on_edit_still_raise() -> None:
 
 def test_custom_base_url_is_used() -> None:
     # Given a client pointed at a local Bot API server
-    adapter = ScriptedAdapter([ok(True)])
-    session = requests.Session()
-    session.mount("http://", adapter)
-    client = BotApiClient(TOKEN, "http://127.0.0.1:8081/", session=session)
+    pool = ScriptedPool([ok(True)])
+    client = BotApiClient(TOKEN, "http://127.0.0.1:8081/", transport=pool.transport())
     # When a call is made
     client.answer_callback_query("q", text="Done")
     # Then it goes to that server
-    assert adapter.requests[0].url == f"http://127.0.0.1:8081/bot{TOKEN}/answerCallbackQuery"
+    assert pool.requests[0].url == f"http://127.0.0.1:8081/bot{TOKEN}/answerCallbackQuery"
 
 
 def test_in_memory_telegram_records_calls_and_messages() -> None:

@@ -1,10 +1,11 @@
-"""The model port over Anthropic's Messages API (`POST /v1/messages`), spoken over `requests`.
+"""The model port over Anthropic's Messages API (`POST /v1/messages`), spoken over urllib3.
 
 Why not the SDK on this path: `import anthropic` costs about five times `import boto3` (its package
 `__init__` loads every type module and the cloud clients before a caller can ask for less). Upstream the slow
 import is an open issue (anthropics/anthropic-sdk-python#1211) whose maintainers declined a lazy-export
-rewrite, and a cold start of CallModel pays it before the turn's first answer. `requests` costs little once
-boto3 is loaded (they share urllib3), and Stepwise needs one endpoint with and without streaming.
+rewrite, and a cold start of CallModel pays it before the turn's first answer. urllib3 costs nothing more:
+botocore has loaded it for the first boto3 client (`stepwise.http_transport`), and Stepwise needs one
+endpoint, with and without streaming.
 
 So this client does by hand what the SDK (2.10) does for that endpoint: the same headers and body bytes
 (server blocks sent back keep the API's key order, where the SDK's models reorder them: the same JSON), its
@@ -21,9 +22,10 @@ import random
 import time
 from typing import TYPE_CHECKING, Any
 
-import requests
 from aws_lambda_powertools import Logger
+from urllib3.exceptions import HTTPError
 
+from stepwise.http_transport import HttpTransport, Response
 from stepwise.model.errors import ModelPermanentError, ModelRateLimitedError, ModelTransientError
 from stepwise.model.rate_limits import RATE_LIMIT_STATUS, retry_after_seconds
 from stepwise.model.types import ModelRequest, ModelResponse, TextSink, Usage
@@ -55,7 +57,8 @@ _MAX_DETAIL_CHARS = 300
 
 class MessagesApiModel:
     """ChatModel on the Messages API. `max_retries` retries within a call (408, 409, 429, 5xx and lost
-    connections, as the SDK does); the state machine owns the retries with its own backoff, so it is low."""
+    connections, as the SDK does); the state machine owns the retries with its own backoff, so it is low.
+    `transport` carries the HTTP (its own by default; its pool is made on the first call)."""
 
     def __init__(
         self,
@@ -64,7 +67,7 @@ class MessagesApiModel:
         timeout_seconds: float,
         max_retries: int,
         *,
-        session: requests.Session | None = None,
+        transport: HttpTransport | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         # As the SDK joins them: one trailing slash is dropped, and "/v1/messages" always follows.
@@ -72,7 +75,7 @@ class MessagesApiModel:
         self._authorization = f"Bearer {api_key or KEYLESS_PLACEHOLDER}"
         self._timeout = timeout_seconds
         self._max_retries = max_retries
-        self._session = session
+        self._http = transport if transport is not None else HttpTransport()
         self._sleep = sleep
 
     def __repr__(self) -> str:
@@ -109,12 +112,6 @@ class MessagesApiModel:
             headers["anthropic-beta"] = WEB_FETCH_BETA
         return headers
 
-    def _http(self) -> requests.Session:
-        """One session per model, made on first use: its connections stay open across warm invocations."""
-        if self._session is None:
-            self._session = requests.Session()
-        return self._session
-
     def _call(
         self, body: dict[str, Any], headers: dict[str, str], on_text: TextSink | None
     ) -> dict[str, Any]:
@@ -126,24 +123,26 @@ class MessagesApiModel:
                 return _message(response)
             return _streamed_message(response, on_text, deadline, self._timeout)
 
-    def _post(self, payload: bytes, headers: dict[str, str], stream: bool) -> requests.Response:
+    def _post(self, payload: bytes, headers: dict[str, str], stream: bool) -> Response:
         """A 2xx response, after up to `max_retries` retries; the model port's errors otherwise."""
         for attempt in range(self._max_retries + 1):
             retries_left = self._max_retries - attempt
             try:
-                response = self._http().post(
+                response = self._http.request(
+                    "POST",
                     self._url,
-                    data=payload,
+                    connect_timeout=self._timeout,
+                    read_timeout=self._timeout,
                     headers=headers,
-                    timeout=(self._timeout, self._timeout),
+                    body=payload,
                     stream=stream,
                 )
-            except requests.RequestException as error:
+            except HTTPError as error:
                 if retries_left <= 0:
                     raise ModelTransientError(f"model API unreachable: {type(error).__name__}") from error
                 self._sleep(_backoff(attempt))
                 continue
-            if 200 <= response.status_code < 300:
+            if 200 <= response.status < 300:
                 return response
             if retries_left > 0 and _should_retry(response):
                 response.close()
@@ -181,12 +180,12 @@ def json_bytes(body: Mapping[str, Any]) -> bytes:
     return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
 
 
-def _should_retry(response: requests.Response) -> bool:
+def _should_retry(response: Response) -> bool:
     """The SDK's rule: `x-should-retry` when the API sends it, else 408, 409, 429 and 5xx."""
     said = response.headers.get("x-should-retry")
     if said in ("true", "false"):
         return said == "true"
-    return response.status_code in (408, 409, 429) or response.status_code >= 500
+    return response.status in (408, 409, 429) or response.status >= 500
 
 
 def _retry_wait(attempt: int, headers: Mapping[str, str]) -> float:
@@ -202,12 +201,12 @@ def _backoff(attempt: int) -> float:
     return min(INITIAL_RETRY_DELAY * 2.0**attempt, MAX_RETRY_DELAY) * (1 - 0.25 * random.random())
 
 
-def _status_error(response: requests.Response) -> ModelTransientError | ModelPermanentError:
+def _status_error(response: Response) -> ModelTransientError | ModelPermanentError:
     """The model port's error for an HTTP error answer, with the SDK's message (`Error code: 400 - {...}`)."""
-    status = response.status_code
+    status = response.status
     try:
-        text = _text(response.content, response.headers.get("content-type", "")).strip()
-    except requests.RequestException as error:
+        text = _text(response.body(), response.headers.get("content-type", "")).strip()
+    except HTTPError as error:
         return ModelTransientError(
             f"model API answered HTTP {status}, then broke off: {type(error).__name__}"
         )
@@ -224,10 +223,10 @@ def _status_error(response: requests.Response) -> ModelTransientError | ModelPer
     return ModelPermanentError(detail)
 
 
-def _message(response: requests.Response) -> dict[str, Any]:
+def _message(response: Response) -> dict[str, Any]:
     """The message of a non-streamed answer."""
     try:
-        message = json.loads(_text(response.content, response.headers.get("content-type", "")))
+        message = json.loads(_text(response.body(), response.headers.get("content-type", "")))
     except ValueError as error:
         raise ModelTransientError("model API answered without a JSON message") from error
     if not isinstance(message, dict) or not isinstance(message.get("content"), list):
@@ -236,7 +235,7 @@ def _message(response: requests.Response) -> dict[str, Any]:
 
 
 def _streamed_message(
-    response: requests.Response, on_text: TextSink, deadline: float, timeout_seconds: float
+    response: Response, on_text: TextSink, deadline: float, timeout_seconds: float
 ) -> dict[str, Any]:
     """The final message of a streamed answer; text deltas go to `on_text` (tool input JSON does not).
 
@@ -247,11 +246,11 @@ def _streamed_message(
     stream = _MessageStream()
     finished = False
     try:
-        for name, data in _sse_events(response.iter_content(chunk_size=None)):
+        for name, data in _sse_events(response.chunks(None)):
             if name in (None, "ping"):
                 continue
             if name == "error":
-                raise _stream_error(data, response.status_code)
+                raise _stream_error(data, response.status)
             if not data:
                 continue
             piece = stream.add(data)
@@ -262,7 +261,7 @@ def _streamed_message(
                 on_text(piece)
                 if time.monotonic() > deadline:
                     raise ModelTransientError(f"model stream still running after {timeout_seconds:g}s")
-    except requests.RequestException as error:
+    except HTTPError as error:
         raise ModelTransientError(f"model stream broke off: {type(error).__name__}") from error
     if not finished:
         raise ModelTransientError("model stream ended before message_stop")

@@ -1,4 +1,4 @@
-"""The Telegram port (``TelegramClient``) and its Bot API adapter over ``requests``.
+"""The Telegram port (``TelegramClient``) and its Bot API adapter over urllib3 (``stepwise.http_transport``).
 
 Network failures are told apart by whether the request can have reached Telegram: a connection that was
 never made (refused, unresolvable, connect timeout) is ``TelegramTransientError`` and always safe to repeat;
@@ -14,9 +14,10 @@ import time
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import quote
 
-import requests
-from urllib3.exceptions import ConnectTimeoutError, NewConnectionError
+from urllib3.exceptions import ConnectTimeoutError, HTTPError, NewConnectionError
+from urllib3.exceptions import TimeoutError as HttpTimeoutError
 
+from stepwise.http_transport import HttpTransport, Response, form_body, json_body
 from stepwise.telegram.errors import (
     TelegramBadRequest,
     TelegramDeliveryUncertainError,
@@ -94,7 +95,7 @@ class BotApiClient:
 
     ``connect_timeout_seconds`` bounds connecting; ``timeout_seconds`` bounds waiting for an answer, and
     ``send_timeout_seconds`` does so for calls that cannot be safely repeated (sendMessage): a slow answer
-    is better awaited than abandoned and sent again.
+    is better awaited than abandoned and sent again. ``transport`` carries the HTTP (its own by default).
     """
 
     def __init__(
@@ -102,7 +103,7 @@ class BotApiClient:
         token: str,
         base_url: str = DEFAULT_BASE_URL,
         *,
-        session: requests.Session | None = None,
+        transport: HttpTransport | None = None,
         timeout_seconds: float = 10.0,
         connect_timeout_seconds: float = 5.0,
         send_timeout_seconds: float = 20.0,
@@ -114,7 +115,7 @@ class BotApiClient:
             raise ValueError("token must not be empty")
         self._token = token
         self._base_url = base_url.rstrip("/")
-        self._session = session if session is not None else requests.Session()
+        self._http = transport if transport is not None else HttpTransport()
         self._connect_timeout = connect_timeout_seconds
         self._read_timeout = timeout_seconds
         self._send_timeout = send_timeout_seconds
@@ -219,19 +220,22 @@ class BotApiClient:
         url = f"{self._base_url}/file/bot{self._token}/{quote(path, safe='/')}"
         try:
             return self._fetch(url, max_bytes)
-        except requests.RequestException as exc:
+        except HTTPError as exc:
             error = self._network_error("getFile", exc)
         raise error  # outside the except block: the original exception's text holds the URL (and the token)
 
     def _fetch(self, url: str, max_bytes: int) -> bytes:
-        timeout = (self._connect_timeout, self._read_timeout)
-        with self._session.get(url, stream=True, timeout=timeout) as response:
-            if response.status_code >= 400:
-                raise _classify(
-                    "getFile", response.status_code, f"download failed (HTTP {response.status_code})"
-                )
+        with self._http.request(
+            "GET",
+            url,
+            connect_timeout=self._connect_timeout,
+            read_timeout=self._read_timeout,
+            stream=True,
+        ) as response:
+            if response.status >= 400:
+                raise _classify("getFile", response.status, f"download failed (HTTP {response.status})")
             data = bytearray()
-            for chunk in response.iter_content(chunk_size=65_536):
+            for chunk in response.chunks(65_536):
                 data += chunk
                 if len(data) > max_bytes:
                     raise TelegramBadRequest("getFile", None, f"the file has more than {max_bytes} bytes")
@@ -270,28 +274,36 @@ class BotApiClient:
         url: str,
         body: dict[str, Any],
         files: Mapping[str, tuple[str, bytes, str]] | None = None,
-    ) -> requests.Response:
+    ) -> Response:
         read_timeout = self._read_timeout if is_idempotent(method) else self._send_timeout
-        timeout = (self._connect_timeout, read_timeout)
+        if files:
+            fields = {
+                key: value if isinstance(value, str) else json.dumps(value) for key, value in body.items()
+            }
+            payload, headers = form_body(fields, files)
+        else:
+            payload, headers = json_body(body)
         try:
-            if files:
-                fields = {
-                    key: value if isinstance(value, str) else json.dumps(value) for key, value in body.items()
-                }
-                return self._session.post(url, data=fields, files=dict(files), timeout=timeout)
-            return self._session.post(url, json=body, timeout=timeout)
-        except requests.RequestException as exc:
+            return self._http.request(
+                "POST",
+                url,
+                connect_timeout=self._connect_timeout,
+                read_timeout=read_timeout,
+                headers=headers,
+                body=payload,
+            )
+        except HTTPError as exc:
             error = self._network_error(method, exc)
         # Raised outside the except block so the original exception (its text holds the URL
         # and so the token) is not chained into tracebacks.
         raise error
 
-    def _network_error(self, method: str, exc: requests.RequestException) -> TelegramTransientError:
+    def _network_error(self, method: str, exc: HTTPError) -> TelegramTransientError:
         """Transient when the request cannot have reached Telegram or may be repeated; else uncertain."""
         detail = self._redact(_describe(exc))
         if _never_sent(exc):
             return TelegramTransientError(method, None, f"could not connect, nothing was sent: {detail}")
-        timed_out = isinstance(exc, requests.Timeout)
+        timed_out = isinstance(exc, HttpTimeoutError)
         if not is_idempotent(method):
             what = "no answer in time" if timed_out else f"connection lost before the answer ({detail})"
             logger.warning("Telegram %s: %s; it may have been delivered", method, what)
@@ -300,8 +312,8 @@ class BotApiClient:
             return TelegramTransientError(method, None, "request timed out")
         return TelegramTransientError(method, None, f"network error: {detail}")
 
-    def _decode(self, method: str, response: requests.Response) -> tuple[int, dict[str, Any]]:
-        status = response.status_code
+    def _decode(self, method: str, response: Response) -> tuple[int, dict[str, Any]]:
+        status = response.status
         try:
             payload = response.json()
         except ValueError:
@@ -328,8 +340,6 @@ def _describe(exc: BaseException) -> str:
 
 def _never_sent(exc: BaseException) -> bool:
     """True when the failure happened while connecting (refused, unresolvable, connect timeout)."""
-    if isinstance(exc, requests.ConnectTimeout):
-        return True
     pending: list[object] = [exc]
     seen: set[int] = set()
     while pending:
@@ -339,7 +349,7 @@ def _never_sent(exc: BaseException) -> bool:
         seen.add(id(current))
         if isinstance(current, (NewConnectionError, ConnectTimeoutError)):
             return True
-        # requests wraps urllib3's MaxRetryError (its cause in .reason) in the exception's first argument.
+        # A wrapping error keeps its cause in .reason (MaxRetryError), its arguments or its chain.
         pending += [*current.args, getattr(current, "reason", None), current.__cause__, current.__context__]
     return False
 

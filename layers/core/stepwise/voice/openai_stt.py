@@ -14,12 +14,13 @@ import time
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
+from urllib3.exceptions import DecodeError, HTTPError, LocationValueError
+
+from stepwise.http_transport import HttpTransport, Response, form_body
 from stepwise.voice.models import Transcript, TranscriptionRejected, TranscriptionTransient
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-
-    import requests
 
 logger = logging.getLogger(__name__)
 
@@ -64,7 +65,8 @@ class OpenAICompatibleTranscriber:
     """`Transcriber` for ``POST {base_url}/audio/transcriptions`` (``base_url`` such as
     ``https://api.openai.com/v1``). ``api_key`` is called for each note; "" sends no Authorization header
     (servers without keys). ``language`` (ISO-639-1) is sent when set. ``max_retries`` bounds the extra
-    attempts after a 429, a 5xx, a time-out or a lost connection."""
+    attempts after a 429, a 5xx, a time-out or a lost connection. ``transport`` carries the HTTP (its own
+    by default)."""
 
     name = "openai"
 
@@ -78,7 +80,7 @@ class OpenAICompatibleTranscriber:
         timeout_seconds: float = 30.0,
         connect_timeout_seconds: float = 5.0,
         max_retries: int = 2,
-        session: requests.Session | None = None,
+        transport: HttpTransport | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         if not base_url.strip():
@@ -91,9 +93,10 @@ class OpenAICompatibleTranscriber:
         self._api_key = api_key
         self._model = model.strip()
         self._language = language.strip() if language and language.strip() else None
-        self._timeout = (connect_timeout_seconds, timeout_seconds)
+        self._connect_timeout = connect_timeout_seconds
+        self._read_timeout = timeout_seconds
         self._max_retries = max_retries
-        self._session = session
+        self._http = transport if transport is not None else HttpTransport()
         self._sleep = sleep
 
     def __repr__(self) -> str:
@@ -143,7 +146,7 @@ class OpenAICompatibleTranscriber:
     ) -> Transcript:
         response = self._post(url, headers, fields, upload, key)
         try:
-            status = response.status_code
+            status = response.status
             if 200 <= status < 300:
                 return self._transcript(response, status)
             message = _redact(_error_message(response), key)
@@ -168,26 +171,30 @@ class OpenAICompatibleTranscriber:
         fields: dict[str, str],
         upload: tuple[str, bytes, str],
         key: str,
-    ) -> requests.Response:
-        import requests
-
-        if self._session is None:
-            self._session = requests.Session()
+    ) -> Response:
+        body, form_headers = form_body(fields, {"file": upload})
         try:
-            return self._session.post(
-                url, headers=headers, data=fields, files={"file": upload}, timeout=self._timeout
+            return self._http.request(
+                "POST",
+                url,
+                connect_timeout=self._connect_timeout,
+                read_timeout=self._read_timeout,
+                headers={**headers, **form_headers},
+                body=body,
             )
-        except (requests.Timeout, requests.ConnectionError, requests.exceptions.ChunkedEncodingError) as exc:
-            failure: Exception = _Retry(_redact(_describe(exc), key))
-        except requests.RequestException as exc:  # an invalid URL or header: trying again cannot help
-            failure = TranscriptionRejected(
+        # An invalid URL, an answer that cannot be decoded, a header value http.client refuses (ValueError):
+        # trying again cannot help.
+        except (LocationValueError, DecodeError, ValueError) as exc:
+            failure: Exception = TranscriptionRejected(
                 f"the request could not be made ({_redact(_describe(exc), key)}); check the base URL and key"
             )
+        except HTTPError as exc:  # time-outs, refused or dropped connections
+            failure = _Retry(_redact(_describe(exc), key))
         # Raised outside the except blocks so the original exception (whose text may hold a header value)
         # is not chained into tracebacks.
         raise failure
 
-    def _transcript(self, response: requests.Response, status: int) -> Transcript:
+    def _transcript(self, response: Response, status: int) -> Transcript:
         try:
             body: Any = response.json()
         except ValueError:
@@ -228,7 +235,7 @@ def _upload_name(file_name: str | None, mime_type: str | None) -> str:
     return name
 
 
-def _retry_after(response: requests.Response) -> float | None:
+def _retry_after(response: Response) -> float | None:
     """The server's Retry-After in seconds when it is a number from 0 to 20, else None (back off)."""
     raw = response.headers.get("Retry-After")
     try:
@@ -240,7 +247,7 @@ def _retry_after(response: requests.Response) -> float | None:
     return None
 
 
-def _error_message(response: requests.Response) -> str:
+def _error_message(response: Response) -> str:
     """The server's own error message: OpenAI's error.message, a FastAPI detail, or the body's text."""
     try:
         body: Any = response.json()
@@ -253,10 +260,7 @@ def _error_message(response: requests.Response) -> str:
         if message is None:
             message = body.get("detail") or body.get("message")
     if message is None:
-        try:
-            message = response.text
-        except Exception:
-            message = ""
+        message = response.body().decode("utf-8", errors="replace")
     return " ".join(str(message).split())
 
 
