@@ -7,7 +7,8 @@ bytecode, as Lambda loads it), for each function the turn uses:
 - first-call setup: what its first invocation of a plain turn builds before its first request, on top of a
   warm invocation: the runtime's settings and SDK clients, the event model's validator, the inbox, the Bot
   API client, memory's clients (LoadContext), CallModel's model client and the tools' catalog (CallModel,
-  RunTools). This is also what a warm-up prepares (`stepwise.warmup`).
+  RunTools), and the HTTP pools of the Bot API and model clients with their TLS context (certifi's bundle,
+  read once per process). This is also what a warm-up prepares (`stepwise.warmup_event`).
 Measured on the local emulation, warm: each state's own handler CPU and its AWS and Telegram requests, per
 kind of turn (a plain answer, one tool round, an approval).
 Modelled: 8 ms per AWS request and 50 ms per Telegram request (as benchmarks/turn_cost.py), 1 s for the model
@@ -116,7 +117,9 @@ elif mode != "boto3":
     if mode in ("LoadContextFunction", "FinishTurnFunction"):
         services.sequencer()
     if mode not in ("RunToolsFunction", "LoadContextFunction"):
-        services.telegram()
+        telegram = services.telegram()
+        if hasattr(telegram._http, "pool"):  # over urllib3: its pool and the TLS context (certifi's bundle)
+            telegram._http.pool()
     if mode == "LoadContextFunction":
         runtime.memory
     if mode == "CallModelFunction":
@@ -124,9 +127,12 @@ elif mode != "boto3":
         if services.drafts is not None:
             services.drafts()
         model = runtime.model
-        for first_use in ("_sdk", "_http"):  # the SDK adapter before issue 22, the lean client after
-            if callable(getattr(model, first_use, None)):
-                getattr(model, first_use)()
+        if callable(getattr(model, "_sdk", None)):  # the SDK adapter, before issue 22
+            model._sdk()
+        elif callable(getattr(model, "_http", None)):  # the lean client over requests
+            model._http()
+        else:  # the lean client over urllib3: its pool
+            model._http.pool()
     if mode == "RunToolsFunction":
         services.tools.parse("add_task", {"title": "milk"})
 end = time.perf_counter()

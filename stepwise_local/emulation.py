@@ -448,10 +448,6 @@ class Emulation:
         )
         warmup = isinstance(event, dict) and event.get(WARMUP_KEY) is True
         container, cold = self.containers.take(logical_id)
-        if cold and logical_id == self.webhook_function:
-            from stepwise.warmup import forget_container  # the layer is on sys.path once the emulation runs
-
-            forget_container()  # a new container remembers no request (a module's state, in Lambda)
         record = Invocation(logical_id, event, cold=cold, warmup=warmup)
         self.invocations.append(record)
         if warmup:  # answered before any of the function's logic: no environment, no lock (it runs at once)
@@ -461,6 +457,11 @@ class Emulation:
                 self.containers.give_back(container, self.config.warmup_init_seconds if cold else 0.0)
         with self._lock, self._environment(spec):
             self._running = logical_id
+            if cold and logical_id == self.webhook_function:
+                # Imported under the webhook's environment, as in Lambda (its logger takes LOG_LEVEL then).
+                from stepwise.warmup import forget_container
+
+                forget_container()  # a new container remembers no request (a module's state, in Lambda)
             try:
                 self._maybe_crash(logical_id, "before")
                 result = self._handlers[logical_id](event, context)

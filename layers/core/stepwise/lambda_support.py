@@ -40,9 +40,12 @@ def state_handler[Event: TurnInput](
 
 def prepare_state(model: type[BaseModel], prepare: Callable[[TurnServices], object] | None = None) -> None:
     """A warm-up's preparation of a state's container: the runtime's services (settings, SDK clients; no
-    request is made), what `prepare` builds of them, and the event model's validator, built now rather than
-    by the turn's first call."""
+    request is made), what `prepare` builds of them, the event model's validator and the TLS context of the
+    Bot API and model clients, built now rather than by the turn's first call."""
+    from stepwise.http_transport import verified_tls_context
+
     services = get_runtime().turn_services
     if prepare is not None:
         prepare(services)
     model.model_rebuild()
+    verified_tls_context()  # certifi's bundle, read once per process: now, not by the first HTTPS request
