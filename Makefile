@@ -92,6 +92,7 @@ bench: $(INSTALLED) $(SAM_INSTALLED)
 	$(BIN)/python scripts/trim_botocore.py $(BENCH_BUILD_DIR)
 	$(BIN)/python -m compileall -q -j 0 --invalidation-mode unchecked-hash $(BENCH_BUILD_DIR)
 	BUILD_DIR=$(BENCH_BUILD_DIR) $(BIN)/python benchmarks/cold_start.py
+	BUILD_DIR=$(BENCH_BUILD_DIR) $(BIN)/python benchmarks/cold_instructions.py
 	BUILD_DIR=$(BENCH_BUILD_DIR) $(BIN)/python benchmarks/cold_path.py
 	$(BIN)/python benchmarks/turn_cost.py
 	$(BIN)/python benchmarks/local_turns.py

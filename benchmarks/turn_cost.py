@@ -28,6 +28,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "layers" / "core"), str(ROOT)]
@@ -54,6 +55,7 @@ PRICE = {
 GB_SECOND_ARM64 = 1.33334e-5
 # Assumed latencies for the Lambda time estimate (billed duration = own CPU + waiting).
 AWS_REQUEST_SECONDS, TELEGRAM_SECONDS, MODEL_SECONDS = 0.008, 0.05, 1.0
+MESSAGES_PATH = "/v1/messages"  # a model call's request: its time is MODEL_SECONDS, not a Telegram request's
 # A voice note: modelled, not measured (no AWS here). LoadContext waits for Amazon Transcribe's batch job
 # (TRANSCRIBE_WAIT_SECONDS for a note of VOICE_NOTE_SECONDS); Transcribe bills $0.024 a minute (15 s minimum);
 # S3 bills the note's PUT and Transcribe's PUT of its transcript, and the two GETs (deletes are free).
@@ -69,7 +71,8 @@ class Invocation:
     cpu: float = 0.0  # seconds of the handler's own thread CPU
     emulated: float = 0.0  # seconds of that spent inside the emulated AWS services
     aws_requests: int = 0
-    telegram_requests: int = 0
+    telegram_requests: int = 0  # the Bot API's (priced at TELEGRAM_SECONDS each)
+    model_requests: int = 0  # the Messages API's (their time is the model's: MODEL_SECONDS per call)
     units: Counter[str] = field(default_factory=Counter)
     requests: Counter[str] = field(default_factory=Counter)  # "Table.Operation" of each DynamoDB request
     waited: float = 0.0  # modelled seconds of waiting besides the requests (a Transcribe job)
@@ -120,7 +123,9 @@ class Meter:
 
         def send(self: HttpTransport, method: str, url: str, **kwargs: Any) -> Any:
             record = meter.current()
-            if record is not None:
+            if record is not None and urlsplit(url).path.endswith(MESSAGES_PATH):
+                record.model_requests += 1
+            elif record is not None:
                 record.telegram_requests += 1
             return original_send(self, method, url, **kwargs)
 
@@ -357,14 +362,16 @@ def play_setup(emulation: Emulation, anthropic: FakeAnthropic) -> None:
 
 
 def print_requests(rows: list[tuple[str, list[Any]]]) -> None:
-    """With --detail: each function's DynamoDB requests in one turn of each kind."""
+    """With --detail: each function's requests in one turn of each kind: the Bot API's and the model's, and
+    DynamoDB's."""
     for kind, samples in rows:
-        print(f"\n{kind}: DynamoDB requests by function")
+        print(f"\n{kind}: requests by function")
         for call in samples[-1][0]:
             listed = ", ".join(f"{name} x{count}" for name, count in sorted(call.requests.items()))
             units = f"{call.units['wru']} WRU {call.units['rru']} RRU"
             cpu = f"{(call.cpu - call.emulated) * 1000:.1f} ms"
-            print(f"  {call.function:<26}{cpu:>9}  {units:<16}{listed}")
+            http = f"{call.telegram_requests} Bot API, {call.model_requests} model"
+            print(f"  {call.function:<26}{cpu:>9}  {http:<19}{units:<16}{listed}")
 
 
 def print_report(meter: Meter, rows: list[tuple[str, list[Any]]], reference: float) -> None:

@@ -1,0 +1,91 @@
+"""Cold imports counted in instructions: each function's import as a ratio to `import boto3`, without noise.
+
+The wall-clock ratios of `cold_start.py` move by about a tenth between runs on a shared machine. valgrind's
+callgrind counts the instructions a process executes, the same on every run (with PYTHONHASHSEED fixed), so a
+change of a hundredth is visible. Each count is that of a fresh interpreter (only the function's directory and
+the layer's `python/` on `sys.path`, the build's bytecode, as in `cold_start.py`) minus that of an interpreter
+that imports nothing. Instructions are not time (the SDK's C code and Python's bytecode loop run at different
+speeds, and file reads are not counted), so these figures complement the wall-clock ones, not replace them.
+
+Needs valgrind (skipped with a message when it is absent); about 15 s per function. Run: make bench
+(or BUILD_DIR=.aws-sam/bench .venv/bin/python benchmarks/cold_instructions.py)
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from cold_start import DEFAULT_TARGET, TARGETS  # noqa: E402 (the same targets as the wall-clock figures)
+
+BUILD = Path(os.environ.get("BUILD_DIR", ROOT / ".aws-sam" / "build"))
+FLOOR = (
+    "import boto3\n"
+    "from aws_lambda_powertools import Logger\n"
+    "from pydantic import BaseModel\n"
+    "class Probe(BaseModel):\n"
+    "    value: int = 0\n"
+)
+COLLECTED = re.compile(r"Collected : (\d+)")
+
+
+def instructions(code: str, function_dir: Path | None = None) -> int:
+    """The instructions a fresh interpreter executes running `code` (with `function_dir` on its path)."""
+    paths = [str(BUILD / "CoreLayer" / "python")] + ([str(function_dir)] if function_dir else [])
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "PYTHONPATH": os.pathsep.join(paths),
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONHASHSEED": "0",
+        "AWS_DEFAULT_REGION": "us-east-1",
+    }
+    out = subprocess.run(  # noqa: S603 (valgrind on our own interpreter)
+        [  # noqa: S607 (valgrind from PATH, checked by main)
+            "valgrind",
+            "--tool=callgrind",
+            "--callgrind-out-file=/dev/null",
+            sys.executable,
+            "-S",
+            "-s",
+            "-c",
+            code,
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    found = COLLECTED.search(out.stderr)
+    if found is None:
+        raise SystemExit(f"callgrind printed no count:\n{out.stderr[-2000:]}")
+    return int(found.group(1))
+
+
+def main() -> None:
+    if shutil.which("valgrind") is None:
+        print("valgrind is not installed: no instruction counts (apt install valgrind)")
+        return
+    if not (BUILD / "CoreLayer" / "python").is_dir():
+        raise SystemExit(f"no build in {BUILD}: run `make build` first")
+    empty = instructions("pass")
+    boto3 = instructions("import boto3") - empty
+    print(f"baseline: import boto3, {boto3:,} instructions (interpreter start-up subtracted)")
+    print(f"{'import':<46}{'ratio':>8}{'target':>8}")
+    floor = (instructions(FLOOR) - empty) / boto3
+    print(f"{'floor: boto3, Powertools Logger, a pydantic model':<46}{floor:>7.3f}x{DEFAULT_TARGET:>7.1f}x")
+    for function_dir in sorted(p for p in BUILD.iterdir() if (p / "app.py").is_file()):
+        ratio = (instructions("import app", function_dir) - empty) / boto3
+        target = TARGETS.get(function_dir.name, DEFAULT_TARGET)
+        verdict = "ok" if ratio <= target else "OVER"
+        print(f"{function_dir.name:<46}{ratio:>7.3f}x{target:>7.1f}x  {verdict}")
+
+
+if __name__ == "__main__":
+    main()
