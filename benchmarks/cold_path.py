@@ -78,6 +78,8 @@ ENV = {
     "STATE_MACHINE_ARN": "arn:aws:states:us-east-1:123456789012:stateMachine:bench-turn",
     "REMINDER_TARGET_ARN": "arn:aws:lambda:us-east-1:123456789012:function:bench",
     "VECTOR_BUCKET_NAME": "bench",
+    "CONNECTIONS_TABLE": "bench-connections",  # deployed with the stack (the /mcp endpoint, background jobs)
+    "JOBS_TABLE": "bench-jobs",
     # the webhook's warm-up targets (the template sets them)
     "CALL_MODEL_FUNCTION": "bench-call-model",
     "FINISH_TURN_FUNCTION": "bench-finish-turn",

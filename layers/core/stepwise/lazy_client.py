@@ -1,15 +1,20 @@
-"""A boto3 client made on its first use.
+"""A boto3 client, or an adapter, made on its first use.
 
 Creating a client costs about 10 ms of CPU (its service model, endpoint rules and event hooks), and a state
 often holds adapters it never calls: CallModel offers the reminder and memory tools but never runs them,
 LoadContext holds the sequencer's Step Functions starter but a plain turn starts nothing. The adapters take
-a `LazyClient` like any client.
+a `LazyClient` like any client. Likewise the turn's services hold adapters that most states never use (the
+approvals', the endpoint's tokens, the jobs', the audit log, the skills): `lazy` makes each, with its
+imports and its table, when a state first uses it.
 """
 
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 
 class LazyClient:
@@ -39,3 +44,32 @@ class LazyClient:
     def __repr__(self) -> str:
         made = "made" if self._client is not None else "not made yet"
         return f"LazyClient({self._service!r}, {made})"
+
+
+class LazyAdapter:
+    """Stands in for `make()`'s result: every attribute is the real adapter's, made on first access."""
+
+    def __init__(self, make: Callable[[], Any]) -> None:
+        self._make = make
+        self._adapter: Any = None
+        self._lock = threading.Lock()  # warm-up and worker threads may reach it at once
+
+    @property
+    def adapter(self) -> Any:
+        """The real adapter (made now, if this is its first use)."""
+        if self._adapter is None:
+            with self._lock:
+                if self._adapter is None:
+                    self._adapter = self._make()
+        return self._adapter
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.adapter, name)
+
+    def __repr__(self) -> str:
+        return f"LazyAdapter({self._adapter!r})" if self._adapter is not None else "LazyAdapter(not made yet)"
+
+
+def lazy[T](make: Callable[[], T]) -> T:
+    """`make()`'s adapter, made when first used (typed as the adapter, which it stands in for)."""
+    return cast("T", LazyAdapter(make))

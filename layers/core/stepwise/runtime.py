@@ -11,12 +11,13 @@ import boto3
 
 from stepwise import ids
 from stepwise.config import Settings, get_settings
-from stepwise.lazy_client import LazyClient
+from stepwise.lazy_client import LazyClient, lazy
 
 # Adapters are imported where they are built: a function loads only the ones its state uses (cold starts).
 if TYPE_CHECKING:
     from stepwise.approvals.dynamodb import DynamoApprovalStore
     from stepwise.approvals.lifecycle import PressServices
+    from stepwise.audit.dynamodb import DynamoAuditLog
     from stepwise.chats.dynamodb import DynamoChatStore
     from stepwise.connections.dynamodb import DynamoConnectionStore
     from stepwise.inbox.sequencer import Sequencer
@@ -356,8 +357,13 @@ class Runtime:
         return SkillCatalog(Path(directory) if directory else None)
 
     @cached_property
-    def turn_services(self) -> TurnServices:
+    def _audit(self) -> DynamoAuditLog:
         from stepwise.audit.dynamodb import DynamoAuditLog
+
+        return DynamoAuditLog(self._dynamodb.Table(self.settings.audit_table))
+
+    @cached_property
+    def turn_services(self) -> TurnServices:
         from stepwise.config import split_list
         from stepwise.history.dynamodb import DynamoMessageRepository
         from stepwise.model.web import WebAccess
@@ -366,11 +372,12 @@ class Runtime:
         from stepwise.turn_records.dynamodb import DynamoTurnStore
 
         s = self.settings
+        # Adapters most states never use are made on first use (`lazy`): their imports and tables too.
         return TurnServices(
             messages=DynamoMessageRepository(self._dynamodb.Table(s.messages_table)),
             turns=DynamoTurnStore(self._dynamodb.Table(s.turns_table), s.turn_ttl_days),
-            audit=DynamoAuditLog(self._dynamodb.Table(s.audit_table)),
-            approvals=self.approvals,
+            audit=lazy(lambda: self._audit),
+            approvals=lazy(lambda: self.approvals),
             chats=self.chats,
             telegram=lambda: self.telegram,
             model=lambda: self.model,
@@ -389,7 +396,7 @@ class Runtime:
             summary_threshold=s.summary_threshold,
             default_timezone=s.default_timezone,
             persona=self.persona,
-            skills=self.skills,
+            skills=lazy(lambda: self.skills),
             web=WebAccess(
                 search=s.web_search,
                 fetch=s.web_fetch,
@@ -404,11 +411,11 @@ class Runtime:
             draft_interval_seconds=s.draft_interval_seconds,
             usage=self.usage,
             daily_token_budget=s.daily_token_budget,
-            connections=self.connections,
+            connections=lazy(lambda: self.connections) if s.connections_table else None,
             mcp_url=s.mcp_url,
             token_key=self._token_key,
             remote_tools=self._remote_tools_list if s.mcp_servers_parameter else None,
-            jobs=self.jobs,
+            jobs=lazy(lambda: self.jobs) if s.jobs_table else None,
             job_limits=self.job_limits,
             stopper=self._stopper,
             voice=self.voice,
