@@ -18,9 +18,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
-import subprocess
-import sys
 import types
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -38,6 +35,7 @@ from anthropic.types.message_create_params import (
 )
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from support.canned_messages import ScriptedPool, error_body, events_of, json_answer, message, sse
+from support.fresh_python import run_fresh
 from support.network import refusing_base_url
 from support.offline_requests import all_tools
 from support.recording_api import RecordingApi, Reply, Seen
@@ -668,17 +666,7 @@ def test_the_lean_client_loads_neither_the_sdk_nor_httpx() -> None:
         "import sys, stepwise.model.messages_api\n"
         f"print(sorted(m for m in sys.modules if m.split('.')[0] in {heavy!r}))"
     )
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(["layers/core", "."])}
-    result = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env=env,
-        timeout=60,
-        check=True,
-    )
-    assert result.stdout.strip() == "[]"
+    assert run_fresh(code).strip() == "[]"
 
 
 # --- retries -------------------------------------------------------------------------------------------

@@ -6,24 +6,19 @@ from __future__ import annotations
 
 import http.client
 import io
-import os
 import ssl
-import subprocess
-import sys
-from pathlib import Path
 from typing import Any
 
 import certifi
 import pytest
 import urllib3
+from support.fresh_python import run_fresh
 from support.scripted_http import Canned, ScriptedPool
 from urllib3.exceptions import LocationValueError, ProtocolError
 
 from stepwise import http_transport
 from stepwise.http_transport import HttpTransport, Response, form_body, json_body
 from stepwise_local.fake_speech import parse_multipart
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_a_plain_turns_functions_and_clients_never_load_requests() -> None:
@@ -41,19 +36,10 @@ MessagesApiModel("key", None, 5.0, 0)._http.pool()
 print(sorted(name for name in sys.modules if name.split(".")[0] in ("requests", "charset_normalizer")))
 print("urllib3" in sys.modules)
 """
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(["layers/core", "."])}
     # When the three functions' handlers are imported and the clients make their pools
-    result = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env=env,
-        timeout=120,
-        check=True,
-    )
+    out = run_fresh(code, timeout=120)
     # Then neither requests nor its charset detection was loaded (urllib3 was)
-    assert result.stdout.split("\n")[:2] == ["[]", "True"]
+    assert out.split("\n")[:2] == ["[]", "True"]
 
 
 def test_the_pool_is_made_on_first_use_once_verifying_certificates_against_certifi(

@@ -1,4 +1,4 @@
-"""LazyClient: the real client is made on first use, once, and answers for it."""
+"""LazyClient and lazy adapters: the real one is made on first use, once, and answers for it."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 import boto3
 import pytest
 
-from stepwise.lazy_client import LazyClient
+from stepwise.lazy_client import LazyClient, lazy
 
 
 class Made:
@@ -52,3 +52,19 @@ def test_threads_that_reach_it_at_once_share_one_client(made: list[str]) -> None
 def test_a_missing_attribute_is_the_real_clients_error(made: list[str]) -> None:
     with pytest.raises(AttributeError, match="no_such_operation"):
         LazyClient("scheduler").no_such_operation  # noqa: B018
+
+
+def test_a_lazy_adapter_is_made_on_first_use_once() -> None:
+    # Given an adapter that counts how often it is made
+    makes: list[str] = []
+
+    def make() -> Made:
+        makes.append("made")
+        return Made("approvals")
+
+    adapter = lazy(make)
+    # When nothing uses it, Then it is not made; when it is used twice, Then it is made once
+    assert makes == [] and "not made yet" in repr(adapter)
+    assert adapter.describe() == "I am approvals"
+    assert adapter.describe() == "I am approvals"
+    assert makes == ["made"]

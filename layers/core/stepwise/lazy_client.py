@@ -17,35 +17,6 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 
-class LazyClient:
-    """Stands in for `boto3.client(service, **options)`: every attribute is the real client's, made on first
-    access."""
-
-    def __init__(self, service: str, **options: Any) -> None:
-        self._service = service
-        self._options = options
-        self._client: Any = None
-        self._lock = threading.Lock()  # warm-up and worker threads may reach it at once
-
-    @property
-    def client(self) -> Any:
-        """The real client (made now, if this is its first use)."""
-        if self._client is None:
-            with self._lock:
-                if self._client is None:
-                    import boto3
-
-                    self._client = boto3.client(self._service, **self._options)
-        return self._client
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.client, name)
-
-    def __repr__(self) -> str:
-        made = "made" if self._client is not None else "not made yet"
-        return f"LazyClient({self._service!r}, {made})"
-
-
 class LazyAdapter:
     """Stands in for `make()`'s result: every attribute is the real adapter's, made on first access."""
 
@@ -68,6 +39,30 @@ class LazyAdapter:
 
     def __repr__(self) -> str:
         return f"LazyAdapter({self._adapter!r})" if self._adapter is not None else "LazyAdapter(not made yet)"
+
+
+class LazyClient(LazyAdapter):
+    """Stands in for `boto3.client(service, **options)`: every attribute is the real client's, made on first
+    access."""
+
+    def __init__(self, service: str, **options: Any) -> None:
+        super().__init__(lambda: _boto3_client(service, options))
+        self._service = service
+
+    @property
+    def client(self) -> Any:
+        """The real client (made now, if this is its first use)."""
+        return self.adapter
+
+    def __repr__(self) -> str:
+        made = "made" if self._adapter is not None else "not made yet"
+        return f"LazyClient({self._service!r}, {made})"
+
+
+def _boto3_client(service: str, options: dict[str, Any]) -> Any:
+    import boto3
+
+    return boto3.client(service, **options)
 
 
 def lazy[T](make: Callable[[], T]) -> T:
