@@ -1,8 +1,6 @@
 """What names a turn: the execution's input. The inbox starts turns with it and every state receives it, so it
 lives below both (the states' own contracts are in `stepwise.states.contracts`)."""
 
-from __future__ import annotations
-
 from pydantic import BaseModel, ConfigDict, Field
 
 

@@ -1,7 +1,5 @@
 """An approval request: the calls it covers, the task token that resumes the turn, and its decision."""
 
-from __future__ import annotations
-
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field

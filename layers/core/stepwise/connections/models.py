@@ -6,8 +6,6 @@ hash: no token exists), then active. It acts as its user, in the private chat wh
 are asked there).
 """
 
-from __future__ import annotations
-
 import hashlib
 import re
 

@@ -1,7 +1,5 @@
 """A stored chat message."""
 
-from __future__ import annotations
-
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field

@@ -1,7 +1,5 @@
 """A message waiting in a chat's inbox, and what enqueueing it found."""
 
-from __future__ import annotations
-
 from dataclasses import dataclass
 from typing import Any, Literal
 

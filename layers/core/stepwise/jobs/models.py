@@ -1,7 +1,5 @@
 """A background job's record: what it was asked, how far it got, how it ended."""
 
-from __future__ import annotations
-
 import hashlib
 from dataclasses import dataclass
 from typing import Literal

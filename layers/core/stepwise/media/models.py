@@ -4,8 +4,6 @@ The bytes never travel: DynamoDB items (400 KB) and Step Functions payloads (256
 CallModel fetches them from the Bot API when it builds a request.
 """
 
-from __future__ import annotations
-
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field

@@ -1,7 +1,5 @@
 """A reminder or check-in as stored, and the recurrences the tools accept."""
 
-from __future__ import annotations
-
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field

@@ -4,8 +4,6 @@ One bad entry is skipped with one log line naming it (its index and name) and wh
 and the rest of Stepwise keep working. A document that cannot be read at all gives one line and no servers.
 """
 
-from __future__ import annotations
-
 import hashlib
 import json
 import re

@@ -4,8 +4,6 @@ Every state that decides where the turn goes returns a `Next`; the state machine
 (`WhatNext`) reads its `route`. The execution's own input (`TurnRef`, `TurnStart`) is in `stepwise.turn_ref`.
 """
 
-from __future__ import annotations
-
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field

@@ -1,7 +1,5 @@
 """A task on a user's list."""
 
-from __future__ import annotations
-
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict

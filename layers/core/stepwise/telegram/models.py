@@ -4,8 +4,6 @@ Incoming values are checked against Telegram's documented ranges, strictly (no s
 number), so that nothing out of range reaches DynamoDB (38 significant digits) or an execution name.
 """
 
-from __future__ import annotations
-
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field

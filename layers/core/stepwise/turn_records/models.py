@@ -1,7 +1,5 @@
 """What a turn keeps between its states (the state machine itself carries only ids and counters)."""
 
-from __future__ import annotations
-
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
