@@ -11,7 +11,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from stepwise.lambda_support import prepare_state
 from stepwise.runtime import get_runtime
 from stepwise.states.call_model import call_model
-from stepwise.states.contracts import CallModelInput
+from stepwise.states.contracts.call_model import CallModelInput
 from stepwise.warmup_event import answers_warmups
 
 if TYPE_CHECKING:

@@ -4,7 +4,7 @@ that need approval wait for the user."""
 from aws_lambda_powertools import Logger
 
 from stepwise.lambda_support import state_handler
-from stepwise.states.contracts import RunToolsInput
+from stepwise.states.contracts.run_tools import RunToolsInput
 from stepwise.states.run_tools import run_tools
 
 # A warm-up also builds the tools' catalog (and their stores), which the first call would otherwise build.

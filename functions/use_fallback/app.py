@@ -3,7 +3,7 @@
 from aws_lambda_powertools import Logger
 
 from stepwise.lambda_support import state_handler
-from stepwise.states.contracts import FallbackInput
+from stepwise.states.contracts.fallback import FallbackInput
 from stepwise.states.fallback import use_fallback
 
 handler = state_handler(FallbackInput, use_fallback, Logger())

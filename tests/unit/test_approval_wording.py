@@ -9,7 +9,7 @@ from support.turn_fakes import turn_meta
 from stepwise.approvals.lifecycle import approval_html
 from stepwise.approvals.models import ApprovalCall, Requester
 from stepwise.approvals.wording import asks, in_sentence, requester_name
-from stepwise.inbox.models import OutsideCall
+from stepwise.inbox.outside_call import OutsideCall
 from stepwise.states.run_tools import requester_of
 from stepwise.turn_records.models import CheckinBrief, JobBrief
 

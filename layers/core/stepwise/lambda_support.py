@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from stepwise.runtime import get_runtime
-from stepwise.states.contracts import TurnInput
+from stepwise.states.contracts.base import TurnInput
 from stepwise.warmup_event import answers_warmups
 
 if TYPE_CHECKING:

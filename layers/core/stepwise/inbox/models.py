@@ -1,10 +1,11 @@
 """A message waiting in a chat's inbox, and what enqueueing it found."""
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from stepwise.inbox.outside_call import OutsideCall
 from stepwise.media.models import Attachment
 
 QueueStatus = Literal["queued", "taken"]
@@ -24,18 +25,6 @@ class NewLease:
 
     name: str
     previous_start: int | None = None
-
-
-class OutsideCall(BaseModel):
-    """A tool call an MCP client made through one of the user's connections, which needs the user's approval:
-    its turn asks for it, then runs the call (once) or not, and tells the chat what happened."""
-
-    model_config = ConfigDict(defer_build=True)
-
-    tool: str
-    arguments: dict[str, Any]
-    connection: str = Field(description="the name of the token the client used")
-    description: str = Field(description="what the call will do, as the approval shows it")
 
 
 class JobEnded(BaseModel):

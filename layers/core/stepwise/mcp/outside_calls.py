@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 from aws_lambda_powertools import Logger
 
 from stepwise.ids import iso_utc
-from stepwise.inbox.models import OutsideCall, QueuedMessage, outside_update_id
+from stepwise.inbox.models import QueuedMessage, outside_update_id
+from stepwise.inbox.outside_call import OutsideCall
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -8,7 +8,6 @@ from zoneinfo import ZoneInfo
 
 from aws_lambda_powertools import Logger
 
-from stepwise.audit.log import call_entry
 from stepwise.ids import iso_utc
 from stepwise.media.fetch import fetch_files
 from stepwise.media.notices import with_notices
@@ -17,8 +16,8 @@ from stepwise.model.types import ModelRequest
 from stepwise.model.web import WebAccess, with_sources
 from stepwise.prompt.caching import head_tokens
 from stepwise.prompt.layout import build_prompt
-from stepwise.states.contracts import CallModelInput, CallModelOutput, Next
-from stepwise.states.job_turn import job_gave_up, job_history, job_must_stop, job_section, record_progress
+from stepwise.states.contracts.base import Next
+from stepwise.states.contracts.call_model import CallModelInput, CallModelOutput
 from stepwise.states.spend import count_usage, wait_for_rate_limit
 from stepwise.states.typing_indicator import show_typing
 from stepwise.telegram.drafts import draft_stream
@@ -77,6 +76,8 @@ def limit_result(tool_use_id: str, max_tool_steps: int) -> dict[str, object]:
 
 def close_unanswered(step: ModelStep, meta: TurnMeta, services: TurnServices, max_tool_steps: int) -> None:
     """The calls asked for past the limit do not run: they get "not run" results, and the audit says so."""
+    from stepwise.audit.log import call_entry  # only a turn past its tool-round limit
+
     step.tool_results = [limit_result(block["id"], max_tool_steps) for block in step.tool_uses]
     for block, result in zip(step.tool_uses, step.tool_results, strict=True):
         services.audit.record(
@@ -91,15 +92,17 @@ def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutp
     turn, previous = request.turn, request.next
     meta = services.turns.get_meta(turn.turn_id)
     in_job = meta.job is not None  # a background job (states.job_turn): its task, its limits, no chat
-    if in_job and (stop := job_must_stop(meta, services)) is not None:
+    if in_job:
+        from stepwise.states import job_turn  # only a background job's turns
+    if in_job and (stop := job_turn.job_must_stop(meta, services)) is not None:
         return CallModelOutput(**decision_fields(stop))
     history = (
-        job_history(meta)
+        job_turn.job_history(meta)
         if in_job
         else services.messages.between(turn.chat_id, meta.first_key, meta.last_key)
     )
     steps = services.turns.steps(turn.turn_id)
-    if in_job and (gave_up := job_gave_up(meta, steps, services)) is not None:
+    if in_job and (gave_up := job_turn.job_gave_up(meta, steps, services)) is not None:
         return CallModelOutput(**decision_fields(gave_up))
     registry, max_steps = services.turn_tools(in_job), services.max_steps(in_job)
     if previous.final and steps and steps[-1].tool_uses and not steps[-1].tool_results:
@@ -113,7 +116,7 @@ def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutp
         *web.server_tools(),
     ]  # server tools last: the cached prefix is stable
     per_turn = [
-        *([job_section(meta, max_steps)] if in_job else []),
+        *([job_turn.job_section(meta, max_steps)] if in_job else []),
         *([] if meta.timezone_set else [default_zone_note(meta.timezone)]),
         *memory_sections(meta),
         *([limit_note(max_steps)] if previous.final else []),
@@ -181,7 +184,7 @@ def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutp
     )
     services.turns.put_step(turn.turn_id, step)
     if in_job:
-        record_progress(meta, [*rounds, step], services)
+        job_turn.record_progress(meta, [*rounds, step], services)
     output = CallModelOutput(
         **{
             **decision_fields(previous),

@@ -6,7 +6,8 @@ from typing import TYPE_CHECKING
 
 from aws_lambda_powertools import Logger
 
-from stepwise.states.contracts import FallbackInput, Next
+from stepwise.states.contracts.base import Next
+from stepwise.states.contracts.fallback import FallbackInput
 
 if TYPE_CHECKING:
     from stepwise.states.services import TurnServices

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from aws_lambda_powertools import Logger
 
-from stepwise.states.contracts import FinishTurnInput, FinishTurnOutput
+from stepwise.states.contracts.finish_turn import FinishTurnInput, FinishTurnOutput
 from stepwise.states.deliver import deliver_reply, put_error_reply
 from stepwise.states.save_turn import save_reply
 from stepwise.states.sequence import end_turn

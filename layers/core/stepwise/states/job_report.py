@@ -21,7 +21,7 @@ from aws_lambda_powertools import Logger
 from stepwise.ids import iso_utc
 from stepwise.inbox.models import JobEnded, QueuedMessage, outside_update_id
 from stepwise.jobs.models import CANNOT_DO
-from stepwise.states.contracts import FinishTurnInput, FinishTurnOutput
+from stepwise.states.contracts.finish_turn import FinishTurnInput, FinishTurnOutput
 from stepwise.states.job_turn import job_figures
 
 if TYPE_CHECKING:

@@ -19,7 +19,7 @@ from aws_lambda_powertools import Logger
 from stepwise.history.models import StoredMessage
 from stepwise.ids import iso_utc
 from stepwise.jobs.models import CANNOT_DO
-from stepwise.states.contracts import Next
+from stepwise.states.contracts.base import Next
 from stepwise.turn_records.models import JobBrief, Reply, TurnMeta
 from stepwise.usage.budget import budget_message, is_over_budget
 

@@ -20,7 +20,8 @@ from stepwise.prompt.caching import (
     history_tokens,
     window_floor,
 )
-from stepwise.states.contracts import LoadContextInput, Next
+from stepwise.states.contracts.base import Next
+from stepwise.states.contracts.load_context import LoadContextInput
 from stepwise.states.turn_kind import decide_turn
 from stepwise.states.typing_indicator import show_typing
 from stepwise.telegram.commands import is_command

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from aws_lambda_powertools import Logger
 
 from stepwise.approvals.lifecycle import show_request
-from stepwise.states.contracts import RequestApprovalInput, RequestApprovalOutput
+from stepwise.states.contracts.request_approval import RequestApprovalInput, RequestApprovalOutput
 
 if TYPE_CHECKING:
     from stepwise.states.services import TurnServices

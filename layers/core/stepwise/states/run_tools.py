@@ -20,7 +20,8 @@ from stepwise.approvals.models import ApprovalCall, Requester
 from stepwise.audit.log import call_entry
 from stepwise.ids import iso_utc
 from stepwise.ledger.models import tool_call_id
-from stepwise.states.contracts import Next, RunToolsInput
+from stepwise.states.contracts.base import Next
+from stepwise.states.contracts.run_tools import RunToolsInput
 from stepwise.tools.calls import Answer, parse_call, run_call
 from stepwise.tools.registry import ToolContext, ToolError, ToolResult
 

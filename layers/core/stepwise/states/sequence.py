@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Literal
 from aws_lambda_powertools import Logger
 from pydantic import BaseModel, ConfigDict, Field
 
-from stepwise.states.contracts import FinishTurnOutput
+from stepwise.states.contracts.finish_turn import FinishTurnOutput
 from stepwise.turn_ref import TurnRef, TurnStart
 
 if TYPE_CHECKING:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from aws_lambda_powertools import Logger
 
 from stepwise.model.rate_limits import MAX_WAITS, wait_seconds
-from stepwise.states.contracts import Next
+from stepwise.states.contracts.base import Next
 from stepwise.usage.meter import count_totals
 
 if TYPE_CHECKING:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Literal
 from aws_lambda_powertools import Logger
 
 from stepwise.ids import iso_utc
-from stepwise.states.contracts import Next
+from stepwise.states.contracts.base import Next
 from stepwise.turn_records.models import ModelStep, NewToken, Reply
 from stepwise.usage.budget import budget_message, is_over_budget
 

@@ -4,7 +4,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from stepwise.inbox.models import OutsideCall
+from stepwise.inbox.outside_call import OutsideCall
 
 ReplySource = Literal[
     "model",

@@ -1,0 +1,18 @@
+"""A tool call of the user's MCP client waiting for the user's approval. Its own module: every turn's record
+(`stepwise.turn_records.models`) may carry one, and only the inbox needs the rest of `inbox.models`."""
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class OutsideCall(BaseModel):
+    """A tool call an MCP client made through one of the user's connections, which needs the user's approval:
+    its turn asks for it, then runs the call (once) or not, and tells the chat what happened."""
+
+    model_config = ConfigDict(defer_build=True)
+
+    tool: str
+    arguments: dict[str, Any]
+    connection: str = Field(description="the name of the token the client used")
+    description: str = Field(description="what the call will do, as the approval shows it")
