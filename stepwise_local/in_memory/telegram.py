@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from stepwise.telegram.errors import TelegramBadRequest
-from stepwise.telegram.models import InlineKeyboardMarkup
+from stepwise.telegram.keyboard import InlineKeyboardMarkup
 
 _MAX_TEXT = 4096
 _METHODS = frozenset(

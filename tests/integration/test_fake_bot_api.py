@@ -23,7 +23,7 @@ from stepwise.telegram.errors import (
     TelegramTransientError,
 )
 from stepwise.telegram.formatting import render_reply
-from stepwise.telegram.models import InlineKeyboardButton, InlineKeyboardMarkup
+from stepwise.telegram.keyboard import InlineKeyboardButton, InlineKeyboardMarkup
 from stepwise_local.telegram_server import FakeBotApi
 
 TOKEN = "424242:fake-token_for-tests"

@@ -26,7 +26,7 @@ from stepwise.telegram.errors import (
     TelegramForbidden,
     TelegramTransientError,
 )
-from stepwise.telegram.models import InlineKeyboardButton, InlineKeyboardMarkup
+from stepwise.telegram.keyboard import InlineKeyboardButton, InlineKeyboardMarkup
 from stepwise_local.fake_speech import parse_multipart
 from stepwise_local.in_memory.telegram import InMemoryTelegram
 

@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from stepwise.telegram.models import CallbackQuery, InlineKeyboardButton, InlineKeyboardMarkup, Update, User
+from stepwise.telegram.keyboard import InlineKeyboardButton, InlineKeyboardMarkup
+from stepwise.telegram.models import CallbackQuery, Update, User
 
 REAL_MESSAGE_UPDATE: dict[str, Any] = {
     "update_id": 815923456,

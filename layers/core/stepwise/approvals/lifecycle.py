@@ -18,8 +18,8 @@ from stepwise.approvals.models import ApprovalCall, ApprovalRequest, ApprovalSta
 from stepwise.approvals.wording import asks
 from stepwise.ids import iso_utc, utc_now
 from stepwise.telegram.errors import TelegramError
-from stepwise.telegram.formatting import escape_html
-from stepwise.telegram.models import CallbackQuery, InlineKeyboardButton, InlineKeyboardMarkup
+from stepwise.telegram.html_escape import escape_html
+from stepwise.telegram.keyboard import InlineKeyboardButton, InlineKeyboardMarkup
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
     from stepwise.approvals.store import ApprovalStore
     from stepwise.telegram.client import TelegramClient
+    from stepwise.telegram.models import CallbackQuery
     from stepwise.workflow import TurnResumer
 
 logger = Logger(child=True)

@@ -1,7 +1,5 @@
 """The model port and the request/response shapes it speaks (a subset of the Messages API)."""
 
-from __future__ import annotations
-
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -20,7 +18,7 @@ class Usage(BaseModel):
     web_search_requests: int = 0
     web_fetch_requests: int = 0
 
-    def plus(self, other: Usage) -> Usage:
+    def plus(self, other: "Usage") -> "Usage":
         """The sum of two calls' counts (a paused turn continued is one model step)."""
         return Usage(**{name: getattr(self, name) + getattr(other, name) for name in Usage.model_fields})
 

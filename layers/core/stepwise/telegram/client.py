@@ -29,7 +29,7 @@ from stepwise.telegram.errors import (
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
-    from stepwise.telegram.models import InlineKeyboardMarkup
+    from stepwise.telegram.keyboard import InlineKeyboardMarkup
 
 logger = logging.getLogger(__name__)
 

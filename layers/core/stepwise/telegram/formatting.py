@@ -15,6 +15,8 @@ from functools import lru_cache
 from html.parser import HTMLParser
 from typing import TYPE_CHECKING
 
+from stepwise.telegram.html_escape import escape_html
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
@@ -53,12 +55,6 @@ class _Unit:
     sep: str
     text: str
     lang: str | None = None
-
-
-def escape_html(text: str, *, quote: bool = False) -> str:
-    """Escape ``&``, ``<`` and ``>`` (and ``"`` when ``quote``) for Telegram HTML."""
-    escaped = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return escaped.replace('"', "&quot;") if quote else escaped
 
 
 def render_reply(markdown: str, *, limit: int = MAX_MESSAGE_LENGTH) -> list[OutgoingChunk]:

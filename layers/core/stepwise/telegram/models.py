@@ -4,9 +4,11 @@ Incoming values are checked against Telegram's documented ranges, strictly (no s
 number), so that nothing out of range reaches DynamoDB (38 significant digits) or an execution name.
 """
 
-from typing import Annotated, Any
+from typing import Annotated
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, Field
+
+from stepwise.telegram.model_base import _TelegramModel
 
 MAX_UPDATE_ID = 2**53 - 1  # Telegram: a signed 32-bit int; lenient up to the largest exact double
 MAX_CHAT_ID = 2**53 - 1  # Telegram: user and chat ids have at most 52 significant bits
@@ -38,14 +40,6 @@ FileId = Annotated[str, Field(min_length=1, max_length=MAX_FILE_ID)]
 FileSize = Annotated[int, Field(ge=0, le=MAX_UPDATE_ID)]
 FileText = Annotated[str, Field(max_length=MAX_FILE_NAME)]
 Dimension = Annotated[int, Field(ge=0, le=MAX_DIMENSION)]
-
-
-class _TelegramModel(BaseModel):
-    """Base: ignore unknown fields, accept both field names and Telegram's aliases, coerce nothing."""
-
-    model_config = ConfigDict(
-        defer_build=True, extra="ignore", populate_by_name=True, frozen=True, strict=True
-    )
 
 
 class User(_TelegramModel):
@@ -125,24 +119,3 @@ class Update(_TelegramModel):
     channel_post: Message | None = None
     edited_channel_post: Message | None = None
     callback_query: CallbackQuery | None = None
-
-
-class InlineKeyboardButton(_TelegramModel):
-    """One inline keyboard button that sends ``callback_data`` back to the bot."""
-
-    text: str
-    callback_data: str
-
-    def to_api(self) -> dict[str, Any]:
-        """Return the Bot API JSON form."""
-        return {"text": self.text, "callback_data": self.callback_data}
-
-
-class InlineKeyboardMarkup(_TelegramModel):
-    """Rows of inline keyboard buttons."""
-
-    inline_keyboard: list[list[InlineKeyboardButton]]
-
-    def to_api(self) -> dict[str, Any]:
-        """Return the Bot API JSON form."""
-        return {"inline_keyboard": [[button.to_api() for button in row] for row in self.inline_keyboard]}
