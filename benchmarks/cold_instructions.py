@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from cold_start import DEFAULT_TARGET, TARGETS  # noqa: E402 (the same targets as the wall-clock figures)
+from cold_start import DEFAULT_TARGET, DEPLOYED_ENVIRONMENT, TARGETS  # noqa: E402 (the same targets as the wall-clock figures)
 
 BUILD = Path(os.environ.get("BUILD_DIR", ROOT / ".aws-sam" / "build"))
 FLOOR = (
@@ -45,6 +45,7 @@ def instructions(code: str, function_dir: Path | None = None) -> int:
         "PYTHONDONTWRITEBYTECODE": "1",
         "PYTHONHASHSEED": "0",
         "AWS_DEFAULT_REGION": "us-east-1",
+        **DEPLOYED_ENVIRONMENT,
     }
     out = subprocess.run(  # noqa: S603 (valgrind on our own interpreter)
         [  # noqa: S607 (valgrind from PATH, checked by main)

@@ -5,10 +5,13 @@ Measured, in fresh interpreters on the build (`make build`'s output, BUILD_DIR; 
 bytecode, as Lambda loads it), for each function the turn uses:
 - init: importing its handler module (Lambda's init phase);
 - first-call setup: what its first invocation of a plain turn builds before its first request, on top of a
-  warm invocation: the runtime's settings and SDK clients, the event model's validator, the inbox, the Bot
-  API client, memory's clients (LoadContext), CallModel's model client and the tools' catalog (CallModel,
-  RunTools), and the HTTP pools of the Bot API and model clients with their TLS context (certifi's bundle,
-  read once per process). This is also what a warm-up prepares (`stepwise.warmup_event`).
+  warm invocation: the runtime's settings and SDK clients, the validators of the event model and of the
+  models the first call uses (pydantic builds them on first use: each handler module's FIRST_CALL_MODELS,
+  the webhook's WEBHOOK_MODELS below), the inbox, the Bot API client, memory's clients (LoadContext),
+  CallModel's model client, the tools' catalog with their schemas for the API (CallModel, RunTools), and the
+  HTTP pools of the Bot API and model clients with their TLS context (certifi's bundle, read once per
+  process). This is also what a warm-up prepares (`stepwise.warmup_event`). Not counted: anything else a
+  first call does only once that this list misses (found by hand, by tracing which models a plain turn uses).
 Measured on the local emulation, warm: each state's own handler CPU and its AWS and Telegram requests, per
 kind of turn (a plain answer, one tool round, an approval).
 Modelled: 8 ms per AWS request and 50 ms per Telegram request (as benchmarks/turn_cost.py), 1 s for the model
@@ -40,7 +43,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "layers" / "core"), str(ROOT), str(ROOT / "benchmarks")]
 
-from cold_start import LAMBDA_CREDENTIALS  # noqa: E402
+from cold_start import DEPLOYED_ENVIRONMENT, LAMBDA_CREDENTIALS  # noqa: E402
 from turn_cost import (  # noqa: E402
     AWS_REQUEST_SECONDS,
     TELEGRAM_SECONDS,
@@ -60,16 +63,17 @@ TARGET_DRAFT, TARGET_REPLY = 4.0, 5.0  # issue 22: a plain turn, in units of `im
 MODEL_SECONDS = 1.0  # modelled: the model's answer (the same warm or cold)
 HUMAN_SECONDS = 5.0  # modelled: the user reading the approval request before the press
 INPUTS = {
-    "LoadContextFunction": "LoadContextInput",
-    "CallModelFunction": "CallModelInput",
-    "RunToolsFunction": "RunToolsInput",
-    "RequestApprovalFunction": "RequestApprovalInput",
-    "FinishTurnFunction": "FinishTurnInput",
+    "LoadContextFunction": "stepwise.states.contracts.load_context:LoadContextInput",
+    "CallModelFunction": "stepwise.states.contracts.call_model:CallModelInput",
+    "RunToolsFunction": "stepwise.states.contracts.run_tools:RunToolsInput",
+    "RequestApprovalFunction": "stepwise.states.contracts.request_approval:RequestApprovalInput",
+    "FinishTurnFunction": "stepwise.states.contracts.finish_turn:FinishTurnInput",
 }
 # The settings a first call needs without a request: secrets given directly, names of the deployed tools.
 ENV = {
     "AWS_DEFAULT_REGION": "us-east-1",
     **LAMBDA_CREDENTIALS,
+    **DEPLOYED_ENVIRONMENT,
     "POWERTOOLS_SERVICE_NAME": "stepwise",
     "TELEGRAM_BOT_TOKEN": "1:bench",
     "TELEGRAM_WEBHOOK_SECRET": "bench",
@@ -85,7 +89,16 @@ ENV = {
     "FINISH_TURN_FUNCTION": "bench-finish-turn",
     "RUN_TOOLS_FUNCTION": "bench-run-tools",
 }
-SNIPPET = """
+# The models the webhook's first call of a plain turn validates or writes besides the update (a state's own
+# list is its handler module's FIRST_CALL_MODELS, which its warm-up builds).
+WEBHOOK_MODELS = (
+    "stepwise.inbox.models:QueuedMessage",
+    "stepwise.turn_ref:TurnStart",
+    "stepwise.webhook:WebhookOutcome",
+)
+SNIPPET = (
+    f"WEBHOOK_MODELS = {WEBHOOK_MODELS!r}\n"
+    + """
 import sys, time, importlib.util
 mode, app = sys.argv[1], sys.argv[2]
 start = time.perf_counter()
@@ -107,12 +120,17 @@ if mode == "WebhookFunction":
     runtime.warmups.invoke.client.client  # made now: the warm-ups leave once the Lambda client exists
     after = time.perf_counter()
     runtime.sequencer  # the admission's inbox and starter: built after the warm-ups of a quiet stack left
+    from stepwise.lambda_support import build_models
+    build_models(WEBHOOK_MODELS)  # what its first call validates and writes besides the update
 elif mode != "boto3":
     from stepwise.runtime import get_runtime
-    from stepwise.states import contracts
+    import importlib
     runtime = get_runtime()
     services = runtime.turn_services
-    getattr(contracts, sys.argv[3]).model_rebuild()
+    event_module, _, event_model = sys.argv[3].partition(":")
+    getattr(importlib.import_module(event_module), event_model).model_rebuild()
+    from stepwise.lambda_support import build_models
+    build_models(module.FIRST_CALL_MODELS)  # the validators its first call builds (a warm-up builds them)
     # What each state's first call builds on a plain turn besides: the inbox and its lease, the Bot API
     # client (not LoadContext's: the webhook's answer showed "typing…"), memory's clients (recall), the
     # model's client, the tools' catalog.
@@ -125,7 +143,7 @@ elif mode != "boto3":
     if mode == "LoadContextFunction":
         runtime.memory
     if mode == "CallModelFunction":
-        services.tools  # the catalog its first call offers the model
+        services.tools.api_tools()  # the catalog its first call offers the model, with their schemas
         if services.drafts is not None:
             services.drafts()
         model = runtime.model
@@ -136,10 +154,12 @@ elif mode != "boto3":
         else:  # the lean client over urllib3: its pool
             model._http.pool()
     if mode == "RunToolsFunction":
+        services.tools.api_tools()  # the catalog and its arguments' validators (as its warm-up builds them)
         services.tools.parse("add_task", {"title": "milk"})
 end = time.perf_counter()
 print(f"{middle - start:.5f} {end - middle:.5f} {end - after:.5f}")
 """
+)
 
 
 def fresh(mode: str) -> tuple[float, float, float]:

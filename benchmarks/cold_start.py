@@ -68,6 +68,8 @@ LAMBDA_CREDENTIALS = {
     "AWS_SECRET_ACCESS_KEY": "bench",
     "AWS_SESSION_TOKEN": "bench",
 }
+# Set for every function by the template (Globals): no pydantic plugin discovery on the first validator built.
+DEPLOYED_ENVIRONMENT = {"PYDANTIC_DISABLE_PLUGINS": "__all__"}
 # What the first tool call's catalog needs to offer every tool: a schedule target and a vector bucket (names
 # only; nothing is called).
 TOOL_SETTINGS = {
@@ -138,6 +140,7 @@ def run(function_dir: Path | None, mode: str) -> tuple[float, float, int, bool, 
         "PYTHONDONTWRITEBYTECODE": "1",  # Lambda's code directory is read-only
         "AWS_DEFAULT_REGION": "us-east-1",
         **LAMBDA_CREDENTIALS,
+        **DEPLOYED_ENVIRONMENT,
         "POWERTOOLS_SERVICE_NAME": "stepwise",
         **(TOOL_SETTINGS if mode == "tools" else {}),
     }

@@ -36,7 +36,8 @@ SERVICES = frozenset(
         "sso-oidc",
     }
 )
-RESOURCES = frozenset({"dynamodb"})  # boto3's resource models (the tables)
+# boto3's resource models: none (the tables are thin wrappers over the client, `stepwise/dynamo_tables.py`)
+RESOURCES: frozenset[str] = frozenset()
 
 
 def trim(layer: Path) -> tuple[int, int]:

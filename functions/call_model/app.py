@@ -21,9 +21,22 @@ logger = Logger()
 metrics = Metrics()
 
 
+# The models a plain turn's first call uses (their validators are built on first use): a warm-up builds them.
+FIRST_CALL_MODELS = (
+    "stepwise.turn_records.models:TurnMeta",
+    "stepwise.turn_records.models:ModelStep",
+    "stepwise.turn_records.models:Reply",
+    "stepwise.history.models:StoredMessage",
+    "stepwise.model.types:ModelRequest",
+    "stepwise.model.types:ModelResponse",
+    "stepwise.states.contracts.call_model:CallModelOutput",
+)
+
+
 def first_call(services: TurnServices) -> object:
-    """What the first model call builds: the tools' catalog, the Bot API client of the drafts."""
-    return services.tools, services.drafts() if services.drafts is not None else None
+    """What the first model call builds: the tools' catalog with their schemas for the API, the Bot API
+    client of the drafts."""
+    return services.tools.api_tools(), services.drafts() if services.drafts is not None else None
 
 
 USAGE_METRICS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
@@ -32,7 +45,9 @@ USAGE_METRICS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "ca
 # The webhook starts this container early after a quiet spell (stepwise.warmup): the settings, the model's
 # client (its key read from SSM), the tools' catalog and the event's validator are ready before the turn's
 # call arrives.
-@answers_warmups(prepare=lambda: (prepare_state(CallModelInput, first_call), get_runtime().model))
+@answers_warmups(
+    prepare=lambda: (prepare_state(CallModelInput, first_call, FIRST_CALL_MODELS), get_runtime().model)
+)
 @logger.inject_lambda_context(clear_state=True)
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:

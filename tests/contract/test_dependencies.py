@@ -29,6 +29,7 @@ LAYERS: list[tuple[str, frozenset[str]]] = [
         frozenset(
             {
                 "config",
+                "dynamo_tables",
                 "dynamodb_pages",
                 "events",
                 "http_transport",

@@ -18,7 +18,8 @@ CLIENTS = """
 import sys, boto3
 for service in sys.argv[1:]:
     print(service, boto3.client(service).meta.endpoint_url)
-boto3.resource("dynamodb").Table("any")
+from stepwise.dynamo_tables import PlainValuesTables
+PlainValuesTables(boto3.client("dynamodb")).table("any")
 """
 
 

@@ -63,7 +63,9 @@ def test_every_environment_variable_in_the_template_is_a_known_setting() -> None
     known = {name.upper() for name in Settings.model_fields}
     for spec in TEMPLATE.functions().values():
         for variable in spec.environment:
-            assert variable.startswith("POWERTOOLS_") or variable in known, f"{spec.logical_id}: {variable}"
+            assert variable.startswith(("POWERTOOLS_", "PYDANTIC_")) or variable in known, (
+                f"{spec.logical_id}: {variable}"
+            )
 
 
 def test_the_webhook_is_a_post_route_on_the_http_api() -> None:
@@ -150,3 +152,18 @@ def test_the_webhook_may_invoke_exactly_the_functions_it_warms_up() -> None:
     }
     assert warmed == invocable == {"CallModelFunction", "FinishTurnFunction", "RunToolsFunction"}
     assert "WarmupAfterQuietSeconds" in TEMPLATE.doc["Parameters"]
+
+
+def test_every_function_turns_pydantic_plugins_off_as_the_cold_start_benchmarks_assume() -> None:
+    # Given the environment the cold-start benchmarks give every function, as the template should
+    source = (ROOT / "benchmarks" / "cold_start.py").read_text()
+    (assignment,) = [
+        node
+        for node in ast.parse(source).body
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "DEPLOYED_ENVIRONMENT"
+    ]
+    assumed = ast.literal_eval(assignment.value)
+    # Then the template's Globals set exactly those values (plugin discovery reads every package's metadata)
+    variables = TEMPLATE.doc["Globals"]["Function"]["Environment"]["Variables"]
+    assert assumed == {"PYDANTIC_DISABLE_PLUGINS": "__all__"}
+    assert {name: variables.get(name) for name in assumed} == assumed

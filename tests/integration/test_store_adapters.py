@@ -18,6 +18,7 @@ from stepwise.chats.dynamodb import DynamoChatStore
 from stepwise.connections.dynamodb import DynamoConnectionStore
 from stepwise.connections.models import Connection, token_hash
 from stepwise.connections.store import NameTaken
+from stepwise.dynamo_tables import PlainValuesTables
 from stepwise.history.dynamodb import DynamoMessageRepository
 from stepwise.history.models import StoredMessage
 from stepwise.jobs.dynamodb import DynamoJobStore
@@ -46,31 +47,38 @@ from stepwise_local.template import Template
 @pytest.fixture(scope="module")
 def dynamodb() -> Iterator[Any]:
     with mock_aws():
-        resource = boto3.resource(
-            "dynamodb", region_name="us-east-1", aws_access_key_id="testing", aws_secret_access_key="testing"
-        )
-        for table in Template().tables():  # own names: a running local stack may share moto's backend
-            resource.meta.client.create_table(
-                **{**table.create_args, "TableName": f"Adapters{table.logical_id}"}
-            )
-        yield _Prefixed(resource)
+        credentials = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing"}
+        resource = boto3.resource("dynamodb", region_name="us-east-1", **credentials)
+        for prefix in ("Adapters", "Plain"):  # own names: a running local stack may share moto's backend
+            for table in Template().tables():
+                resource.meta.client.create_table(
+                    **{**table.create_args, "TableName": f"{prefix}{table.logical_id}"}
+                )
+        plain = PlainValuesTables(boto3.client("dynamodb", region_name="us-east-1", **credentials))
+        yield _Prefixed(resource.Table, "Adapters", _Prefixed(plain.table, "Plain"))
 
 
 class _Prefixed:
-    """Hands out this suite's own tables under the template's names."""
+    """Hands out this suite's own tables under the template's names: boto3's resource tables, and (`plain`,
+    tables of their own) the runtime's tables over the low-level client (`stepwise.dynamo_tables`)."""
 
-    def __init__(self, resource: Any) -> None:
-        self._resource = resource
+    def __init__(self, table: Any, prefix: str, plain: _Prefixed | None = None) -> None:
+        self._table = table
+        self._prefix = prefix
+        self.plain = plain
 
     def Table(self, name: str) -> Any:  # boto3 spells it this way
-        return self._resource.Table(f"Adapters{name}")
+        return self._table(f"{self._prefix}{name}")
 
 
-ADAPTERS = ["memory", "dynamodb"]
+# "plain": the same adapters over the tables the runtime builds (the same values in and out as the resource's)
+ADAPTERS = ["memory", "dynamodb", "plain"]
 
 
 def make(kind: str, dynamodb: Any, memory: Any, dynamo: Any) -> Any:
-    return memory() if kind == "memory" else dynamo(dynamodb)
+    if kind == "memory":
+        return memory()
+    return dynamo(dynamodb if kind == "dynamodb" else dynamodb.plain)
 
 
 _chat_ids = iter(range(10_000, 20_000))
@@ -286,7 +294,8 @@ def task_store(kind: str, dynamodb: Any) -> tuple[Any, Any]:
     ledger = tool_calls(kind, dynamodb)
     if kind == "memory":
         return InMemoryTaskRepository(ledger), ledger
-    return DynamoTaskRepository(dynamodb.Table("TasksTable"), ledger), ledger
+    tables = dynamodb if kind == "dynamodb" else dynamodb.plain
+    return DynamoTaskRepository(tables.Table("TasksTable"), ledger), ledger
 
 
 def _render(task: Task) -> str:
@@ -302,8 +311,9 @@ def test_tool_call_ledger(kind: str, dynamodb: Any) -> None:
     assert (first.call_id, first.kind, first.result) == (call, "intent", "Remembered (fact-a): tea")
     assert ledger.record_intent(call, "something else") == first, "the first intent stays"
     assert ledger.get(call) == first
-    if kind == "dynamodb":
-        item = dynamodb.Table("ToolCallsTable").get_item(Key={"call_id": call})["Item"]
+    if kind != "memory":
+        tables = dynamodb if kind == "dynamodb" else dynamodb.plain
+        item = tables.Table("ToolCallsTable").get_item(Key={"call_id": call})["Item"]
         assert time.time() < item["expires_at"] <= time.time() + 86_400
 
 
@@ -547,8 +557,9 @@ def test_a_job_created_twice_keeps_the_first(kind: str, dynamodb: Any) -> None:
     # Then the first one is kept and returned, and a number nobody created is absent
     assert first == again == store.get(user, 1) == _job(user, 1)
     assert store.get(user, 2) is None and store.get(next(_users), 1) is None
-    if kind == "dynamodb":
-        item = dynamodb.Table("JobsTable").get_item(Key={"user_id": user, "sk": "job#0000000001"})["Item"]
+    if kind != "memory":
+        tables = dynamodb if kind == "dynamodb" else dynamodb.plain
+        item = tables.Table("JobsTable").get_item(Key={"user_id": user, "sk": "job#0000000001"})["Item"]
         created = 1_795_687_200  # 2026-11-26T10:00:00Z
         assert item["expires_at"] == created + 86_400, "a job item expires ttl_days after its creation"
 

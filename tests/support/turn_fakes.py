@@ -10,21 +10,17 @@ from stepwise.inbox.models import QueuedMessage
 from stepwise.model.types import ModelRequest, ModelResponse, TextSink
 from stepwise.prompt.system import is_turn_context
 from stepwise.states.call_model import call_model
-from stepwise.states.contracts import (
-    CallModelInput,
-    FinishTurnInput,
-    FinishTurnOutput,
-    LoadContextInput,
-    Next,
-    RunToolsInput,
-    TurnRef,
-    TurnStart,
-)
+from stepwise.states.contracts.base import Next
+from stepwise.states.contracts.call_model import CallModelInput
+from stepwise.states.contracts.finish_turn import FinishTurnInput, FinishTurnOutput
+from stepwise.states.contracts.load_context import LoadContextInput
+from stepwise.states.contracts.run_tools import RunToolsInput
 from stepwise.states.finish_turn import finish_turn
 from stepwise.states.load_context import load_context
 from stepwise.states.run_tools import run_tools
 from stepwise.states.services import TurnServices
 from stepwise.turn_records.models import TurnMeta
+from stepwise.turn_ref import TurnRef, TurnStart
 
 
 class ScriptedModel:

@@ -15,7 +15,8 @@ from support.turn_fakes import drive_turn, turn_start
 from stepwise.connections.minting import TOKEN_SLOT, token_from_seed, token_key
 from stepwise.connections.models import MAX_CONNECTIONS, token_hash
 from stepwise.inbox.models import QueuedMessage
-from stepwise.states.contracts import FinishTurnInput, LoadContextInput
+from stepwise.states.contracts.finish_turn import FinishTurnInput
+from stepwise.states.contracts.load_context import LoadContextInput
 from stepwise.states.finish_turn import finish_turn
 from stepwise.states.load_context import load_context
 from stepwise.states.services import TurnServices

@@ -24,7 +24,7 @@ from stepwise.jobs.models import Job, JobLimits, job_execution_name
 from stepwise.ledger.models import tool_call_id
 from stepwise.model.types import ModelRequest
 from stepwise.offline.api import OfflineModel, job_intent
-from stepwise.states.contracts import FinishTurnInput, TurnStart
+from stepwise.states.contracts.finish_turn import FinishTurnInput
 from stepwise.states.job_report import Ending, job_outcome, report_job, report_text, what_was_done
 from stepwise.states.job_turn import job_must_stop, start_job
 from stepwise.states.services import TurnServices
@@ -32,7 +32,7 @@ from stepwise.tools.catalog import build_registry
 from stepwise.tools.job_tools import JobSetup
 from stepwise.tools.registry import ToolContext
 from stepwise.turn_records.models import ModelStep, Reply
-from stepwise.turn_ref import TurnRef
+from stepwise.turn_ref import TurnRef, TurnStart
 from stepwise_local.in_memory.jobs import InMemoryJobStore
 from stepwise_local.in_memory.ledger import InMemoryToolCallLedger
 from stepwise_local.in_memory.tasks import InMemoryTaskRepository

@@ -19,11 +19,12 @@ from stepwise.model.types import ModelRequest
 from stepwise.offline.api import OfflineModel
 from stepwise.prompt.messages import build_messages
 from stepwise.states.call_model import call_model
-from stepwise.states.contracts import CallModelInput, TurnRef, TurnStart
+from stepwise.states.contracts.call_model import CallModelInput
 from stepwise.states.load_context import load_context
 from stepwise.states.services import TurnServices
 from stepwise.telegram.errors import TelegramTransientError
 from stepwise.telegram.models import Update
+from stepwise.turn_ref import TurnRef, TurnStart
 from stepwise_local import updates
 from stepwise_local.anthropic_server import validate_request
 from stepwise_local.in_memory.files import InMemoryFiles

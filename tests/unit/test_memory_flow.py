@@ -23,7 +23,9 @@ from stepwise.memory.summarizer import (
 from stepwise.memory.vector_index import VectorRecord
 from stepwise.model.types import ModelResponse
 from stepwise.states.call_model import call_model
-from stepwise.states.contracts import CallModelInput, RequestApprovalInput, RunToolsInput
+from stepwise.states.contracts.call_model import CallModelInput
+from stepwise.states.contracts.request_approval import RequestApprovalInput
+from stepwise.states.contracts.run_tools import RunToolsInput
 from stepwise.states.load_context import load_context
 from stepwise.states.request_approval import request_approval
 from stepwise.states.run_tools import run_tools

@@ -10,9 +10,10 @@ from support.turn_fakes import ScriptedModel, text_response, turn_start
 from stepwise.reminders.firing import FireServices, fire
 from stepwise.reminders.models import FireEvent, Reminder
 from stepwise.states.call_model import call_model
-from stepwise.states.contracts import CallModelInput, TurnRef, TurnStart
+from stepwise.states.contracts.call_model import CallModelInput
 from stepwise.states.load_context import load_context
 from stepwise.states.services import TurnServices
+from stepwise.turn_ref import TurnRef, TurnStart
 from stepwise_local.in_memory.reminders import InMemoryReminderStore, InMemorySchedules
 
 USER = 7

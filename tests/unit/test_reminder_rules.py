@@ -14,7 +14,7 @@ from support.turn_fakes import turn_start
 from stepwise.model.types import ModelRequest
 from stepwise.offline.api import OfflineModel, parse_intent
 from stepwise.prompt.clock_line import UserClock
-from stepwise.states.contracts import FallbackInput
+from stepwise.states.contracts.fallback import FallbackInput
 from stepwise.states.fallback import use_fallback
 from stepwise.states.load_context import load_context
 from stepwise.states.services import TurnServices

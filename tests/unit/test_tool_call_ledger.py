@@ -15,7 +15,10 @@ from stepwise.memory.vector_index import VectorRecord
 from stepwise.model.types import ModelResponse
 from stepwise.reminders.models import Reminder
 from stepwise.states.call_model import call_model
-from stepwise.states.contracts import CallModelInput, Next, RequestApprovalInput, RunToolsInput
+from stepwise.states.contracts.base import Next
+from stepwise.states.contracts.call_model import CallModelInput
+from stepwise.states.contracts.request_approval import RequestApprovalInput
+from stepwise.states.contracts.run_tools import RunToolsInput
 from stepwise.states.load_context import load_context
 from stepwise.states.request_approval import request_approval
 from stepwise.states.run_tools import run_tools

@@ -17,15 +17,12 @@ from stepwise.approvals.lifecycle import (
 )
 from stepwise.model.errors import ModelTransientError
 from stepwise.states.call_model import FALLBACK_NOTE, call_model
-from stepwise.states.contracts import (
-    CallModelInput,
-    FallbackInput,
-    FinishTurnInput,
-    Next,
-    RequestApprovalInput,
-    RunToolsInput,
-    TurnStart,
-)
+from stepwise.states.contracts.base import Next
+from stepwise.states.contracts.call_model import CallModelInput
+from stepwise.states.contracts.fallback import FallbackInput
+from stepwise.states.contracts.finish_turn import FinishTurnInput
+from stepwise.states.contracts.request_approval import RequestApprovalInput
+from stepwise.states.contracts.run_tools import RunToolsInput
 from stepwise.states.fallback import use_fallback
 from stepwise.states.finish_turn import finish_turn
 from stepwise.states.load_context import load_context
@@ -33,6 +30,7 @@ from stepwise.states.request_approval import request_approval
 from stepwise.states.run_tools import run_tools
 from stepwise.states.services import TurnServices
 from stepwise.telegram.models import CallbackQuery
+from stepwise.turn_ref import TurnStart
 from stepwise_local.in_memory.tasks import InMemoryTaskRepository
 from stepwise_local.in_memory.telegram import InMemoryTelegram
 

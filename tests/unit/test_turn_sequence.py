@@ -5,13 +5,16 @@ from __future__ import annotations
 import pytest
 from support.turn_fakes import turn_start
 
-from stepwise.states.contracts import FinishTurnInput, Next, RunToolsInput, TurnRef
+from stepwise.states.contracts.base import Next
+from stepwise.states.contracts.finish_turn import FinishTurnInput
+from stepwise.states.contracts.run_tools import RunToolsInput
 from stepwise.states.finish_turn import finish_turn
 from stepwise.states.load_context import load_context
 from stepwise.states.run_tools import MAX_RETAKE_RETRIES, ChatBusyError, retake_chat
 from stepwise.states.sequence import recover_turn
 from stepwise.states.services import TurnServices
 from stepwise.turn_records.models import Reply
+from stepwise.turn_ref import TurnRef
 
 
 def test_a_turn_whose_load_context_never_completed_gives_its_messages_back(services: TurnServices) -> None:

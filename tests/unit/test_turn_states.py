@@ -11,7 +11,9 @@ from stepwise.history.models import StoredMessage
 from stepwise.ids import iso_utc
 from stepwise.model.errors import ModelTransientError
 from stepwise.states.call_model import EMPTY_ANSWER, REFUSAL_ANSWER, call_model
-from stepwise.states.contracts import CallModelInput, FinishTurnInput, FinishTurnOutput, LoadContextInput
+from stepwise.states.contracts.call_model import CallModelInput
+from stepwise.states.contracts.finish_turn import FinishTurnInput, FinishTurnOutput
+from stepwise.states.contracts.load_context import LoadContextInput
 from stepwise.states.deliver import FRIENDLY_ERROR
 from stepwise.states.finish_turn import finish_turn
 from stepwise.states.load_context import load_context

@@ -12,7 +12,9 @@ from stepwise.model.errors import ModelRateLimitedError, ModelTransientError
 from stepwise.model.rate_limits import MAX_WAITS, retry_after_seconds, wait_seconds
 from stepwise.model.types import ModelResponse, Usage
 from stepwise.states.call_model import call_model
-from stepwise.states.contracts import CallModelInput, Next, RunToolsInput
+from stepwise.states.contracts.base import Next
+from stepwise.states.contracts.call_model import CallModelInput
+from stepwise.states.contracts.run_tools import RunToolsInput
 from stepwise.states.load_context import load_context
 from stepwise.states.run_tools import run_tools
 from stepwise.states.services import TurnServices

@@ -13,14 +13,15 @@ from stepwise.commands.voice import voice as voice_command
 from stepwise.inbox.models import QueuedMessage
 from stepwise.media.models import Attachment
 from stepwise.media.voice import VoiceSetup
-from stepwise.states.contracts import FinishTurnInput, LoadContextInput, TurnStart
+from stepwise.states.contracts.finish_turn import FinishTurnInput
+from stepwise.states.contracts.load_context import LoadContextInput
 from stepwise.states.finish_turn import finish_turn
 from stepwise.states.load_context import load_context
 from stepwise.states.services import TurnServices
 from stepwise.states.voice_reply import answer_text
 from stepwise.states.voice_turn import NOTICE_REJECTED, NOTICE_SILENT, NOTICE_TRANSIENT
 from stepwise.telegram.errors import TelegramBadRequest, TelegramTransientError
-from stepwise.turn_ref import TurnRef
+from stepwise.turn_ref import TurnRef, TurnStart
 from stepwise.usage.models import UsageTotals, day_key
 from stepwise.usage.prices import cost_budget_tokens, price_for, speech_nano_usd, transcription_nano_usd
 from stepwise.usage.report import usage_report

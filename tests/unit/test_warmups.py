@@ -10,6 +10,7 @@ from typing import Any
 
 import boto3
 import pytest
+from support.fresh_python import run_fresh
 
 from stepwise.lazy_client import LazyClient
 from stepwise.warmup import LambdaWarmer, Warmups, WarmupTargets, forget_container
@@ -91,6 +92,31 @@ def test_a_handler_answers_a_warm_up_before_any_logic() -> None:
     assert handler(dict(WARMUP_EVENT), None) == WARMED
     assert calls == [] and prepared == [True]  # prepared (clients, validators), no logic
     assert handler({"turn": {}}, None) == {"route": "reply"} and len(calls) == 1 and len(prepared) == 1
+
+
+@pytest.mark.parametrize(
+    "function", ["load_context", "call_model", "run_tools", "request_approval", "finish_turn"]
+)
+def test_a_state_lists_the_models_its_first_call_uses_and_a_warm_up_builds_them(function: str) -> None:
+    # Given a fresh interpreter that imported the state's handler (no model is built by an import)
+    code = f"""
+import importlib, importlib.util
+from pydantic import BaseModel
+from stepwise.lambda_support import build_models
+spec = importlib.util.spec_from_file_location("app", "functions/{function}/app.py")
+app = importlib.util.module_from_spec(spec); spec.loader.exec_module(app)
+paths = [p.partition(":") for p in app.FIRST_CALL_MODELS]
+found = [getattr(importlib.import_module(module), name) for module, _, name in paths]
+print(all(isinstance(c, type) and issubclass(c, BaseModel) for c in found), len(found))
+print(sum(bool(c.__dict__.get("__pydantic_complete__")) for c in found))
+build_models(app.FIRST_CALL_MODELS)
+print(all(c.__dict__.get("__pydantic_complete__") for c in found))
+"""
+    # When the warm-up's step that builds the listed models runs
+    listed, before, after = run_fresh(code, timeout=120).split("\n")[:3]
+    # Then every entry names a pydantic model, none was built by the import, and all are built after it
+    assert listed.startswith("True") and int(listed.split()[1]) >= 4
+    assert before == "0" and after == "True"
 
 
 def test_a_warm_up_whose_preparation_fails_still_answers(caplog: pytest.LogCaptureFixture) -> None:

@@ -3,6 +3,7 @@ call the core with the runtime's services, return the result as a plain dict."""
 
 from __future__ import annotations
 
+from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
@@ -12,7 +13,7 @@ from stepwise.states.contracts.base import TurnInput
 from stepwise.warmup_event import answers_warmups
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
     from aws_lambda_powertools import Logger
     from aws_lambda_powertools.utilities.typing import LambdaContext
@@ -25,10 +26,12 @@ def state_handler[Event: TurnInput](
     logic: Callable[[Event, TurnServices], BaseModel],
     logger: Logger,
     prepare: Callable[[TurnServices], object] | None = None,
+    models: Sequence[str] = (),
 ) -> Callable[[dict[str, Any], LambdaContext], dict[str, Any]]:
-    """A Lambda handler for one state of the turn; a warm-up prepares its services (and `prepare`'s)."""
+    """A Lambda handler for one state of the turn; a warm-up prepares its services (and `prepare`'s) and
+    builds the validators of `models` (see `build_models`)."""
 
-    @answers_warmups(prepare=lambda: prepare_state(model, prepare))
+    @answers_warmups(prepare=lambda: prepare_state(model, prepare, models))
     @logger.inject_lambda_context(clear_state=True)
     def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         parsed = model.model_validate(event)  # what Powertools Parser does, without its import cost
@@ -38,14 +41,29 @@ def state_handler[Event: TurnInput](
     return handler
 
 
-def prepare_state(model: type[BaseModel], prepare: Callable[[TurnServices], object] | None = None) -> None:
+def prepare_state(
+    model: type[BaseModel],
+    prepare: Callable[[TurnServices], object] | None = None,
+    models: Sequence[str] = (),
+) -> None:
     """A warm-up's preparation of a state's container: the runtime's services (settings, SDK clients; no
-    request is made), what `prepare` builds of them, the event model's validator and the TLS context of the
-    Bot API and model clients, built now rather than by the turn's first call."""
+    request is made), what `prepare` builds of them, the validators of the event model and of `models`, and
+    the TLS context of the Bot API and model clients, built now rather than by the turn's first call."""
     from stepwise.http_transport import verified_tls_context
 
     services = get_runtime().turn_services
     if prepare is not None:
         prepare(services)
     model.model_rebuild()
+    build_models(models)
     verified_tls_context()  # certifi's bundle, read once per process: now, not by the first HTTPS request
+
+
+def build_models(models: Sequence[str]) -> None:
+    """Build the validators and serializers of these models (`module:Class`) now. Stepwise's models defer
+    that work (`defer_build`) to their first use, so that a function's import builds none of them; a state
+    lists the models its first call of a plain turn uses, and its warm-up builds them ahead of that call."""
+    for path in models:
+        module, _, name = path.partition(":")
+        found = getattr(import_module(module), name)
+        found.model_rebuild()

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from stepwise.audit.dynamodb import DynamoAuditLog
     from stepwise.chats.dynamodb import DynamoChatStore
     from stepwise.connections.dynamodb import DynamoConnectionStore
+    from stepwise.dynamo_tables import PlainValuesTables
     from stepwise.inbox.sequencer import Sequencer
     from stepwise.jobs.dynamodb import DynamoJobStore
     from stepwise.jobs.models import JobLimits
@@ -87,8 +88,10 @@ class Runtime:
         self.settings = settings
 
     @cached_property
-    def _dynamodb(self) -> Any:
-        return boto3.resource("dynamodb")
+    def _dynamodb(self) -> PlainValuesTables:
+        from stepwise.dynamo_tables import PlainValuesTables
+
+        return PlainValuesTables(boto3.client("dynamodb"))
 
     @cached_property
     def telegram(self) -> BotApiClient:
@@ -144,7 +147,7 @@ class Runtime:
 
         s = self.settings
         return DynamoApprovalStore(
-            self._dynamodb.Table(s.approvals_table),
+            self._dynamodb.table(s.approvals_table),
             s.approval_timeout_seconds + APPROVAL_RECORD_GRACE_SECONDS,
         )
 
@@ -159,7 +162,7 @@ class Runtime:
         if not s.state_machine_arn:
             raise RuntimeError("STATE_MACHINE_ARN is not configured")
         return Sequencer(
-            inbox=DynamoChatInbox(self._dynamodb.Table(s.inbox_table)),
+            inbox=DynamoChatInbox(self._dynamodb.table(s.inbox_table)),
             starter=StepFunctionsStarter(self._stepfunctions, s.state_machine_arn),
             lease_seconds=s.chat_lease_seconds,
             approval_timeout_seconds=s.approval_timeout_seconds,
@@ -176,7 +179,7 @@ class Runtime:
         from stepwise.jobs.dynamodb import DynamoJobStore
 
         table = self.settings.jobs_table
-        return DynamoJobStore(self._dynamodb.Table(table)) if table else None
+        return DynamoJobStore(self._dynamodb.table(table)) if table else None
 
     @cached_property
     def job_limits(self) -> JobLimits:
@@ -210,7 +213,7 @@ class Runtime:
         from stepwise.connections.dynamodb import DynamoConnectionStore
 
         table = self.settings.connections_table
-        return DynamoConnectionStore(self._dynamodb.Table(table)) if table else None
+        return DynamoConnectionStore(self._dynamodb.table(table)) if table else None
 
     def _token_key(self) -> bytes:
         """The key FinishTurn makes new tokens with, derived from the bot token (`connections.minting`)."""
@@ -223,13 +226,13 @@ class Runtime:
     def chats(self) -> DynamoChatStore:
         from stepwise.chats.dynamodb import DynamoChatStore
 
-        return DynamoChatStore(self._dynamodb.Table(self.settings.chats_table))
+        return DynamoChatStore(self._dynamodb.table(self.settings.chats_table))
 
     @cached_property
     def reminders(self) -> DynamoReminderStore:
         from stepwise.reminders.dynamodb import DynamoReminderStore
 
-        return DynamoReminderStore(self._dynamodb.Table(self.settings.reminders_table))
+        return DynamoReminderStore(self._dynamodb.table(self.settings.reminders_table))
 
     @cached_property
     def schedules(self) -> EventBridgeSchedules:
@@ -261,7 +264,7 @@ class Runtime:
         from stepwise.ledger.dynamodb import DynamoToolCallLedger
 
         s = self.settings
-        return DynamoToolCallLedger(self._dynamodb.Table(s.tool_calls_table), s.turn_ttl_days)
+        return DynamoToolCallLedger(self._dynamodb.table(s.tool_calls_table), s.turn_ttl_days)
 
     @cached_property
     def usage(self) -> DynamoUsageStore:
@@ -269,7 +272,7 @@ class Runtime:
         from stepwise.usage.dynamodb import DynamoUsageStore
 
         s = self.settings
-        return DynamoUsageStore(self._dynamodb.Table(s.usage_table), s.turn_ttl_days)
+        return DynamoUsageStore(self._dynamodb.table(s.usage_table), s.turn_ttl_days)
 
     @cached_property
     def memory(self) -> MemoryService | None:
@@ -325,7 +328,7 @@ class Runtime:
         )
         return SummarizeServices(
             chats=self.chats,
-            messages=DynamoMessageRepository(self._dynamodb.Table(s.messages_table)),
+            messages=DynamoMessageRepository(self._dynamodb.table(s.messages_table)),
             memory=memory,
             summarizer=summarizer,
             history_limit=s.history_limit,
@@ -360,7 +363,7 @@ class Runtime:
     def _audit(self) -> DynamoAuditLog:
         from stepwise.audit.dynamodb import DynamoAuditLog
 
-        return DynamoAuditLog(self._dynamodb.Table(self.settings.audit_table))
+        return DynamoAuditLog(self._dynamodb.table(self.settings.audit_table))
 
     @cached_property
     def turn_services(self) -> TurnServices:
@@ -374,8 +377,8 @@ class Runtime:
         s = self.settings
         # Adapters most states never use are made on first use (`lazy`): their imports and tables too.
         return TurnServices(
-            messages=DynamoMessageRepository(self._dynamodb.Table(s.messages_table)),
-            turns=DynamoTurnStore(self._dynamodb.Table(s.turns_table), s.turn_ttl_days),
+            messages=DynamoMessageRepository(self._dynamodb.table(s.messages_table)),
+            turns=DynamoTurnStore(self._dynamodb.table(s.turns_table), s.turn_ttl_days),
             audit=lazy(lambda: self._audit),
             approvals=lazy(lambda: self.approvals),
             chats=self.chats,
@@ -514,7 +517,7 @@ class Runtime:
 
         s = self.settings
         return build_registry(
-            tasks=DynamoTaskRepository(self._dynamodb.Table(s.tasks_table), self.ledger),
+            tasks=DynamoTaskRepository(self._dynamodb.table(s.tasks_table), self.ledger),
             ledger=self.ledger,
             memory=self.memory,
             reminders=self.reminder_tools_setup,
@@ -537,7 +540,7 @@ class Runtime:
         s = self.settings
         parameter = s.mcp_servers_parameter or ""
         caller = RemoteToolCaller(
-            cache=DynamoRemoteToolCache(self._dynamodb.Table(s.remote_tools_table)),
+            cache=DynamoRemoteToolCache(self._dynamodb.table(s.remote_tools_table)),
             servers=_mcp_servers,
             ledger=self.ledger,
             headers=lambda entry: headers_for(entry, s.secrets_cache_seconds),
@@ -582,7 +585,7 @@ class Runtime:
         return EndpointServices(
             connections=connections,
             tools=lambda: self.tools.without(JOB_STARTING_TOOLS),  # a job reports to a chat, not a client
-            audit=DynamoAuditLog(self._dynamodb.Table(s.audit_table)),
+            audit=DynamoAuditLog(self._dynamodb.table(s.audit_table)),
             sequencer=lambda: self.sequencer,
             limits=GateLimits(s.mcp_max_body_bytes, s.mcp_requests_per_minute, s.allowed_users),
             clock=clock,
