@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
@@ -33,8 +32,7 @@ class ToolCallRecord(BaseModel):
     is_error: bool = False  # the recorded result was an error (an outside server's tool can answer one)
 
 
-@dataclass(frozen=True)
-class Once[T]:
+class Once[T](NamedTuple):
     """Make an effect once for `call_id`, recording `result(value)` with it (value: what the effect made)."""
 
     call_id: str

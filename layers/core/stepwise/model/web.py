@@ -8,8 +8,7 @@ sources as numbered Markdown links after its text (`with_sources`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import quote
 
 if TYPE_CHECKING:
@@ -26,8 +25,7 @@ MAX_SOURCES = 8
 MAX_TITLE_CHARS = 80
 
 
-@dataclass(frozen=True)
-class WebAccess:
+class WebAccess(NamedTuple):
     """What the owner turned on (`WEB_SEARCH`, `WEB_FETCH`) and its limits."""
 
     search: bool = False

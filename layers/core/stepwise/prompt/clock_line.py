@@ -7,16 +7,15 @@ zone name. The offline model reads it to place "at 5pm" or "tomorrow" in the use
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
+from typing import NamedTuple
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 CLOCK_PREFIX = "Local time: "
 _LINE = re.compile(r"^Local time: (?P<stamp>\S+) \((?P<weekday>[A-Za-z]+), (?P<zone>[^()\s]+)\)\s*$", re.M)
 
 
-@dataclass(frozen=True)
-class UserClock:
+class UserClock(NamedTuple):
     """The user's local now (aware, in their zone when it is known) and their IANA zone name."""
 
     now: datetime

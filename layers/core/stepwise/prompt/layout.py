@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from stepwise.history.models import StoredMessage
 from stepwise.prompt.messages import build_messages
@@ -13,8 +12,7 @@ from stepwise.prompt.system import ToolSummary, build_system_prompt, turn_contex
 from stepwise.turn_records.models import ModelStep
 
 
-@dataclass(frozen=True)
-class Prompt:
+class Prompt(NamedTuple):
     """The `system` and `messages` of one request."""
 
     system: list[dict[str, Any]]

@@ -8,8 +8,7 @@ of the last user message (see `stepwise.prompt.messages`), after everything that
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from stepwise.prompt.clock_line import clock_line
 
@@ -62,8 +61,7 @@ def web_section(search: bool, fetch: bool) -> str:
     )
 
 
-@dataclass(frozen=True)
-class ToolSummary:
+class ToolSummary(NamedTuple):
     """What the prompt says about one tool."""
 
     name: str

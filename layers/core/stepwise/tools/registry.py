@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from aws_lambda_powertools import Logger
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -64,8 +64,7 @@ class ToolContext:
         return Once(self.call_id, result)
 
 
-@dataclass(frozen=True)
-class Intent:
+class Intent(NamedTuple):
     """What a call will do, recorded before an effect that cannot join a DynamoDB transaction: the result
     text the model gets, and `ref`, the id of what the effect is about (read back by a retried call)."""
 
@@ -73,8 +72,7 @@ class Intent:
     ref: str = ""
 
 
-@dataclass(frozen=True)
-class ToolOutput[Data: BaseModel]:
+class ToolOutput[Data: BaseModel](NamedTuple):
     """What a read tool returns: the text the model reads, and the same result as data (an MCP client gets it
     as `structuredContent`, in the shape of the tool's `output_model`)."""
 

@@ -6,8 +6,8 @@ are priced as claude-sonnet-4-5, and `price_for` says so.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from decimal import Decimal
+from typing import NamedTuple
 
 CACHE_WRITE_FACTOR = Decimal("1.25")
 CACHE_READ_FACTOR = Decimal("0.1")
@@ -17,8 +17,7 @@ WEB_SEARCH_NANO_USD = 10_000_000
 NANO_PER_MICRO = 1000  # a price per million tokens is micro-dollars per token; costs are kept in nano-dollars
 
 
-@dataclass(frozen=True)
-class Price:
+class Price(NamedTuple):
     """Dollars per million input and output tokens of one model; `model` is the table's entry used."""
 
     model: str
