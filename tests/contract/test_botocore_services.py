@@ -4,6 +4,7 @@ resource the core and the functions create must be of a service the trimmed laye
 from __future__ import annotations
 
 import ast
+import gzip
 import importlib.util
 import json
 from pathlib import Path
@@ -50,7 +51,8 @@ def test_trimming_keeps_the_listed_services_and_removes_the_others(tmp_path: Pat
         version = layer / "botocore" / "data" / service / "2012-08-10"
         version.mkdir(parents=True, exist_ok=True)
         prefix = {"stepfunctions": "states"}.get(service, service)
-        (version / "service-2.json").write_text(json.dumps({"metadata": {"endpointPrefix": prefix}}))
+        model = json.dumps({"metadata": {"endpointPrefix": prefix}}).encode()
+        (version / "service-2.json.gz").write_bytes(gzip.compress(model))  # as botocore ships it
     partition = {"partition": "aws", "services": {"dynamodb": {}, "ec2": {}, "states": {}}}
     (layer / "botocore" / "data" / "endpoints.json").write_text(json.dumps({"partitions": [partition]}))
     for resource in ("dynamodb", "ec2"):
@@ -59,5 +61,9 @@ def test_trimming_keeps_the_listed_services_and_removes_the_others(tmp_path: Pat
     kept = {path.name for path in (layer / "botocore" / "data").iterdir()}
     assert kept == set(TRIM.SERVICES) | {"endpoints.json"}
     assert {path.name for path in (layer / "boto3" / "data").iterdir()} == set()
+    for service in TRIM.SERVICES:  # kept uncompressed: botocore reads `.json` first, without decompressing
+        version = layer / "botocore" / "data" / service / "2012-08-10"
+        assert [path.name for path in version.iterdir()] == ["service-2.json"]
+        assert json.loads((version / "service-2.json").read_text())["metadata"]["endpointPrefix"]
     endpoints = json.loads((layer / "botocore" / "data" / "endpoints.json").read_text())
     assert set(endpoints["partitions"][0]["services"]) == {"dynamodb", "states"}
