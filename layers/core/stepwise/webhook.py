@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Literal
 from aws_lambda_powertools import Logger
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from stepwise.approvals.models import PressAction
+from stepwise.approvals.press_action import PressAction
 from stepwise.ids import iso_utc, new_id, utc_now
 from stepwise.inbox.arrival_typing import typing_on_arrival
 from stepwise.inbox.models import QueuedMessage

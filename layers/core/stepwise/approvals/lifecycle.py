@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Literal
 
 from aws_lambda_powertools import Logger
 
-from stepwise.approvals.models import ApprovalCall, ApprovalRequest, ApprovalStatus, PressAction, Requester
+from stepwise.approvals.models import ApprovalCall, ApprovalRequest, ApprovalStatus, Requester
+from stepwise.approvals.press_action import PressAction
 from stepwise.approvals.wording import asks
 from stepwise.ids import iso_utc, utc_now
 from stepwise.telegram.errors import TelegramError

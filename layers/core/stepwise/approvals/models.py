@@ -6,7 +6,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 ApprovalStatus = Literal["pending", "approved", "denied", "expired"]
 # What a press on an Approve / Deny button did (the webhook's outcome names it).
-PressAction = Literal["decided", "expired", "already_decided", "not_ready", "not_allowed", "ignored"]
 # Who asks: the chat's own model, a background job, the user's MCP client, or a check-in that fired.
 RequesterKind = Literal["chat", "job", "mcp_client", "checkin"]
 

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from stepwise.media.formats import megabytes, model_format
 from stepwise.media.models import Attachment, AttachmentKind
@@ -30,8 +29,7 @@ NOT_YET: dict[AttachmentKind, str] = {
 }
 
 
-@dataclass(frozen=True)
-class MediaLimits:
+class MediaLimits(NamedTuple):
     """The largest files the model gets (Telegram's sizes, in bytes)."""
 
     max_image_bytes: int = DEFAULT_MAX_IMAGE_BYTES
