@@ -124,13 +124,11 @@ if mode == "WebhookFunction":
     build_models(WEBHOOK_MODELS)  # what its first call validates and writes besides the update
 elif mode != "boto3":
     from stepwise.runtime import get_runtime
-    import importlib
+    from stepwise.lambda_support import build_models
     runtime = get_runtime()
     services = runtime.turn_services
-    event_module, _, event_model = sys.argv[3].partition(":")
-    getattr(importlib.import_module(event_module), event_model).model_rebuild()
-    from stepwise.lambda_support import build_models
-    build_models(module.FIRST_CALL_MODELS)  # the validators its first call builds (a warm-up builds them)
+    # the event model's validator and those its first call builds (a warm-up builds them)
+    build_models([sys.argv[3], *module.FIRST_CALL_MODELS])
     # What each state's first call builds on a plain turn besides: the inbox and its lease, the Bot API
     # client (not LoadContext's: the webhook's answer showed "typing…"), memory's clients (recall), the
     # model's client, the tools' catalog.

@@ -75,10 +75,15 @@ class _Prefixed:
 ADAPTERS = ["memory", "dynamodb", "plain"]
 
 
+def tables_of(kind: str, dynamodb: Any) -> Any:
+    """The tables an adapter of `kind` ("dynamodb" or "plain") is built on."""
+    return dynamodb if kind == "dynamodb" else dynamodb.plain
+
+
 def make(kind: str, dynamodb: Any, memory: Any, dynamo: Any) -> Any:
     if kind == "memory":
         return memory()
-    return dynamo(dynamodb if kind == "dynamodb" else dynamodb.plain)
+    return dynamo(tables_of(kind, dynamodb))
 
 
 _chat_ids = iter(range(10_000, 20_000))
@@ -294,7 +299,7 @@ def task_store(kind: str, dynamodb: Any) -> tuple[Any, Any]:
     ledger = tool_calls(kind, dynamodb)
     if kind == "memory":
         return InMemoryTaskRepository(ledger), ledger
-    tables = dynamodb if kind == "dynamodb" else dynamodb.plain
+    tables = tables_of(kind, dynamodb)
     return DynamoTaskRepository(tables.Table("TasksTable"), ledger), ledger
 
 
@@ -312,7 +317,7 @@ def test_tool_call_ledger(kind: str, dynamodb: Any) -> None:
     assert ledger.record_intent(call, "something else") == first, "the first intent stays"
     assert ledger.get(call) == first
     if kind != "memory":
-        tables = dynamodb if kind == "dynamodb" else dynamodb.plain
+        tables = tables_of(kind, dynamodb)
         item = tables.Table("ToolCallsTable").get_item(Key={"call_id": call})["Item"]
         assert time.time() < item["expires_at"] <= time.time() + 86_400
 
@@ -558,7 +563,7 @@ def test_a_job_created_twice_keeps_the_first(kind: str, dynamodb: Any) -> None:
     assert first == again == store.get(user, 1) == _job(user, 1)
     assert store.get(user, 2) is None and store.get(next(_users), 1) is None
     if kind != "memory":
-        tables = dynamodb if kind == "dynamodb" else dynamodb.plain
+        tables = tables_of(kind, dynamodb)
         item = tables.Table("JobsTable").get_item(Key={"user_id": user, "sk": "job#0000000001"})["Item"]
         created = 1_795_687_200  # 2026-11-26T10:00:00Z
         assert item["expires_at"] == created + 86_400, "a job item expires ttl_days after its creation"

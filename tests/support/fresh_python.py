@@ -6,9 +6,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from support.tools import ROOT
 
 
 def run_fresh(code: str, timeout: float = 60) -> str:

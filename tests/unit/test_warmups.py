@@ -100,13 +100,12 @@ def test_a_handler_answers_a_warm_up_before_any_logic() -> None:
 def test_a_state_lists_the_models_its_first_call_uses_and_a_warm_up_builds_them(function: str) -> None:
     # Given a fresh interpreter that imported the state's handler (no model is built by an import)
     code = f"""
-import importlib, importlib.util
+import importlib.util
 from pydantic import BaseModel
-from stepwise.lambda_support import build_models
+from stepwise.lambda_support import build_models, model_at
 spec = importlib.util.spec_from_file_location("app", "functions/{function}/app.py")
 app = importlib.util.module_from_spec(spec); spec.loader.exec_module(app)
-paths = [p.partition(":") for p in app.FIRST_CALL_MODELS]
-found = [getattr(importlib.import_module(module), name) for module, _, name in paths]
+found = [model_at(path) for path in app.FIRST_CALL_MODELS]
 print(all(isinstance(c, type) and issubclass(c, BaseModel) for c in found), len(found))
 print(sum(bool(c.__dict__.get("__pydantic_complete__")) for c in found))
 build_models(app.FIRST_CALL_MODELS)

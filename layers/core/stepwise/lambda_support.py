@@ -64,6 +64,11 @@ def build_models(models: Sequence[str]) -> None:
     that work (`defer_build`) to their first use, so that a function's import builds none of them; a state
     lists the models its first call of a plain turn uses, and its warm-up builds them ahead of that call."""
     for path in models:
-        module, _, name = path.partition(":")
-        found = getattr(import_module(module), name)
-        found.model_rebuild()
+        model_at(path).model_rebuild()
+
+
+def model_at(path: str) -> type[BaseModel]:
+    """The model a `module:Class` path names (the module imported now if it was not yet)."""
+    module, _, name = path.partition(":")
+    found: type[BaseModel] = getattr(import_module(module), name)
+    return found
