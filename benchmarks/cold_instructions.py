@@ -3,9 +3,11 @@
 The wall-clock ratios of `cold_start.py` move by about a tenth between runs on a shared machine. valgrind's
 callgrind counts the instructions a process executes, the same on every run (with PYTHONHASHSEED fixed), so a
 change of a hundredth is visible. Each count is that of a fresh interpreter (only the function's directory and
-the layer's `python/` on `sys.path`, the build's bytecode, as in `cold_start.py`) minus that of an interpreter
-that imports nothing. Instructions are not time (the SDK's C code and Python's bytecode loop run at different
-speeds, and file reads are not counted), so these figures complement the wall-clock ones, not replace them.
+the layer's `python/` on `sys.path`, the build's bytecode, as in `cold_start.py`; it imports the template's
+Handler, `stepwise.lambda_entry`) minus that of an interpreter that imports nothing; each leaves before
+Python's finalization, which Lambda never runs. Instructions are not time (the SDK's C code and Python's
+bytecode loop run at different speeds, and file reads are not counted), so these figures complement the wall-
+clock ones, not replace them.
 
 Needs valgrind (skipped with a message when it is absent); about 15 s per function. Run: make bench
 (or BUILD_DIR=.aws-sam/bench .venv/bin/python benchmarks/cold_instructions.py)
@@ -25,20 +27,28 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from cold_start import DEFAULT_TARGET, DEPLOYED_ENVIRONMENT, TARGETS  # noqa: E402 (the same targets as the wall-clock figures)
 
-BUILD = Path(os.environ.get("BUILD_DIR", ROOT / ".aws-sam" / "build"))
-FLOOR = (
+# Absolute, as Lambda's sys.path is (/var/task, /opt/python): a relative entry makes every import slower.
+BUILD = Path(os.environ.get("BUILD_DIR", ROOT / ".aws-sam" / "build")).resolve()
+FLOOR = (  # as a function's entry imports it (stepwise.lambda_entry): the collector paused, then frozen
+    "import gc\n"
+    "gc.disable()\n"
     "import boto3\n"
     "from aws_lambda_powertools import Logger\n"
     "from pydantic import BaseModel\n"
     "class Probe(BaseModel):\n"
     "    value: int = 0\n"
+    "gc.freeze(); gc.enable()\n"
 )
+ENTRY = "import stepwise.lambda_entry\n"  # the template's Handler: the function's app.handler
+# Lambda never shuts an interpreter down: leave before Python's finalization (whose last collection traverses
+# every object still tracked) so that it is not counted.
+LEAVE = "\nimport os; os._exit(0)\n"
 COLLECTED = re.compile(r"Collected : (\d+)")
 
 
 def instructions(code: str, function_dir: Path | None = None) -> int:
     """The instructions a fresh interpreter executes running `code` (with `function_dir` on its path)."""
-    paths = [str(BUILD / "CoreLayer" / "python")] + ([str(function_dir)] if function_dir else [])
+    paths = ([str(function_dir)] if function_dir else []) + [str(BUILD / "CoreLayer" / "python")]
     env = {
         "PATH": os.environ.get("PATH", ""),
         "PYTHONPATH": os.pathsep.join(paths),
@@ -56,7 +66,7 @@ def instructions(code: str, function_dir: Path | None = None) -> int:
             "-S",
             "-s",
             "-c",
-            code,
+            code + LEAVE,
         ],
         env=env,
         capture_output=True,
@@ -82,7 +92,7 @@ def main() -> None:
     floor = (instructions(FLOOR) - empty) / boto3
     print(f"{'floor: boto3, Powertools Logger, a pydantic model':<46}{floor:>7.3f}x{DEFAULT_TARGET:>7.1f}x")
     for function_dir in sorted(p for p in BUILD.iterdir() if (p / "app.py").is_file()):
-        ratio = (instructions("import app", function_dir) - empty) / boto3
+        ratio = (instructions(ENTRY, function_dir) - empty) / boto3
         target = TARGETS.get(function_dir.name, DEFAULT_TARGET)
         verdict = "ok" if ratio <= target else "OVER"
         print(f"{function_dir.name:<46}{ratio:>7.3f}x{target:>7.1f}x  {verdict}")

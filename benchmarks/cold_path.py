@@ -3,7 +3,8 @@ before its reply, in units of `import boto3` measured in the same run.
 
 Measured, in fresh interpreters on the build (`make build`'s output, BUILD_DIR; no site-packages, the build's
 bytecode, as Lambda loads it), for each function the turn uses:
-- init: importing its handler module (Lambda's init phase);
+- init: importing the template's Handler, `stepwise.lambda_entry`, which imports the function's `app.handler`
+  with the garbage collector paused (Lambda's init phase);
 - first-call setup: what its first invocation of a plain turn builds before its first request, on top of a
   warm invocation: the runtime's settings and SDK clients, the validators of the event model and of the
   models the first call uses (pydantic builds them on first use: each handler module's FIRST_CALL_MODELS,
@@ -56,7 +57,8 @@ from turn_cost import (  # noqa: E402
 from stepwise_local import updates  # noqa: E402
 from stepwise_local.anthropic_server import text, tool_use  # noqa: E402
 
-BUILD = Path(os.environ.get("BUILD_DIR", ROOT / ".aws-sam" / "build"))
+# Absolute, as Lambda's sys.path is (/var/task, /opt/python): a relative entry makes every import slower.
+BUILD = Path(os.environ.get("BUILD_DIR", ROOT / ".aws-sam" / "build")).resolve()
 RUNS = int(os.environ.get("BENCH_RUNS", "7"))
 USER = 5151
 TARGET_DRAFT, TARGET_REPLY = 4.0, 5.0  # issue 22: a plain turn, in units of `import boto3`
@@ -99,12 +101,12 @@ WEBHOOK_MODELS = (
 SNIPPET = (
     f"WEBHOOK_MODELS = {WEBHOOK_MODELS!r}\n"
     + """
-import sys, time, importlib.util
-mode, app = sys.argv[1], sys.argv[2]
+import sys, time
+mode = sys.argv[1]
 start = time.perf_counter()
 if mode != "boto3":
-    spec = importlib.util.spec_from_file_location("app", app)
-    module = importlib.util.module_from_spec(spec); spec.loader.exec_module(module)
+    import stepwise.lambda_entry  # the template's Handler: the function's app.handler, the collector paused
+    module = sys.modules["app"]
 else:
     import boto3
 middle = time.perf_counter()
@@ -128,7 +130,7 @@ elif mode != "boto3":
     runtime = get_runtime()
     services = runtime.turn_services
     # the event model's validator and those its first call builds (a warm-up builds them)
-    build_models([sys.argv[3], *module.FIRST_CALL_MODELS])
+    build_models([sys.argv[2], *module.FIRST_CALL_MODELS])
     # What each state's first call builds on a plain turn besides: the inbox and its lease, the Bot API
     # client (not LoadContext's: the webhook's answer showed "typing…"), memory's clients (recall), the
     # model's client, the tools' catalog.
@@ -164,7 +166,7 @@ def fresh(mode: str) -> tuple[float, float, float]:
     """(init seconds, first-call setup seconds, the part of the setup after the warm-ups leave: the webhook's
     only) of one function in a fresh interpreter (`boto3`: the baseline)."""
     function_dir = BUILD / mode
-    paths = [str(BUILD / "CoreLayer" / "python")] + ([str(function_dir)] if mode != "boto3" else [])
+    paths = ([str(function_dir)] if mode != "boto3" else []) + [str(BUILD / "CoreLayer" / "python")]
     env = {
         "PATH": os.environ.get("PATH", ""),
         "PYTHONPATH": os.pathsep.join(paths),
@@ -177,7 +179,6 @@ def fresh(mode: str) -> tuple[float, float, float]:
         "-c",
         SNIPPET,
         mode,
-        str(function_dir / "app.py"),
         INPUTS.get(mode, ""),
     ]
     out = subprocess.run(args, env={**env, **ENV}, capture_output=True, text=True, check=True)  # noqa: S603

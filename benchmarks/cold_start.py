@@ -2,11 +2,14 @@
 
 Reads the output of `make build` (`.aws-sam/build`, or BUILD_DIR): for every function, a fresh interpreter
 with only the function's directory and the layer's `python/` on `sys.path` (no site-packages, as in Lambda)
-imports the handler, with the bytecode the build ships. `import boto3` from the same layer, measured in the
-same run, is the baseline: each import is timed right after an `import boto3` of its own, and the figure is
-the median of those pairs' ratios, printed with their interquartile range (on a busy machine both halves of a
-pair slow down alike; the range says how far to trust the median). The floor is what every function imports
-before any of Stepwise's code: boto3, Powertools' Logger and pydantic (with one model built).
+imports the template's Handler (`stepwise.lambda_entry`, which imports the function's `app.handler` with the
+garbage collector paused), with the bytecode the build ships. `import boto3` from the same layer, measured in
+the same run, is the baseline: each import is timed right after an `import boto3` of its own, and the figure
+is the median of those pairs' ratios, printed with their interquartile range (on a busy machine both halves of
+a pair slow down alike; the range says how far to trust the median). The imports are timed in turn, round
+after round, so that a slow minute of the machine falls on all of them alike. The floor is what every function
+imports before any of Stepwise's code: boto3, Powertools' Logger and pydantic (with one model built), imported
+as the entry imports them (the collector paused); the baseline is a plain `import boto3`.
 
 For CallModel it also times its first model call's setup: importing the Messages API client and building its
 HTTP client; for RunTools its first tool call's: building the turn's tool catalog (every tool deployed: tasks,
@@ -30,9 +33,11 @@ import subprocess
 import sys
 import zipfile
 from pathlib import Path
+from typing import NamedTuple
 
 ROOT = Path(__file__).resolve().parent.parent
-BUILD = Path(os.environ.get("BUILD_DIR", ROOT / ".aws-sam" / "build"))
+# Absolute, as Lambda's sys.path is (/var/task, /opt/python): a relative entry makes every import slower.
+BUILD = Path(os.environ.get("BUILD_DIR", ROOT / ".aws-sam" / "build")).resolve()
 RUNS = int(os.environ.get("BENCH_RUNS", "15"))  # pairs per function
 # RunTools' first tool call: the budget of a turn that uses only built-in tools (docs/tools-and-approvals.md).
 TARGETS = {
@@ -77,24 +82,31 @@ TOOL_SETTINGS = {
     "VECTOR_BUCKET_NAME": "bench",
 }
 DEFAULT_TARGET = 1.6
+FLOOR_NAME = "floor: boto3, Powertools' Logger, a pydantic model"
+# What a function's first call sets up on top of its import, timed as cases of their own.
+FIRST_CALLS = {
+    "CallModelFunction": [("CallModelFunction (first model call)", "model")],
+    "RunToolsFunction": [("RunToolsFunction (first tool call)", "tools")],
+}
 SNIPPET = """
 import sys, time
 mode = sys.argv[1]
 if mode == "dateutil-after-boto3":
     import boto3
 if mode.startswith("voice"):  # on top of the function that imports it (what it loads already is not timed)
-    import importlib.util
-    spec = importlib.util.spec_from_file_location("app", sys.argv[2])
-    module = importlib.util.module_from_spec(spec); spec.loader.exec_module(module)
+    import stepwise.lambda_entry
 start = time.perf_counter()
 if mode == "boto3":
     import boto3
-elif mode == "floor":  # what every function imports before any of Stepwise's code
+elif mode == "floor":  # what every function imports before any of Stepwise's code, as its entry does
+    import gc
+    gc.disable()
     import boto3
     from aws_lambda_powertools import Logger
     from pydantic import BaseModel
     class Probe(BaseModel):  # building a model loads the rest of pydantic's machinery
         value: int = 0
+    gc.freeze(); gc.enable()
 elif mode.startswith("dateutil"):
     from datetime import datetime
     from dateutil import parser
@@ -111,10 +123,8 @@ elif mode == "voice-openai":
     import stepwise.states.voice_turn, stepwise.voice.openai_stt
 elif mode == "voice-polly":
     import stepwise.states.voice_reply, stepwise.voice.polly
-else:
-    import importlib.util
-    spec = importlib.util.spec_from_file_location("app", sys.argv[2])
-    module = importlib.util.module_from_spec(spec); spec.loader.exec_module(module)
+else:  # what Lambda imports, the template's Handler: the function's app.handler, the collector paused
+    import stepwise.lambda_entry
 middle = time.perf_counter()
 if mode == "model":
     from stepwise.model.messages_api import MessagesApiModel
@@ -144,9 +154,8 @@ def run(function_dir: Path | None, mode: str) -> tuple[float, float, int, bool, 
         "POWERTOOLS_SERVICE_NAME": "stepwise",
         **(TOOL_SETTINGS if mode == "tools" else {}),
     }
-    app = str(function_dir / "app.py") if function_dir else ""
     out = subprocess.run(  # noqa: S603 (our own interpreter and snippet)
-        [sys.executable, "-S", "-s", "-c", SNIPPET, mode, app],
+        [sys.executable, "-S", "-s", "-c", SNIPPET, mode],
         env=env,
         capture_output=True,
         text=True,
@@ -155,19 +164,43 @@ def run(function_dir: Path | None, mode: str) -> tuple[float, float, int, bool, 
     return float(out[0]), float(out[1]), int(out[2]), out[3] == "1", out[4] == "1"
 
 
-def paired(function_dir: Path | None, mode: str) -> tuple[float, float, float, float, int, bool, bool]:
-    """`mode` against `import boto3`, alternated run by run so that a busy machine slows both alike: (median
-    ratio of the pairs, its first and third quartiles, median seconds, modules loaded, whether the MCP SDK
-    loaded, whether voice did)."""
-    ratios, runs = [], []
-    modules, sdk, voice = 0, False, False
+class Case(NamedTuple):
+    """One import to time: its printed name, the function directory on its path (None: the layer only), the
+    snippet's mode and its target ratio."""
+
+    name: str
+    function_dir: Path | None
+    mode: str
+    target: float
+
+
+Measured = tuple[float, float, float, float, int, bool, bool]
+
+
+def paired_round_robin(cases: list[Case]) -> dict[str, Measured]:
+    """Each case against `import boto3`, alternated run by run so that a busy machine slows both halves of a
+    pair alike, and the cases taken in turn, round after round, so that a slow minute falls on all of them
+    rather than on the few measured in it. Per case: (median ratio of the pairs, its first and third
+    quartiles, median seconds, modules loaded, whether the MCP SDK loaded, whether voice did)."""
+    ratios: dict[str, list[float]] = {case.name: [] for case in cases}
+    seconds: dict[str, list[float]] = {case.name: [] for case in cases}
+    last: dict[str, tuple[int, bool, bool]] = {}
     for _ in range(RUNS):
-        baseline = run(None, "boto3")[0]
-        seconds, extra, modules, sdk, voice = run(function_dir, mode)
-        runs.append(seconds + extra)
-        ratios.append((seconds + extra) / baseline)
-    first, _, third = statistics.quantiles(ratios, n=4)
-    return statistics.median(ratios), first, third, statistics.median(runs), modules, sdk, voice
+        for case in cases:
+            baseline = run(None, "boto3")[0]
+            took, extra, modules, sdk, voice = run(case.function_dir, case.mode)
+            seconds[case.name].append(took + extra)
+            ratios[case.name].append((took + extra) / baseline)
+            last[case.name] = (modules, sdk, voice)
+    measured = {}
+    for case in cases:
+        first, _, third = statistics.quantiles(ratios[case.name], n=4)
+        median_ratio, median_seconds = (
+            statistics.median(ratios[case.name]),
+            statistics.median(seconds[case.name]),
+        )
+        measured[case.name] = (median_ratio, first, third, median_seconds, *last[case.name])
+    return measured
 
 
 def layer_sizes(layer: Path) -> tuple[int, int]:
@@ -182,7 +215,7 @@ def layer_sizes(layer: Path) -> tuple[int, int]:
     return unzipped, buffer.tell()
 
 
-def row(name: str, measured: tuple[float, float, float, float, int, bool, bool], target: float) -> str:
+def row(name: str, measured: Measured, target: float) -> str:
     """One printed line: median ms, the median ratio with its interquartile range, target, modules."""
     ratio, first, third, seconds, modules, _, _ = measured
     verdict = "ok" if ratio <= target else "OVER"
@@ -190,6 +223,25 @@ def row(name: str, measured: tuple[float, float, float, float, int, bool, bool],
         f"{name:<46}{seconds * 1000:>6.0f} ms{ratio:>7.2f}x  {first:.2f}-{third:.2f}x"
         f"{target:>7.2f}x{modules:>8}  {verdict}"
     )
+
+
+def cases() -> tuple[list[Case], list[str]]:
+    """Every import to time, in printing order, and the lazy imports this layer does not have."""
+    found = [Case(FLOOR_NAME, None, "floor", DEFAULT_TARGET)]
+    for function_dir in sorted(p for p in BUILD.iterdir() if (p / "app.py").is_file()):
+        found.append(
+            Case(function_dir.name, function_dir, "import", TARGETS.get(function_dir.name, DEFAULT_TARGET))
+        )
+        for name, mode in FIRST_CALLS.get(function_dir.name, []):
+            found.append(Case(name, function_dir, mode, TARGETS.get(name, DEFAULT_TARGET)))
+    missing = []
+    for name, mode, target in LAZY:
+        if mode.startswith("mcp") and not (BUILD / "CoreLayer" / "python" / "mcp").is_dir():
+            missing.append(name)
+            continue
+        owner = VOICE_OWNERS.get(mode)
+        found.append(Case(name, BUILD / owner if owner else None, mode, target))
+    return found, missing
 
 
 def main() -> None:
@@ -201,28 +253,20 @@ def main() -> None:
         "ratio: the median of the pairs' ratios, then their interquartile range"
     )
     print(f"{'import':<46}{'median':>9}{'ratio':>8}  {'q1-q3':<11}{'target':>6}{'modules':>8}")
-    print(row("floor: boto3, Powertools' Logger, a pydantic model", paired(None, "floor"), DEFAULT_TARGET))
-    for function_dir in sorted(p for p in BUILD.iterdir() if (p / "app.py").is_file()):
-        cases = [(function_dir.name, "import")]
-        if function_dir.name == "CallModelFunction":
-            cases.append(("CallModelFunction (first model call)", "model"))
-        if function_dir.name == "RunToolsFunction":
-            cases.append(("RunToolsFunction (first tool call)", "tools"))
-        for name, mode in cases:
-            measured = paired(function_dir, mode)
-            sdk, voice = measured[5], measured[6]
-            expected = function_dir.name in LOADS_THE_SDK
-            print(
-                row(name, measured, TARGETS.get(name, DEFAULT_TARGET))
-                + (("  (the MCP SDK, as it should)" if expected else "  LOADS THE MCP SDK") if sdk else "")
-                + ("  LOADS THE VOICE PACKAGE" if voice else "")
-            )
-    for name, mode, target in LAZY:
-        if mode.startswith("mcp") and not (BUILD / "CoreLayer" / "python" / "mcp").is_dir():
-            print(f"{name:<46}  not in this layer")
-            continue
-        owner = VOICE_OWNERS.get(mode)
-        print(row(name, paired(BUILD / owner if owner else None, mode), target))
+    timed, missing = cases()
+    measured = paired_round_robin(timed)
+    for case in timed:
+        result = measured[case.name]
+        sdk, voice = result[5], result[6]
+        function = case.function_dir.name if case.function_dir is not None and case.mode != "floor" else ""
+        notes = ""
+        if sdk and case.mode in ("import", "model", "tools"):
+            notes += "  (the MCP SDK, as it should)" if function in LOADS_THE_SDK else "  LOADS THE MCP SDK"
+        if voice and case.mode in ("import", "model", "tools"):
+            notes += "  LOADS THE VOICE PACKAGE"
+        print(row(case.name, result, case.target) + notes)
+    for name in missing:
+        print(f"{name:<46}  not in this layer")
     unzipped, zipped = layer_sizes(BUILD / "CoreLayer")
     print(f"layer: {unzipped / 1e6:.1f} MB unzipped, {zipped / 1e6:.1f} MB zipped")
 

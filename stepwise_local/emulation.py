@@ -416,7 +416,7 @@ class Emulation:
 
     def _load_handlers(self) -> None:
         for logical_id, spec in self.functions.items():
-            module_name, attribute = spec.handler.rsplit(".", 1)
+            module_name, attribute = spec.code_handler.rsplit(".", 1)
             path = spec.code_dir / f"{module_name}.py"
             module_spec = importlib.util.spec_from_file_location(f"stepwise_function_{logical_id}", path)
             assert module_spec is not None and module_spec.loader is not None

@@ -12,6 +12,8 @@ import yaml
 REGION = "us-east-1"
 ACCOUNT = "123456789012"
 REPO_ROOT = Path(__file__).resolve().parent.parent
+# Every function's Handler: the layer's module that imports its app.handler (stepwise/lambda_entry.py).
+LAYER_ENTRY = "stepwise.lambda_entry.handler"
 
 
 class _CfnLoader(yaml.SafeLoader):
@@ -48,6 +50,12 @@ class FunctionSpec:
     @property
     def arn(self) -> str:
         return function_arn(self.logical_id)
+
+    @property
+    def code_handler(self) -> str:
+        """The handler in the function's code directory: `app.handler` behind the layer's entry point (which
+        Lambda imports to load it with the collector paused), otherwise the template's own."""
+        return "app.handler" if self.handler == LAYER_ENTRY else self.handler
 
 
 @dataclass(frozen=True)

@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import fields, replace
-
 from stepwise.usage.models import UsageTotals, days_prefix
-
-COUNTERS = [f.name for f in fields(UsageTotals) if f.name != "unpriced_models"]
 
 
 class InMemoryUsageStore:
@@ -21,10 +17,7 @@ class InMemoryUsageStore:
             return False
         self.counted.add((user_id, call_key))
         for period in periods:
-            current = self.periods.get((user_id, period), UsageTotals())
-            sums = {name: getattr(current, name) + getattr(used, name) for name in COUNTERS}
-            models = current.unpriced_models | used.unpriced_models
-            self.periods[(user_id, period)] = replace(current, **sums, unpriced_models=models)
+            self.periods[(user_id, period)] = self.periods.get((user_id, period), UsageTotals()).plus(used)
         return True
 
     def totals(self, user_id: int, period: str) -> UsageTotals:

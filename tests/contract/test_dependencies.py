@@ -77,6 +77,8 @@ LAYERS: list[tuple[str, frozenset[str]]] = [
     ("states", frozenset({"states", "webhook"})),
     ("composition root", frozenset({"runtime"})),
     ("handler support", frozenset({"lambda_support"})),
+    # Lambda's entry point: it imports the function's app (outside the core package), nothing of the core.
+    ("entry point", frozenset({"lambda_entry"})),
 ]
 RANK = {package: rank for rank, (_, packages) in enumerate(LAYERS) for package in packages}
 

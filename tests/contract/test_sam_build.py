@@ -43,7 +43,6 @@ def test_make_build_without_docker_ships_compiled_code(sam: str, tmp_path: Path)
         "aws_lambda_powertools",
         "urllib3",
         "certifi",
-        "nanoid",
         "chatgpt_md_converter",
         "boto3",
         "yaml",

@@ -5,11 +5,12 @@ from __future__ import annotations
 import ast
 import json
 import re
+from pathlib import Path
 
 from support.tools import ROOT
 
 from stepwise.config import Settings
-from stepwise_local.template import Template
+from stepwise_local.template import LAYER_ENTRY, Template
 
 TEMPLATE = Template()
 ASL_TEXT = (ROOT / "statemachine" / "turn.asl.json").read_text()
@@ -42,9 +43,12 @@ def test_the_workflow_is_standard_and_uses_jsonpath() -> None:
     assert json.loads(ASL_TEXT).get("QueryLanguage", "JSONPath") == "JSONPath"
 
 
-def test_every_function_has_a_thin_app_handler() -> None:
+def test_every_function_enters_through_the_layer_and_has_a_thin_app_handler() -> None:
+    entry_module, _, entry_attribute = LAYER_ENTRY.rpartition(".")
+    entry = ROOT / "layers" / "core" / Path(*entry_module.split(".")).with_suffix(".py")
+    assert entry.is_file() and f"\n    {entry_attribute}: " in entry.read_text()
     for spec in TEMPLATE.functions().values():
-        assert spec.handler == "app.handler"
+        assert spec.handler == LAYER_ENTRY and spec.code_handler == "app.handler"
         source = (spec.code_dir / "app.py").read_text()
         tree = ast.parse(source)
         defined = [

@@ -334,7 +334,7 @@ def test_usage_shows_notes_and_spoken_characters() -> None:
     store = InMemoryUsageStore()
     now = TurnServices.__dataclass_fields__["clock"].default()  # the real clock: any time will do
     used = UsageTotals(voice_notes=2, voice_seconds=75, spoken_characters=412, cost_nano_usd=10_000_000)
-    store.add(1, "k", [day_key(now)], replace(used))
+    store.add(1, "k", [day_key(now)], used)
     report = usage_report(1, store, now)
     assert "2 voice notes (1 min 15 s transcribed), 412 characters spoken, ≈ $0.0100" in report
 

@@ -2,9 +2,10 @@
 
 import os
 from functools import cache
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
+from annotated_types import Interval, MinLen
+from pydantic import BaseModel, ConfigDict, SecretStr, field_validator, model_validator
 
 DEFAULT_MODEL = "claude-haiku-4-5"
 
@@ -33,33 +34,33 @@ class Settings(BaseModel):
     telegram_webhook_secret_parameter: str | None = None
     anthropic_api_key: SecretStr | None = None
     anthropic_api_key_parameter: str | None = None
-    secrets_cache_seconds: int = Field(default=300, ge=0)
+    secrets_cache_seconds: Annotated[int, Interval(ge=0)] = 300
 
     allowed_user_ids: str = ""
 
     anthropic_model: str = DEFAULT_MODEL
     anthropic_base_url: str | None = None
-    anthropic_max_tokens: int = Field(default=2048, ge=16, le=64_000)
-    anthropic_timeout_seconds: float = Field(default=60.0, gt=0)
-    anthropic_max_retries: int = Field(default=0, ge=0, le=5)
+    anthropic_max_tokens: Annotated[int, Interval(ge=16, le=64_000)] = 2048
+    anthropic_timeout_seconds: Annotated[float, Interval(gt=0)] = 60.0
+    anthropic_max_retries: Annotated[int, Interval(ge=0, le=5)] = 0
 
     telegram_api_base_url: str = "https://api.telegram.org"
     # Waits end before the Lambda timeout (at most 900 s) would end them; see docs/reliability.md, "When
     # Telegram is slow".
-    telegram_connect_timeout_seconds: float = Field(default=5.0, gt=0, le=900)
-    telegram_timeout_seconds: float = Field(default=10.0, gt=0)
-    telegram_send_timeout_seconds: float = Field(default=20.0, gt=0, le=900)
-    telegram_max_retry_after_seconds: float = Field(default=30.0, ge=0)
+    telegram_connect_timeout_seconds: Annotated[float, Interval(gt=0, le=900)] = 5.0
+    telegram_timeout_seconds: Annotated[float, Interval(gt=0)] = 10.0
+    telegram_send_timeout_seconds: Annotated[float, Interval(gt=0, le=900)] = 20.0
+    telegram_max_retry_after_seconds: Annotated[float, Interval(ge=0)] = 30.0
     # Streaming replies: the growing answer as a Telegram draft in private chats (see docs/streaming.md).
-    draft_interval_seconds: float = Field(default=1.0, ge=0, le=60)
-    draft_timeout_seconds: float = Field(default=2.0, gt=0, le=30)
+    draft_interval_seconds: Annotated[float, Interval(ge=0, le=60)] = 1.0
+    draft_timeout_seconds: Annotated[float, Interval(gt=0, le=30)] = 2.0
 
-    max_tool_steps: int = Field(default=5, ge=1, le=25)
-    history_limit: int = Field(default=20, ge=1, le=200)
+    max_tool_steps: Annotated[int, Interval(ge=1, le=25)] = 5
+    history_limit: Annotated[int, Interval(ge=1, le=200)] = 20
     # None ("auto", the default): the margin and the breakpoints follow the model (stepwise.prompt.caching)
-    history_margin: int | None = Field(default=None, ge=0, le=200)
+    history_margin: Annotated[int | None, Interval(ge=0, le=200)] = None
 
-    approval_timeout_seconds: int = Field(default=3600, ge=1, le=518_400)
+    approval_timeout_seconds: Annotated[int, Interval(ge=1, le=518_400)] = 3600
     fallback_model: Literal["rules", "off"] = "rules"
 
     memory_backend: Literal["aws", "local"] = "aws"
@@ -67,9 +68,9 @@ class Settings(BaseModel):
     vector_index_name: str = "memories"
     embedding_model_id: str = "amazon.titan-embed-text-v2:0"
     embedding_dimensions: int = 256
-    memory_top_k: int = Field(default=3, ge=0, le=20)
-    summary_threshold: int = Field(default=20, ge=1, le=1000)
-    summary_batch_limit: int = Field(default=200, ge=1, le=2000)
+    memory_top_k: Annotated[int, Interval(ge=0, le=20)] = 3
+    summary_threshold: Annotated[int, Interval(ge=1, le=1000)] = 20
+    summary_batch_limit: Annotated[int, Interval(ge=1, le=2000)] = 200
 
     messages_table: str = "stepwise-messages"
     turns_table: str = "stepwise-turns"
@@ -78,60 +79,60 @@ class Settings(BaseModel):
     approvals_table: str = "stepwise-approvals"
     chats_table: str = "stepwise-chats"
     inbox_table: str = "stepwise-inbox"
-    chat_lease_seconds: int = Field(default=900, ge=30, le=86_400)
-    tool_calls_table: str = Field(default="stepwise-tool-calls", min_length=1)
-    turn_ttl_days: int = Field(default=7, ge=1)
+    chat_lease_seconds: Annotated[int, Interval(ge=30, le=86_400)] = 900
+    tool_calls_table: Annotated[str, MinLen(1)] = "stepwise-tool-calls"
+    turn_ttl_days: Annotated[int, Interval(ge=1)] = 7
     state_machine_arn: str | None = None
-    usage_table: str = Field(default="stepwise-usage", min_length=1)
-    daily_token_budget: int = Field(default=0, ge=0)
+    usage_table: Annotated[str, MinLen(1)] = "stepwise-usage"
+    daily_token_budget: Annotated[int, Interval(ge=0)] = 0
 
     reminders_table: str = "stepwise-reminders"
     schedule_group_name: str = "stepwise-reminders"
     scheduler_role_arn: str | None = None
     reminder_target_arn: str | None = None
     default_timezone: str = "UTC"
-    checkin_idle_days: int = Field(default=2, ge=1, le=365)
-    min_checkin_interval_minutes: int = Field(default=60, ge=1, le=10_080)
-    max_reminders: int = Field(default=100, ge=1, le=10_000)
+    checkin_idle_days: Annotated[int, Interval(ge=1, le=365)] = 2
+    min_checkin_interval_minutes: Annotated[int, Interval(ge=1, le=10_080)] = 60
+    max_reminders: Annotated[int, Interval(ge=1, le=10_000)] = 100
 
     # Background jobs (docs/jobs.md): empty table name: spawn_job is not offered, /jobs says so.
     jobs_table: str = ""
-    max_jobs: int = Field(default=3, ge=1, le=20)
-    job_max_tool_steps: int = Field(default=20, ge=1, le=100)
-    job_timeout_minutes: int = Field(default=15, ge=1, le=1440)
+    max_jobs: Annotated[int, Interval(ge=1, le=20)] = 3
+    job_max_tool_steps: Annotated[int, Interval(ge=1, le=100)] = 20
+    job_timeout_minutes: Annotated[int, Interval(ge=1, le=1440)] = 15
 
     # Photos and documents (docs/photos-and-documents.md): Anthropic takes images up to 5 MB of base64.
-    max_image_bytes: int = Field(default=3_750_000, ge=1, le=3_932_160)
-    max_document_bytes: int = Field(default=10_000_000, ge=1, le=20_000_000)  # Bot API downloads: 20 MB
+    max_image_bytes: Annotated[int, Interval(ge=1, le=3_932_160)] = 3_750_000
+    max_document_bytes: Annotated[int, Interval(ge=1, le=20_000_000)] = 10_000_000  # Bot API downloads: 20 MB
     persona_dir: str | None = None  # the persona files' folder; None: the one shipped in the layer
     skills_dir: str | None = None  # the skills' folder (docs/skills.md); None: the one shipped in the layer
 
     # Stepwise as an MCP server (docs/mcp.md): the tokens' table, the endpoint /connect shows, the rate limit.
-    connections_table: str = Field(default="", description="empty: no /mcp endpoint, /connect says so")
+    connections_table: str = ""  # empty: no /mcp endpoint, /connect says so
     mcp_url: str = ""
-    mcp_requests_per_minute: int = Field(default=60, ge=1, le=10_000)
-    mcp_max_body_bytes: int = Field(default=1_048_576, ge=1024, le=10_485_760)
+    mcp_requests_per_minute: Annotated[int, Interval(ge=1, le=10_000)] = 60
+    mcp_max_body_bytes: Annotated[int, Interval(ge=1024, le=10_485_760)] = 1_048_576
     # Outside MCP servers whose tools the model may use (docs/mcp-client.md); no parameter: none.
     mcp_servers_parameter: str | None = None
     mcp_parameters_path: str = "/stepwise/mcp/"
-    remote_tools_table: str = Field(default="stepwise-remote-tools", min_length=1)
+    remote_tools_table: Annotated[str, MinLen(1)] = "stepwise-remote-tools"
     remote_tools_refresh: bool = False  # CallModel's: fetch stale lists again (RunTools only reads them)
-    remote_tools_refresh_seconds: int = Field(default=3600, ge=60, le=604_800)
-    remote_tool_timeout_seconds: float = Field(default=12.0, gt=0, le=60)
-    remote_result_max_chars: int = Field(default=8000, ge=500, le=8000)
-    remote_breaker_failures: int = Field(default=3, ge=1, le=100)
-    remote_breaker_seconds: int = Field(default=300, ge=10, le=86_400)
+    remote_tools_refresh_seconds: Annotated[int, Interval(ge=60, le=604_800)] = 3600
+    remote_tool_timeout_seconds: Annotated[float, Interval(gt=0, le=60)] = 12.0
+    remote_result_max_chars: Annotated[int, Interval(ge=500, le=8000)] = 8000
+    remote_breaker_failures: Annotated[int, Interval(ge=1, le=100)] = 3
+    remote_breaker_seconds: Annotated[int, Interval(ge=10, le=86_400)] = 300
     # Anthropic's server tools (docs/web.md): off by default; uses per turn; domain lists (comma-separated).
     web_search: bool = False
     web_fetch: bool = False
-    web_max_uses: int = Field(default=5, ge=1, le=20)
+    web_max_uses: Annotated[int, Interval(ge=1, le=20)] = 5
     web_allowed_domains: str = ""
     web_blocked_domains: str = ""
 
     # Warm-ups (docs/performance.md): after this long without a turn in the chat, the webhook starts the
     # containers of CallModel, FinishTurn (and RunTools) in parallel; 0 turns warm-ups off.
-    warmup_after_quiet_seconds: int = Field(default=300, ge=0, le=86_400)
-    warmup_timeout_seconds: float = Field(default=0.25, gt=0, le=5)
+    warmup_after_quiet_seconds: Annotated[int, Interval(ge=0, le=86_400)] = 300
+    warmup_timeout_seconds: Annotated[float, Interval(gt=0, le=5)] = 0.25
     call_model_function: str = ""  # the functions warmed up (set by the template for the webhook)
     finish_turn_function: str = ""
     run_tools_function: str = ""
@@ -142,21 +143,23 @@ class Settings(BaseModel):
         ""  # empty: Transcribe identifies the language; else en-US, pt-PT... (openai: en, pt)
     )
     voice_language_options: str = ""  # Transcribe's candidate languages for identification (comma-separated)
-    voice_max_seconds: int = Field(default=300, ge=1, le=3600)
+    voice_max_seconds: Annotated[int, Interval(ge=1, le=3600)] = 300
     voice_bucket_name: str | None = None  # where Amazon Transcribe reads a note (deleted after; 1-day expiry)
-    voice_transcribe_timeout_seconds: float = Field(default=120.0, gt=0, le=800)
+    voice_transcribe_timeout_seconds: Annotated[float, Interval(gt=0, le=800)] = 120.0
     voice_transcription_url: str = ""  # an OpenAI-compatible API's base URL (https://api.openai.com/v1)
     voice_transcription_key: SecretStr | None = None  # local use; on AWS the SSM parameter below
     voice_transcription_key_parameter: str | None = None  # the SSM SecureString holding its key
     voice_transcription_model: str = "whisper-1"
-    voice_transcription_timeout_seconds: float = Field(default=30.0, gt=0, le=300)
-    voice_transcription_usd_per_minute: float = Field(
-        default=0.006, ge=0, le=10
-    )  # /usage's estimate (openai)
+    voice_transcription_timeout_seconds: Annotated[float, Interval(gt=0, le=300)] = 30.0
+    voice_transcription_usd_per_minute: Annotated[float, Interval(ge=0, le=10)] = (
+        0.006  # /usage's estimate (openai)
+    )
     voice_speaker: Literal["polly", "local", "off"] = "polly"
     polly_voice_id: str = "Joanna"
     polly_engine: Literal["standard", "neural", "long-form", "generative"] = "neural"
-    voice_reply_max_chars: int = Field(default=1500, ge=50, le=3000)  # Polly takes at most 3,000 characters
+    voice_reply_max_chars: Annotated[int, Interval(ge=50, le=3000)] = (
+        1500  # Polly takes at most 3,000 characters
+    )
 
     @field_validator("default_timezone")
     @classmethod

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
+import secrets
 from datetime import UTC, datetime
-
-from nanoid import generate
 
 
 def new_id() -> str:
-    """A nanoid (21 URL-safe characters)."""
-    return str(generate())
+    """21 random URL-safe characters (126 bits), the shape of a nanoid: the first 21 characters of 16 random
+    bytes in URL-safe base64 each carry 6 random bits."""
+    return secrets.token_urlsafe(16)[:21]
 
 
 def iso_utc(moment: datetime) -> str:

@@ -47,7 +47,7 @@ class QueuedMessage(BaseModel):
     chat_id: int
     update_id: int = Field(ge=0)
     user_id: int
-    id: str = Field(min_length=1, description="the stored message's id (nanoid), fixed at receipt")
+    id: str = Field(min_length=1, description="the stored message's id (ids.new_id), fixed at receipt")
     text: str = Field(description="the text, or a photo's or document's caption")
     attachment: Attachment | None = Field(default=None, description="a photo, document, voice note...")
     received_at: str = Field(description="ISO 8601 UTC, when the webhook received it")

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import NamedTuple
 
 NANO_PER_DOLLAR = 1_000_000_000
 
 
-@dataclass(frozen=True)
-class UsageTotals:
+class UsageTotals(NamedTuple):
     """Tokens and estimated cost (nano-dollars) counted for one user in one period, or used by one call (a
     voice note's transcription and a reply's speech are counted the same way, by their own keys)."""
 
@@ -25,7 +24,7 @@ class UsageTotals:
     voice_seconds: int = 0  # their length, rounded up per note
     spoken_characters: int = 0  # characters of replies spoken (Polly bills per character)
     voice_tokens: int = 0  # the transcription's and speech's price in input tokens, for the daily budget
-    unpriced_models: frozenset[str] = field(default_factory=frozenset)
+    unpriced_models: frozenset[str] = frozenset()
 
     @property
     def tokens(self) -> int:
