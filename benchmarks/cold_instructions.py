@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from cold_start import DEFAULT_TARGET, DEPLOYED_ENVIRONMENT, TARGETS  # noqa: E402 (the same targets as the wall-clock figures)
 
-# Absolute, as Lambda's sys.path is (/var/task, /opt/python): a relative entry makes every import slower.
+# Absolute, as the entries of Lambda's sys.path are (/var/task, /opt/python).
 BUILD = Path(os.environ.get("BUILD_DIR", ROOT / ".aws-sam" / "build")).resolve()
 FLOOR = (  # as a function's entry imports it (stepwise.lambda_entry): the collector paused, then frozen
     "import gc\n"

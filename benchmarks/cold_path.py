@@ -57,7 +57,7 @@ from turn_cost import (  # noqa: E402
 from stepwise_local import updates  # noqa: E402
 from stepwise_local.anthropic_server import text, tool_use  # noqa: E402
 
-# Absolute, as Lambda's sys.path is (/var/task, /opt/python): a relative entry makes every import slower.
+# Absolute, as the entries of Lambda's sys.path are (/var/task, /opt/python).
 BUILD = Path(os.environ.get("BUILD_DIR", ROOT / ".aws-sam" / "build")).resolve()
 RUNS = int(os.environ.get("BENCH_RUNS", "7"))
 USER = 5151

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 ROOT = Path(__file__).resolve().parent.parent
-# Absolute, as Lambda's sys.path is (/var/task, /opt/python): a relative entry makes every import slower.
+# Absolute, as the entries of Lambda's sys.path are (/var/task, /opt/python).
 BUILD = Path(os.environ.get("BUILD_DIR", ROOT / ".aws-sam" / "build")).resolve()
 RUNS = int(os.environ.get("BENCH_RUNS", "15"))  # pairs per function
 # RunTools' first tool call: the budget of a turn that uses only built-in tools (docs/tools-and-approvals.md).

@@ -9,7 +9,6 @@ from zoneinfo import ZoneInfo
 from aws_lambda_powertools import Logger
 
 from stepwise.ids import iso_utc
-from stepwise.media.fetch import fetch_files
 from stepwise.media.notices import with_notices
 from stepwise.model.errors import ModelRateLimitedError
 from stepwise.model.types import ModelRequest
@@ -248,9 +247,11 @@ def turn_files(
     history: Sequence[StoredMessage], services: TurnServices, offline: bool
 ) -> dict[str, bytes | None]:
     """The bytes of the files this call shows the model; none for the offline rules model (which cannot
-    look at them) or where no file source is configured."""
-    if offline or services.files is None:
+    look at them), where no file source is configured, or when no message of the window has a file."""
+    if offline or services.files is None or all(message.attachment is None for message in history):
         return {}
+    from stepwise.media.fetch import fetch_files  # only a turn whose window holds a file
+
     return fetch_files(history, services.files(), services.media_limits)
 
 
