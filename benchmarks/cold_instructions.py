@@ -25,20 +25,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from cold_start import DEFAULT_TARGET, DEPLOYED_ENVIRONMENT, TARGETS  # noqa: E402 (the same targets as the wall-clock figures)
+# The same floor and targets as the wall-clock figures.
+from cold_start import DEFAULT_TARGET, DEPLOYED_ENVIRONMENT, FLOOR, TARGETS  # noqa: E402
 
 # Absolute, as the entries of Lambda's sys.path are (/var/task, /opt/python).
 BUILD = Path(os.environ.get("BUILD_DIR", ROOT / ".aws-sam" / "build")).resolve()
-FLOOR = (  # as a function's entry imports it (stepwise.lambda_entry): the collector paused, then frozen
-    "import gc\n"
-    "gc.disable()\n"
-    "import boto3\n"
-    "from aws_lambda_powertools import Logger\n"
-    "from pydantic import BaseModel\n"
-    "class Probe(BaseModel):\n"
-    "    value: int = 0\n"
-    "gc.freeze(); gc.enable()\n"
-)
 ENTRY = "import stepwise.lambda_entry\n"  # the template's Handler: the function's app.handler
 # Lambda never shuts an interpreter down: leave before Python's finalization (whose last collection traverses
 # every object still tracked) so that it is not counted.

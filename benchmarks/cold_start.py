@@ -31,6 +31,7 @@ import os
 import statistics
 import subprocess
 import sys
+import textwrap
 import zipfile
 from pathlib import Path
 from typing import NamedTuple
@@ -88,6 +89,18 @@ FIRST_CALLS = {
     "CallModelFunction": [("CallModelFunction (first model call)", "model")],
     "RunToolsFunction": [("RunToolsFunction (first tool call)", "tools")],
 }
+# What every function imports before any of Stepwise's code, as its entry (stepwise.lambda_entry) imports it:
+# the collector paused, then frozen. Building a model loads the rest of pydantic's machinery.
+FLOOR = """\
+import gc
+gc.disable()
+import boto3
+from aws_lambda_powertools import Logger
+from pydantic import BaseModel
+class Probe(BaseModel):
+    value: int = 0
+gc.freeze(); gc.enable()
+"""
 SNIPPET = """
 import sys, time
 mode = sys.argv[1]
@@ -99,14 +112,7 @@ start = time.perf_counter()
 if mode == "boto3":
     import boto3
 elif mode == "floor":  # what every function imports before any of Stepwise's code, as its entry does
-    import gc
-    gc.disable()
-    import boto3
-    from aws_lambda_powertools import Logger
-    from pydantic import BaseModel
-    class Probe(BaseModel):  # building a model loads the rest of pydantic's machinery
-        value: int = 0
-    gc.freeze(); gc.enable()
+FLOOR_HERE
 elif mode.startswith("dateutil"):
     from datetime import datetime
     from dateutil import parser
@@ -136,6 +142,7 @@ sdk = any(name.split(".")[0] in ("mcp", "mcp_types") for name in sys.modules)
 voice = any(name.startswith("stepwise.voice.") for name in sys.modules)
 print(f"{middle - start:.5f} {time.perf_counter() - middle:.5f} {len(sys.modules)} {int(sdk)} {int(voice)}")
 """
+SNIPPET = SNIPPET.replace("FLOOR_HERE\n", textwrap.indent(FLOOR, "    "))
 
 
 def run(function_dir: Path | None, mode: str) -> tuple[float, float, int, bool, bool]:
