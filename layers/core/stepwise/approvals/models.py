@@ -5,7 +5,6 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 ApprovalStatus = Literal["pending", "approved", "denied", "expired"]
-# What a press on an Approve / Deny button did (the webhook's outcome names it).
 # Who asks: the chat's own model, a background job, the user's MCP client, or a check-in that fired.
 RequesterKind = Literal["chat", "job", "mcp_client", "checkin"]
 
