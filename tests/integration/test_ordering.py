@@ -38,7 +38,7 @@ def test_a_burst_of_five_is_answered_in_order_by_at_most_two_turns_and_no_messag
     # Given a user who sends five short messages in a row
     user = stack.new_user()
     texts = [f"part {n}" for n in range(1, 6)]
-    stack.anthropic.default = slow_echo(0.3)  # the first turn is still busy when the last message arrives
+    stack.anthropic.default = slow_echo(1.0)  # the first turn is still busy when the last message arrives
     # When they reach the webhook one right after the other
     burst(stack, user, texts)
     stack.emulation.wait_idle(user)
