@@ -37,7 +37,7 @@ class HttpRequest(BaseModel):
 
     model_config = ConfigDict(defer_build=True, extra="ignore", populate_by_name=True)
 
-    headers: dict[str, str] = Field(default_factory=dict)
+    headers: dict[str, str] = {}
     body: str | None = None
     is_base64_encoded: bool = Field(default=False, alias="isBase64Encoded")
 

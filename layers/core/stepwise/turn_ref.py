@@ -17,7 +17,7 @@ class TurnRef(_Ref):
     chat_id: int
     user_id: int
     update_id: int
-    job: int | None = Field(default=None, ge=1, description="a background job's number: the turn is that job")
+    job: int | None = Field(default=None, ge=1)  # a background job's number: the turn is that job
 
     def log_keys(self) -> dict[str, object]:
         """The keys every log line of this turn carries."""

@@ -15,8 +15,8 @@ class Requester(BaseModel):
     model_config = ConfigDict(defer_build=True)
 
     kind: RequesterKind = "chat"
-    number: int | None = Field(default=None, description="the job's or the check-in's number")
-    name: str = Field(default="", description="the job's title, the MCP client's token name, the check-in")
+    number: int | None = None  # the job's or the check-in's number
+    name: str = ""  # the job's title, the MCP client's token name, the check-in
 
 
 class ApprovalCall(BaseModel):

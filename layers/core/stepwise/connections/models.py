@@ -24,14 +24,10 @@ class Connection(BaseModel):
     user_id: int
     chat_id: int
     name: str = Field(pattern=NAME_PATTERN.pattern)
-    token_hash: str | None = Field(
-        default=None,
-        min_length=64,
-        max_length=64,
-        description="None: pending, its token not yet made (the reply that shows it not yet sent)",
-    )
+    # None: pending, its token not yet made (the reply that shows it not yet sent)
+    token_hash: str | None = Field(default=None, min_length=64, max_length=64)
     created_at: str
-    created_by_turn: str = Field(description="the turn that made it: a retry of that turn replaces it")
+    created_by_turn: str  # the turn that made it: a retry of that turn replaces it
 
     @property
     def pending(self) -> bool:

@@ -2,7 +2,7 @@
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
 from stepwise.media.models import Attachment, Heard
 
@@ -18,14 +18,12 @@ class StoredMessage(BaseModel):
     chat_id: int
     role: Role
     content: str
-    created_at: str = Field(description="ISO 8601 UTC")
+    created_at: str  # ISO 8601 UTC
     turn_id: str | None = None
     update_id: int | None = None
-    tool_calls: list[dict[str, Any]] = Field(default_factory=list)
-    attachment: Attachment | None = Field(default=None, description="a user's photo or document (no bytes)")
-    heard: Heard | None = Field(
-        default=None, description="a voice note's transcript (content holds its words)"
-    )
+    tool_calls: list[dict[str, Any]] = []
+    attachment: Attachment | None = None  # a user's photo or document (no bytes)
+    heard: Heard | None = None  # a voice note's transcript (content holds its words)
 
     @property
     def sort_key(self) -> str:

@@ -47,19 +47,19 @@ class QueuedMessage(BaseModel):
     chat_id: int
     update_id: int = Field(ge=0)
     user_id: int
-    id: str = Field(min_length=1, description="the stored message's id (ids.new_id), fixed at receipt")
-    text: str = Field(description="the text, or a photo's or document's caption")
-    attachment: Attachment | None = Field(default=None, description="a photo, document, voice note...")
-    received_at: str = Field(description="ISO 8601 UTC, when the webhook received it")
+    id: str = Field(min_length=1)  # the stored message's id (ids.new_id), fixed at receipt
+    text: str  # the text, or a photo's or document's caption
+    attachment: Attachment | None = None  # a photo, document, voice note...
+    received_at: str  # ISO 8601 UTC, when the webhook received it
     telegram_message_id: int | None = None
     kind: MessageKind = "message"
     reminder_id: int | None = None
     outside_call: OutsideCall | None = None
     job: JobEnded | None = None
     status: QueueStatus = "queued"
-    turn_id: str | None = Field(default=None, description="the turn answering it, once taken")
-    claimed_at: str | None = Field(default=None, description="its place in the history, fixed when taken")
-    requeues: int = Field(default=0, ge=0, description="how often a failed turn gave it back")
+    turn_id: str | None = None  # the turn answering it, once taken
+    claimed_at: str | None = None  # its place in the history, fixed when taken
+    requeues: int = Field(default=0, ge=0)  # how often a failed turn gave it back
 
 
 def turn_name(chat_id: int, generation: int, update_id: int) -> str:

@@ -3,7 +3,7 @@
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
 
 class OutsideCall(BaseModel):
@@ -14,5 +14,5 @@ class OutsideCall(BaseModel):
 
     tool: str
     arguments: dict[str, Any]
-    connection: str = Field(description="the name of the token the client used")
-    description: str = Field(description="what the call will do, as the approval shows it")
+    connection: str  # the name of the token the client used
+    description: str  # what the call will do, as the approval shows it

@@ -44,14 +44,14 @@ class Job(BaseModel):
     title: str
     task: str
     parent_turn_id: str
-    created_at: str = Field(description="ISO 8601 UTC")
-    deadline: str = Field(description="ISO 8601 UTC: the job stops at its next step past this")
+    created_at: str  # ISO 8601 UTC
+    deadline: str  # ISO 8601 UTC: the job stops at its next step past this
     status: JobStatus = "running"
     tool_rounds: int = Field(default=0, ge=0)
-    tokens: int = Field(default=0, ge=0, description="input, output and cache tokens of its model calls")
+    tokens: int = Field(default=0, ge=0)  # input, output and cache tokens of its model calls
     cost_nano_usd: int = Field(default=0, ge=0)
     finished_at: str | None = None
-    report: str = Field(default="", description="the message its chat gets when it ends")
+    report: str = ""  # the message its chat gets when it ends
 
     @property
     def running(self) -> bool:

@@ -22,15 +22,11 @@ class Attachment(BaseModel):
 
     kind: AttachmentKind
     file_id: str = Field(min_length=1)
-    size: int | None = Field(default=None, ge=0, description="bytes, as the update reported them")
+    size: int | None = Field(default=None, ge=0)  # bytes, as the update reported them
     mime_type: str | None = None
     file_name: str | None = None
-    seconds: int | None = Field(
-        default=None, ge=0, description="a voice note's or audio's length, per Telegram"
-    )
-    refusal: str | None = Field(
-        default=None, description="why the model does not get it (too large, a voice note...), told the user"
-    )
+    seconds: int | None = Field(default=None, ge=0)  # a voice note's or audio's length, per Telegram
+    refusal: str | None = None  # why the model does not get it (too large, a voice note...), told the user
 
     @property
     def taken(self) -> bool:
@@ -56,4 +52,4 @@ class Heard(BaseModel):
     seconds: float = Field(default=0.0, ge=0)
     transcriber: str = ""
     language: str | None = None
-    problem: str | None = Field(default=None, description="why it failed: `transient` or `rejected`")
+    problem: str | None = None  # why it failed: `transient` or `rejected`

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from aws_lambda_powertools import Logger
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
 from stepwise.ids import iso_utc, utc_now
 from stepwise.model.types import ChatModel, ModelRequest
@@ -93,7 +93,7 @@ class SummarizeOutput(BaseModel):
     visited: int = 0
     summarized: int = 0
     messages: int = 0
-    failed: list[int] = Field(default_factory=list)
+    failed: list[int] = []
 
 
 @dataclass

@@ -44,7 +44,7 @@ class VectorRecord(BaseModel):
 
     key: str = Field(min_length=1, max_length=1024)
     vector: list[float] = Field(min_length=1)
-    metadata: dict[str, MetadataValue] = Field(default_factory=dict)
+    metadata: dict[str, MetadataValue] = {}
     text: str
 
     @field_validator("metadata")
@@ -62,7 +62,7 @@ class VectorMatch(BaseModel):
 
     key: str
     text: str
-    metadata: dict[str, MetadataValue] = Field(default_factory=dict)
+    metadata: dict[str, MetadataValue] = {}
     distance: float = 0.0
 
 

@@ -32,7 +32,7 @@ class ModelRequest(BaseModel):
     max_tokens: int
     system: list[dict[str, Any]]
     messages: list[dict[str, Any]]
-    tools: list[dict[str, Any]] = Field(default_factory=list)
+    tools: list[dict[str, Any]] = []
     tool_choice: dict[str, Any] | None = None
 
 

@@ -24,7 +24,7 @@ class Reminder(BaseModel):
     reminder_id: int = Field(ge=1, le=MAX_REMINDER_ID)
     text: str
     checkin: bool = False
-    expression: str = Field(description="at(...), cron(...) or rate(...)")
+    expression: str  # at(...), cron(...) or rate(...)
     timezone: str
     when: str
     one_time: bool

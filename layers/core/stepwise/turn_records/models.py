@@ -2,7 +2,7 @@
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
 from stepwise.inbox.outside_call import OutsideCall
 
@@ -29,7 +29,7 @@ class JobBrief(BaseModel):
     number: int
     title: str
     task: str
-    deadline: str = Field(description="ISO 8601 UTC")
+    deadline: str  # ISO 8601 UTC
 
 
 class CheckinBrief(BaseModel):
@@ -37,7 +37,7 @@ class CheckinBrief(BaseModel):
 
     model_config = ConfigDict(defer_build=True)
 
-    number: int | None = Field(default=None, description="the check-in's number (its reminder id)")
+    number: int | None = None  # the check-in's number (its reminder id)
     text: str
 
 
@@ -60,46 +60,31 @@ class TurnMeta(BaseModel):
     user_id: int
     update_id: int
     user_message_id: str
-    first_key: str = Field(description="sort key of the oldest message in the context window")
-    last_key: str = Field(description="sort key of the newest message in the context window (the user's)")
-    history_cached: bool = Field(
-        default=True,
-        description="whether the prompt marks the history for prompt caching (see stepwise.prompt.caching)",
-    )
-    stable_prefix_tokens: int = Field(
-        default=0,
-        description="the chat's tools and system prompt in tokens, as LoadContext found it (0: unknown)",
-    )
+    first_key: str  # sort key of the oldest message in the context window
+    last_key: str  # sort key of the newest message in the context window (the user's)
+    # whether the prompt marks the history for prompt caching (see stepwise.prompt.caching)
+    history_cached: bool = True
+    # the chat's tools and system prompt in tokens, as LoadContext found it (0: unknown)
+    stable_prefix_tokens: int = 0
     created_at: str
-    model_override: str | None = Field(
-        default=None,
-        description='"rules" once the turn fell back offline; "command" for a slash command the rules handle',
-    )
-    fallback_decisions: int = Field(default=0, description="how often UseFallback switched this turn over")
-    summary: str = Field(default="", description="the chat's rolling summary when the turn began")
-    memories: list[Memory] = Field(default_factory=list, description="memories recalled for this message")
-    timezone: str = Field(default="UTC", description="the user's IANA time zone when the turn began")
-    timezone_set: bool = Field(default=False, description="whether the user chose it (else the default)")
-    reminder: str | None = Field(default=None, description="the text of the reminder this turn delivers")
-    checkin: CheckinBrief | None = Field(default=None, description="the check-in this turn carries out")
-    notices: list[str] = Field(
-        default_factory=list, description="what the user is told about files the model does not get"
-    )
-    notices_only: bool = Field(default=False, description="every message of the turn is such a file")
-    command: str | None = Field(default=None, description="the slash command answered without a model")
-    outside_call: OutsideCall | None = Field(
-        default=None, description="the MCP client's call this turn asks the user to approve (and runs)"
-    )
-    job: JobBrief | None = Field(
-        default=None, description="the background job this turn is (its own execution)"
-    )
-    job_report: str | None = Field(default=None, description="a job's report this chat turn shows")
-    voice_reply: bool = Field(
-        default=False, description="the turn answers a voice note and the user asked for spoken answers"
-    )
-    footnotes: list[str] = Field(
-        default_factory=list, description="lines after the reply (rough transcripts)"
-    )
+    # "rules" once the turn fell back offline; "command" for a slash command the rules handle
+    model_override: str | None = None
+    fallback_decisions: int = 0  # how often UseFallback switched this turn over
+    summary: str = ""  # the chat's rolling summary when the turn began
+    memories: list[Memory] = []  # memories recalled for this message
+    timezone: str = "UTC"  # the user's IANA time zone when the turn began
+    timezone_set: bool = False  # whether the user chose it (else the default)
+    reminder: str | None = None  # the text of the reminder this turn delivers
+    checkin: CheckinBrief | None = None  # the check-in this turn carries out
+    notices: list[str] = []  # what the user is told about files the model does not get
+    notices_only: bool = False  # every message of the turn is such a file
+    command: str | None = None  # the slash command answered without a model
+    # the MCP client's call this turn asks the user to approve (and runs)
+    outside_call: OutsideCall | None = None
+    job: JobBrief | None = None  # the background job this turn is (its own execution)
+    job_report: str | None = None  # a job's report this chat turn shows
+    voice_reply: bool = False  # the turn answers a voice note and the user asked for spoken answers
+    footnotes: list[str] = []  # lines after the reply (rough transcripts)
 
 
 class ModelStep(BaseModel):
@@ -113,14 +98,12 @@ class ModelStep(BaseModel):
     model: str
     message_id: str
     created_at: str
-    tool_results: list[dict[str, Any]] = Field(default_factory=list)
-    partial_results: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    tool_results: list[dict[str, Any]] = []
+    partial_results: dict[str, dict[str, Any]] = {}
     approval_id: str | None = None
-    approval_asks: int = Field(default=0, description="how often RunTools handed this approval to the wait")
-    tokens: int = Field(
-        default=0, description="the call's tokens (input, output, cache), as a job counts them"
-    )
-    cost_nano_usd: int = Field(default=0, description="the call's estimated cost")
+    approval_asks: int = 0  # how often RunTools handed this approval to the wait
+    tokens: int = 0  # the call's tokens (input, output, cache), as a job counts them
+    cost_nano_usd: int = 0  # the call's estimated cost
 
     @property
     def text(self) -> str:
@@ -163,17 +146,9 @@ class Reply(BaseModel):
     message_id: str
     created_at: str
     sent_chunks: int = 0
-    voice_sent: bool = Field(default=False, description="the spoken copy reached Telegram (or was given up)")
-    kept_text: str | None = Field(
-        default=None, description="what the history stores when the text shows something once (a new token)"
-    )
-    new_token: NewToken | None = Field(
-        default=None, description="the text shows this connection's new token in place of its TOKEN_SLOT"
-    )
-    token_seed: str | None = Field(
-        default=None,
-        description="what FinishTurn makes the new token from; gone once the reply was delivered or given up",
-    )
-    token_revoked: bool = Field(
-        default=False, description="the new token never reached the chat: its connection was revoked"
-    )
+    voice_sent: bool = False  # the spoken copy reached Telegram (or was given up)
+    kept_text: str | None = None  # what the history stores when the text shows something once (a new token)
+    new_token: NewToken | None = None  # the text shows this connection's new token in place of its TOKEN_SLOT
+    # what FinishTurn makes the new token from; gone once the reply was delivered or given up
+    token_seed: str | None = None
+    token_revoked: bool = False  # the new token never reached the chat: its connection was revoked
