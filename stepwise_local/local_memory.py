@@ -8,8 +8,8 @@ functions share the S3 Vectors index.
 
 from __future__ import annotations
 
-from stepwise.config import Settings
 from stepwise.memory.service import MemoryService
+from stepwise.memory.settings import MemoryIndexSettings
 from stepwise_local.in_memory.embedder import LocalHashEmbedder
 from stepwise_local.in_memory.vector_index import InMemoryVectorIndex
 
@@ -27,6 +27,6 @@ def reset_local_index() -> None:
     _index = InMemoryVectorIndex()
 
 
-def local_memory(settings: Settings) -> MemoryService:
+def local_memory(settings: MemoryIndexSettings) -> MemoryService:
     """The `local` memory backend: the deterministic embedder on the process-wide index."""
     return MemoryService(LocalHashEmbedder(settings.embedding_dimensions), _index)

@@ -40,6 +40,7 @@ LAYERS: list[tuple[str, frozenset[str]]] = [
                 "turn_ref",
                 "warmup",
                 "warmup_event",
+                "warmup_settings",
                 "workflow",
             }
         ),

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from support.tools import ROOT
 
-from stepwise.config import Settings
+from stepwise.config import all_settings_models
 from stepwise_local.template import LAYER_ENTRY, Template
 
 TEMPLATE = Template()
@@ -64,7 +64,7 @@ def test_every_function_enters_through_the_layer_and_has_a_thin_app_handler() ->
 
 
 def test_every_environment_variable_in_the_template_is_a_known_setting() -> None:
-    known = {name.upper() for name in Settings.model_fields}
+    known = {name.upper() for model in all_settings_models() for name in model.model_fields}
     for spec in TEMPLATE.functions().values():
         for variable in spec.environment:
             assert variable.startswith(("POWERTOOLS_", "PYDANTIC_")) or variable in known, (

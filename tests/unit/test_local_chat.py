@@ -145,6 +145,19 @@ def test_piped_input_keeps_no_history(tmp_path: Path) -> None:
             {"EMBEDDING_DIMENSIONS": "300"},
             "EMBEDDING_DIMENSIONS must be 256, 512 or 1024 (Titan Text Embeddings V2) (got 300)",
         ),
+        # the sections, which a deployed function validates only when the code that reads them first runs
+        ({"WARMUP_TIMEOUT_SECONDS": "9"}, "WARMUP_TIMEOUT_SECONDS must be at most 5 (got 9)"),
+        ({"MCP_REQUESTS_PER_MINUTE": "0"}, "MCP_REQUESTS_PER_MINUTE must be at least 1 (got 0)"),
+        ({"MCP_PARAMETERS_PATH": "mcp"}, "MCP_PARAMETERS_PATH must start and end with /, got 'mcp'"),
+        (
+            {"VOICE_TRANSCRIPTION_URL": "ftp://speech"},
+            "VOICE_TRANSCRIPTION_URL must be an http(s) URL, got 'ftp://speech'",
+        ),
+        (
+            {"VOICE_TRANSCRIBER": "openai"},
+            "VOICE_TRANSCRIBER=openai needs VOICE_TRANSCRIPTION_URL, the API's base URL such as "
+            "https://api.openai.com/v1",
+        ),
     ],
 )
 def test_a_bad_setting_is_one_line_naming_the_variable(environment: dict[str, str], problem: str) -> None:

@@ -10,12 +10,26 @@ from pydantic import BaseModel, ConfigDict, SecretStr, field_validator, model_va
 DEFAULT_MODEL = "claude-haiku-4-5"
 
 
-class Settings(BaseModel):
-    """Every setting of Stepwise; docs/configuration.md documents each one.
+# The sections of the settings that only some code reads, each validated where it is first used (see
+# `EnvSettings`): `module:Class`, so that `make chat`'s check validates them all without this module importing
+# them.
+SECTIONS = (
+    "stepwise.warmup_settings:WarmupSettings",
+    "stepwise.mcp.settings:EndpointSettings",
+    "stepwise.remote_tools.settings:RemoteToolSettings",
+    "stepwise.voice.settings:VoiceServiceSettings",
+    "stepwise.memory.settings:MemoryIndexSettings",
+)
 
-    Each field is read from the environment variable of the same name in capitals (values given explicitly
-    win). Plain pydantic rather than pydantic-settings: the latter costs every cold start about a quarter of
-    `import boto3` (see `make bench`) for features Stepwise does not use.
+
+class EnvSettings(BaseModel):
+    """Settings read from the environment: each field from the variable of its name in capitals (values given
+    explicitly win).
+
+    Plain pydantic rather than pydantic-settings: the latter costs every cold start about a quarter of `import
+    boto3` (see `make bench`) for features Stepwise does not use. Every field a function's import builds costs
+    its cold start, so `Settings` holds what the turn's states read and the settings that only some code reads
+    are sections of their own (`SECTIONS`), built by the code that reads them.
     """
 
     model_config = ConfigDict(defer_build=True, extra="ignore", frozen=True)
@@ -26,6 +40,16 @@ class Settings(BaseModel):
         given = dict(data) if isinstance(data, dict) else {}
         found = {name: os.environ[name.upper()] for name in cls.model_fields if name.upper() in os.environ}
         return {**found, **given}
+
+
+def blank_is_none(value: object) -> object:
+    """A `mode="before"` validator's body: an empty or blank text is no value."""
+    return None if isinstance(value, str) and not value.strip() else value
+
+
+class Settings(EnvSettings):
+    """The settings every state of the turn reads; docs/configuration.md documents each one (and which are in
+    the sections)."""
 
     # Secrets: the value itself, or the name of an SSM SecureString parameter holding it.
     telegram_bot_token: SecretStr | None = None
@@ -63,14 +87,11 @@ class Settings(BaseModel):
     approval_timeout_seconds: Annotated[int, Interval(ge=1, le=518_400)] = 3600
     fallback_model: Literal["rules", "off"] = "rules"
 
+    # Long-term memory (docs/memory.md); the index's own settings: stepwise.memory.settings.
     memory_backend: Literal["aws", "local"] = "aws"
     vector_bucket_name: str | None = None
-    vector_index_name: str = "memories"
-    embedding_model_id: str = "amazon.titan-embed-text-v2:0"
-    embedding_dimensions: int = 256
     memory_top_k: Annotated[int, Interval(ge=0, le=20)] = 3
     summary_threshold: Annotated[int, Interval(ge=1, le=1000)] = 20
-    summary_batch_limit: Annotated[int, Interval(ge=1, le=2000)] = 200
 
     messages_table: str = "stepwise-messages"
     turns_table: str = "stepwise-turns"
@@ -109,19 +130,10 @@ class Settings(BaseModel):
 
     # Stepwise as an MCP server (docs/mcp.md): the tokens' table, the endpoint /connect shows, the rate limit.
     connections_table: str = ""  # empty: no /mcp endpoint, /connect says so
-    mcp_url: str = ""
-    mcp_requests_per_minute: Annotated[int, Interval(ge=1, le=10_000)] = 60
-    mcp_max_body_bytes: Annotated[int, Interval(ge=1024, le=10_485_760)] = 1_048_576
-    # Outside MCP servers whose tools the model may use (docs/mcp-client.md); no parameter: none.
+    mcp_url: str = ""  # the endpoint's limits: stepwise.mcp.settings
+    # Outside MCP servers whose tools the model may use (docs/mcp-client.md); no parameter: none. How they
+    # are reached: stepwise.remote_tools.settings.
     mcp_servers_parameter: str | None = None
-    mcp_parameters_path: str = "/stepwise/mcp/"
-    remote_tools_table: Annotated[str, MinLen(1)] = "stepwise-remote-tools"
-    remote_tools_refresh: bool = False  # CallModel's: fetch stale lists again (RunTools only reads them)
-    remote_tools_refresh_seconds: Annotated[int, Interval(ge=60, le=604_800)] = 3600
-    remote_tool_timeout_seconds: Annotated[float, Interval(gt=0, le=60)] = 12.0
-    remote_result_max_chars: Annotated[int, Interval(ge=500, le=8000)] = 8000
-    remote_breaker_failures: Annotated[int, Interval(ge=1, le=100)] = 3
-    remote_breaker_seconds: Annotated[int, Interval(ge=10, le=86_400)] = 300
     # Anthropic's server tools (docs/web.md): off by default; uses per turn; domain lists (comma-separated).
     web_search: bool = False
     web_fetch: bool = False
@@ -129,37 +141,14 @@ class Settings(BaseModel):
     web_allowed_domains: str = ""
     web_blocked_domains: str = ""
 
-    # Warm-ups (docs/performance.md): after this long without a turn in the chat, the webhook starts the
-    # containers of CallModel, FinishTurn (and RunTools) in parallel; 0 turns warm-ups off.
-    warmup_after_quiet_seconds: Annotated[int, Interval(ge=0, le=86_400)] = 300
-    warmup_timeout_seconds: Annotated[float, Interval(gt=0, le=5)] = 0.25
-    call_model_function: str = ""  # the functions warmed up (set by the template for the webhook)
-    finish_turn_function: str = ""
-    run_tools_function: str = ""
-
-    # Voice notes (docs/voice.md): who transcribes them, the longest note, and spoken replies.
+    # Voice notes (docs/voice.md): who transcribes them, the longest note, and spoken replies; the services'
+    # own settings (language, bucket, URL, key, voice): stepwise.voice.settings.
     voice_transcriber: Literal["transcribe", "openai", "local", "off"] = "transcribe"
-    voice_language: str = (
-        ""  # empty: Transcribe identifies the language; else en-US, pt-PT... (openai: en, pt)
-    )
-    voice_language_options: str = ""  # Transcribe's candidate languages for identification (comma-separated)
     voice_max_seconds: Annotated[int, Interval(ge=1, le=3600)] = 300
-    voice_bucket_name: str | None = None  # where Amazon Transcribe reads a note (deleted after; 1-day expiry)
-    voice_transcribe_timeout_seconds: Annotated[float, Interval(gt=0, le=800)] = 120.0
-    voice_transcription_url: str = ""  # an OpenAI-compatible API's base URL (https://api.openai.com/v1)
-    voice_transcription_key: SecretStr | None = None  # local use; on AWS the SSM parameter below
-    voice_transcription_key_parameter: str | None = None  # the SSM SecureString holding its key
-    voice_transcription_model: str = "whisper-1"
-    voice_transcription_timeout_seconds: Annotated[float, Interval(gt=0, le=300)] = 30.0
-    voice_transcription_usd_per_minute: Annotated[float, Interval(ge=0, le=10)] = (
-        0.006  # /usage's estimate (openai)
-    )
+    voice_transcription_usd_per_minute: Annotated[float, Interval(ge=0, le=10)] = 0.006  # /usage (openai)
     voice_speaker: Literal["polly", "local", "off"] = "polly"
-    polly_voice_id: str = "Joanna"
     polly_engine: Literal["standard", "neural", "long-form", "generative"] = "neural"
-    voice_reply_max_chars: Annotated[int, Interval(ge=50, le=3000)] = (
-        1500  # Polly takes at most 3,000 characters
-    )
+    voice_reply_max_chars: Annotated[int, Interval(ge=50, le=3000)] = 1500  # Polly takes at most 3,000
 
     @field_validator("default_timezone")
     @classmethod
@@ -172,13 +161,6 @@ class Settings(BaseModel):
             raise ValueError(
                 f"DEFAULT_TIMEZONE must be an IANA time zone such as Europe/Lisbon, got {value!r}"
             ) from None
-        return value
-
-    @field_validator("mcp_parameters_path")
-    @classmethod
-    def _parameter_path(cls, value: str) -> str:
-        if not (value.startswith("/") and value.endswith("/")):
-            raise ValueError(f"MCP_PARAMETERS_PATH must start and end with /, got {value!r}")
         return value
 
     @field_validator("history_margin", mode="before")
@@ -212,24 +194,14 @@ class Settings(BaseModel):
         "persona_dir",
         "skills_dir",
         "mcp_servers_parameter",
-        "voice_bucket_name",
-        "voice_transcription_key_parameter",
+        "anthropic_api_key",
+        "telegram_bot_token",
+        "telegram_webhook_secret",
         mode="before",
     )
     @classmethod
     def _blank_is_none(cls, value: object) -> object:
-        return None if isinstance(value, str) and not value.strip() else value
-
-    @field_validator(
-        "anthropic_api_key",
-        "telegram_bot_token",
-        "telegram_webhook_secret",
-        "voice_transcription_key",
-        mode="before",
-    )
-    @classmethod
-    def _blank_secret_is_none(cls, value: object) -> object:
-        return None if isinstance(value, str) and not value.strip() else value
+        return blank_is_none(value)
 
     @field_validator("web_allowed_domains", "web_blocked_domains")
     @classmethod
@@ -246,25 +218,6 @@ class Settings(BaseModel):
                 "set WEB_ALLOWED_DOMAINS or WEB_BLOCKED_DOMAINS, not both (the API refuses both)"
             )
         return self
-
-    @model_validator(mode="after")
-    def _voice_transcriber_settings(self) -> "Settings":
-        if self.voice_transcriber == "openai" and not self.voice_transcription_url.strip():
-            raise ValueError(
-                "VOICE_TRANSCRIBER=openai needs VOICE_TRANSCRIPTION_URL, the API's base URL such as "
-                "https://api.openai.com/v1"
-            )
-        url = self.voice_transcription_url.strip()
-        if url and not url.startswith(("https://", "http://")):
-            raise ValueError(f"VOICE_TRANSCRIPTION_URL must be an http(s) URL, got {url!r}")
-        return self
-
-    @field_validator("embedding_dimensions")
-    @classmethod
-    def _titan_dimensions(cls, value: int) -> int:
-        if value not in (256, 512, 1024):
-            raise ValueError("EMBEDDING_DIMENSIONS must be 256, 512 or 1024 (Titan Text Embeddings V2)")
-        return value
 
     @property
     def allowed_users(self) -> frozenset[int]:
@@ -284,6 +237,18 @@ def split_list(value: str) -> list[str]:
 
 def _split_ids(value: str) -> list[str]:
     return [part.strip() for part in value.split(",") if part.strip()]
+
+
+def all_settings_models() -> list[type[EnvSettings]]:
+    """`Settings` and each of its sections (their modules imported now): what `make chat` checks, and what the
+    documentation must cover."""
+    from importlib import import_module
+
+    models: list[type[EnvSettings]] = [Settings]
+    for path in SECTIONS:
+        module, _, name = path.partition(":")
+        models.append(getattr(import_module(module), name))
+    return models
 
 
 @cache

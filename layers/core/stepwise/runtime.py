@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from stepwise.media.intake import MediaLimits
     from stepwise.media.voice import VoiceSetup
     from stepwise.memory.service import MemoryService
+    from stepwise.memory.settings import MemoryIndexSettings
     from stepwise.memory.summarizer import SummarizeServices
     from stepwise.model.types import ChatModel
     from stepwise.reminders.dynamodb import DynamoReminderStore
@@ -44,13 +45,14 @@ if TYPE_CHECKING:
     from stepwise.tools.reminder_tools import ReminderSetup
     from stepwise.usage.dynamodb import DynamoUsageStore
     from stepwise.voice.models import Speaker, Transcriber
+    from stepwise.voice.settings import VoiceServiceSettings
     from stepwise.warmup import Warmups
     from stepwise.webhook import WebhookServices
     from stepwise.workflow import StepFunctionsStopper
 
 APPROVAL_RECORD_GRACE_SECONDS = 86_400  # approval records outlive their timeout by a day, then expire
 
-MemoryBackend = Callable[[Settings], "MemoryService"]
+MemoryBackend = Callable[["MemoryIndexSettings"], "MemoryService"]
 _memory_backends: dict[str, MemoryBackend] = {}
 
 
@@ -86,6 +88,20 @@ class Runtime:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
+
+    # The sections of the settings only some code reads (stepwise.config.SECTIONS), each read from the
+    # environment and validated when that code first runs in this container.
+    @cached_property
+    def memory_settings(self) -> MemoryIndexSettings:
+        from stepwise.memory.settings import MemoryIndexSettings
+
+        return MemoryIndexSettings()
+
+    @cached_property
+    def voice_settings(self) -> VoiceServiceSettings:
+        from stepwise.voice.settings import VoiceServiceSettings
+
+        return VoiceServiceSettings()
 
     @cached_property
     def _dynamodb(self) -> PlainValuesTables:
@@ -282,17 +298,20 @@ class Runtime:
             backend = _memory_backends.get(s.memory_backend)
             if backend is None:
                 raise RuntimeError(f"MEMORY_BACKEND={s.memory_backend}, but no such backend is installed")
-            return backend(s)
+            return backend(self.memory_settings)
         if not s.vector_bucket_name:
             return None
+        index = self.memory_settings
         from stepwise.memory.embedder import BedrockTitanEmbedder
         from stepwise.memory.service import MemoryService
         from stepwise.memory.vector_index import S3VectorsIndex
 
         return MemoryService(
             # made on the first recall or memory tool call: CallModel offers memory's tools, never calls them
-            BedrockTitanEmbedder(LazyClient("bedrock-runtime"), s.embedding_model_id, s.embedding_dimensions),
-            S3VectorsIndex(LazyClient("s3vectors"), s.vector_bucket_name, s.vector_index_name),
+            BedrockTitanEmbedder(
+                LazyClient("bedrock-runtime"), index.embedding_model_id, index.embedding_dimensions
+            ),
+            S3VectorsIndex(LazyClient("s3vectors"), s.vector_bucket_name, index.vector_index_name),
         )
 
     @property
@@ -333,7 +352,7 @@ class Runtime:
             summarizer=summarizer,
             history_limit=s.history_limit,
             threshold=s.summary_threshold,
-            batch_limit=s.summary_batch_limit,
+            batch_limit=self.memory_settings.summary_batch_limit,
             clock=clock,
         )
 
@@ -460,35 +479,39 @@ class Runtime:
     @cached_property
     def transcriber(self) -> Transcriber:
         """VOICE_TRANSCRIBER's transcriber: Amazon Transcribe, an OpenAI-compatible API, or PocketSphinx."""
-        from stepwise import secrets
         from stepwise.config import split_list
 
-        s = self.settings
+        s, v = self.settings, self.voice_settings
         if s.voice_transcriber == "openai":
             from stepwise.voice.openai_stt import OpenAICompatibleTranscriber
 
+            if not v.voice_transcription_url:
+                raise RuntimeError(
+                    "VOICE_TRANSCRIBER=openai needs VOICE_TRANSCRIPTION_URL, the API's base URL such as "
+                    "https://api.openai.com/v1"
+                )
             return OpenAICompatibleTranscriber(
-                s.voice_transcription_url,
-                lambda: secrets.voice_transcription_key(s),
-                s.voice_transcription_model,
-                language=s.voice_language or None,
-                timeout_seconds=s.voice_transcription_timeout_seconds,
+                v.voice_transcription_url,
+                lambda: v.transcription_key(s.secrets_cache_seconds),
+                v.voice_transcription_model,
+                language=v.voice_language or None,
+                timeout_seconds=v.voice_transcription_timeout_seconds,
             )
         if s.voice_transcriber == "local":
             from stepwise.voice.local_stt import PocketSphinxTranscriber
 
             return PocketSphinxTranscriber()
-        if not s.voice_bucket_name:
+        if not v.voice_bucket_name:
             raise RuntimeError("VOICE_TRANSCRIBER=transcribe needs VOICE_BUCKET_NAME")
         from stepwise.voice.aws_transcribe import AwsTranscriber
 
         return AwsTranscriber(
             s3=lambda: boto3.client("s3"),
             transcribe=lambda: boto3.client("transcribe"),
-            bucket=s.voice_bucket_name,
-            language=s.voice_language or None,
-            language_options=split_list(s.voice_language_options),
-            timeout_seconds=s.voice_transcribe_timeout_seconds,
+            bucket=v.voice_bucket_name,
+            language=v.voice_language or None,
+            language_options=split_list(v.voice_language_options),
+            timeout_seconds=v.voice_transcribe_timeout_seconds,
         )
 
     @cached_property
@@ -501,7 +524,8 @@ class Runtime:
             return EspeakSpeaker()
         from stepwise.voice.polly import PollySpeaker
 
-        return PollySpeaker(lambda: boto3.client("polly"), voice_id=s.polly_voice_id, engine=s.polly_engine)
+        voice_id = self.voice_settings.polly_voice_id
+        return PollySpeaker(lambda: boto3.client("polly"), voice_id=voice_id, engine=s.polly_engine)
 
     def _stopper(self) -> StepFunctionsStopper:
         from stepwise.workflow import StepFunctionsStopper
@@ -535,28 +559,29 @@ class Runtime:
         from stepwise.remote_tools.calls import RemoteLimits, RemoteToolCaller
         from stepwise.remote_tools.catalog import RemoteTools
         from stepwise.remote_tools.dynamodb import DynamoRemoteToolCache
+        from stepwise.remote_tools.settings import RemoteToolSettings
         from stepwise.remote_tools.ssm import headers_for, load_servers
 
-        s = self.settings
+        s, r = self.settings, RemoteToolSettings()
         parameter = s.mcp_servers_parameter or ""
         caller = RemoteToolCaller(
-            cache=DynamoRemoteToolCache(self._dynamodb.table(s.remote_tools_table)),
+            cache=DynamoRemoteToolCache(self._dynamodb.table(r.remote_tools_table)),
             servers=_mcp_servers,
             ledger=self.ledger,
             headers=lambda entry: headers_for(entry, s.secrets_cache_seconds),
             now=lambda: int(clock().timestamp()),
             limits=RemoteLimits(
-                refresh_seconds=s.remote_tools_refresh_seconds,
-                timeout_seconds=s.remote_tool_timeout_seconds,
-                max_result_chars=s.remote_result_max_chars,
-                breaker_failures=s.remote_breaker_failures,
-                breaker_seconds=s.remote_breaker_seconds,
+                refresh_seconds=r.remote_tools_refresh_seconds,
+                timeout_seconds=r.remote_tool_timeout_seconds,
+                max_result_chars=r.remote_result_max_chars,
+                breaker_failures=r.remote_breaker_failures,
+                breaker_seconds=r.remote_breaker_seconds,
             ),
         )
         return RemoteTools(
-            lambda: load_servers(parameter, s.mcp_parameters_path, s.secrets_cache_seconds),
+            lambda: load_servers(parameter, r.mcp_parameters_path, s.secrets_cache_seconds),
             caller,
-            refresh=s.remote_tools_refresh,
+            refresh=r.remote_tools_refresh,
         )
 
     @property
@@ -576,9 +601,10 @@ class Runtime:
         from stepwise.audit.dynamodb import DynamoAuditLog
         from stepwise.mcp.endpoint import EndpointServices
         from stepwise.mcp.gate import GateLimits
+        from stepwise.mcp.settings import EndpointSettings
         from stepwise.states.services import JOB_STARTING_TOOLS
 
-        s = self.settings
+        s, limits = self.settings, EndpointSettings()
         connections = self.connections
         if connections is None:
             raise RuntimeError("CONNECTIONS_TABLE is not configured")
@@ -587,7 +613,7 @@ class Runtime:
             tools=lambda: self.tools.without(JOB_STARTING_TOOLS),  # a job reports to a chat, not a client
             audit=DynamoAuditLog(self._dynamodb.table(s.audit_table)),
             sequencer=lambda: self.sequencer,
-            limits=GateLimits(s.mcp_max_body_bytes, s.mcp_requests_per_minute, s.allowed_users),
+            limits=GateLimits(limits.mcp_max_body_bytes, limits.mcp_requests_per_minute, s.allowed_users),
             clock=clock,
             new_id=ids.new_id,
         )
@@ -625,8 +651,9 @@ class Runtime:
     def warmups(self) -> Warmups | None:
         """The webhook's warm-ups of the turn's next functions; None when they are off or not deployed."""
         from stepwise.warmup import LambdaWarmer, Warmups, WarmupTargets
+        from stepwise.warmup_settings import WarmupSettings
 
-        s = self.settings
+        s = WarmupSettings()
         names = (s.call_model_function, s.finish_turn_function, s.run_tools_function)
         if s.warmup_after_quiet_seconds <= 0 or not all(names):
             return None

@@ -58,16 +58,3 @@ def anthropic_api_key(settings: Settings) -> str | None:
         "ANTHROPIC_API_KEY",
         settings.secrets_cache_seconds,
     )
-
-
-def voice_transcription_key(settings: Settings) -> str:
-    """The OpenAI-compatible speech-to-text API's key; "" when neither the key nor its parameter is set (a
-    self-hosted server that takes no key)."""
-    if settings.voice_transcription_key is None and not settings.voice_transcription_key_parameter:
-        return ""
-    return resolve_secret(
-        settings.voice_transcription_key,
-        settings.voice_transcription_key_parameter,
-        "VOICE_TRANSCRIPTION_KEY",
-        settings.secrets_cache_seconds,
-    )
