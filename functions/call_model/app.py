@@ -6,7 +6,6 @@ from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
-from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from stepwise.lambda_support import prepare_state
 from stepwise.runtime import get_runtime
@@ -15,6 +14,8 @@ from stepwise.states.contracts.call_model import CallModelInput
 from stepwise.warmup_event import answers_warmups
 
 if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.typing import LambdaContext
+
     from stepwise.states.services import TurnServices
 
 logger = Logger()

@@ -3,14 +3,16 @@ tokens /connect makes. Importing this handler imports the MCP SDK; no other func
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger
-from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from stepwise.events import HttpCall
 from stepwise.mcp.endpoint import serve
 from stepwise.runtime import get_runtime
+
+if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.typing import LambdaContext
 
 logger = Logger()
 

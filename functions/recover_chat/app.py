@@ -3,14 +3,16 @@ its messages (and those queued behind it) are still answered."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger
-from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from stepwise.events import parsed
 from stepwise.runtime import get_runtime
 from stepwise.states.sequence import ExecutionEndedEvent, recover_turn
+
+if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.typing import LambdaContext
 
 logger = Logger()
 

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.metrics import MetricUnit, single_metric
-from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from stepwise.events import HttpRequest, parsed
 from stepwise.runtime import get_runtime
 from stepwise.webhook import ACTION_HEADER, SECRET_HEADER, WebhookOutcome, handle_update
+
+if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.typing import LambdaContext
 
 logger = Logger()
 

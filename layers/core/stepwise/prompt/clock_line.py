@@ -12,7 +12,8 @@ from typing import NamedTuple
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 CLOCK_PREFIX = "Local time: "
-_LINE = re.compile(r"^Local time: (?P<stamp>\S+) \((?P<weekday>[A-Za-z]+), (?P<zone>[^()\s]+)\)\s*$", re.M)
+# Compiled (and cached by `re`) when a line is first read back: only the offline model reads it.
+_LINE = r"^Local time: (?P<stamp>\S+) \((?P<weekday>[A-Za-z]+), (?P<zone>[^()\s]+)\)\s*$"
 
 
 class UserClock(NamedTuple):
@@ -40,7 +41,7 @@ def clock_line(now: datetime, zone: str | None = None) -> str:
 
 def parse_clock_line(text: str) -> UserClock | None:
     """The local clock of the first clock line in `text`, or None when there is none or it does not parse."""
-    match = _LINE.search(text)
+    match = re.search(_LINE, text, re.M)
     if match is None:
         return None
     try:

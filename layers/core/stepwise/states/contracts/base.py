@@ -6,13 +6,14 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from stepwise.turn_ref import TurnRef
 
+# Each contract sets it rather than inheriting it from a shared base: every state's import builds each class.
+CONTRACT_CONFIG = ConfigDict(defer_build=True, extra="ignore")
 
-class _Contract(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="ignore")
 
-
-class TurnInput(_Contract):
+class TurnInput(BaseModel):
     """Every state's input carries the turn; FinishTurn needs nothing else."""
+
+    model_config = CONTRACT_CONFIG
 
     turn: TurnRef
 
@@ -20,7 +21,7 @@ class TurnInput(_Contract):
 Route = Literal["model", "tools", "tools_with_approval", "approval", "wait", "reply", "error"]
 
 
-class Next(_Contract):
+class Next(BaseModel):
     """Where the turn goes next, decided once by the state that knows (LoadContext, CallModel, RunTools,
     UseFallback) and read by the state machine's `WhatNext` Choice:
 
@@ -34,6 +35,8 @@ class Next(_Contract):
 
     `waits` counts the turn's waits for the API's `retry-after`, carried from call to call.
     """
+
+    model_config = CONTRACT_CONFIG
 
     route: Route
     step: int = Field(default=0, ge=0)

@@ -1,6 +1,8 @@
 """FinishTurn's input and output."""
 
-from stepwise.states.contracts.base import TurnInput, _Contract
+from pydantic import BaseModel
+
+from stepwise.states.contracts.base import CONTRACT_CONFIG, TurnInput
 
 
 class FinishTurnInput(TurnInput):
@@ -11,8 +13,10 @@ class FinishTurnInput(TurnInput):
     deliver: bool = True
 
 
-class FinishTurnOutput(_Contract):
+class FinishTurnOutput(BaseModel):
     """How the turn ended: chunks sent, whether the reply was stored, and the next turn started (if any)."""
+
+    model_config = CONTRACT_CONFIG
 
     source: str | None = None
     sent_chunks: int = 0

@@ -1,8 +1,8 @@
 """RequestApproval's input and output."""
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
-from stepwise.states.contracts.base import TurnInput, _Contract
+from stepwise.states.contracts.base import CONTRACT_CONFIG, TurnInput
 
 
 class RequestApprovalInput(TurnInput):
@@ -12,7 +12,9 @@ class RequestApprovalInput(TurnInput):
     task_token: str = Field(min_length=1)
 
 
-class RequestApprovalOutput(_Contract):
+class RequestApprovalOutput(BaseModel):
     """The Telegram message that carries the buttons."""
+
+    model_config = CONTRACT_CONFIG
 
     message_id: int
