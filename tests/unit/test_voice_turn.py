@@ -3,7 +3,6 @@ be heard; FinishTurn speaks the answer once after the text; /voice; voice in /us
 
 from __future__ import annotations
 
-from dataclasses import replace
 from decimal import Decimal
 
 import pytest
@@ -366,7 +365,7 @@ def test_the_voice_command_says_when_spoken_answers_are_not_deployed(voice_servi
     from stepwise.commands.handlers import CommandRequest
 
     assert voice_services.voice is not None
-    voice_services.voice = replace(voice_services.voice, speaker=None)
+    voice_services.voice = voice_services.voice._replace(speaker=None)
     meta = turn_meta(
         chat_id=CHAT,
         user_id=CHAT,

@@ -25,7 +25,7 @@ from __future__ import annotations
 import functools
 import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from aws_lambda_powertools import Logger
 
@@ -45,8 +45,7 @@ TOOL_WORDS = (
 )
 
 
-@dataclass(frozen=True)
-class WarmupTargets:
+class WarmupTargets(NamedTuple):
     """The functions a turn needs after LoadContext (their names or ARNs)."""
 
     call_model: str
@@ -54,7 +53,8 @@ class WarmupTargets:
     run_tools: str
 
 
-@dataclass
+# No generated __eq__ or __repr__ (see stepwise.states.services.TurnServices).
+@dataclass(eq=False, repr=False)
 class Warmups:
     """Decides whether a started turn is worth warming up for, and sends the warm-ups.
 

@@ -52,7 +52,8 @@ class WebhookOutcome(BaseModel):
     typing: bool = False  # the answer asks Telegram for "typing…" (stepwise.inbox.arrival_typing)
 
 
-@dataclass
+# No generated __eq__ or __repr__ (see stepwise.states.services.TurnServices).
+@dataclass(eq=False, repr=False)
 class WebhookServices:
     """What the webhook needs: the secret, the allowlist, the chats' inboxes and a way to settle approvals."""
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from aws_lambda_powertools import Logger
 
@@ -158,7 +158,8 @@ def show_request(
 
 
 # ------------------------------------------------------------------------------------- press (webhook)
-@dataclass
+# No generated __eq__ or __repr__ (see stepwise.states.services.TurnServices).
+@dataclass(eq=False, repr=False)
 class PressServices:
     """What handling a press needs."""
 
@@ -168,8 +169,7 @@ class PressServices:
     clock: Callable[[], datetime] = utc_now
 
 
-@dataclass(frozen=True)
-class PressOutcome:
+class PressOutcome(NamedTuple):
     """What the press did: `decided` (approved/denied), or why it changed nothing."""
 
     action: PressAction

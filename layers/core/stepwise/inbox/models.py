@@ -1,7 +1,6 @@
 """A message waiting in a chat's inbox, and what enqueueing it found."""
 
-from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -18,8 +17,7 @@ MessageKind = Literal["message", "reminder", "checkin", "outside_call", "job"]
 Admission = Literal["new", "queued", "taken", "done"]
 
 
-@dataclass(frozen=True)
-class NewLease:
+class NewLease(NamedTuple):
     """A chat's lease taken for a new turn: the turn's name, and when the chat's previous turn started (epoch
     seconds; None for the chat's first), which tells how long the chat was quiet."""
 

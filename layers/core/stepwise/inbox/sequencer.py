@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from aws_lambda_powertools import Logger
 
@@ -32,8 +32,7 @@ logger = Logger(child=True)
 Admitted = Literal["started", "queued", "duplicate"]
 
 
-@dataclass(frozen=True)
-class Admission:
+class Admission(NamedTuple):
     """What admitting a message did; for a turn it started, how long the chat had gone without one (seconds;
     None for the chat's first turn)."""
 
@@ -45,7 +44,8 @@ Ending = Literal["answered", "failed"]
 DAY = 86_400
 
 
-@dataclass
+# No generated __eq__ or __repr__ (see stepwise.states.services.TurnServices).
+@dataclass(eq=False, repr=False)
 class Sequencer:
     """The per-chat inbox and lease, and the way turns are started from them."""
 

@@ -1,8 +1,7 @@
 """A background job's record: what it was asked, how far it got, how it ended."""
 
 import hashlib
-from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -17,8 +16,7 @@ JOB_PREFIX = "job-"
 CANNOT_DO = "cannot_do"
 
 
-@dataclass(frozen=True)
-class JobLimits:
+class JobLimits(NamedTuple):
     """The deployment's limits of background jobs (docs/jobs.md): MAX_JOBS, JOB_MAX_TOOL_STEPS and
     JOB_TIMEOUT_MINUTES."""
 

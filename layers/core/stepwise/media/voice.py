@@ -4,9 +4,8 @@ with them."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from decimal import Decimal
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -14,8 +13,7 @@ if TYPE_CHECKING:
     from stepwise.voice.models import Speaker, Transcriber
 
 
-@dataclass(frozen=True)
-class VoiceSetup:
+class VoiceSetup(NamedTuple):
     """The deployment's voice settings: `transcriber_name` is VOICE_TRANSCRIBER ("off": voice notes get a
     notice and never reach this), `speaker` is None when spoken replies are off (VOICE_SPEAKER=off)."""
 

@@ -9,9 +9,8 @@ pass on.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from stepwise.reminders.models import WEEKDAYS
@@ -39,8 +38,7 @@ class TimingError(ValueError):
     """A time the user (or the model) gave that cannot be scheduled; the message says why."""
 
 
-@dataclass(frozen=True)
-class Timing:
+class Timing(NamedTuple):
     """A schedule: its expression (for the schedule's time zone), whether it fires once, and in words."""
 
     expression: str

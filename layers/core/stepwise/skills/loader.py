@@ -8,9 +8,8 @@ the folder. Stricter than the format in one point: a name is ASCII (a-z, 0-9 and
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 SKILL_FILE = "SKILL.md"
 MAX_NAME_CHARS = 64
@@ -29,8 +28,7 @@ class SkillInvalid(ValueError):
     """A skill folder that breaks a rule of the format (the message says which)."""
 
 
-@dataclass(frozen=True)
-class Skill:
+class Skill(NamedTuple):
     """One valid skill: its name and description (what the prompt lists), its instructions, and the paths
     of its resource files relative to its folder (POSIX, sorted)."""
 

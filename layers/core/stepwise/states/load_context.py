@@ -3,8 +3,8 @@ kind of turn (`states.turn_kind`): a turn that needs no model gets its reply her
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from types import MappingProxyType
+from typing import TYPE_CHECKING, NamedTuple
 
 from aws_lambda_powertools import Logger
 
@@ -28,6 +28,8 @@ from stepwise.telegram.commands import is_command
 from stepwise.turn_records.models import CheckinBrief, Memory, TurnMeta
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
     from stepwise.chats.store import ChatRecord
     from stepwise.commands.table import Route
     from stepwise.inbox.models import QueuedMessage
@@ -158,14 +160,13 @@ def hear_voice_notes(turn: TurnRef, batch: list[QueuedMessage], services: TurnSe
     return hear_notes(turn, batch, services)
 
 
-@dataclass(frozen=True)
-class VoiceLines:
+class VoiceLines(NamedTuple):
     """What a turn's voice notes add to it: the notices of notes not heard (by message id), the offline
     recognizer's "I heard" lines and footnote, and whether the answer is also spoken."""
 
-    unheard: dict[str, str] = field(default_factory=dict)
-    before: list[str] = field(default_factory=list)
-    footnotes: list[str] = field(default_factory=list)
+    unheard: Mapping[str, str] = MappingProxyType({})
+    before: Sequence[str] = ()
+    footnotes: Sequence[str] = ()
     spoken: bool = False
 
 

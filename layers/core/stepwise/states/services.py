@@ -46,7 +46,9 @@ def offline_model() -> ChatModel:
     return OfflineModel()
 
 
-@dataclass
+# No generated __eq__ or __repr__: services compare by identity, and Python compiles each generated method
+# when the class is made, on the cold path of every state.
+@dataclass(eq=False, repr=False)
 class TurnServices:
     """Ports and per-deployment values used by the states.
 

@@ -10,10 +10,9 @@ Lengths are counted in UTF-16 code units, as Telegram counts them (never less th
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import lru_cache
 from html.parser import HTMLParser
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from stepwise.telegram.html_escape import escape_html
 
@@ -40,16 +39,14 @@ _ALLOWED_TAGS = frozenset(
 )
 
 
-@dataclass(frozen=True)
-class OutgoingChunk:
+class OutgoingChunk(NamedTuple):
     """One Telegram message: ``html`` for parse_mode HTML, ``plain`` as the no-markup fallback."""
 
     html: str
     plain: str
 
 
-@dataclass(frozen=True)
-class _Unit:
+class _Unit(NamedTuple):
     """A piece of the reply: Markdown text, or the body of a code block when ``lang`` is set."""
 
     sep: str

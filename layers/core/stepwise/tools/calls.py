@@ -10,8 +10,7 @@ approved; a caller that cannot ask at all refuses every tool that needs approval
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from stepwise.audit.log import AuditEntry
 from stepwise.tools.registry import ToolError, ToolResult
@@ -36,8 +35,7 @@ class AskApproval(Protocol):
     ) -> str: ...
 
 
-@dataclass(frozen=True)
-class Answer:
+class Answer(NamedTuple):
     """A call's result, and how the audit log files it."""
 
     result: ToolResult

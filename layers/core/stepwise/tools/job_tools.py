@@ -10,10 +10,9 @@ returns at once; the job's report enters the chat's inbox when it ends (`stepwis
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import partial
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
@@ -33,15 +32,14 @@ MAX_TITLE = 60
 MAX_REASON = 300
 
 
-@dataclass(frozen=True)
-class JobSetup:
+class JobSetup(NamedTuple):
     """What spawn_job is bound to: the jobs' store, the starter of executions (built on first use: its AWS
     client is not worth a cold start that runs no spawn_job), the jobs' limits and
     APPROVAL_TIMEOUT_SECONDS."""
 
     jobs: JobStore
     starter: Callable[[], TurnStarter]
-    limits: JobLimits = field(default_factory=JobLimits)
+    limits: JobLimits = JobLimits()
     approval_timeout_seconds: int = 3600
 
 

@@ -8,8 +8,7 @@ states get these read-only views, built on those stores by the composition root,
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -19,8 +18,7 @@ if TYPE_CHECKING:
     from stepwise.reminders.store import ReminderStore
 
 
-@dataclass(frozen=True)
-class TimeZones:
+class TimeZones(NamedTuple):
     """The time zone each user chose with the set_timezone tool."""
 
     reminders: ReminderStore
@@ -30,8 +28,7 @@ class TimeZones:
         return self.reminders.timezone(user_id)
 
 
-@dataclass(frozen=True)
-class MemoryRecall:
+class MemoryRecall(NamedTuple):
     """The user's long-term memories, read as the recall tool reads them. The service is built on first use
     (its Bedrock and S3 Vectors clients cost a cold start about 0.2x `import boto3`, and only LoadContext
     recalls)."""

@@ -13,7 +13,7 @@ built-in tools (RunTools) never pays for the SDK's import.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -43,8 +43,7 @@ class EffectIncomplete(RuntimeError):
     instead of answering the model with an error while half of the effect is done."""
 
 
-@dataclass(frozen=True)
-class ToolContext:
+class ToolContext(NamedTuple):
     """Who a tool acts for, when, and which call it runs. The identity comes from the turn, never the model.
 
     `call_id` keys the call's record in the tool-call ledger (see `stepwise.ledger.tool_call_id`);
@@ -262,7 +261,7 @@ class ToolRegistry:
             recorded = self._ledger.get(context.call_id)
             if recorded is not None and recorded.kind == "done":
                 return ToolResult(content=recorded.result, is_error=recorded.is_error)
-            context = replace(context, recorded=recorded)
+            context = context._replace(recorded=recorded)
         try:
             if tool.intent is not None:
                 return ToolResult(content=self._run_with_intent(context, tool, args))
@@ -284,8 +283,8 @@ class ToolRegistry:
         assert tool.intent is not None and self._ledger is not None  # checked by run() and __init__
         if context.recorded is None:
             planned = tool.intent(context, args)
-            context = replace(
-                context, recorded=self._ledger.record_intent(context.call_id, planned.result, planned.ref)
+            context = context._replace(
+                recorded=self._ledger.record_intent(context.call_id, planned.result, planned.ref)
             )
         assert context.recorded is not None
         tool.run(context, args)

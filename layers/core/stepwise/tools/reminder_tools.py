@@ -12,10 +12,9 @@ without a record, which FireReminder deletes when it fires (never a record that 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
@@ -44,8 +43,7 @@ if TYPE_CHECKING:
 MAX_TEXT = 500
 
 
-@dataclass(frozen=True)
-class ReminderLimits:
+class ReminderLimits(NamedTuple):
     """The deployment's limits (docs/reminders.md)."""
 
     default_timezone: str = "UTC"
@@ -53,8 +51,7 @@ class ReminderLimits:
     min_checkin_interval_minutes: int = 60
 
 
-@dataclass(frozen=True)
-class ReminderSetup:
+class ReminderSetup(NamedTuple):
     """What the reminder tools are bound to."""
 
     reminders: ReminderStore
