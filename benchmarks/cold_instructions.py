@@ -9,6 +9,9 @@ Python's finalization, which Lambda never runs. Instructions are not time (the S
 bytecode loop run at different speeds, and file reads are not counted), so these figures complement the wall-
 clock ones, not replace them.
 
+Then each turn function's cold path as `cold_path.py` times it, counted the same way: its import and what its
+first call of a plain turn builds (the settings, the clients, the tools' catalog...).
+
 Needs valgrind (skipped with a message when it is absent); about 15 s per function. Run: make bench
 (or BUILD_DIR=.aws-sam/bench .venv/bin/python benchmarks/cold_instructions.py)
 """
@@ -37,8 +40,14 @@ LEAVE = "\nimport os; os._exit(0)\n"
 COLLECTED = re.compile(r"Collected : (\d+)")
 
 
-def instructions(code: str, function_dir: Path | None = None) -> int:
-    """The instructions a fresh interpreter executes running `code` (with `function_dir` on its path)."""
+def instructions(
+    code: str,
+    function_dir: Path | None = None,
+    args: tuple[str, ...] = (),
+    environment: dict[str, str] | None = None,
+) -> int:
+    """The instructions a fresh interpreter executes running `code` (with `function_dir` on its path, `args`
+    as its arguments, and `environment` besides the deployed one)."""
     paths = ([str(function_dir)] if function_dir else []) + [str(BUILD / "CoreLayer" / "python")]
     env = {
         "PATH": os.environ.get("PATH", ""),
@@ -47,6 +56,7 @@ def instructions(code: str, function_dir: Path | None = None) -> int:
         "PYTHONHASHSEED": "0",
         "AWS_DEFAULT_REGION": "us-east-1",
         **DEPLOYED_ENVIRONMENT,
+        **(environment or {}),
     }
     out = subprocess.run(  # noqa: S603 (valgrind on our own interpreter)
         [  # noqa: S607 (valgrind from PATH, checked by main)
@@ -58,6 +68,7 @@ def instructions(code: str, function_dir: Path | None = None) -> int:
             "-s",
             "-c",
             code + LEAVE,
+            *args,
         ],
         env=env,
         capture_output=True,
@@ -87,6 +98,22 @@ def main() -> None:
         target = TARGETS.get(function_dir.name, DEFAULT_TARGET)
         verdict = "ok" if ratio <= target else "OVER"
         print(f"{function_dir.name:<46}{ratio:>7.3f}x{target:>7.1f}x  {verdict}")
+    first_calls(empty, boto3)
+
+
+def first_calls(empty: int, boto3: int) -> None:
+    """Each turn function's cold path as `cold_path.py` times it (its import, then what its first call of a
+    plain turn builds), counted: the import, the first-call setup, and both."""
+    import cold_path  # the turn's stack and its settings (imported here: it loads the local emulation)
+
+    print(f"\nthe cold path, as cold_path.py runs it ({len(cold_path.INPUTS) + 1} functions)")
+    print(f"{'function':<30}{'import':>8}{'setup':>8}{'both':>8}")
+    for name in ["WebhookFunction", *cold_path.INPUTS]:
+        function_dir = BUILD / name
+        args = (name, cold_path.INPUTS.get(name, ""))
+        both = instructions(cold_path.SNIPPET, function_dir, args, cold_path.ENV) - empty
+        alone = instructions(ENTRY, function_dir, environment=cold_path.ENV) - empty
+        print(f"{name:<30}{alone / boto3:>7.3f}x{(both - alone) / boto3:>7.3f}x{both / boto3:>7.3f}x")
 
 
 if __name__ == "__main__":
