@@ -62,32 +62,25 @@ def settings_problems(environments: Iterable[Mapping[str, str]]) -> list[str]:
     if str(LAYER_DIR) not in sys.path:
         sys.path.insert(0, str(LAYER_DIR))
     from stepwise.config import all_settings_models
+    from stepwise.voice.settings import VoiceServiceSettings
 
     kinds = all_settings_models()
     problems: list[str] = []
     for environment in environments:
         with mock.patch.dict(os.environ, dict(environment), clear=True):  # Settings reads os.environ
+            voice = None
             for kind in kinds:
                 try:
-                    kind()
+                    made = kind()
                 except ValidationError as error:
                     problems += [describe(e) for e in error.errors() if describe(e) not in problems]
-            problem = _voice_problem(environment)
+                else:
+                    voice = made if isinstance(made, VoiceServiceSettings) else voice
+        if voice is not None:  # the rule across it and Settings, whatever else is wrong
+            problem = voice.problem_for(environment.get("VOICE_TRANSCRIBER", "").strip())
             if problem and problem not in problems:
                 problems.append(problem)
     return problems
-
-
-def _voice_problem(environment: Mapping[str, str]) -> str | None:
-    """The one rule across the settings and the voice section (the deployed function raises it when it first
-    transcribes a note)."""
-    transcriber = environment.get("VOICE_TRANSCRIBER", "").strip()
-    if transcriber == "openai" and not environment.get("VOICE_TRANSCRIPTION_URL", "").strip():
-        return (
-            "VOICE_TRANSCRIBER=openai needs VOICE_TRANSCRIPTION_URL, the API's base URL such as "
-            "https://api.openai.com/v1"
-        )
-    return None
 
 
 def chat_problems(environ: Mapping[str, str]) -> list[str]:

@@ -482,14 +482,11 @@ class Runtime:
         from stepwise.config import split_list
 
         s, v = self.settings, self.voice_settings
+        if problem := v.problem_for(s.voice_transcriber):
+            raise RuntimeError(problem)
         if s.voice_transcriber == "openai":
             from stepwise.voice.openai_stt import OpenAICompatibleTranscriber
 
-            if not v.voice_transcription_url:
-                raise RuntimeError(
-                    "VOICE_TRANSCRIBER=openai needs VOICE_TRANSCRIPTION_URL, the API's base URL such as "
-                    "https://api.openai.com/v1"
-                )
             return OpenAICompatibleTranscriber(
                 v.voice_transcription_url,
                 lambda: v.transcription_key(s.secrets_cache_seconds),

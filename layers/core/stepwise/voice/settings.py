@@ -40,6 +40,16 @@ class VoiceServiceSettings(EnvSettings):
             raise ValueError(f"VOICE_TRANSCRIPTION_URL must be an http(s) URL, got {url!r}")
         return url
 
+    def problem_for(self, transcriber: str) -> str | None:
+        """What this section lacks for VOICE_TRANSCRIBER=`transcriber`, the one rule across it and
+        `Settings`: the transcriber's builder raises it, `make chat`'s check reports it."""
+        if transcriber == "openai" and not self.voice_transcription_url:
+            return (
+                "VOICE_TRANSCRIBER=openai needs VOICE_TRANSCRIPTION_URL, the API's base URL such as "
+                "https://api.openai.com/v1"
+            )
+        return None
+
     def transcription_key(self, cache_seconds: int) -> str:
         """The OpenAI-compatible API's key (from SSM when only its parameter is set, cached for
         `cache_seconds`); "" when neither is set: a self-hosted server that takes no key."""
