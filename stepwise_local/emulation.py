@@ -163,6 +163,32 @@ class Invocation:
 
 
 WARMUP_KEY = "stepwise_warmup"  # stepwise.warmup's event key (the emulation does not import the core)
+HOLD_LIMIT_SECONDS = 60.0  # a held invocation goes on after this even if its test never let it
+
+
+class Hold:
+    """Invocations of one function kept waiting until released (`Emulation.holding`)."""
+
+    def __init__(self) -> None:
+        self._released = threading.Event()
+        self._changed = threading.Condition()
+        self.waiting = 0  # invocations that reached the hold so far
+
+    def wait_here(self) -> None:
+        """Called by an invocation: wait until released (or until HOLD_LIMIT_SECONDS have passed)."""
+        with self._changed:
+            self.waiting += 1
+            self._changed.notify_all()
+        self._released.wait(HOLD_LIMIT_SECONDS)
+
+    def wait_until_held(self, count: int = 1, timeout: float = 30.0) -> None:
+        """Wait until `count` invocations are waiting here."""
+        with self._changed:
+            if not self._changed.wait_for(lambda: self.waiting >= count, timeout):
+                raise TimeoutError(f"{self.waiting} of {count} invocations reached the hold in {timeout}s")
+
+    def release(self) -> None:
+        self._released.set()
 
 
 class Emulation:
@@ -181,6 +207,7 @@ class Emulation:
         self._dynamodb: Any = None
         self.recoveries: list[dict[str, Any]] = []
         self._crashes: dict[str, list[str]] = {}
+        self._holds: dict[str, Hold] = {}  # functions whose invocations wait (tests order events)
         self._throttles: dict[tuple[str, str | None, str | None], int] = {}
         self._running: str | None = None  # the function being invoked (invocations run one at a time)
         self.throttled: list[tuple[str, str, str]] = []  # (function, table, operation) of each injected error
@@ -447,6 +474,9 @@ class Emulation:
             get_remaining_time_in_millis=lambda: spec.timeout * 1000,
         )
         warmup = isinstance(event, dict) and event.get(WARMUP_KEY) is True
+        hold = None if warmup else self._holds.get(logical_id)
+        if hold is not None:  # waits outside the one-at-a-time lock: other invocations go on meanwhile
+            hold.wait_here()
         container, cold = self.containers.take(logical_id)
         record = Invocation(logical_id, event, cold=cold, warmup=warmup)
         self.invocations.append(record)
@@ -480,6 +510,19 @@ class Emulation:
         if logical_id not in self.functions or when not in ("before", "after"):
             raise ValueError(f"cannot crash {logical_id!r} {when!r}")
         self._crashes.setdefault(logical_id, []).extend([when] * times)
+
+    @contextmanager
+    def holding(self, logical_id: str) -> Iterator[Hold]:
+        """Keep the function's invocations (warm-ups aside) from starting until the block ends: a test can
+        then send updates while a turn is certainly still running, whatever this machine's speed."""
+        if logical_id not in self.functions:
+            raise ValueError(f"no function {logical_id!r} in the template")
+        hold = self._holds[logical_id] = Hold()
+        try:
+            yield hold
+        finally:
+            del self._holds[logical_id]
+            hold.release()
 
     def clear_crashes(self) -> None:
         """Forget crashes and throttling planned and not yet happened."""

@@ -334,15 +334,15 @@ def test_typing_shows_once_from_the_webhook_answer_and_not_for_a_command(stack: 
 def test_a_message_that_waited_shows_typing_again_when_its_turn_starts(stack: Stack) -> None:
     # Given a slow first answer, and a second message that arrives while it runs
     user = stack.new_user()
-    stack.anthropic.script(hang(0.5), text("second answer"))
-    stack.emulation.config.env["ANTHROPIC_TIMEOUT_SECONDS"] = "5"
-    first = updates.text_message(user, "first")
-    stack.emulation.post_update(first)
-    stack.emulation.wait_until_taken(user, first["update_id"])
+    stack.anthropic.script(text("first answer"), text("second answer"))
     second = updates.text_message(user, "second")
-    stack.emulation.post_update(second)  # queued: its "typing…" shows now, while the first turn works
-    # When the second message's turn starts long after it arrived (the clock moves on by ten seconds)
-    stack.emulation.advance_clock(timedelta(seconds=10))
+    with stack.emulation.holding("FinishTurnFunction") as hold:  # the first turn is still running
+        stack.emulation.post_update(updates.text_message(user, "first"))
+        hold.wait_until_held()
+        answer = stack.emulation.post_update(second)  # queued: its "typing…" shows now
+        # When the second message's turn starts long after it arrived (the clock moves on by ten seconds)
+        stack.emulation.advance_clock(timedelta(seconds=10))
+    assert answer["headers"]["x-stepwise-action"] == "queued"
     stack.emulation.wait_for_update(user, second["update_id"])
     stack.emulation.wait_idle(user)
     # Then its turn shows "typing…" again: two from the webhook's answers, one from the second LoadContext
