@@ -95,7 +95,7 @@ ENV = {
 # list is its handler module's FIRST_CALL_MODELS, which its warm-up builds).
 WEBHOOK_MODELS = (
     "stepwise.inbox.models:QueuedMessage",
-    "stepwise.turn_ref:TurnStart",
+    "stepwise.turn_start:TurnStart",
     "stepwise.webhook:WebhookOutcome",
 )
 SNIPPET = (

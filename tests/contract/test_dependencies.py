@@ -38,6 +38,7 @@ LAYERS: list[tuple[str, frozenset[str]]] = [
                 "secrets",
                 "telegram",
                 "turn_ref",
+                "turn_start",
                 "warmup",
                 "warmup_event",
                 "warmup_settings",

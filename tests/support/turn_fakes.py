@@ -20,7 +20,8 @@ from stepwise.states.load_context import load_context
 from stepwise.states.run_tools import run_tools
 from stepwise.states.services import TurnServices
 from stepwise.turn_records.models import TurnMeta
-from stepwise.turn_ref import TurnRef, TurnStart
+from stepwise.turn_ref import TurnRef
+from stepwise.turn_start import TurnStart
 
 
 class ScriptedModel:

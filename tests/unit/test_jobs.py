@@ -32,7 +32,8 @@ from stepwise.tools.catalog import build_registry
 from stepwise.tools.job_tools import JobSetup
 from stepwise.tools.registry import ToolContext
 from stepwise.turn_records.models import ModelStep, Reply
-from stepwise.turn_ref import TurnRef, TurnStart
+from stepwise.turn_ref import TurnRef
+from stepwise.turn_start import TurnStart
 from stepwise_local.in_memory.jobs import InMemoryJobStore
 from stepwise_local.in_memory.ledger import InMemoryToolCallLedger
 from stepwise_local.in_memory.tasks import InMemoryTaskRepository

@@ -5,15 +5,11 @@ This is what Powertools' Parser `event_parser` does for a plain model; importing
 start about a third of `import boto3` (see `make bench`), so the handlers use this instead.
 """
 
-from __future__ import annotations
-
+from collections.abc import Callable
 from functools import wraps
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
-
-if TYPE_CHECKING:
-    from collections.abc import Callable
 
 
 def parsed[Event: BaseModel, Result](

@@ -1,5 +1,6 @@
-"""What names a turn: the execution's input. The inbox starts turns with it and every state receives it, so it
-lives below both (the states' own contracts are in `stepwise.states.contracts`)."""
+"""What names a turn. Every state receives it and the inbox starts turns with it, so it lives below both (the
+states' own contracts are in `stepwise.states.contracts`; the execution's whole input, `TurnStart`, is in
+`stepwise.turn_start`, which only the code that starts or ends a turn builds)."""
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -23,20 +24,3 @@ class TurnRef(BaseModel):
     def log_keys(self) -> dict[str, object]:
         """The keys every log line of this turn carries."""
         return {"turn_id": self.turn_id, "chat_id": self.chat_id, "update_id": self.update_id}
-
-
-class Limits(BaseModel):
-    """Per-deployment limits the state machine itself reads (TimeoutSecondsPath)."""
-
-    model_config = REF_CONFIG
-
-    approval_timeout_seconds: int = Field(ge=1)
-
-
-class TurnStart(BaseModel):
-    """The execution's input (the messages themselves wait in the chat's inbox)."""
-
-    model_config = REF_CONFIG
-
-    turn: TurnRef
-    limits: Limits | None = None

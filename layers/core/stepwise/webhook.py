@@ -1,9 +1,9 @@
 """The webhook's decisions: authenticate, parse, filter, keep the message in its chat's inbox, start turns."""
 
-from __future__ import annotations
-
 import hmac
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
 from aws_lambda_powertools import Logger
@@ -18,9 +18,6 @@ from stepwise.telegram.commands import is_command
 from stepwise.telegram.models import CallbackQuery, Update
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-    from datetime import datetime
-
     from stepwise.approvals.lifecycle import PressServices
     from stepwise.inbox.sequencer import Sequencer
     from stepwise.warmup import Warmups
@@ -59,12 +56,12 @@ class WebhookServices:
 
     secret: str
     allowed_users: frozenset[int]
-    sequencer: Callable[[], Sequencer]  # built after the warm-ups of a quiet stack have left
-    presses: Callable[[], PressServices]  # built for a button press only (its code is not loaded otherwise)
+    sequencer: "Callable[[], Sequencer]"  # built after the warm-ups of a quiet stack have left
+    presses: "Callable[[], PressServices]"  # built for a button press only (its code is not loaded otherwise)
     clock: Callable[[], datetime] = utc_now
     new_id: Callable[[], str] = new_id
     media_limits: MediaLimits = field(default_factory=MediaLimits)
-    warmups: Warmups | None = None  # the containers a quiet chat's turn will need (stepwise.warmup)
+    warmups: "Warmups | None" = None  # the containers a quiet chat's turn will need (stepwise.warmup)
 
 
 def secret_matches(received: str | None, expected: str) -> bool:

@@ -1,7 +1,5 @@
 """Audit entries and the port that records them."""
 
-from __future__ import annotations
-
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict
@@ -31,7 +29,7 @@ class AuditEntry(BaseModel):
 
 
 def call_entry(
-    meta: TurnMeta, call: dict[str, Any], outcome: Outcome, result: str, approval: Approval, now: str
+    meta: "TurnMeta", call: dict[str, Any], outcome: Outcome, result: str, approval: Approval, now: str
 ) -> AuditEntry:
     """The audit entry of one tool_use block of a turn. `now` should be the model step's time, so that a
     retried state records the same entry again instead of a second one."""

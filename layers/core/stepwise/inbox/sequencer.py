@@ -18,7 +18,8 @@ from aws_lambda_powertools import Logger
 
 from stepwise.ids import iso_utc, utc_now
 from stepwise.telegram.commands import is_command
-from stepwise.turn_ref import Limits, TurnRef, TurnStart
+from stepwise.turn_ref import TurnRef
+from stepwise.turn_start import Limits, TurnStart
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -1,14 +1,9 @@
 """Ledger records, and how a store is asked to record an effect with them."""
 
-from __future__ import annotations
-
-from typing import TYPE_CHECKING, Literal, NamedTuple
+from collections.abc import Callable
+from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict
-
-if TYPE_CHECKING:
-    from collections.abc import Callable
-
 
 # done: written in the same transaction as the effect, so the effect happened and a retry only returns it.
 # intent: written before an idempotent effect that cannot join a transaction; a retry redoes the effect.

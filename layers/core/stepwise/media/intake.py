@@ -1,7 +1,5 @@
 """What the webhook keeps of a message's file, and the notice for files the model cannot take."""
 
-from __future__ import annotations
-
 from typing import TYPE_CHECKING, NamedTuple
 
 from stepwise.media.formats import megabytes, model_format
@@ -38,7 +36,7 @@ class MediaLimits(NamedTuple):
     voice_on: bool = True  # False: VOICE_TRANSCRIBER=off, voice notes get a notice
 
 
-def attachment_of(message: Message, limits: MediaLimits) -> Attachment | None:
+def attachment_of(message: "Message", limits: MediaLimits) -> Attachment | None:
     """The message's file as the turn keeps it, refused with a notice when the model cannot take it; None
     for a message without a file."""
     for kind in NOT_HEARD:
@@ -56,7 +54,7 @@ def attachment_of(message: Message, limits: MediaLimits) -> Attachment | None:
     return None
 
 
-def audio_attachment(kind: AttachmentKind, note: TelegramFile, limits: MediaLimits) -> Attachment:
+def audio_attachment(kind: AttachmentKind, note: "TelegramFile", limits: MediaLimits) -> Attachment:
     """A voice note, audio file or round video message, to be transcribed; refused with a notice when voice
     is off, when it is longer than VOICE_MAX_SECONDS or larger than Telegram lets bots download (decided from
     the update: nothing is downloaded then)."""
@@ -86,7 +84,7 @@ def clock_length(seconds: int) -> str:
     return f"{minutes} min {rest} s" if rest else f"{minutes} min"
 
 
-def photo_attachment(sizes: list[PhotoSize], max_bytes: int) -> Attachment:
+def photo_attachment(sizes: "list[PhotoSize]", max_bytes: int) -> Attachment:
     """The largest size of the photo within `max_bytes` (a size without file_size counts as fitting: the
     download checks it), or the smallest, refused, when none fits."""
     by_area = sorted(sizes, key=lambda size: (size.width * size.height, size.file_size or 0))
@@ -101,7 +99,7 @@ def photo_attachment(sizes: list[PhotoSize], max_bytes: int) -> Attachment:
     return _attachment("photo", smallest, mime_type="image/jpeg", refusal=notice)
 
 
-def document_attachment(document: TelegramFile, limits: MediaLimits) -> Attachment:
+def document_attachment(document: "TelegramFile", limits: MediaLimits) -> Attachment:
     """A document the model reads (PDF, text, image) within its limit, or refused with the reason."""
     readable = model_format(document.mime_type, document.file_name)
     if readable is None:
@@ -123,7 +121,7 @@ def document_attachment(document: TelegramFile, limits: MediaLimits) -> Attachme
 
 def _attachment(
     kind: AttachmentKind,
-    file: TelegramFile,
+    file: "TelegramFile",
     *,
     mime_type: str | None = None,
     refusal: str | None = None,

@@ -6,13 +6,9 @@ sent back exactly as received within a turn (see `stepwise.model.messages_api`);
 sources as numbered Markdown links after its text (`with_sources`).
 """
 
-from __future__ import annotations
-
-from typing import TYPE_CHECKING, Any, NamedTuple
+from collections.abc import Sequence
+from typing import Any, NamedTuple
 from urllib.parse import quote
-
-if TYPE_CHECKING:
-    from collections.abc import Sequence
 
 WEB_SEARCH_TOOL = "web_search_20250305"
 WEB_FETCH_TOOL = "web_fetch_20250910"

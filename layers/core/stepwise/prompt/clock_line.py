@@ -4,8 +4,6 @@
 zone name. The offline model reads it to place "at 5pm" or "tomorrow" in the user's day.
 """
 
-from __future__ import annotations
-
 import re
 from datetime import UTC, datetime, tzinfo
 from typing import NamedTuple

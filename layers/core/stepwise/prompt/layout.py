@@ -1,7 +1,5 @@
 """A model call's prompt: the cached prefix (tools, system, stable history), then the per-turn part."""
 
-from __future__ import annotations
-
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, NamedTuple

@@ -6,15 +6,11 @@ date and time, the chat's rolling summary, recalled memories, the tool-limit not
 of the last user message (see `stepwise.prompt.messages`), after everything that is cached.
 """
 
-from __future__ import annotations
-
-from typing import TYPE_CHECKING, Any, NamedTuple
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any, NamedTuple
 
 from stepwise.prompt.clock_line import clock_line
-
-if TYPE_CHECKING:
-    from collections.abc import Sequence
-    from datetime import datetime
 
 EPHEMERAL: dict[str, str] = {"type": "ephemeral"}  # a cache breakpoint with the default five-minute lifetime
 

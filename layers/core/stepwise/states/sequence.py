@@ -2,15 +2,14 @@
 whose execution failed, timed out or was stopped (an EventBridge rule calls it). A turn back from its
 approval wait takes the chat back in RunTools (`states.run_tools.retake_chat`)."""
 
-from __future__ import annotations
-
 from typing import TYPE_CHECKING, Literal
 
 from aws_lambda_powertools import Logger
 from pydantic import BaseModel, ConfigDict, Field
 
 from stepwise.states.contracts.finish_turn import FinishTurnOutput
-from stepwise.turn_ref import TurnRef, TurnStart
+from stepwise.turn_ref import TurnRef
+from stepwise.turn_start import TurnStart
 
 if TYPE_CHECKING:
     from stepwise.inbox.sequencer import Ending
@@ -44,7 +43,7 @@ class ExecutionEndedEvent(BaseModel):
     detail: ExecutionEnded
 
 
-def end_turn(turn: TurnRef, ending: Ending, services: TurnServices) -> str | None:
+def end_turn(turn: TurnRef, ending: "Ending", services: "TurnServices") -> str | None:
     """The turn is over: its messages are done ("answered"), or queued again ("failed": a turn whose
     LoadContext never completed, a bounded number of times, so the next turn answers them); the chat is free
     and the next turn starts if any wait. Returns the next turn's name."""
@@ -53,7 +52,7 @@ def end_turn(turn: TurnRef, ending: Ending, services: TurnServices) -> str | Non
     return next_turn
 
 
-def recover_turn(turn: TurnRef, status: str, services: TurnServices) -> FinishTurnOutput:
+def recover_turn(turn: TurnRef, status: str, services: "TurnServices") -> FinishTurnOutput:
     """An execution ended without finishing its turn. If its reply reached the user, its messages are done;
     otherwise they are queued again (a bounded number of times) so that the next turn answers them. Either
     way the chat is freed and the next turn starts. A reply with a new token is settled first (its seed

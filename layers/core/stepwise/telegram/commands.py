@@ -1,7 +1,5 @@
 """Reading a Telegram bot command out of a message: `/name`, `/name@BotName`, `/name arguments`."""
 
-from __future__ import annotations
-
 import re
 from typing import NamedTuple
 

@@ -7,17 +7,13 @@ converter ever produce something Telegram would reject, that chunk falls back to
 Lengths are counted in UTF-16 code units, as Telegram counts them (never less than ``len``).
 """
 
-from __future__ import annotations
-
 import re
+from collections.abc import Sequence
 from functools import lru_cache
 from html.parser import HTMLParser
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 from stepwise.telegram.html_escape import escape_html
-
-if TYPE_CHECKING:
-    from collections.abc import Sequence
 
 MAX_MESSAGE_LENGTH = 4096
 EMPTY_REPLY_PLACEHOLDER = "(empty reply)"

@@ -19,7 +19,8 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 from stepwise.ids import iso_utc
 from stepwise.jobs.models import CANNOT_DO, Job, JobLimits, is_job_execution, job_execution_name
 from stepwise.tools.registry import EffectIncomplete, Intent, Tool, ToolContext, ToolError
-from stepwise.turn_ref import Limits, TurnRef, TurnStart
+from stepwise.turn_ref import TurnRef
+from stepwise.turn_start import Limits, TurnStart
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -11,8 +11,7 @@ Nothing here imports the MCP SDK: `mcp_spec` is plain JSON in MCP's wire names, 
 built-in tools (RunTools) never pays for the SDK's import.
 """
 
-from __future__ import annotations
-
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -24,8 +23,6 @@ from stepwise.ledger.models import CallAlreadyRecorded, Once, ToolCallRecord
 from stepwise.prompt.system import ToolSummary
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
-
     from stepwise.ledger.store import ToolCallLedger
 
 logger = Logger(child=True)
@@ -208,7 +205,7 @@ class AnyArguments(BaseModel):
 class ToolRegistry:
     """The tools available in a turn."""
 
-    def __init__(self, tools: Sequence[Tool[Any]], ledger: ToolCallLedger | None = None) -> None:
+    def __init__(self, tools: Sequence[Tool[Any]], ledger: "ToolCallLedger | None" = None) -> None:
         names = [tool.name for tool in tools]
         if len(set(names)) != len(names):
             raise ValueError(f"duplicate tool names in {names}")
@@ -223,11 +220,11 @@ class ToolRegistry:
     def get(self, name: str) -> Tool[Any] | None:
         return self._tools.get(name)
 
-    def with_tools(self, extra: Sequence[Tool[Any]]) -> ToolRegistry:
+    def with_tools(self, extra: Sequence[Tool[Any]]) -> "ToolRegistry":
         """A registry of these tools and then `extra` (an outside server's), with the same ledger."""
         return ToolRegistry([*self._tools.values(), *extra], self._ledger)
 
-    def without(self, names: frozenset[str]) -> ToolRegistry:
+    def without(self, names: frozenset[str]) -> "ToolRegistry":
         """A registry of these tools but `names`, with the same ledger."""
         return ToolRegistry([tool for tool in self._tools.values() if tool.name not in names], self._ledger)
 

@@ -1,7 +1,5 @@
 """Usage counters: what one model call used, and the totals of a period (a UTC day or month)."""
 
-from __future__ import annotations
-
 from datetime import UTC, datetime
 from typing import NamedTuple
 
@@ -52,7 +50,7 @@ class UsageTotals(NamedTuple):
     def is_empty(self) -> bool:
         return self.tokens == 0 and self.voice_notes == 0 and self.spoken_characters == 0
 
-    def plus(self, other: UsageTotals) -> UsageTotals:
+    def plus(self, other: "UsageTotals") -> "UsageTotals":
         """The sum of two totals (a month is the sum of its days)."""
         return UsageTotals(
             input_tokens=self.input_tokens + other.input_tokens,

@@ -4,8 +4,6 @@ Cache writes (5-minute lifetime) cost 1.25 times the input price, cache reads 0.
 are priced as claude-sonnet-4-5, and `price_for` says so.
 """
 
-from __future__ import annotations
-
 from decimal import Decimal
 from typing import NamedTuple
 
