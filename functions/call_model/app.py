@@ -28,7 +28,6 @@ FIRST_CALL_MODELS = (
     "stepwise.turn_records.models:ModelStep",
     "stepwise.turn_records.models:Reply",
     "stepwise.history.models:StoredMessage",
-    "stepwise.model.types:ModelRequest",
     "stepwise.model.types:ModelResponse",
     "stepwise.states.contracts.call_model:CallModelOutput",
 )

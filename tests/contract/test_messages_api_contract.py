@@ -70,7 +70,7 @@ def base_request(**update: Any) -> ModelRequest:
         system=[{"type": "text", "text": "You are helpful."}],
         messages=[USER_HI],
     )
-    return request.model_copy(update=update)
+    return request._replace(**update)
 
 
 def cached_prompt() -> ModelRequest:

@@ -45,12 +45,15 @@ def model_for(api: FakeAnthropic) -> MessagesApiModel:
     return MessagesApiModel(api.api_key, api.base_url, timeout_seconds=5, max_retries=0)
 
 
+def without_tool_choice(request: ModelRequest) -> dict[str, Any]:
+    """The request's fields as a body's JSON, but the tool choice."""
+    return {name: value for name, value in request._asdict().items() if name != "tool_choice"}
+
+
 def web_request(tools: list[dict[str, Any]]) -> ModelRequest:
-    return REQUEST.model_copy(
-        update={
-            "tools": tools,
-            "messages": [{"role": "user", "content": [{"type": "text", "text": "weather?"}]}],
-        }
+    return REQUEST._replace(
+        tools=tools,
+        messages=[{"role": "user", "content": [{"type": "text", "text": "weather?"}]}],
     )
 
 
@@ -80,7 +83,7 @@ def test_tool_input_is_streamed_as_json_pieces_but_never_passed_on_as_text(api: 
 
 def test_the_stream_has_every_event_type_of_the_api(api: FakeAnthropic) -> None:
     api.script(tool_use(("add_task", {"title": "milk"}), preface="Sure."))
-    body = {**REQUEST.model_dump(exclude={"tool_choice"}), "stream": True}
+    body = {**without_tool_choice(REQUEST), "stream": True}
     answer = requests.post(
         f"{api.base_url}/v1/messages", json=body, headers={"x-api-key": api.api_key}, timeout=10
     )
@@ -166,7 +169,7 @@ def test_the_fake_api_refuses_changed_server_blocks_web_fetch_without_its_header
         {"role": "user", "content": "more?"},
     ]
     with pytest.raises(ModelPermanentError, match="exactly as the API returned it"):
-        model.complete(web_request(tools).model_copy(update={"messages": sent}))
+        model.complete(web_request(tools)._replace(messages=sent))
     # And a search tool with both domain lists is refused
     with pytest.raises(ModelPermanentError, match="both allowed_domains"):
         model.complete(
@@ -177,7 +180,7 @@ def test_the_fake_api_refuses_changed_server_blocks_web_fetch_without_its_header
     fetch = WebAccess(fetch=True).server_tools()
     assert model.complete(web_request(fetch)).usage.web_fetch_requests == 1
     # And without the header the fake would have refused it
-    body = {**web_request(fetch).model_dump(exclude={"tool_choice"})}
+    body = {**without_tool_choice(web_request(fetch))}
     refused = requests.post(
         f"{api.base_url}/v1/messages", json=body, headers={"x-api-key": api.api_key}, timeout=10
     )

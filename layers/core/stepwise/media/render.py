@@ -13,8 +13,6 @@ from __future__ import annotations
 import base64
 from typing import TYPE_CHECKING, Any
 
-from stepwise.media.formats import model_format
-
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
@@ -90,6 +88,8 @@ def placeholder(attachment: Attachment, caption: str) -> str:
 def file_block(attachment: Attachment, data: bytes) -> dict[str, Any] | None:
     """The Messages API block of a file the model reads: image, PDF document or text document (None for an
     empty text file, which the API would refuse)."""
+    from stepwise.media.formats import model_format  # only a turn that shows the model a file
+
     readable = (
         "image" if attachment.kind == "photo" else model_format(attachment.mime_type, attachment.file_name)
     )

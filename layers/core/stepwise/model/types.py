@@ -1,7 +1,7 @@
 """The model port and the request/response shapes it speaks (a subset of the Messages API)."""
 
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -23,10 +23,9 @@ class Usage(BaseModel):
         return Usage(**{name: getattr(self, name) + getattr(other, name) for name in Usage.model_fields})
 
 
-class ModelRequest(BaseModel):
-    """Everything one model call needs."""
-
-    model_config = ConfigDict(defer_build=True)
+class ModelRequest(NamedTuple):
+    """Everything one model call needs. Stepwise builds it and never parses it, so it is a plain record: a
+    pydantic model would cost CallModel's cold start a class and a validator that check nothing."""
 
     model: str
     max_tokens: int

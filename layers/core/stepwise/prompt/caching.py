@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from typing import TYPE_CHECKING, Any
 
 from stepwise.media.render import content_blocks
@@ -57,17 +56,29 @@ CACHING_MARGIN = 10
 # before it moves would write what no turn reads).
 CACHING_ROOM = 4
 
-# The family part of a model id: "claude-haiku-4-5" in claude-haiku-4-5-20251001, in a Bedrock id such as
-# anthropic.claude-haiku-4-5-20251001-v1:0, or in claude-3-5-haiku-latest.
-_FAMILY = re.compile(r"(claude-[a-z0-9-]*?)(?:-\d{8}|-v\d|-latest|@|:|$)")
-
 
 def min_cacheable_tokens(model: str) -> int:
-    """The shortest prefix `model` caches; `UNKNOWN_MODEL_MIN_CACHEABLE_TOKENS` for a model not listed."""
-    match = _FAMILY.search(model.lower())
-    if match is None:
-        return UNKNOWN_MODEL_MIN_CACHEABLE_TOKENS
-    return MIN_CACHEABLE_TOKENS.get(match.group(1), UNKNOWN_MODEL_MIN_CACHEABLE_TOKENS)
+    """The shortest prefix `model` caches; `UNKNOWN_MODEL_MIN_CACHEABLE_TOKENS` for a model not listed. The
+    family is found in a dated id (claude-haiku-4-5-20251001), a Bedrock id (anthropic.claude-haiku-4-5-
+    20251001-v1:0) or an alias (claude-3-5-haiku-latest)."""
+    name = model.lower()
+    name = name[name.find("claude-") :] if "claude-" in name else ""
+    for family, minimum in MIN_CACHEABLE_TOKENS.items():
+        if name.startswith(family) and _ends_family(name[len(family) :]):
+            return minimum
+    return UNKNOWN_MODEL_MIN_CACHEABLE_TOKENS
+
+
+def _ends_family(rest: str) -> bool:
+    """Whether what follows a family's name in a model id ends the name: nothing, a date (-20251001), a
+    version (-v1), -latest, or a provider's suffix (@..., :...). String tests rather than a regular
+    expression, which every cold start would compile."""
+    if not rest or rest[0] in "@:" or rest.startswith("-latest"):
+        return True
+    if rest.startswith("-v"):
+        return rest[2:3].isdigit()
+    date = rest[1:9]
+    return rest[0] == "-" and len(date) == 8 and date.isascii() and date.isdigit()
 
 
 def estimate_tokens(value: Any) -> int:
