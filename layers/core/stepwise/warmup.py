@@ -23,11 +23,10 @@ reach the functions only through Lambda's Invoke API, which only the webhook's r
 from __future__ import annotations
 
 import functools
+import logging
 import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
-
-from aws_lambda_powertools import Logger
 
 from stepwise.warmup_event import WARMUP_PAYLOAD
 
@@ -36,7 +35,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from datetime import datetime
 
-logger = Logger(child=True)
+logger = logging.getLogger(__name__)
 
 # Words of messages that usually end in a tool call (tasks, reminders, memory, jobs): RunTools is warmed too.
 TOOL_WORDS = (

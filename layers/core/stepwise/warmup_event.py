@@ -8,14 +8,13 @@ that decides on and sends warm-ups, which only the webhook runs.
 from __future__ import annotations
 
 import functools
+import logging
 from typing import TYPE_CHECKING, Any
-
-from aws_lambda_powertools import Logger
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-logger = Logger(child=True)
+logger = logging.getLogger(__name__)
 
 WARMUP_KEY = "stepwise_warmup"
 WARMUP_EVENT: dict[str, Any] = {WARMUP_KEY: True}

@@ -1,12 +1,12 @@
 """The webhook's decisions: authenticate, parse, filter, keep the message in its chat's inbox, start turns."""
 
 import hmac
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
-from aws_lambda_powertools import Logger
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from stepwise.approvals.press_action import PressAction
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from stepwise.inbox.sequencer import Sequencer
     from stepwise.warmup import Warmups
 
-logger = Logger(child=True)
+logger = logging.getLogger(__name__)
 
 Action = (
     Literal[

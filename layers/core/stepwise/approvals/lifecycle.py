@@ -8,11 +8,10 @@ RequestApproval shows it; the webhook takes the presses. Each only calls in here
 
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, NamedTuple
-
-from aws_lambda_powertools import Logger
 
 from stepwise.approvals.models import ApprovalCall, ApprovalRequest, ApprovalStatus, Requester
 from stepwise.approvals.press_action import PressAction
@@ -31,7 +30,7 @@ if TYPE_CHECKING:
     from stepwise.telegram.models import CallbackQuery
     from stepwise.workflow import TurnResumer
 
-logger = Logger(child=True)
+logger = logging.getLogger(__name__)
 
 # What a call that needs approval comes to, once its turn is back from the wait.
 Decision = Literal["approved", "denied", "expired", "unavailable"]

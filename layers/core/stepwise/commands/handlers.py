@@ -5,10 +5,9 @@ same with or without an Anthropic key."""
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
-
-from aws_lambda_powertools import Logger
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -25,7 +24,7 @@ if TYPE_CHECKING:
     from stepwise.usage.store import UsageStore
     from stepwise.workflow import TurnStopper
 
-logger = Logger(child=True)
+logger = logging.getLogger(__name__)
 
 MEMORY_LIST_LIMIT = 50  # the most memories /memory shows
 MEMORY_LINE_CHARS = 300

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
-
-from aws_lambda_powertools import Logger
 
 if TYPE_CHECKING:
     from stepwise.commands.handlers import CommandRequest
     from stepwise.jobs.models import Job
 
-logger = Logger(child=True)
+logger = logging.getLogger(__name__)
 
 LISTED = 10
 USAGE = "Use /jobs to list your background jobs, or /jobs stop <number> to stop one (e.g. /jobs stop 3)."

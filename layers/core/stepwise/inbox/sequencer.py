@@ -9,12 +9,11 @@ before it looks, a message can never fall between the two (see docs/reliability.
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Literal, NamedTuple
-
-from aws_lambda_powertools import Logger
 
 from stepwise.ids import iso_utc, utc_now
 from stepwise.telegram.commands import is_command
@@ -28,7 +27,7 @@ if TYPE_CHECKING:
     from stepwise.inbox.store import ChatInbox
     from stepwise.workflow import TurnStarter
 
-logger = Logger(child=True)
+logger = logging.getLogger(__name__)
 
 Admitted = Literal["started", "queued", "duplicate"]
 

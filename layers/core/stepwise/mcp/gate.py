@@ -6,10 +6,9 @@ users beyond "unauthorized". Nothing here imports the SDK.
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
-
-from aws_lambda_powertools import Logger
 
 from stepwise.connections.models import token_hash
 
@@ -20,7 +19,7 @@ if TYPE_CHECKING:
     from stepwise.connections.models import Connection
     from stepwise.connections.store import ConnectionStore
 
-logger = Logger(child=True)
+logger = logging.getLogger(__name__)
 
 REALM = 'Bearer realm="stepwise"'
 

@@ -6,11 +6,10 @@ at once that approval was requested (`ASKED`).
 
 from __future__ import annotations
 
+import logging
 import secrets
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-
-from aws_lambda_powertools import Logger
 
 from stepwise.ids import iso_utc
 from stepwise.inbox.models import QueuedMessage, outside_update_id
@@ -24,7 +23,7 @@ if TYPE_CHECKING:
     from stepwise.inbox.sequencer import Sequencer
     from stepwise.tools.registry import ToolContext
 
-logger = Logger(child=True)
+logger = logging.getLogger(__name__)
 
 ASKED = (
     "Approval requested in Telegram: {description}. Nothing has changed yet: the call runs once the user "

@@ -7,10 +7,10 @@ and the next run does the same batch again. History itself is never deleted.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from aws_lambda_powertools import Logger
 from pydantic import BaseModel, ConfigDict
 
 from stepwise.ids import iso_utc, utc_now
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from stepwise.history.repository import MessageRepository
     from stepwise.memory.service import MemoryService
 
-logger = Logger(child=True)
+logger = logging.getLogger(__name__)
 
 MAX_SUMMARY_CHARS = 1500
 SUMMARY_INSTRUCTIONS = """You keep the long-term memory of a Telegram conversation between a user and their

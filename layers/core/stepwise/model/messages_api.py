@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import codecs
 import json
+import logging
 import random
 import time
 from typing import TYPE_CHECKING, Any
 
-from aws_lambda_powertools import Logger
 from urllib3.exceptions import HTTPError
 
 from stepwise.http_transport import HttpTransport, Response
@@ -34,7 +34,7 @@ from stepwise.model.web import SERVER_BLOCK_TYPES, WEB_FETCH_BETA, uses_web_fetc
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Mapping
 
-logger = Logger(child=True)
+logger = logging.getLogger(__name__)
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 # What anthropic 2.10 sends (`anthropic._constants.ANTHROPIC_API_VERSION`); the contract test compares them.

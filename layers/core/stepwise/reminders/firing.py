@@ -7,11 +7,10 @@ delivery gives one message; a cancelled reminder (no record) gives none and its 
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Literal
-
-from aws_lambda_powertools import Logger
 
 from stepwise.ids import iso_utc, new_id, utc_now
 from stepwise.inbox.models import QueuedMessage, scheduled_update_id
@@ -25,7 +24,7 @@ if TYPE_CHECKING:
     from stepwise.reminders.models import FireEvent
     from stepwise.reminders.store import ReminderStore, Schedules
 
-logger = Logger(child=True)
+logger = logging.getLogger(__name__)
 
 FireOutcome = Literal["started", "queued", "duplicate", "cancelled", "paused"]
 

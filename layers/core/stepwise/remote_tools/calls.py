@@ -10,11 +10,10 @@ unknown.
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
-
-from aws_lambda_powertools import Logger
 
 from stepwise.remote_tools.client import Connection, RemoteCallError
 from stepwise.remote_tools.results import framed, render
@@ -31,7 +30,7 @@ if TYPE_CHECKING:
     from stepwise.remote_tools.state import RemoteToolCache, ServerRecord
     from stepwise.tools.registry import ToolContext
 
-logger = Logger(child=True)
+logger = logging.getLogger(__name__)
 
 INTENT = "Sent to the outside server; no answer was recorded."
 UNKNOWN_OUTCOME = (

@@ -7,10 +7,9 @@ serving the list it had. RunTools only reads the cache: the tools it can run are
 
 from __future__ import annotations
 
+import logging
 from time import monotonic
 from typing import TYPE_CHECKING, Any
-
-from aws_lambda_powertools import Logger
 
 from stepwise.remote_tools.calls import RemoteTool, RemoteToolCaller
 from stepwise.remote_tools.client import RemoteCallError
@@ -24,7 +23,7 @@ if TYPE_CHECKING:
     from stepwise.remote_tools.config import ServerEntry
     from stepwise.remote_tools.state import ServerRecord
 
-logger = Logger(child=True)
+logger = logging.getLogger(__name__)
 
 MEMO_SECONDS = 20.0  # a warm container reads the servers' records again after this long
 MAX_DESCRIPTION = 1000

@@ -6,15 +6,15 @@ and the rest of Stepwise keep working. A document that cannot be read at all giv
 
 import hashlib
 import json
+import logging
 import re
 from functools import lru_cache
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from aws_lambda_powertools import Logger
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-logger = Logger(child=True)
+logger = logging.getLogger(__name__)
 
 TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")  # the Messages API's rule for tool names
 SEPARATOR = "__"

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+import logging
 import re
 from typing import TYPE_CHECKING
-
-from aws_lambda_powertools import Logger
 
 from stepwise.remote_tools.client import RemoteCallError
 from stepwise.remote_tools.config import parse_servers
@@ -13,7 +12,7 @@ from stepwise.remote_tools.config import parse_servers
 if TYPE_CHECKING:
     from stepwise.remote_tools.config import ServerEntry
 
-logger = Logger(child=True)
+logger = logging.getLogger(__name__)
 
 HEADER = re.compile(r"^([A-Za-z0-9-]+):\s*(\S.*)$")
 

@@ -8,14 +8,13 @@ is skipped with one warning naming it and the problem, never an error.
 
 from __future__ import annotations
 
+import logging
 from functools import cached_property
 from pathlib import Path
 
-from aws_lambda_powertools import Logger
-
 from stepwise.skills.loader import MAX_RESOURCE_CHARS, Skill, SkillInvalid, load_skill
 
-logger = Logger(child=True)
+logger = logging.getLogger(__name__)
 
 # Where the skills ship: next to the `stepwise` package (the layer's python/skills; layers/core/skills here).
 SHIPPED_SKILLS_DIR = Path(__file__).resolve().parent.parent.parent / "skills"

@@ -3,10 +3,9 @@ what kind of turn it is was decided where the turn started (`states.turn_kind`).
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
-
-from aws_lambda_powertools import Logger
 
 from stepwise.ids import iso_utc
 from stepwise.media.notices import with_notices
@@ -30,7 +29,7 @@ if TYPE_CHECKING:
     from stepwise.states.services import TurnServices
     from stepwise.tools.registry import ToolRegistry
 
-logger = Logger(child=True)
+logger = logging.getLogger(__name__)
 
 EMPTY_ANSWER = "I don't have an answer to that — could you rephrase it?"
 REFUSAL_ANSWER = "I can't help with that one."

@@ -7,9 +7,8 @@ twice if it had arrived after all. That is the chosen trade-off: a rare duplicat
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
-
-from aws_lambda_powertools import Logger
 
 from stepwise.ids import iso_utc
 from stepwise.telegram.errors import TelegramBadRequest, TelegramDeliveryUncertainError
@@ -20,7 +19,7 @@ if TYPE_CHECKING:
     from stepwise.states.services import TurnServices
     from stepwise.turn_ref import TurnRef
 
-logger = Logger(child=True)
+logger = logging.getLogger(__name__)
 
 FRIENDLY_ERROR = (
     "Sorry — I couldn't get an answer from my language model just now. "

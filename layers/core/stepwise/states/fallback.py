@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
-
-from aws_lambda_powertools import Logger
 
 from stepwise.states.contracts.base import Next
 from stepwise.states.contracts.fallback import FallbackInput
@@ -12,7 +11,7 @@ from stepwise.states.contracts.fallback import FallbackInput
 if TYPE_CHECKING:
     from stepwise.states.services import TurnServices
 
-logger = Logger(child=True)
+logger = logging.getLogger(__name__)
 
 MAX_FALLBACK_DECISIONS = 3
 

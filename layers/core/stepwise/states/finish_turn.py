@@ -10,9 +10,8 @@ A reply that shows a new token makes it as it sends it (`states.new_token`).
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
-
-from aws_lambda_powertools import Logger
 
 from stepwise.states.contracts.finish_turn import FinishTurnInput, FinishTurnOutput
 from stepwise.states.deliver import deliver_reply, put_error_reply
@@ -24,7 +23,7 @@ if TYPE_CHECKING:
     from stepwise.inbox.sequencer import Ending
     from stepwise.states.services import TurnServices
 
-logger = Logger(child=True)
+logger = logging.getLogger(__name__)
 
 
 def finish_turn(request: FinishTurnInput, services: TurnServices) -> FinishTurnOutput:

@@ -11,12 +11,11 @@ is decided from what its turn recorded (`job_outcome`), never from the wording o
 from __future__ import annotations
 
 import hashlib
+import logging
 from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
-
-from aws_lambda_powertools import Logger
 
 from stepwise.ids import iso_utc
 from stepwise.inbox.models import JobEnded, QueuedMessage, outside_update_id
@@ -32,7 +31,7 @@ if TYPE_CHECKING:
     from stepwise.turn_records.models import ModelStep, Reply
     from stepwise.turn_ref import TurnRef
 
-logger = Logger(child=True)
+logger = logging.getLogger(__name__)
 
 HEADLINES: dict[str, str] = {
     "done": "✅ Background job #{number} “{title}” is done",

@@ -11,10 +11,9 @@ inbox (`stepwise.states.job_report`).
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime
 from typing import TYPE_CHECKING
-
-from aws_lambda_powertools import Logger
 
 from stepwise.history.models import StoredMessage
 from stepwise.ids import iso_utc
@@ -30,7 +29,7 @@ if TYPE_CHECKING:
     from stepwise.turn_records.models import ModelStep, ReplySource
     from stepwise.turn_ref import TurnRef
 
-logger = Logger(child=True)
+logger = logging.getLogger(__name__)
 
 
 def start_job(turn: TurnRef, services: TurnServices) -> Next:

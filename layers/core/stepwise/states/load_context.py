@@ -3,10 +3,9 @@ kind of turn (`states.turn_kind`): a turn that needs no model gets its reply her
 
 from __future__ import annotations
 
+import logging
 from types import MappingProxyType
 from typing import TYPE_CHECKING, NamedTuple
-
-from aws_lambda_powertools import Logger
 
 from stepwise.history.models import StoredMessage
 from stepwise.ids import iso_utc
@@ -37,7 +36,7 @@ if TYPE_CHECKING:
     from stepwise.states.services import TurnServices
     from stepwise.turn_ref import TurnRef
 
-logger = Logger(child=True)
+logger = logging.getLogger(__name__)
 
 
 def load_context(start: LoadContextInput, services: TurnServices) -> Next:

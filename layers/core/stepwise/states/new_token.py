@@ -12,9 +12,8 @@ token of it works, and the chat's history says so.
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
-
-from aws_lambda_powertools import Logger
 
 from stepwise.connections.minting import TOKEN_SLOT, token_from_seed
 from stepwise.connections.models import token_hash
@@ -26,7 +25,7 @@ if TYPE_CHECKING:
     from stepwise.turn_records.models import Reply
     from stepwise.turn_ref import TurnRef
 
-logger = Logger(child=True)
+logger = logging.getLogger(__name__)
 
 
 def deliver_new_token(turn: TurnRef, reply: Reply, services: TurnServices, deliver: bool) -> Reply:

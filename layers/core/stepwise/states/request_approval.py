@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
-
-from aws_lambda_powertools import Logger
 
 from stepwise.approvals.lifecycle import show_request
 from stepwise.states.contracts.request_approval import RequestApprovalInput, RequestApprovalOutput
@@ -12,7 +11,7 @@ from stepwise.states.contracts.request_approval import RequestApprovalInput, Req
 if TYPE_CHECKING:
     from stepwise.states.services import TurnServices
 
-logger = Logger(child=True)
+logger = logging.getLogger(__name__)
 
 
 def request_approval(request: RequestApprovalInput, services: TurnServices) -> RequestApprovalOutput:

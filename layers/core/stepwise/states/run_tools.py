@@ -12,9 +12,8 @@ tool-call ledger (each call runs with its own `call_id`).
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any
-
-from aws_lambda_powertools import Logger
 
 from stepwise.approvals.models import ApprovalCall, Requester
 from stepwise.audit.log import call_entry
@@ -30,7 +29,7 @@ if TYPE_CHECKING:
     from stepwise.states.services import TurnServices
     from stepwise.turn_records.models import TurnMeta
 
-logger = Logger(child=True)
+logger = logging.getLogger(__name__)
 
 MAX_RETAKE_RETRIES = 12  # RunApprovedTools' retries while the chat is busy (the ASL's ChatBusyError retrier)
 NOT_ASKED = "Not run: this call needs the user's approval, and this round could not ask for it."

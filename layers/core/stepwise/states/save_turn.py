@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
-
-from aws_lambda_powertools import Logger
 
 from stepwise.history.models import StoredMessage
 
@@ -13,7 +12,7 @@ if TYPE_CHECKING:
     from stepwise.turn_records.models import Reply
     from stepwise.turn_ref import TurnRef
 
-logger = Logger(child=True)
+logger = logging.getLogger(__name__)
 
 
 def save_reply(turn: TurnRef, reply: Reply | None, user_id: int, services: TurnServices) -> bool:

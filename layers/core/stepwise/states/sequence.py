@@ -2,9 +2,9 @@
 whose execution failed, timed out or was stopped (an EventBridge rule calls it). A turn back from its
 approval wait takes the chat back in RunTools (`states.run_tools.retake_chat`)."""
 
+import logging
 from typing import TYPE_CHECKING, Literal
 
-from aws_lambda_powertools import Logger
 from pydantic import BaseModel, ConfigDict, Field
 
 from stepwise.states.contracts.finish_turn import FinishTurnOutput
@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from stepwise.inbox.sequencer import Ending
     from stepwise.states.services import TurnServices
 
-logger = Logger(child=True)
+logger = logging.getLogger(__name__)
 
 
 class ExecutionEnded(BaseModel):

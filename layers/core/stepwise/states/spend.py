@@ -3,9 +3,8 @@ wait of the state machine. (The daily token budget is checked where the turn sta
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
-
-from aws_lambda_powertools import Logger
 
 from stepwise.model.rate_limits import MAX_WAITS, wait_seconds
 from stepwise.states.contracts.base import Next
@@ -17,7 +16,7 @@ if TYPE_CHECKING:
     from stepwise.turn_records.models import TurnMeta
     from stepwise.usage.models import UsageTotals
 
-logger = Logger(child=True)
+logger = logging.getLogger(__name__)
 
 
 def count_usage(meta: TurnMeta, step: int, used: UsageTotals, services: TurnServices) -> None:

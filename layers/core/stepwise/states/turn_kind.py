@@ -6,9 +6,8 @@ turn calls the model. (A background job's own execution starts in `states.job_tu
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Literal
-
-from aws_lambda_powertools import Logger
 
 from stepwise.ids import iso_utc
 from stepwise.states.contracts.base import Next
@@ -22,7 +21,7 @@ if TYPE_CHECKING:
     from stepwise.states.services import TurnServices
     from stepwise.turn_records.models import ReplySource, TurnMeta
 
-logger = Logger(child=True)
+logger = logging.getLogger(__name__)
 
 TurnKind = Literal["reminder", "notice", "command", "budget", "outside_call", "job_report", "model"]
 OUTSIDE_CALL_ID = "mcp_{message_id}"  # the tool_use id of an outside call in its turn

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
-
-from aws_lambda_powertools import Logger
 
 from stepwise.telegram.errors import TelegramError
 
 if TYPE_CHECKING:
     from stepwise.states.services import TurnServices
 
-logger = Logger(child=True)
+logger = logging.getLogger(__name__)
 
 
 def show_typing(services: TurnServices, chat_id: int) -> None:

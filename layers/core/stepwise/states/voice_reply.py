@@ -9,9 +9,8 @@ whose answer never came is sent again by the state's retry, the same trade-off a
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
-
-from aws_lambda_powertools import Logger
 
 from stepwise.telegram.errors import TelegramDeliveryUncertainError, TelegramError, TelegramTransientError
 from stepwise.usage.meter import count_totals, speech_usage
@@ -22,7 +21,7 @@ if TYPE_CHECKING:
     from stepwise.states.services import TurnServices
     from stepwise.turn_records.models import Reply, TurnMeta
 
-logger = Logger(child=True)
+logger = logging.getLogger(__name__)
 
 SPOKEN_SOURCES = frozenset({"model", "fallback"})
 

@@ -14,9 +14,8 @@ Imported only when a turn takes a note: a plain turn loads none of this.
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
-
-from aws_lambda_powertools import Logger
 
 from stepwise.media.models import Heard
 from stepwise.telegram.errors import TelegramError, TelegramTransientError
@@ -32,7 +31,7 @@ if TYPE_CHECKING:
     from stepwise.states.services import TurnServices
     from stepwise.turn_ref import TurnRef
 
-logger = Logger(child=True)
+logger = logging.getLogger(__name__)
 
 TELEGRAM_MAX_DOWNLOAD_BYTES = 20_000_000  # bots may download files up to 20 MB
 NOTICE_SILENT = "I couldn't hear anything in that voice note. Could you record it again, or type it?"

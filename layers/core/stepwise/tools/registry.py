@@ -11,12 +11,12 @@ Nothing here imports the MCP SDK: `mcp_spec` is plain JSON in MCP's wire names, 
 built-in tools (RunTools) never pays for the SDK's import.
 """
 
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from aws_lambda_powertools import Logger
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from stepwise.ledger.models import CallAlreadyRecorded, Once, ToolCallRecord
@@ -25,7 +25,7 @@ from stepwise.prompt.system import ToolSummary
 if TYPE_CHECKING:
     from stepwise.ledger.store import ToolCallLedger
 
-logger = Logger(child=True)
+logger = logging.getLogger(__name__)
 
 MAX_RESULT_CHARS = 8000
 

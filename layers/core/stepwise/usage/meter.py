@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
-
-from aws_lambda_powertools import Logger
 
 from stepwise.usage.models import UsageTotals, day_key
 from stepwise.usage.prices import (
@@ -23,7 +22,7 @@ if TYPE_CHECKING:
     from stepwise.model.types import Usage
     from stepwise.usage.store import UsageStore
 
-logger = Logger(child=True)
+logger = logging.getLogger(__name__)
 
 
 def call_usage(model: str, usage: Usage) -> UsageTotals:
