@@ -19,6 +19,8 @@ from stepwise_local.template import Template
 
 ROOT = Path(__file__).resolve().parents[2]
 CORE = ROOT / "layers" / "core" / "stepwise"
+# What Powertools sets on a logger it configured (a later Logger of the service then reuses it as it is).
+POWERTOOLS_MARKS = ("init", "powertools_handler", "powertools_buffer_config", "powertools_buffer_cache")
 
 
 @pytest.fixture
@@ -27,6 +29,9 @@ def service_logger() -> Iterator[tuple[Logger, io.StringIO]]:
     marks it configured, and other tests' Loggers of the service reuse it."""
     service = logging.getLogger("stepwise")
     saved = {**vars(service), "handlers": list(service.handlers), "filters": list(service.filters)}
+    for mark in POWERTOOLS_MARKS:  # as a new container finds it, whatever other tests configured before
+        vars(service).pop(mark, None)
+    service.handlers = []
     stream = io.StringIO()
     yield Logger(service="stepwise", logger_handler=logging.StreamHandler(stream), level="INFO"), stream
     vars(service).clear()
