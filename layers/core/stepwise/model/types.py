@@ -1,6 +1,6 @@
 """The model port and the request/response shapes it speaks (a subset of the Messages API)."""
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -31,7 +31,7 @@ class ModelRequest(NamedTuple):
     max_tokens: int
     system: list[dict[str, Any]]
     messages: list[dict[str, Any]]
-    tools: list[dict[str, Any]] = []
+    tools: Sequence[dict[str, Any]] = ()  # not a list: one default would be shared by every request
     tool_choice: dict[str, Any] | None = None
 
 
