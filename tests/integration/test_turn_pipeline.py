@@ -332,7 +332,7 @@ def test_typing_shows_once_from_the_webhook_answer_and_not_for_a_command(stack: 
 
 
 def test_a_message_that_waited_shows_typing_again_when_its_turn_starts(stack: Stack) -> None:
-    # Given a slow first answer, and a second message that arrives while it runs
+    # Given a first turn held before its last state, and a second message that arrives while it runs
     user = stack.new_user()
     stack.anthropic.script(text("first answer"), text("second answer"))
     second = updates.text_message(user, "second")
