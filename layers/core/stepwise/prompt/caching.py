@@ -59,8 +59,8 @@ CACHING_ROOM = 4
 
 def min_cacheable_tokens(model: str) -> int:
     """The shortest prefix `model` caches; `UNKNOWN_MODEL_MIN_CACHEABLE_TOKENS` for a model not listed. The
-    family is found in a dated id (claude-haiku-4-5-20251001), a Bedrock id (anthropic.claude-haiku-4-5-
-    20251001-v1:0) or an alias (claude-3-5-haiku-latest)."""
+    family is found in a dated id (claude-haiku-4-5-20251001), a Bedrock id
+    (anthropic.claude-haiku-4-5-20251001-v1:0) or an alias (claude-3-5-haiku-latest)."""
     name = model.lower()
     name = name[name.find("claude-") :] if "claude-" in name else ""
     for family, minimum in MIN_CACHEABLE_TOKENS.items():
