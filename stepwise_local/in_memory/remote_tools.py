@@ -19,12 +19,35 @@ class InMemoryRemoteToolCache:
     def get_many(self, servers: Sequence[str]) -> dict[str, ServerRecord]:
         return {name: self.records[name] for name in servers if name in self.records}
 
-    def put_tools(self, server: str, config_hash: str, tools_json: str, fetched_at: int) -> ServerRecord:
+    def put_tools(
+        self,
+        server: str,
+        config_hash: str,
+        tools_json: str,
+        fetched_at: int,
+        labels_json: str = "",
+        *,
+        accepted: bool = False,
+    ) -> ServerRecord:
+        before = self.records.get(server)
+        pinned = labels_json if accepted or before is None or not before.pinned_json else before.pinned_json
         record = ServerRecord(
-            server=server, config_hash=config_hash, tools_json=tools_json, fetched_at=fetched_at
+            server=server,
+            config_hash=config_hash,
+            tools_json=tools_json,
+            fetched_at=fetched_at,
+            pinned_json=pinned,
+            noticed_json=before.noticed_json if before is not None else "[]",
         )
         self.records[server] = record
         return record
+
+    def note_changes(self, server: str, seen_json: str, noticed_json: str) -> bool:
+        record = self.records.get(server) or ServerRecord(server=server)
+        if record.noticed_json != seen_json:
+            return False
+        self.records[server] = record.model_copy(update={"noticed_json": noticed_json})
+        return True
 
     def record_failure(self, server: str, now: int, threshold: int, skip_seconds: int) -> ServerRecord:
         record = self.records.get(server) or ServerRecord(server=server)

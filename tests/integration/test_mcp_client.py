@@ -127,6 +127,36 @@ def test_a_server_with_approval_always_asks_and_runs_once_only_when_approved(
         assert result["is_error"] and "Denied by the user" in result["content"]
 
 
+def test_an_outside_tool_that_turns_read_only_still_asks_for_the_tap(
+    stack: Stack, servers: Any, time_server: TimeServer
+) -> None:
+    # Given a server whose get_current_time was first seen without the read-only label (its record in
+    # RemoteToolsTable, as an earlier refresh pinned it), and which now labels it read-only
+    user = stack.new_user()
+    servers([{"name": "relabel", "url": time_server.url}])
+    table = stack.emulation.table("RemoteToolsTable")
+    first_seen = {"get_current_time": {}, "convert_time": {"readOnlyHint": True}}
+    table.put_item(Item={"server": "relabel", "pinned_json": json.dumps(first_seen), "noticed_json": "[]"})
+    stack.anthropic.script(
+        tool_use(("relabel__get_current_time", {"timezone": "Asia/Tokyo"})), text("Done as you decided.")
+    )
+    calls_before = time_server.count("tools/call")
+    # When the model calls it (CallModel fetched the list: the server's labels say read-only)
+    name = stack.send(user, "time in Tokyo?")
+    # Then the call waits for the tap under the `writes` policy, nothing sent before it
+    message = stack.buttons(user)
+    assert "get_current_time" in stack.telegram.text_of(message)
+    assert time_server.count("tools/call") == calls_before
+    stack.press(user, message, "Approve")
+    assert stack.emulation.wait(name)["status"] == "SUCCEEDED"
+    assert time_server.count("tools/call") == calls_before + 1
+    # And the record keeps the first-seen labels, with the change noted once
+    record = table.get_item(Key={"server": "relabel"})["Item"]
+    assert json.loads(str(record["pinned_json"]))["get_current_time"] == {}
+    noticed = json.loads(str(record["noticed_json"]))
+    assert [line for line in noticed if line.startswith("tool 'get_current_time' changed its labels from {}")]
+
+
 def test_a_server_that_stops_answering_gives_error_results_then_is_skipped_without_a_request(
     stack: Stack, servers: Any, time_server: TimeServer
 ) -> None:

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,6 +12,8 @@ from typing import Any
 
 import boto3
 import pytest
+import soundfile as sf
+from support.ogg import lengthened
 from support.stack import Stack
 
 from stepwise.states.voice_turn import NOTICE_REJECTED, NOTICE_SILENT, NOTICE_TRANSIENT
@@ -213,6 +216,31 @@ def test_a_note_over_the_limit_is_neither_downloaded_nor_transcribed(
     ]
     assert len(stack.telegram.downloads) == downloads
     assert speech.requests == [] and len(stack.anthropic.requests) == models
+
+
+def test_a_note_that_claims_3_s_but_lasts_10_minutes_is_refused_before_any_transcription(
+    openai_stack: Stack, speech: FakeSpeechToText
+) -> None:
+    # Given a real Ogg Opus note ten minutes long whose update says it lasts 3 s (the client's word)
+    stack = openai_stack
+    ten_minutes = lengthened((FIXTURES / "silence.ogg").read_bytes(), 600)
+    assert sf.info(io.BytesIO(ten_minutes)).duration == pytest.approx(600, abs=2)
+    speech.add_transcript(ten_minutes, "ten minutes of words")
+    user = stack.new_user()
+    models = len(stack.anthropic.requests)
+    # When it arrives
+    execution = send_note(stack, user, ten_minutes, duration=3)
+    # Then it was downloaded, measured and refused: no transcription request, no model call, nothing counted
+    assert execution["status"] == "SUCCEEDED"
+    assert stack.replies(user) == [
+        "That voice note is 10 min 1 s long; I transcribe up to 5 min. "
+        "Could you send a shorter one, or type it?"
+    ]
+    assert speech.requests == [] and len(stack.anthropic.requests) == models
+    (item,) = user_items(stack, user)
+    assert json.loads(item["heard"])["problem"] == "too_long"
+    usage = stack.emulation.table("UsageTable").scan()["Items"]
+    assert not [i for i in usage if i["user_id"] == user and int(i.get("voice_notes", 0))]
 
 
 def test_a_retried_load_context_transcribes_once_and_answers_once(

@@ -91,14 +91,38 @@ def test_the_job_is_started_with_the_given_language(aws: tuple[Any, Any]) -> Non
     assert started[0]["Media"] == {"MediaFileUri": f"s3://{BUCKET}/voice/9002.mp3"}
 
 
-def test_a_retry_polls_the_running_job_instead_of_starting_another(aws: tuple[Any, Any]) -> None:
+def test_a_retry_after_the_function_died_polls_the_running_job_instead_of_starting_another(
+    aws: tuple[Any, Any],
+) -> None:
     s3, transcribe = aws
     answers: list[str] = []
     transcribe.meta.events.register(
         "after-call.transcribe.StartTranscriptionJob",
         lambda parsed, **_: answers.append(parsed.get("Error", {}).get("Code", "started")),
     )
-    # Given a first attempt that gave up while moto's job was still queued
+    # Given the audio and the queued job of a first attempt whose function died (no cleanup ran)
+    s3.put_object(Bucket=BUCKET, Key="voice/9003.ogg", Body=NOTE)
+    transcribe.start_transcription_job(
+        TranscriptionJobName="stepwise-9003",
+        Media={"MediaFileUri": f"s3://{BUCKET}/voice/9003.ogg"},
+        MediaFormat="ogg",
+        OutputBucketName=BUCKET,
+        OutputKey="voice/9003.json",
+        IdentifyLanguage=True,
+    )
+    # When the same note is tried again
+    result = transcriber(s3, transcribe).transcribe(
+        NOTE, job_id="9003", mime_type="audio/ogg", file_name=None
+    )
+    # Then the existing job was polled to its end: moto refused a second start, and everything is gone
+    assert result.text == "remind me to water the plants"
+    assert answers == ["started", "ConflictException"]
+    assert keys(s3) == [] and "stepwise-9003" not in jobs(transcribe)
+
+
+def test_a_wait_given_up_leaves_no_audio_and_no_ended_job(aws: tuple[Any, Any]) -> None:
+    s3, transcribe = aws
+    # Given a transcriber that gives up while moto's job is still queued
     ticks = iter([0.0, 0.0, 100.0])
     impatient = AwsTranscriber(
         lambda: s3,
@@ -109,16 +133,10 @@ def test_a_retry_polls_the_running_job_instead_of_starting_another(aws: tuple[An
         clock=lambda: next(ticks),
     )
     with pytest.raises(TranscriptionTransient):
-        impatient.transcribe(NOTE, job_id="9003", mime_type="audio/ogg", file_name=None)
-    assert "stepwise-9003" in jobs(transcribe) and "voice/9003.ogg" in keys(s3)
-    # When the same note is tried again
-    result = transcriber(s3, transcribe).transcribe(
-        NOTE, job_id="9003", mime_type="audio/ogg", file_name=None
-    )
-    # Then the existing job was polled to its end: moto refused a second start, and everything is gone
-    assert result.text == "remind me to water the plants"
-    assert answers == ["started", "ConflictException"]
-    assert keys(s3) == [] and "stepwise-9003" not in jobs(transcribe)
+        impatient.transcribe(NOTE, job_id="9004", mime_type="audio/ogg", file_name=None)
+    # Then its audio is deleted (a queued job fails for want of it) and the job was asked to go (moto, unlike
+    # AWS, deletes a job that has not ended)
+    assert keys(s3) == [] and "stepwise-9004" not in jobs(transcribe)
 
 
 def test_applying_the_patch_twice_wraps_once_and_uses_the_newest_callback(aws: tuple[Any, Any]) -> None:

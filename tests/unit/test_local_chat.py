@@ -151,7 +151,8 @@ def test_piped_input_keeps_no_history(tmp_path: Path) -> None:
         ({"MCP_PARAMETERS_PATH": "mcp"}, "MCP_PARAMETERS_PATH must start and end with /, got 'mcp'"),
         (
             {"VOICE_TRANSCRIPTION_URL": "ftp://speech"},
-            "VOICE_TRANSCRIPTION_URL must be an http(s) URL, got 'ftp://speech'",
+            "VOICE_TRANSCRIPTION_URL must be an https:// URL (http:// only to localhost, 127.0.0.1 or ::1), "
+            "got 'ftp://speech'",
         ),
         (
             {"VOICE_TRANSCRIBER": "openai"},

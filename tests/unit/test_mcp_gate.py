@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+import logging
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from stepwise.connections.models import Connection, token_hash
-from stepwise.mcp.gate import GateLimits, HttpAnswer, admit
+from stepwise.mcp import gate
+from stepwise.mcp.gate import GateLimits, HttpAnswer, RefusalLog, admit
 from stepwise_local.in_memory.connections import InMemoryConnectionStore
 
 TOKEN = "swp_" + "a" * 64
@@ -101,3 +103,49 @@ def test_past_its_requests_per_minute_a_token_gets_429_until_the_next_minute(
     assert refused.headers == {"retry-after": "40"}  # 10:00:20 -> 10:01:00
     next_minute = NOW.replace(minute=1)
     assert isinstance(admit("POST", headers, 10, store, LIMITS, next_minute), Connection)
+
+
+class CountingStore(InMemoryConnectionStore):
+    """The store, noting each read and write the gate makes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.operations: list[str] = []
+
+    def find(self, token_hash: str) -> Connection | None:
+        self.operations.append("find")
+        return super().find(token_hash)
+
+    def count_request(self, token_hash: str, window: int, limit: int) -> bool:
+        self.operations.append("count_request")
+        return super().count_request(token_hash, window, limit)
+
+
+@pytest.mark.parametrize(
+    ("token", "reads"),
+    [
+        ("swp_" + "b" * 64, 1),  # shaped like a token, unknown: its item is read, once
+        ("swp_" + "B" * 64, 0),  # not what /connect makes: refused before any read
+        ("swp_not-a-token", 0),
+        ("x" * 5000, 0),
+    ],
+)
+def test_an_unknown_token_costs_at_most_one_small_read_and_no_write(token: str, reads: int) -> None:
+    store = CountingStore()
+    for _ in range(50):  # a flood
+        refused = admit("POST", {"authorization": f"Bearer {token}"}, 10, store, LIMITS, NOW)
+        assert isinstance(refused, HttpAnswer) and refused.status == 401
+    assert store.operations == ["find"] * (50 * reads)
+
+
+def test_a_flood_of_unknown_tokens_is_one_log_line_a_minute(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(gate, "REFUSALS", RefusalLog())  # a new container
+    caplog.set_level(logging.INFO, logger="stepwise.mcp.gate")
+    store = CountingStore()
+    for second in range(150):
+        admit("POST", {"authorization": "Bearer swp_x"}, 10, store, LIMITS, NOW + timedelta(seconds=second))
+    lines = [r for r in caplog.records if "unknown token" in r.getMessage()]
+    assert len(lines) == 3  # minutes 10:00, 10:01, 10:02 (the clock starts at 10:00:20)
+    assert [int(getattr(r, "refused", 0)) for r in lines] == [1, 40, 60]  # each counts since the one before

@@ -249,3 +249,104 @@ def test_an_isError_answer_is_recorded_as_an_error_and_a_retry_keeps_it_one() ->
     first, retried = call(tools, "s__zap"), call(tools, "s__zap")
     assert first.is_error and retried.is_error and first.content == retried.content
     assert servers.requests.count(("s", "tools/call")) == 1
+
+
+# ------------------------------------------------------------------------------------ labels as first seen
+def approvals(tools: RemoteTools) -> dict[str, bool]:
+    return {tool.name: tool.needs_approval for tool in tools.tools()}
+
+
+def relabelled(name: str, annotations: dict[str, Any]) -> list[dict[str, Any]]:
+    return [{**tool, "annotations": annotations} if tool["name"] == name else tool for tool in LISTING]
+
+
+def label_lines(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if "labels" in r.getMessage()]
+
+
+def test_an_outside_tool_that_turns_read_only_still_asks_until_the_owner_accepts(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.WARNING)
+    servers = FakeRemoteServers(listings={"s": LISTING})
+    entry = {"name": "s", "url": "https://s.example/mcp"}
+    tools, caller, clock = setup([entry], servers)
+    assert approvals(tools)["s__zap"] is True  # writes: not labelled read-only when first seen
+    # The server relabels its deleting tool "read-only"; the hourly refresh fetches the new list
+    servers.listings["s"] = relabelled("zap", READ)
+    clock.now += 3600
+    assert approvals(tools)["s__zap"] is True
+    run_tools = RemoteTools(tools._servers, caller, refresh=False, memo_seconds=0)
+    assert approvals(run_tools)["s__zap"] is True  # RunTools reads the same record
+    # A retry that finds only the intent still treats it as a write: not sent again
+    caller.ledger.record_intent("t:1", INTENT)
+    assert "The outcome of this call is unknown" in call(run_tools, "s__zap", "1").content
+    # The change is logged once, with how to accept it; later refreshes do not log it again
+    (line,) = label_lines(caplog)
+    assert "tool 'zap' changed its labels from {} to {\"readOnlyHint\":true}" in line
+    accept = line.split('"accept_labels": "')[1][:12]
+    clock.now += 3600
+    tools.tools()
+    assert len(label_lines(caplog)) == 1
+    # The owner accepts the server's current labels in its entry: the next list is fetched and trusted
+    accepted = RemoteTools(
+        lambda: (ServerEntry.model_validate({**entry, "accept_labels": accept}),),
+        caller,
+        refresh=True,
+        memo_seconds=0,
+    )
+    assert approvals(accepted)["s__zap"] is False
+    assert "the owner accepted its tools' labels" in label_lines(caplog)[-1]
+
+
+def test_a_wrong_or_stale_acceptance_changes_nothing() -> None:
+    servers = FakeRemoteServers(listings={"s": LISTING})
+    tools, caller, _ = setup([{"name": "s", "url": "https://s.example/mcp"}], servers)
+    tools.tools()
+    servers.listings["s"] = relabelled("zap", READ)
+    wrong = RemoteTools(
+        lambda: (ServerEntry(name="s", url="https://s.example/mcp", accept_labels="0123456789ab"),),
+        caller,
+        refresh=True,
+        memo_seconds=0,
+    )
+    assert approvals(wrong)["s__zap"] is True
+
+
+def test_a_new_tool_asks_under_every_policy_until_accepted_and_other_label_changes_are_logged_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.WARNING)
+    servers = FakeRemoteServers(listings={"n": LISTING})
+    tools, caller, clock = setup(
+        [{"name": "n", "url": "https://n.example/mcp", "approval": "never"}], servers
+    )
+    assert not any(approvals(tools).values())
+    send = {"name": "send", "inputSchema": {"type": "object"}, "annotations": READ}
+    servers.listings["n"] = [*relabelled("safe", {"destructiveHint": True}), send]
+    clock.now += 3600
+    assert approvals(tools) == {"n__look": False, "n__safe": False, "n__send": True, "n__zap": False}
+    lines = label_lines(caplog)
+    assert len(lines) == 2
+    assert "tool 'send' is new" in lines[1] and "tool 'safe' changed its labels" in lines[0]
+    # Another container refreshing the same list logs nothing more
+    other = RemoteTools(tools._servers, caller, refresh=True, memo_seconds=0)
+    clock.now += 3600
+    other.tools()
+    tools.tools()
+    assert len(label_lines(caplog)) == 2
+
+
+def test_labels_written_before_pinning_are_pinned_at_the_next_refresh() -> None:
+    servers = FakeRemoteServers(listings={"s": relabelled("zap", READ)})
+    tools, caller, clock = setup([{"name": "s", "url": "https://s.example/mcp"}], servers)
+    tools.tools()
+    record = caller.cache.records["s"]  # type: ignore[attr-defined]
+    caller.cache.records["s"] = record.model_copy(update={"pinned_json": ""})  # type: ignore[attr-defined]
+    assert approvals(tools)["s__zap"] is False  # as before pinning: the list's own labels
+    servers.listings["s"] = LISTING
+    clock.now += 3600
+    assert approvals(tools)["s__zap"] is True
+    servers.listings["s"] = relabelled("zap", READ)
+    clock.now += 3600
+    assert approvals(tools)["s__zap"] is True  # pinned as not read-only at that refresh

@@ -54,7 +54,7 @@ def test_a_section_reads_its_variables_from_the_environment(
     [
         (RemoteToolSettings, "MCP_PARAMETERS_PATH", "/stepwise/mcp", "must start and end with /"),
         (MemoryIndexSettings, "EMBEDDING_DIMENSIONS", "300", "must be 256, 512 or 1024"),
-        (VoiceServiceSettings, "VOICE_TRANSCRIPTION_URL", "api.openai.com/v1", "must be an http(s) URL"),
+        (VoiceServiceSettings, "VOICE_TRANSCRIPTION_URL", "api.openai.com/v1", "must be an https:// URL"),
         (WarmupSettings, "WARMUP_AFTER_QUIET_SECONDS", "-1", "greater than or equal to 0"),
     ],
 )

@@ -115,6 +115,11 @@ class FakeTranscribe:
         self.jobs[name] = {"params": params, "polls": 0}
         return {"TranscriptionJob": {"TranscriptionJobName": name, "TranscriptionJobStatus": "QUEUED"}}
 
+    def status(self, name: str) -> str:
+        """What the job's last poll said (QUEUED before any)."""
+        polls = self.jobs[name]["polls"]
+        return self.statuses[min(polls - 1, len(self.statuses) - 1)] if polls else "QUEUED"
+
     def get_transcription_job(self, **params: Any) -> dict[str, Any]:
         self._call("get_transcription_job", params)
         job = self.jobs[params["TranscriptionJobName"]]
@@ -131,7 +136,11 @@ class FakeTranscribe:
 
     def delete_transcription_job(self, **params: Any) -> dict[str, Any]:
         self._call("delete_transcription_job", params)
-        self.jobs.pop(params["TranscriptionJobName"], None)
+        name = params["TranscriptionJobName"]
+        if name in self.jobs and self.status(name) not in ("COMPLETED", "FAILED"):
+            # As AWS does: a job still queued or running cannot be deleted (and Transcribe cannot stop it).
+            raise client_error("BadRequestException", 400, "DeleteTranscriptionJob")
+        self.jobs.pop(name, None)
         return {}
 
     def methods(self) -> list[str]:
@@ -322,24 +331,44 @@ def test_job_names_are_stable_and_keep_to_transcribes_characters() -> None:
 # --- a retry of the same note ---------------------------------------------------------------------------
 
 
-def test_a_retry_polls_the_job_it_started_before_and_pays_for_no_second_one(
+def test_a_retry_after_the_function_died_mid_job_polls_that_job_and_pays_for_no_second_one(
     s3: FakeS3, clock: FakeClock
 ) -> None:
-    # Given a job that is still running when the first attempt gives up
-    transcribe = FakeTranscribe(s3, statuses=["IN_PROGRESS"] * 8 + ["COMPLETED"])
-    voice = transcriber(s3, transcribe, clock, timeout_seconds=5)
-    with pytest.raises(TranscriptionTransient):
-        voice.transcribe(AUDIO, job_id="77", **OGG)
-    # Then the job and its audio are kept for the retry
-    assert "stepwise-77" in transcribe.jobs and "voice/77.ogg" in s3.objects
-    assert "delete_transcription_job" not in transcribe.methods()
-    # When the same note is tried again (given more time)
-    voice = transcriber(s3, transcribe, clock, timeout_seconds=60)
-    result = voice.transcribe(AUDIO, job_id="77", **OGG)
+    # Given the audio and the running job a first attempt left when its function died (no cleanup ran)
+    transcribe = FakeTranscribe(s3, statuses=["IN_PROGRESS"] * 3 + ["COMPLETED"])
+    s3.objects["voice/77.ogg"] = AUDIO
+    transcribe.start_transcription_job(TranscriptionJobName="stepwise-77", OutputKey="voice/77.json")
+    # When the same note is tried again
+    result = transcriber(s3, transcribe, clock, timeout_seconds=60).transcribe(AUDIO, job_id="77", **OGG)
     # Then it polled the existing job to the end: one job started in all, then everything deleted
     assert result.text == "hello there"
     assert transcribe.started == 1
     assert transcribe.jobs == {} and s3.objects == {}
+
+
+def test_a_job_given_up_while_it_runs_loses_its_audio_first_and_is_deleted_when_it_can_be(
+    s3: FakeS3, clock: FakeClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Given a job still running when the wait is given up: nothing will poll it again
+    transcribe = FakeTranscribe(s3, statuses=["IN_PROGRESS"] * 8 + ["COMPLETED"])
+    with pytest.raises(TranscriptionTransient, match="still IN_PROGRESS"):
+        transcriber(s3, transcribe, clock, timeout_seconds=5).transcribe(AUDIO, job_id="77", **OGG)
+    # Then its audio was deleted before the job was asked to go (a queued job then fails, untranscribed)
+    assert s3.objects == {}
+    deletes = [m for m, _ in s3.calls + transcribe.calls if m.startswith("delete")]
+    assert deletes == ["delete_object", "delete_object", "delete_transcription_job"]
+    # And Transcribe refused to delete a running job (it has no stop): that is said once in the log
+    assert "stepwise-77" in transcribe.jobs
+    assert [r.getMessage() for r in caplog.records if "cannot be stopped" in r.getMessage()]
+    # When the job has ended by the time of the give-up, it is deleted too
+    ended = FakeTranscribe(s3, statuses=["IN_PROGRESS"])
+    ended.errors["get_transcription_job"] = [client_error("ThrottlingException")]
+    ended.start_transcription_job(TranscriptionJobName="stepwise-78", OutputKey="voice/78.json")
+    ended.jobs["stepwise-78"]["polls"] = 1
+    ended.statuses = ["COMPLETED"]
+    with pytest.raises(TranscriptionTransient):
+        transcriber(s3, ended, clock).transcribe(AUDIO, job_id="78", **OGG)
+    assert ended.jobs == {} and s3.objects == {}
 
 
 def test_a_job_found_completed_on_retry_is_read_at_once(s3: FakeS3, clock: FakeClock) -> None:
@@ -373,8 +402,8 @@ def test_polls_every_second_then_longer_up_to_three_seconds_until_the_time_out(
     # Then the waits grew from 1 s to 3 s, and the last one stopped at the time-out
     assert clock.sleeps == [1.0, 1.5, 2.25, 3.0, 3.0, 1.25]
     assert sum(clock.sleeps) == 12
-    # And the running job is left for a retry
-    assert transcribe.jobs and "voice/1.ogg" in s3.objects
+    # And the running job, which cannot be deleted, has lost its audio
+    assert transcribe.jobs and s3.objects == {}
 
 
 @pytest.mark.parametrize(
@@ -458,14 +487,15 @@ def test_an_empty_transcript_is_an_empty_text(s3: FakeS3, clock: FakeClock) -> N
     ids=["throttling", "limit", "internal", "unavailable", "connection", "read-timeout"],
 )
 @pytest.mark.parametrize("method", ["start_transcription_job", "get_transcription_job"])
-def test_throttling_server_and_connection_errors_are_transient_and_keep_the_job(
+def test_throttling_server_and_connection_errors_are_transient_and_delete_the_audio(
     s3: FakeS3, transcribe: FakeTranscribe, clock: FakeClock, method: str, error: Exception
 ) -> None:
     transcribe.errors[method] = [error]
     with pytest.raises(TranscriptionTransient):
         transcriber(s3, transcribe, clock).transcribe(AUDIO, job_id="1", **OGG)
-    assert "delete_transcription_job" not in transcribe.methods()
-    assert "voice/1.ogg" in s3.objects
+    # The job may exist (its start may have reached Transcribe): it is asked to go, its audio is gone
+    assert transcribe.methods()[-1] == "delete_transcription_job"
+    assert s3.objects == {}
 
 
 def test_a_transient_error_then_a_retry_transcribes_with_one_job(

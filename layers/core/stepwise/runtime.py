@@ -474,6 +474,7 @@ class Runtime:
             speech_engine="local" if s.voice_speaker == "local" else s.polly_engine,
             max_reply_chars=s.voice_reply_max_chars,
             openai_usd_per_minute=Decimal(str(s.voice_transcription_usd_per_minute)),
+            max_seconds=s.voice_max_seconds,
         )
 
     @cached_property

@@ -52,4 +52,4 @@ class Heard(BaseModel):
     seconds: float = Field(default=0.0, ge=0)
     transcriber: str = ""
     language: str | None = None
-    problem: str | None = None  # why it failed: `transient` or `rejected`
+    problem: str | None = None  # why it failed: `transient`, `rejected` or `too_long` (by its audio)

@@ -23,3 +23,4 @@ class VoiceSetup(NamedTuple):
     speech_engine: str = "neural"  # Polly's engine ("local" offline): what speech costs
     max_reply_chars: int = 1500
     openai_usd_per_minute: Decimal = Decimal("0.006")
+    max_seconds: int = 300  # VOICE_MAX_SECONDS: checked again on the downloaded audio's own length

@@ -54,28 +54,45 @@ class RemoteLimits:
 
 @dataclass(frozen=True)
 class RemoteTool:
-    """One tool of one server, as the catalog offers it."""
+    """One tool of one server, as the catalog offers it. `first_seen` is its annotations as first seen (or as
+    the owner last accepted them; stepwise.remote_tools.labels), None for a tool that was not there then: a
+    label is trusted only where both say so."""
 
     entry: ServerEntry
     tool: str
     annotations: dict[str, Any]
     listing: tuple[dict[str, Any], ...] = ()
+    first_seen: dict[str, Any] | None = None  # None: new (the safe default: it asks)
+
+    def _both(self, hint: str, value: bool) -> bool:
+        first = self.first_seen
+        return self.annotations.get(hint) is value and first is not None and first.get(hint) is value
+
+    @property
+    def new(self) -> bool:
+        """A tool the server did not list when its labels were pinned, not accepted by the owner since."""
+        return self.first_seen is None
 
     @property
     def read_only(self) -> bool:
-        return self.annotations.get("readOnlyHint") is True
+        """Labelled read-only now and when first seen: a tool that turned "read-only" later is not."""
+        return self._both("readOnlyHint", True)
 
     @property
     def destructive(self) -> bool:
-        """MCP's default: a tool that is not read-only may destroy, unless it says it does not."""
-        return not self.read_only and self.annotations.get("destructiveHint") is not False
+        """MCP's default: a tool that is not read-only may destroy, unless it says (and said) it does not."""
+        return not self.read_only and not self._both("destructiveHint", False)
+
+    @property
+    def idempotent(self) -> bool:
+        return self._both("idempotentHint", True)
 
     @property
     def needs_approval(self) -> bool:
-        """The server's policy: `writes` asks for every tool not marked read-only, `always` for every tool,
-        `never` for none."""
+        """The server's policy: `writes` asks for every tool not (trusted as) read-only, `always` for every
+        tool, `never` for none; and every policy asks for a new tool until the owner accepts it."""
         policy = self.entry.approval
-        return policy == "always" or (policy == "writes" and not self.read_only)
+        return policy == "always" or (policy == "writes" and not self.read_only) or self.new
 
 
 @dataclass

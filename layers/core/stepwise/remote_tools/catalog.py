@@ -7,6 +7,7 @@ serving the list it had. RunTools only reads the cache: the tools it can run are
 
 from __future__ import annotations
 
+import json
 import logging
 from time import monotonic
 from typing import TYPE_CHECKING, Any
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from stepwise.remote_tools.calls import RemoteTool, RemoteToolCaller
 from stepwise.remote_tools.client import RemoteCallError
 from stepwise.remote_tools.config import TOOL_NAME
+from stepwise.remote_tools.labels import canonical_labels, label_changes, labels_hash, labels_of
 from stepwise.remote_tools.state import canonical_tools
 from stepwise.tools.registry import AnyArguments, Tool
 
@@ -21,6 +23,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from stepwise.remote_tools.config import ServerEntry
+    from stepwise.remote_tools.labels import Labels
     from stepwise.remote_tools.state import ServerRecord
 
 logger = logging.getLogger(__name__)
@@ -101,18 +104,55 @@ class RemoteTools:
                     f"MCP server {entry.name}: tool {name!r} skipped: "
                     f"{entry.tool_name(name)!r} is not a valid tool name"
                 )
-        fresh = caller.cache.put_tools(entry.name, entry.fingerprint(), canonical_tools(listed), caller.now())
+        labels = labels_of(listed)
+        pinned = record.pinned() if record is not None else None
+        accepted = pinned is not None and pinned != labels and entry.accept_labels == labels_hash(labels)
+        if accepted:
+            logger.warning(
+                f"MCP server {entry.name}: the owner accepted its tools' labels ({entry.accept_labels})"
+            )
+        fresh = caller.cache.put_tools(
+            entry.name,
+            entry.fingerprint(),
+            canonical_tools(listed),
+            caller.now(),
+            canonical_labels(labels),
+            accepted=accepted,
+        )
         caller.known[entry.name] = fresh
+        self._log_changes(entry, fresh, labels)
         return fresh
+
+    def _log_changes(self, entry: ServerEntry, record: ServerRecord, labels: Labels) -> None:
+        """Log each label change of an offered tool once (across containers: the record keeps what was
+        logged), with how the owner accepts them."""
+        pinned = record.pinned() or labels
+        changes = label_changes(pinned, labels, [name for name in labels if entry.offers(name)])
+        noticed = record.noticed()
+        if changes == noticed:
+            return
+        if not self._caller.cache.note_changes(entry.name, record.noticed_json, json.dumps(changes)):
+            return  # another container logged them
+        accept = (
+            "the first-seen labels stand (a new tool asks for approval) until the owner accepts the current "
+            f'ones: add "accept_labels": "{labels_hash(labels)}" to the server\'s entry in the servers list'
+        )
+        for change in changes:
+            if change not in noticed:
+                logger.warning(f"MCP server {entry.name}: {change}; {accept}")
 
     def _tools_of(self, entry: ServerEntry, record: ServerRecord) -> list[Tool[Any]]:
         listing = record.tools()
+        pinned = record.pinned()
         tools = []
         for spec in listing:
             name = str(spec.get("name", ""))
             if not entry.offers(name):
                 continue
-            remote = RemoteTool(entry, name, _annotations(spec), tuple(listing))
+            annotations = _annotations(spec)
+            # Not pinned yet (a record from before pinning): its labels are taken as first seen.
+            first_seen = annotations if pinned is None else pinned.get(name)
+            remote = RemoteTool(entry, name, annotations, tuple(listing), first_seen)
             tools.append(self._tool(remote, spec))
         return tools
 
@@ -130,7 +170,7 @@ class RemoteTools:
             describe=lambda _context, args: caller.describe(remote, args),
             writes=True,
             destructive=remote.needs_approval or remote.destructive,
-            idempotent=remote.annotations.get("idempotentHint") is True,
+            idempotent=remote.idempotent,
             open_world=True,
         )
 

@@ -34,6 +34,8 @@ class ServerEntry(BaseModel):
     allowed_tools: tuple[str, ...] | None = None  # None: every tool the server lists
     approval: Approval = "writes"
     timeout_seconds: float | None = Field(default=None, gt=0, le=60)
+    # The hash of the server's tools' labels the owner accepts (given by the log line of a change).
+    accept_labels: str | None = Field(default=None, pattern=r"^[0-9a-f]{12}$")
 
     @field_validator("name")
     @classmethod

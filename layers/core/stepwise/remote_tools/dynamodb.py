@@ -34,12 +34,22 @@ class DynamoRemoteToolCache:
             request = answer.get("UnprocessedKeys") or {}
         return {str(item["server"]): _record(item) for item in items}
 
-    def put_tools(self, server: str, config_hash: str, tools_json: str, fetched_at: int) -> ServerRecord:
+    def put_tools(
+        self,
+        server: str,
+        config_hash: str,
+        tools_json: str,
+        fetched_at: int,
+        labels_json: str = "",
+        *,
+        accepted: bool = False,
+    ) -> ServerRecord:
+        pinned = ":p" if accepted else "if_not_exists(pinned_json, :p)"  # first seen, unless accepted
         answer = self.table.update_item(
             Key={"server": server},
             UpdateExpression=(
                 "SET config_hash = :h, tools_json = :t, fetched_at = :f, failures = :z, skipped_until = :z, "
-                "expires_at = :e"
+                f"expires_at = :e, pinned_json = {pinned}"
             ),
             ExpressionAttributeValues={
                 ":h": config_hash,
@@ -47,10 +57,23 @@ class DynamoRemoteToolCache:
                 ":f": fetched_at,
                 ":z": 0,
                 ":e": self._expires(),
+                ":p": labels_json,
             },
             ReturnValues="ALL_NEW",
         )
         return _record(answer["Attributes"])
+
+    def note_changes(self, server: str, seen_json: str, noticed_json: str) -> bool:
+        try:
+            self.table.update_item(
+                Key={"server": server},
+                UpdateExpression="SET noticed_json = :n",
+                ConditionExpression="attribute_not_exists(noticed_json) OR noticed_json = :s",
+                ExpressionAttributeValues={":n": noticed_json, ":s": seen_json},
+            )
+        except self.table.meta.client.exceptions.ConditionalCheckFailedException:
+            return False
+        return True
 
     def record_failure(self, server: str, now: int, threshold: int, skip_seconds: int) -> ServerRecord:
         answer = self.table.update_item(
@@ -86,4 +109,6 @@ def _record(item: dict[str, Any]) -> ServerRecord:
         fetched_at=int(item.get("fetched_at", 0)),
         failures=int(item.get("failures", 0)),
         skipped_until=int(item.get("skipped_until", 0)),
+        pinned_json=str(item.get("pinned_json", "")),
+        noticed_json=str(item.get("noticed_json", "[]")),
     )

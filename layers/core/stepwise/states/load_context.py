@@ -175,7 +175,8 @@ def voice_lines(heard: dict[str, Heard], chat: ChatRecord | None, services: Turn
         return VoiceLines()
     from stepwise.states.voice_turn import notice_for, rough_lines
 
-    unheard = {message_id: notice for message_id, note in heard.items() if (notice := notice_for(note))}
+    limit = services.voice.max_seconds if services.voice is not None else 300
+    unheard = {id_: notice for id_, note in heard.items() if (notice := notice_for(note, limit))}
     before, footnotes = rough_lines(heard)
     spoken = any(note.status == "heard" for note in heard.values())
     speaker = services.voice is not None and services.voice.speaker is not None

@@ -17,10 +17,12 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
+from stepwise.media.intake import clock_length
 from stepwise.media.models import Heard
 from stepwise.telegram.errors import TelegramError, TelegramTransientError
 from stepwise.usage.budget import is_over_budget
 from stepwise.usage.meter import count_totals, transcription_usage
+from stepwise.voice.duration import audio_seconds
 from stepwise.voice.models import TranscriptionRejected, TranscriptionTransient, VoiceError
 
 if TYPE_CHECKING:
@@ -39,6 +41,10 @@ NOTICE_TRANSIENT = (
     "I couldn't transcribe that voice note just now (the transcription service didn't answer in time). "
     "It's saved; could you send it again in a minute, or type it?"
 )
+NOTICE_TOO_LONG = (
+    "That voice note is {length} long; I transcribe up to {limit}. Could you send a shorter one, or type it?"
+)
+LENGTH_GRACE_SECONDS = 1.0  # Telegram rounds a note's length to whole seconds
 NOTICE_REJECTED = (
     "I couldn't make out that voice note: it couldn't be read as audio. "
     "Could you record it again, or type it?"
@@ -99,6 +105,22 @@ def _transcribe(turn: TurnRef, waiting: QueuedMessage, voice: VoiceSetup, servic
     except TelegramError as error:
         logger.warning("voice note not fetched from Telegram", extra={**ids, "error": str(error)})
         return Heard(status="failed", caption=waiting.text, problem="rejected")
+    measured = audio_seconds(audio)
+    if measured is not None and measured > voice.max_seconds + LENGTH_GRACE_SECONDS:
+        # The update's length is the client's word; the audio's own is what a transcriber would bill.
+        logger.warning(
+            "voice note longer than VOICE_MAX_SECONDS by its audio: not transcribed",
+            extra={**ids, "measured_seconds": round(measured, 2), "max_seconds": voice.max_seconds},
+        )
+        return Heard(
+            status="failed",
+            caption=waiting.text,
+            problem="too_long",
+            seconds=round(measured, 2),
+            transcriber=voice.transcriber_name,
+        )
+    if measured is None:
+        logger.info("voice note's length not measured from its audio (format not read)", extra=ids)
     mime_type = attachment.mime_type or ("video/mp4" if attachment.kind == "video_note" else None)
     try:
         transcript = voice.transcriber().transcribe(
@@ -148,11 +170,14 @@ def _count(waiting: QueuedMessage, voice: VoiceSetup, seconds: float, services: 
     count_totals(services.usage, waiting.user_id, f"voice#{waiting.id}", used, services.clock())
 
 
-def notice_for(heard: Heard) -> str | None:
+def notice_for(heard: Heard, max_seconds: int = 300) -> str | None:
     """The sentence the user gets about a note that could not be heard (None: it was, or the budget
-    refusal says why)."""
+    refusal says why); `max_seconds` is VOICE_MAX_SECONDS."""
     if heard.status == "silent":
         return NOTICE_SILENT
+    if heard.status == "failed" and heard.problem == "too_long":
+        length = clock_length(round(heard.seconds))
+        return NOTICE_TOO_LONG.format(length=length, limit=clock_length(max_seconds))
     if heard.status == "failed" and heard.problem == "transient":
         return NOTICE_TRANSIENT
     if heard.status == "failed" and heard.problem == "rejected":

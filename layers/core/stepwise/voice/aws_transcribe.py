@@ -1,9 +1,13 @@
 """Amazon Transcribe as a `Transcriber`: batch jobs on audio put into S3.
 
 Streaming transcription would answer sooner, but it must be fed at real-time pace and needs another SDK; a
-voice note is short, so a batch job is started and polled. The job's name comes from the note, so a retried
-turn finds the job it started before and polls it instead of paying for a second one. Once the job has ended,
-the audio, the transcript and the job are deleted: nothing the user said is kept.
+voice note is short, so a batch job is started and polled. The job's name comes from the note, so a turn
+retried after its function died mid-job finds the job started before and polls it instead of paying for a
+second one. Once the job has ended, the audio, the transcript and the job are deleted: nothing the user said
+is kept. When the wait is given up (the time-out, throttling), nothing will poll the job again (the note is
+answered as not transcribed), so it is stopped as far as Transcribe allows: it has no stop operation and
+refuses to delete a job still queued or running, so the audio is deleted first (a job still queued then fails
+for want of it instead of being transcribed) and the job is deleted when it has already ended.
 """
 
 from __future__ import annotations
@@ -179,8 +183,8 @@ class AwsTranscriber:
     def transcribe(
         self, audio: bytes, *, job_id: str, mime_type: str | None, file_name: str | None
     ) -> Transcript:
-        """The words of `audio`. A job that is still running when this gives up (time-out, throttling) is
-        left with its audio for the retry to poll; once it has ended, everything is deleted."""
+        """The words of `audio`. Whatever happens, the audio and the transcript are deleted afterwards, and
+        the job too unless Transcribe still runs it (see the module docstring)."""
         if not audio:
             raise TranscriptionRejected("no audio")
         fmt = media_format(mime_type, file_name)
@@ -191,24 +195,19 @@ class AwsTranscriber:
         transcript_key = f"{KEY_PREFIX}{safe_id(job_id)}.json"
         s3 = _aws_call("S3 client", self._s3)
         client = _aws_call("Transcribe client", self._transcribe)
-        started = False
-        ended = False
-        keep = False
+        maybe_job = False  # a job may exist: started, or its start failed without a clear refusal
         try:
             _aws_call("PutObject", lambda: s3.put_object(Bucket=self._bucket, Key=audio_key, Body=audio))
-            self._start(client, name, fmt, audio_key, transcript_key)
-            started = True
+            maybe_job = True
+            try:
+                self._start(client, name, fmt, audio_key, transcript_key)
+            except TranscriptionRejected:
+                maybe_job = False  # refused: no job was made
+                raise
             job = self._wait(client, name)
-            ended = True
             return self._result(s3, job, transcript_key)
-        except TranscriptionTransient:
-            # Before the job ended it may still run (or have started without an answer): the retry polls it
-            # rather than pay for another, so it keeps its audio.
-            keep = not ended
-            raise
         finally:
-            if not keep:
-                self._clean_up(s3, client, name, [audio_key, transcript_key], job=started)
+            self._clean_up(s3, client, name, [audio_key, transcript_key], job=maybe_job)
 
     def _start(self, client: Any, name: str, fmt: str, audio_key: str, transcript_key: str) -> None:
         params: dict[str, Any] = {
@@ -275,25 +274,38 @@ class AwsTranscriber:
         )
 
     def _clean_up(self, s3: Any, client: Any, name: str, keys: list[str], *, job: bool) -> None:
-        """Delete the job and both objects; a failure is logged, never raised (the bucket's lifecycle rule
-        is the backstop)."""
-        steps: list[tuple[str, Callable[[], Any]]] = []
-        if job:
-            steps.append(
-                (
-                    "DeleteTranscriptionJob",
-                    partial(client.delete_transcription_job, TranscriptionJobName=name),
-                )
-            )
+        """Delete both objects (the audio first: a job still queued then fails rather than transcribe it),
+        then the job; a failure is logged, never raised (the bucket's lifecycle rule is the backstop)."""
         for key in keys:
-            steps.append(("DeleteObject", partial(s3.delete_object, Bucket=self._bucket, Key=key)))
-        for action, step in steps:
-            try:
-                _aws_call(action, step, tolerated={"NotFoundException"})
-            except VoiceError as error:
-                logger.warning("voice cleanup failed: %s", error)
-            except Exception as error:  # a cleanup failure must not hide the transcript or the real error
-                logger.warning("voice cleanup failed: %s: %s", action, type(error).__name__)
+            _quietly("DeleteObject", partial(s3.delete_object, Bucket=self._bucket, Key=key))
+        if not job:
+            return
+        delete = partial(client.delete_transcription_job, TranscriptionJobName=name)
+        if _quietly("DeleteTranscriptionJob", delete) == "BadRequestException":
+            # Transcribe refuses to delete a job still queued or running, and has no way to stop one.
+            logger.warning(
+                "transcription job %s given up while Transcribe still runs it: its audio was deleted; it "
+                "cannot be stopped and ends by itself (its transcript expires with the bucket's rule)",
+                name,
+            )
+
+
+def _quietly(action: str, step: Callable[[], Any]) -> str | None:
+    """Run a cleanup step; a failure is logged, never raised. The error code of a refusal, else None."""
+    from botocore.exceptions import ClientError
+
+    try:
+        _aws_call(action, step, tolerated={"NotFoundException"})
+    except VoiceError as error:
+        cause = error.__cause__
+        if isinstance(cause, ClientError):
+            code = str(cause.response.get("Error", {}).get("Code", ""))
+            if code == "BadRequestException":
+                return code
+        logger.warning("voice cleanup failed: %s", error)
+    except Exception as error:  # a cleanup failure must not hide the transcript or the real error
+        logger.warning("voice cleanup failed: %s: %s", action, type(error).__name__)
+    return None
 
 
 def _read_body(response: dict[str, Any]) -> bytes:

@@ -2,6 +2,7 @@
 spoken. Which services are used, and the limits every turn checks, are in `stepwise.config.Settings`."""
 
 from typing import Annotated
+from urllib.parse import urlsplit
 
 from annotated_types import Interval
 from pydantic import SecretStr, field_validator
@@ -36,8 +37,12 @@ class VoiceServiceSettings(EnvSettings):
     @classmethod
     def _http_url(cls, value: str) -> str:
         url = value.strip()
-        if url and not url.startswith(("https://", "http://")):
-            raise ValueError(f"VOICE_TRANSCRIPTION_URL must be an http(s) URL, got {url!r}")
+        if url and not _safe_url(url):
+            # The key and the audio go there: plain http would carry them in clear text.
+            raise ValueError(
+                "VOICE_TRANSCRIPTION_URL must be an https:// URL (http:// only to localhost, 127.0.0.1 or "
+                f"::1), got {url!r}"
+            )
         return url
 
     def problem_for(self, transcriber: str) -> str | None:
@@ -63,3 +68,18 @@ class VoiceServiceSettings(EnvSettings):
             "VOICE_TRANSCRIPTION_KEY",
             cache_seconds,
         )
+
+
+LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
+
+
+def _safe_url(url: str) -> bool:
+    """https to any host, or http to this machine only (`hostname` is what follows any `user@`)."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 (a malformed port raises here)
+    except ValueError:
+        return False
+    if parts.scheme == "https":
+        return bool(parts.hostname)
+    return parts.scheme == "http" and parts.hostname in LOCAL_HOSTS
