@@ -493,10 +493,7 @@ def converse(
         patience = Patience.start(wait)
         in_time = True
         if text == "/summarize":
-            summary = emulation.run_summarizer(force=True)
-            terminal.say(
-                f"(memory: summarized {summary['summarized']} chat(s), {summary['messages']} message(s))"
-            )
+            summarize(emulation, terminal, log_path)
         elif text == "/clock" or text.startswith("/clock "):
             clock(emulation, terminal, text.removeprefix("/clock"))
         elif (text == "/voice-note" or text.startswith("/voice-note ")) and telegram is not None:
@@ -507,6 +504,21 @@ def converse(
         if not interactive:
             settle(emulation, terminal, user_id, log_path, patience, given_up, said=not in_time)
         terminal.busy = False
+
+
+def summarize(emulation: Emulation, terminal: Terminal, log_path: Path) -> None:
+    """/summarize: run the scheduled summarizer now over everything said; a failure is one line (its
+    traceback goes to the log) and the chat goes on."""
+    try:
+        summary = emulation.run_summarizer(force=True)
+    except Exception as error:
+        # with the scheduler's log (the chat's log file): the summarizer is a scheduled function
+        logging.getLogger("stepwise_local.scheduler").exception("the summarizer failed")
+        terminal.say(f"(memory: the summarizer failed: {error}; see {log_path})")
+        return
+    line = f"(memory: summarized {summary['summarized']} chat(s), {summary['messages']} message(s)"
+    failed = summary.get("failed") or []
+    terminal.say(f"{line}; {len(failed)} failed, see {log_path})" if failed else f"{line})")
 
 
 def send(

@@ -159,6 +159,13 @@ def test_memory_works_offline_in_the_chat(tmp_path: Path) -> None:
     assert "here is what I remember" in fallback and "Anna lives in Lisbon" in fallback
 
 
+def test_summarize_after_small_talk_only_goes_on(tmp_path: Path) -> None:
+    out = chat(["hello", "/summarize", "list"], tmp_path)
+    assert (
+        "you> /summarize\n(memory: summarized 1 chat(s), 2 message(s))\nyou> list\nstepwise> No tasks." in out
+    )
+
+
 def test_the_clock_command_shows_and_moves_the_emulated_time(tmp_path: Path) -> None:
     out = chat(["/clock", "/clock +1h30m", "/clock soon", "/clock +2d", "hello"], tmp_path)
     lines = out.splitlines()

@@ -8,6 +8,7 @@ import readline
 import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,6 +21,7 @@ from stepwise_local.chat import (
     line_history,
     parse_advance,
     report_delivery,
+    summarize,
     wait_seconds,
 )
 from stepwise_local.scheduler import Fired
@@ -96,6 +98,45 @@ def test_only_failed_deliveries_are_reported(tmp_path: Path) -> None:
         Terminal(out), Fired(**{**delivery.__dict__, "error": "RuntimeError: boom"}), tmp_path / "c.log"
     )
     assert out.getvalue().startswith("(scheduler: r-1 could not reach Reminder: RuntimeError: boom; see ")
+
+
+class SummarizerEmulation:
+    """Stands in for the emulation's scheduled summarizer: returns `result`, or raises `error`."""
+
+    def __init__(self, result: dict[str, Any] | None = None, error: Exception | None = None) -> None:
+        self.result, self.error = result, error
+
+    def run_summarizer(self, force: bool = False) -> dict[str, Any]:
+        if self.error is not None:
+            raise self.error
+        assert force and self.result is not None
+        return self.result
+
+
+@pytest.mark.parametrize(
+    ("emulation", "line"),
+    [
+        (
+            SummarizerEmulation({"summarized": 1, "messages": 4, "failed": []}),
+            "(memory: summarized 1 chat(s), 4 message(s))",
+        ),
+        (
+            SummarizerEmulation({"summarized": 0, "messages": 0, "failed": [1001]}),
+            "(memory: summarized 0 chat(s), 0 message(s); 1 failed, see .chat.log)",
+        ),
+        (
+            SummarizerEmulation(error=RuntimeError("VECTOR_BUCKET_NAME is not configured")),
+            "(memory: the summarizer failed: VECTOR_BUCKET_NAME is not configured; see .chat.log)",
+        ),
+    ],
+    ids=["done", "a-chat-failed", "the-run-failed"],
+)
+def test_summarize_says_what_it_did_or_that_it_failed_in_one_line(
+    emulation: SummarizerEmulation, line: str
+) -> None:
+    out = io.StringIO()
+    summarize(emulation, Terminal(out), Path(".chat.log"))  # type: ignore[arg-type]
+    assert out.getvalue() == f"{line}\n"
 
 
 def test_ctrl_d_at_the_prompt_ends_the_input_on_a_new_line(monkeypatch: pytest.MonkeyPatch) -> None:
