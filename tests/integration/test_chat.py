@@ -176,6 +176,24 @@ def test_the_clock_command_shows_and_moves_the_emulated_time(tmp_path: Path) -> 
     assert lines[8] == "you> hello" and lines[9].startswith("stepwise> Hello! I'm Stepwise")
 
 
+def test_the_clock_shows_the_chats_zone_not_this_machines_with_utc_beside_it(tmp_path: Path) -> None:
+    out = chat(
+        ["/clock", "/timezone America/New_York", "/clock", "/timezone Europe/Lisbon", "/clock"],
+        tmp_path,
+        TZ="Asia/Tokyo",
+    )
+    clocks = [line for line in out.splitlines() if line.startswith("(clock: ")]
+    date_time = r"\w{3} \d{2} \w{3} \d{4} \d{2}:\d{2}:\d{2}"
+    assert re.fullmatch(rf"\(clock: {date_time} UTC, the real time\)", clocks[0]), "the default zone, UTC"
+    assert re.fullmatch(
+        rf"\(clock: {date_time} America/New_York, {date_time} UTC, the real time\)", clocks[1]
+    ), clocks[1]
+    assert re.fullmatch(
+        rf"\(clock: {date_time} Europe/Lisbon(, {date_time} UTC)?, the real time\)", clocks[2]
+    )
+    assert "Asia/Tokyo" not in out and "JST" not in out
+
+
 def test_after_a_press_the_next_line_waits_for_the_approved_turns_reply(tmp_path: Path) -> None:
     # "hello" is answered by a turn of its own while the approval waits: the press must still wait for the
     # approval's turn, so that "list" comes after the deletion.

@@ -45,7 +45,7 @@ def shell_command(example: Example) -> str:
 def environment() -> dict[str, str]:
     env = {name: value for name, value in os.environ.items() if not name.startswith(UNSET)}
     env["PYTHONPATH"] = os.pathsep.join(["layers/core", "."])  # as the Makefile exports it
-    env["TZ"] = "UTC"  # the zone /clock prints
+    env["TZ"] = "UTC"  # this machine's zone (the chat's own zone is what /clock and reminders print)
     env["STEPWISE_MCP_PORT"] = "0"  # a chat already running on this machine keeps port 8765
     return env
 

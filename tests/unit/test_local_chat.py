@@ -9,6 +9,7 @@ import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -55,6 +56,21 @@ def test_spans_and_the_clock_line() -> None:
     now = datetime(2026, 11, 23, 17, 0, tzinfo=UTC)
     assert describe_clock(now, timedelta(hours=3)).endswith(", 3h ahead of the real time)")
     assert describe_clock(now, timedelta(0)).endswith(", the real time)")
+
+
+def test_the_clock_line_is_in_the_chats_zone_with_utc_beside_it_when_the_clocks_differ() -> None:
+    now = datetime(2026, 11, 24, 2, 5, 12, tzinfo=UTC)
+    assert describe_clock(now, timedelta(0)) == "(clock: Tue 24 Nov 2026 02:05:12 UTC, the real time)"
+    assert describe_clock(now, timedelta(hours=3), ZoneInfo("America/New_York")) == (
+        "(clock: Mon 23 Nov 2026 21:05:12 America/New_York, Tue 24 Nov 2026 02:05:12 UTC, "
+        "3h ahead of the real time)"
+    )
+    lisbon_in_winter = describe_clock(now, timedelta(0), ZoneInfo("Europe/Lisbon"))
+    assert lisbon_in_winter == "(clock: Tue 24 Nov 2026 02:05:12 Europe/Lisbon, the real time)"
+    lisbon_in_summer = describe_clock(now.replace(month=7), timedelta(0), ZoneInfo("Europe/Lisbon"))
+    assert lisbon_in_summer == (
+        "(clock: Fri 24 Jul 2026 03:05:12 Europe/Lisbon, Fri 24 Jul 2026 02:05:12 UTC, the real time)"
+    )
 
 
 def test_messages_print_as_they_come_when_no_prompt_waits() -> None:
