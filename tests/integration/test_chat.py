@@ -136,7 +136,14 @@ def test_offline_a_job_whose_task_the_rules_do_not_understand_says_so_in_one_lin
 
 def test_deny_in_the_chat_keeps_the_task(tmp_path: Path) -> None:
     out = chat(["add water plants", "delete 1", "deny", "list"], tmp_path)
-    assert "❌ Denied — nothing was changed." in out
+    denied = out.split("you> deny\n")[1].split("you> list\n")[0]
+    # the request shows the decision, then one line says what was not done, without a warning sign
+    assert denied.endswith(
+        "No answer within 1 hour counts as Deny.\n\n❌ Denied\n"
+        "stepwise> You said no, so I didn't delete task #1. Nothing was changed.\n"
+    ), denied
+    assert denied.lower().count("nothing was changed") == 1, "said once"
+    assert "⚠️" not in denied
     assert out.rstrip().endswith("#1 [ ] water plants")
 
 
