@@ -17,8 +17,10 @@ from typing import Any
 from support.mcp_client import TOKEN, call
 from support.mcp_client import text as text_of
 from support.mcp_servers import TimeServer, free_port
+from support.network import refusing_base_url
 from support.tools import ROOT
 
+from stepwise.states.deliver import FRIENDLY_ERROR
 from stepwise_local.anthropic_server import (
     FakeAnthropic,
     Scripted,
@@ -259,6 +261,28 @@ def test_piped_a_line_whose_work_outlasts_the_wait_is_named_and_the_next_line_is
     # The job given up is not waited for again: the next line is answered at once.
     assert lines[3:5] == ["you> hello", "stepwise> You said: hello"]
     assert out.count("still running after") == 1
+
+
+def test_a_dead_model_endpoint_gets_the_friendly_answer_and_no_warning_on_the_terminal(
+    tmp_path: Path,
+) -> None:
+    with refusing_base_url() as dead:
+        result = subprocess.run(
+            chat_command(tmp_path),
+            input="hello\n",
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            env=chat_env(ANTHROPIC_API_KEY="sk-local-test", ANTHROPIC_BASE_URL=dead),
+            timeout=120,
+            check=False,
+        )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout == f"you> hello\nstepwise> {FRIENDLY_ERROR}\n"
+    banner = result.stderr.splitlines()
+    assert banner[0] == "Stepwise, running locally with Claude via the Anthropic API.", banner
+    assert len(banner) == 3 and banner[2].startswith("Logs go to "), "the banner only: no warning"
+    assert "Warning" not in (tmp_path / "chat.log").read_text()
 
 
 def test_a_bad_setting_stops_the_chat_before_it_starts_with_one_line(tmp_path: Path) -> None:
