@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, TextIO
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from stepwise_local import updates
 from stepwise_local.emulation import LAYER_DIR, Emulation, LocalConfig
@@ -68,6 +69,7 @@ VOICE_NOTE_USAGE = (
     "(usage: /voice-note PATH sends an audio file, Ogg Opus like Telegram's or WAV/FLAC, as a voice note)"
 )
 VOICE_DIR = ".chat_voice"  # where spoken answers are written, beside the log
+UTC_ZONE = ZoneInfo("UTC")
 _ADVANCE = re.compile(r"^\+?(?=\d)(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
 
 
@@ -255,10 +257,29 @@ def describe_span(span: timedelta) -> str:
     return "".join(f"{value}{unit}" for value, unit in parts if value) or "0m"
 
 
-def describe_clock(now: datetime, offset: timedelta) -> str:
-    """The emulated now in this machine's time zone, and how far it is ahead of the real time."""
+def describe_clock(now: datetime, offset: timedelta, zone: ZoneInfo = UTC_ZONE) -> str:
+    """The emulated now in the chat's time zone (and in UTC when its clock differs), as reminders give
+    times, and how far it is ahead of the real time."""
+    local = now.astimezone(zone)
+    shown = f"{local:%a %d %b %Y %H:%M:%S} {zone.key}"
+    if local.utcoffset():
+        shown += f", {now.astimezone(UTC_ZONE):%a %d %b %Y %H:%M:%S} UTC"
     ahead = f"{describe_span(offset)} ahead of the real time" if offset else "the real time"
-    return f"(clock: {now.astimezone():%a %d %b %Y %H:%M:%S %Z}, {ahead})"
+    return f"(clock: {shown}, {ahead})"
+
+
+def chat_zone(emulation: Emulation, user_id: int) -> ZoneInfo:
+    """The user's time zone as reminders use it: theirs (/timezone), else DEFAULT_TIMEZONE."""
+    from stepwise.reminders.dynamodb import DynamoReminderStore
+
+    name = DynamoReminderStore(emulation.table("RemindersTable")).timezone(user_id)
+    if name is None:
+        settings = (emulation.function_env(spec) for spec in emulation.functions.values())
+        name = next((env["DEFAULT_TIMEZONE"] for env in settings if env.get("DEFAULT_TIMEZONE")), "UTC")
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        return UTC_ZONE
 
 
 def report_delivery(terminal: Terminal, delivery: Fired, log_path: Path) -> None:
@@ -493,12 +514,9 @@ def converse(
         patience = Patience.start(wait)
         in_time = True
         if text == "/summarize":
-            summary = emulation.run_summarizer(force=True)
-            terminal.say(
-                f"(memory: summarized {summary['summarized']} chat(s), {summary['messages']} message(s))"
-            )
+            summarize(emulation, terminal, log_path)
         elif text == "/clock" or text.startswith("/clock "):
-            clock(emulation, terminal, text.removeprefix("/clock"))
+            clock(emulation, terminal, text.removeprefix("/clock"), user_id)
         elif (text == "/voice-note" or text.startswith("/voice-note ")) and telegram is not None:
             argument = text.removeprefix("/voice-note").strip()
             in_time = voice_note(emulation, telegram, terminal, argument, user_id, log_path, patience)
@@ -507,6 +525,21 @@ def converse(
         if not interactive:
             settle(emulation, terminal, user_id, log_path, patience, given_up, said=not in_time)
         terminal.busy = False
+
+
+def summarize(emulation: Emulation, terminal: Terminal, log_path: Path) -> None:
+    """/summarize: run the scheduled summarizer now over everything said; a failure is one line (its
+    traceback goes to the log) and the chat goes on."""
+    try:
+        summary = emulation.run_summarizer(force=True)
+    except Exception as error:
+        # with the scheduler's log (the chat's log file): the summarizer is a scheduled function
+        logging.getLogger("stepwise_local.scheduler").exception("the summarizer failed")
+        terminal.say(f"(memory: the summarizer failed: {error}; see {log_path})")
+        return
+    line = f"(memory: summarized {summary['summarized']} chat(s), {summary['messages']} message(s)"
+    failed = summary.get("failed") or []
+    terminal.say(f"{line}; {len(failed)} failed, see {log_path})" if failed else f"{line})")
 
 
 def send(
@@ -587,15 +620,16 @@ def audio_seconds(data: bytes) -> int:
     return int(-(-info.frames // max(1, info.samplerate)))
 
 
-def clock(emulation: Emulation, terminal: Terminal, argument: str) -> None:
-    """/clock: show the emulated time; /clock +3h: move it ahead, then fire the schedules now due."""
+def clock(emulation: Emulation, terminal: Terminal, argument: str, user_id: int) -> None:
+    """/clock: show the emulated time in the chat's zone; /clock +3h: move it ahead, then fire the
+    schedules now due."""
     advance = parse_advance(argument) if argument.strip() else timedelta(0)
     if advance is None:
         terminal.say(CLOCK_USAGE)
         return
     if advance:
         emulation.advance_clock(advance)
-    terminal.say(describe_clock(emulation.now(), emulation.clock_offset))
+    terminal.say(describe_clock(emulation.now(), emulation.clock_offset, chat_zone(emulation, user_id)))
     if advance:
         emulation.fire_due_schedules()
 

@@ -49,7 +49,6 @@ USAGE_METRICS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "ca
     prepare=lambda: (prepare_state(CallModelInput, first_call, FIRST_CALL_MODELS), get_runtime().model)
 )
 @logger.inject_lambda_context(clear_state=True)
-@metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     """Returns the route, the step and the token usage (also published as metrics)."""
     request = CallModelInput.model_validate(event)  # as `stepwise.events.parsed` does, minus its HTTP models
@@ -57,4 +56,8 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     result = call_model(request, get_runtime().turn_services)
     for name in USAGE_METRICS:
         metrics.add_metric(name=name, unit=MetricUnit.Count, value=getattr(result, name))
+    # Published here, only once there are some: a `log_metrics` decorator also flushes when the call
+    # raises (the model unreachable), and Powertools then warns "No application metrics to publish" into
+    # the logs of every such invocation (and, in make chat, onto the terminal).
+    metrics.flush_metrics()
     return result.model_dump()

@@ -46,6 +46,15 @@ class InMemoryChatStore:
     def all_chats(self) -> Iterator[int]:
         return iter(list(self.chats))
 
+    def record_summary_failure(self, chat_id: int, give_up_after: int) -> int:
+        chat = self.chats.get(chat_id)
+        if chat is None:
+            return 0
+        chat.summary_failures += 1
+        if chat.summary_failures >= give_up_after:
+            chat.due = False
+        return chat.summary_failures
+
     def advance(
         self,
         chat: ChatRecord,
@@ -61,5 +70,5 @@ class InMemoryChatStore:
             return False
         stored.summarized_key, stored.summary, stored.summary_updated_at = summarized_key, summary, now
         stored.summarized_count += summarized
-        stored.due = still_due
+        stored.due, stored.summary_failures = still_due, 0
         return True

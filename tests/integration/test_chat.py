@@ -17,8 +17,10 @@ from typing import Any
 from support.mcp_client import TOKEN, call
 from support.mcp_client import text as text_of
 from support.mcp_servers import TimeServer, free_port
+from support.network import refusing_base_url
 from support.tools import ROOT
 
+from stepwise.states.deliver import FRIENDLY_ERROR
 from stepwise_local.anthropic_server import (
     FakeAnthropic,
     Scripted,
@@ -136,7 +138,14 @@ def test_offline_a_job_whose_task_the_rules_do_not_understand_says_so_in_one_lin
 
 def test_deny_in_the_chat_keeps_the_task(tmp_path: Path) -> None:
     out = chat(["add water plants", "delete 1", "deny", "list"], tmp_path)
-    assert "❌ Denied — nothing was changed." in out
+    denied = out.split("you> deny\n")[1].split("you> list\n")[0]
+    # the request shows the decision, then one line says what was not done, without a warning sign
+    assert denied.endswith(
+        "No answer within 1 hour counts as Deny.\n\n❌ Denied\n"
+        "stepwise> You said no, so I didn't delete task #1. Nothing was changed.\n"
+    ), denied
+    assert denied.lower().count("nothing was changed") == 1, "said once"
+    assert "⚠️" not in denied
     assert out.rstrip().endswith("#1 [ ] water plants")
 
 
@@ -159,6 +168,13 @@ def test_memory_works_offline_in_the_chat(tmp_path: Path) -> None:
     assert "here is what I remember" in fallback and "Anna lives in Lisbon" in fallback
 
 
+def test_summarize_after_small_talk_only_goes_on(tmp_path: Path) -> None:
+    out = chat(["hello", "/summarize", "list"], tmp_path)
+    assert (
+        "you> /summarize\n(memory: summarized 1 chat(s), 2 message(s))\nyou> list\nstepwise> No tasks." in out
+    )
+
+
 def test_the_clock_command_shows_and_moves_the_emulated_time(tmp_path: Path) -> None:
     out = chat(["/clock", "/clock +1h30m", "/clock soon", "/clock +2d", "hello"], tmp_path)
     lines = out.splitlines()
@@ -167,6 +183,24 @@ def test_the_clock_command_shows_and_moves_the_emulated_time(tmp_path: Path) -> 
     assert lines[4] == "you> /clock soon" and lines[5].startswith("(usage: /clock")
     assert lines[6] == "you> /clock +2d" and lines[7].endswith(", 2d1h30m ahead of the real time)")
     assert lines[8] == "you> hello" and lines[9].startswith("stepwise> Hello! I'm Stepwise")
+
+
+def test_the_clock_shows_the_chats_zone_not_this_machines_with_utc_beside_it(tmp_path: Path) -> None:
+    out = chat(
+        ["/clock", "/timezone America/New_York", "/clock", "/timezone Europe/Lisbon", "/clock"],
+        tmp_path,
+        TZ="Asia/Tokyo",
+    )
+    clocks = [line for line in out.splitlines() if line.startswith("(clock: ")]
+    date_time = r"\w{3} \d{2} \w{3} \d{4} \d{2}:\d{2}:\d{2}"
+    assert re.fullmatch(rf"\(clock: {date_time} UTC, the real time\)", clocks[0]), "the default zone, UTC"
+    assert re.fullmatch(
+        rf"\(clock: {date_time} America/New_York, {date_time} UTC, the real time\)", clocks[1]
+    ), clocks[1]
+    assert re.fullmatch(
+        rf"\(clock: {date_time} Europe/Lisbon(, {date_time} UTC)?, the real time\)", clocks[2]
+    )
+    assert "Asia/Tokyo" not in out and "JST" not in out
 
 
 def test_after_a_press_the_next_line_waits_for_the_approved_turns_reply(tmp_path: Path) -> None:
@@ -227,6 +261,28 @@ def test_piped_a_line_whose_work_outlasts_the_wait_is_named_and_the_next_line_is
     # The job given up is not waited for again: the next line is answered at once.
     assert lines[3:5] == ["you> hello", "stepwise> You said: hello"]
     assert out.count("still running after") == 1
+
+
+def test_a_dead_model_endpoint_gets_the_friendly_answer_and_no_warning_on_the_terminal(
+    tmp_path: Path,
+) -> None:
+    with refusing_base_url() as dead:
+        result = subprocess.run(
+            chat_command(tmp_path),
+            input="hello\n",
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            env=chat_env(ANTHROPIC_API_KEY="sk-local-test", ANTHROPIC_BASE_URL=dead),
+            timeout=120,
+            check=False,
+        )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout == f"you> hello\nstepwise> {FRIENDLY_ERROR}\n"
+    banner = result.stderr.splitlines()
+    assert banner[0] == "Stepwise, running locally with Claude via the Anthropic API.", banner
+    assert len(banner) == 3 and banner[2].startswith("Logs go to "), "the banner only: no warning"
+    assert "Warning" not in (tmp_path / "chat.log").read_text()
 
 
 def test_a_bad_setting_stops_the_chat_before_it_starts_with_one_line(tmp_path: Path) -> None:

@@ -45,7 +45,7 @@ def shell_command(example: Example) -> str:
 def environment() -> dict[str, str]:
     env = {name: value for name, value in os.environ.items() if not name.startswith(UNSET)}
     env["PYTHONPATH"] = os.pathsep.join(["layers/core", "."])  # as the Makefile exports it
-    env["TZ"] = "UTC"  # the zone /clock prints
+    env["TZ"] = "UTC"  # this machine's zone (the chat's own zone is what /clock and reminders print)
     env["STEPWISE_MCP_PORT"] = "0"  # a chat already running on this machine keeps port 8765
     return env
 
@@ -71,6 +71,7 @@ def test_a_piped_example_prints_what_the_docs_show(example: Example) -> None:
     )
     assert result.returncode == 0, result.stderr[-3000:]
     assert "Traceback" not in result.stderr, result.stderr[-3000:]
+    assert result.stdout.startswith("you> "), "the chat's own output starts with the first line it read"
     diff = "\n".join(
         difflib.unified_diff(
             [normalized(line) for line in example.output],
@@ -82,3 +83,31 @@ def test_a_piped_example_prints_what_the_docs_show(example: Example) -> None:
     )
     if not shows(example.output, result.stdout):
         pytest.fail(f"$ {example.command}\n{diff}", pytrace=False)
+
+
+BAD_SETTING = "HISTORY_LIMIT=500 make chat"
+
+
+def shown_output(page: str, command: str) -> list[str]:
+    """The lines a page's code block shows after `$ <command>`, up to the block's end."""
+    lines = (ROOT / page).read_text().splitlines()
+    start = lines.index(f"$ {command}") + 1
+    end = next(n for n in range(start, len(lines)) if lines[n].startswith("```"))
+    return lines[start:end]
+
+
+def test_the_bad_setting_example_prints_what_local_mode_shows_make_line_included() -> None:
+    # make itself runs (its own error line is part of the example), told not to remake the virtual
+    # environment; not as a sub-make of `make test`, whose level would show as "make[1]"
+    env = {k: v for k, v in environment().items() if k not in ("MAKELEVEL", "MAKEFLAGS", "MFLAGS")}
+    command = BAD_SETTING.replace("make chat", "make -o .venv/.installed-py313 chat")
+    result = subprocess.run(
+        command, shell=True, cwd=ROOT, env=env, capture_output=True, text=True, timeout=110, check=False
+    )
+    assert result.returncode == 2 and result.stdout == ""
+    shown = shown_output("docs/local-mode.md", BAD_SETTING)
+    printed = result.stderr.splitlines()
+    gnu_make_4 = subprocess.run(["make", "--version"], capture_output=True, text=True).stdout
+    if not gnu_make_4.startswith("GNU Make 4"):  # another make words its line its own way
+        shown, printed = shown[:-1], printed[:-1]
+    assert printed == shown

@@ -9,14 +9,17 @@ import pytest
 from support.stack import Stack
 
 from stepwise.memory.keys import summary_key
-from stepwise.memory.summarizer import SummaryFailedError
+from stepwise.memory.summarizer import MAX_SUMMARY_ATTEMPTS
 from stepwise.memory.vector_index import VectorRecord
 from stepwise_local import updates
 from stepwise_local.anthropic_server import Scripted, context_text, error, last_user_text, text, tool_use
+from stepwise_local.fake_speech import FakeSpeechToText
+from stepwise_local.in_memory.embedder import LocalHashEmbedder
 from stepwise_local.in_memory.vector_index import InMemoryVectorIndex
 from stepwise_local.local_memory import local_index
 
 SUMMARY_MARKER = "long-term memory of a Telegram conversation"
+OFFLINE = {"ANTHROPIC_BASE_URL": "", "ANTHROPIC_API_KEY_PARAMETER": ""}
 
 
 def answering(summary: str) -> Any:
@@ -134,10 +137,9 @@ def test_a_summarizer_failing_half_way_loses_nothing_and_the_next_run_completes(
     stack = small_window
     user = stack.new_user()
     chat_about_lisbon(stack, user)
-    # the model fails (after the SDK's own attempt): the run fails, the chat stays due
+    # the model fails (after the SDK's own attempt): the chat fails and stays due, the run itself succeeds
     stack.anthropic.always(error(500))
-    with pytest.raises(SummaryFailedError):
-        stack.emulation.run_summarizer()
+    assert user in stack.emulation.run_summarizer()["failed"]
     assert summary_key(user) not in local_index().records
     # then the index fails
     stack.anthropic.default = answering("Anna lives in Lisbon.")
@@ -147,8 +149,7 @@ def test_a_summarizer_failing_half_way_loses_nothing_and_the_next_run_completes(
         raise RuntimeError("index unavailable")
 
     monkeypatch.setattr(InMemoryVectorIndex, "put", failing_put)
-    with pytest.raises(SummaryFailedError):
-        stack.emulation.run_summarizer()
+    assert user in stack.emulation.run_summarizer()["failed"]
     monkeypatch.setattr(InMemoryVectorIndex, "put", original_put)
     # the next run completes the same batch
     run = stack.emulation.run_summarizer()
@@ -156,3 +157,107 @@ def test_a_summarizer_failing_half_way_loses_nothing_and_the_next_run_completes(
     assert local_index().records[summary_key(user)].text == "Anna lives in Lisbon."
     chat = stack.emulation.table("ChatsTable").get_item(Key={"chat_id": user})["Item"]
     assert int(chat["summarized_count"]) == 2 and "summary_due" not in chat
+
+
+def chat_record(stack: Stack, user: int) -> dict[str, Any]:
+    item: dict[str, Any] = stack.emulation.table("ChatsTable").get_item(Key={"chat_id": user})["Item"]
+    return item
+
+
+def test_chat_only_messages_offline_write_no_summary_and_the_window_moves_on(small_window: Stack) -> None:
+    # Given the offline model and two turns of small talk (nothing the rules keep)
+    stack = small_window
+    stack.emulation.config.env.update(OFFLINE)
+    user = stack.new_user()
+    stack.say(user, "hello")
+    stack.say(user, "hi there")
+    assert chat_record(stack, user).get("summary_due")
+    # When the scheduled summarizer runs
+    run = stack.emulation.run_summarizer()
+    # Then the chat does not fail, nothing is embedded or written, and its window moved past the two older
+    assert user not in run["failed"]
+    assert summary_key(user) not in local_index().records
+    chat = chat_record(stack, user)
+    assert int(chat["summarized_count"]) == 2 and "summary_due" not in chat
+    assert chat.get("summary", "") == ""
+
+
+def test_voice_notes_that_could_not_be_heard_write_no_summary_and_the_window_moves_on(
+    small_window: Stack,
+) -> None:
+    # Given the offline model and two voice notes the transcriber refused (media only, no words)
+    stack = small_window
+    with FakeSpeechToText(api_key="sk-test-memory-voice") as speech:
+        stack.emulation.put_parameter("/stepwise/memory-test-voice-key", "sk-test-memory-voice")
+        stack.emulation.config.env.update(
+            OFFLINE
+            | {
+                "VOICE_TRANSCRIBER": "openai",
+                "VOICE_TRANSCRIPTION_URL": speech.base_url,
+                "VOICE_TRANSCRIPTION_KEY_PARAMETER": "/stepwise/memory-test-voice-key",
+            }
+        )
+        user = stack.new_user()
+        speech.fail_next(400, times=2)
+        for n in range(2):
+            note = b"OggS\x00\x02" + bytes([n]) * 400
+            file_id = stack.telegram.add_file(note, f"voice/memory_{user}_{n}.oga")
+            update = updates.voice_message(user, file_id=file_id, duration=2, file_size=len(note))
+            assert stack.emulation.post_update(update)["statusCode"] == 200
+            stack.emulation.wait_for_update(user, update["update_id"], timeout=60)
+    assert [json.loads(item["heard"])["status"] for item in stack.stored(user) if "heard" in item] == [
+        "failed",
+        "failed",
+    ]
+    # When the scheduled summarizer runs, then the chat does not fail, nothing is written, the window moves
+    run = stack.emulation.run_summarizer()
+    assert user not in run["failed"]
+    assert summary_key(user) not in local_index().records
+    chat = chat_record(stack, user)
+    assert int(chat["summarized_count"]) == 2 and "summary_due" not in chat
+
+
+def test_a_failing_embedder_fails_one_chat_only_logged_once_and_the_run_succeeds(
+    small_window: Stack, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Given two due chats, and an embedder that fails on one chat's summary
+    stack = small_window
+    broken, fine = stack.new_user(), stack.new_user()
+    stack.anthropic.default = lambda request: (
+        text(f"Summary: {last_user_text(request)}")
+        if SUMMARY_MARKER in str(request["system"])
+        else text("Noted.")
+    )
+    stack.say(broken, "The broken chat talks about pottery")
+    stack.say(broken, "More about pottery")
+    chat_about_lisbon(stack, fine)
+    original_embed = LocalHashEmbedder.embed
+
+    def embed(self: LocalHashEmbedder, text: str) -> list[float]:
+        if "pottery" in text:
+            raise RuntimeError("Bedrock embedding failed: ThrottlingException")
+        return original_embed(self, text)
+
+    monkeypatch.setattr(LocalHashEmbedder, "embed", embed)
+    # When the scheduled function runs: it returns (no retry of the whole run), the other chat is summarized
+    caplog.clear()
+    run = stack.emulation.run_summarizer()
+    assert broken in run["failed"] and fine not in run["failed"]
+    assert summary_key(fine) in local_index().records
+    assert summary_key(broken) not in local_index().records
+    failures = [r for r in caplog.records if r.getMessage().startswith("summarizing failed")]
+    assert len([r for r in failures if getattr(r, "chat_id", None) == broken]) == 1, "logged once"
+    assert chat_record(stack, broken).get("summary_due"), "tried again by the next run"
+    # A chat that keeps failing is no longer due after MAX_SUMMARY_ATTEMPTS runs in a row
+    for _ in range(MAX_SUMMARY_ATTEMPTS - 1):
+        assert broken in stack.emulation.run_summarizer()["failed"]
+    assert "summary_due" not in chat_record(stack, broken)
+    assert broken not in stack.emulation.run_summarizer()["failed"], "the run no longer visits it"
+    # until its next message; then, the embedder working again, it is summarized
+    monkeypatch.setattr(LocalHashEmbedder, "embed", original_embed)
+    stack.say(broken, "And a last word on pottery")
+    assert chat_record(stack, broken).get("summary_due")
+    assert broken not in stack.emulation.run_summarizer()["failed"]
+    assert "pottery" in local_index().records[summary_key(broken)].text
+    chat = chat_record(stack, broken)
+    assert "summary_failures" not in chat and "summary_due" not in chat

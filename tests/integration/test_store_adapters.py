@@ -173,6 +173,26 @@ def test_chats(kind: str, dynamodb: Any) -> None:
 
 
 @pytest.mark.parametrize("kind", ADAPTERS)
+def test_a_chat_failing_to_summarize_is_counted_and_set_aside_until_its_next_message(
+    kind: str, dynamodb: Any
+) -> None:
+    store = make(kind, dynamodb, InMemoryChatStore, lambda d: DynamoChatStore(d.Table("ChatsTable")))
+    chat = next(_chat_ids)
+    for _ in range(3):
+        store.record_message(chat, 5, due_at=3)
+    assert store.record_summary_failure(chat, give_up_after=2) == 1
+    assert store.get(chat).due and store.get(chat).summary_failures == 1
+    assert store.record_summary_failure(chat, give_up_after=2) == 2
+    assert not store.get(chat).due and chat not in set(store.due_chats()), "set aside"
+    store.record_message(chat, 5, due_at=3)
+    assert store.get(chat).due, "its next message marks it due again"
+    current = store.get(chat)
+    assert store.advance(current, summarized_key="k1", summarized=2, summary="", now="n", still_due=True)
+    assert store.get(chat).summary_failures == 0 and store.get(chat).due, "the count starts again"
+    assert store.record_summary_failure(next(_chat_ids), give_up_after=2) == 0, "no such chat: no record"
+
+
+@pytest.mark.parametrize("kind", ADAPTERS)
 def test_approvals(kind: str, dynamodb: Any) -> None:
     store = make(
         kind,

@@ -347,3 +347,24 @@ def test_a_message_that_waited_shows_typing_again_when_its_turn_starts(stack: St
     stack.emulation.wait_idle(user)
     # Then its turn shows "typing…" again: two from the webhook's answers, one from the second LoadContext
     assert typing_shown(stack, user, 3) == 3
+
+
+def test_call_model_publishes_its_usage_and_a_failed_call_no_empty_metrics_warning(
+    stack: Stack, capsys: pytest.CaptureFixture[str], recwarn: pytest.WarningsRecorder
+) -> None:
+    user = stack.new_user()
+    stack.emulation.config.env["POWERTOOLS_METRICS_DISABLED"] = "false"  # the emulation turns metrics off
+    try:
+        # a call that answers publishes its token usage (EMF on stdout)
+        stack.anthropic.script(text("Hi!"))
+        stack.say(user, "hello")
+        published = [line for line in capsys.readouterr().out.splitlines() if '"_aws"' in line]
+        assert any('"input_tokens"' in line and '"output_tokens"' in line for line in published), published
+        # a call that fails (the model unreachable, every retry) has nothing to publish, and says nothing
+        stack.anthropic.always(error(500))
+        stack.say(user, "hello again")
+    finally:
+        del stack.emulation.config.env["POWERTOOLS_METRICS_DISABLED"]
+    assert stack.replies(user)[-1] == FRIENDLY_ERROR
+    warned = [str(warning.message) for warning in recwarn]
+    assert not [message for message in warned if "No application metrics" in message], warned

@@ -8,6 +8,8 @@ import readline
 import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -20,6 +22,7 @@ from stepwise_local.chat import (
     line_history,
     parse_advance,
     report_delivery,
+    summarize,
     wait_seconds,
 )
 from stepwise_local.scheduler import Fired
@@ -53,6 +56,21 @@ def test_spans_and_the_clock_line() -> None:
     now = datetime(2026, 11, 23, 17, 0, tzinfo=UTC)
     assert describe_clock(now, timedelta(hours=3)).endswith(", 3h ahead of the real time)")
     assert describe_clock(now, timedelta(0)).endswith(", the real time)")
+
+
+def test_the_clock_line_is_in_the_chats_zone_with_utc_beside_it_when_the_clocks_differ() -> None:
+    now = datetime(2026, 11, 24, 2, 5, 12, tzinfo=UTC)
+    assert describe_clock(now, timedelta(0)) == "(clock: Tue 24 Nov 2026 02:05:12 UTC, the real time)"
+    assert describe_clock(now, timedelta(hours=3), ZoneInfo("America/New_York")) == (
+        "(clock: Mon 23 Nov 2026 21:05:12 America/New_York, Tue 24 Nov 2026 02:05:12 UTC, "
+        "3h ahead of the real time)"
+    )
+    lisbon_in_winter = describe_clock(now, timedelta(0), ZoneInfo("Europe/Lisbon"))
+    assert lisbon_in_winter == "(clock: Tue 24 Nov 2026 02:05:12 Europe/Lisbon, the real time)"
+    lisbon_in_summer = describe_clock(now.replace(month=7), timedelta(0), ZoneInfo("Europe/Lisbon"))
+    assert lisbon_in_summer == (
+        "(clock: Fri 24 Jul 2026 03:05:12 Europe/Lisbon, Fri 24 Jul 2026 02:05:12 UTC, the real time)"
+    )
 
 
 def test_messages_print_as_they_come_when_no_prompt_waits() -> None:
@@ -96,6 +114,45 @@ def test_only_failed_deliveries_are_reported(tmp_path: Path) -> None:
         Terminal(out), Fired(**{**delivery.__dict__, "error": "RuntimeError: boom"}), tmp_path / "c.log"
     )
     assert out.getvalue().startswith("(scheduler: r-1 could not reach Reminder: RuntimeError: boom; see ")
+
+
+class SummarizerEmulation:
+    """Stands in for the emulation's scheduled summarizer: returns `result`, or raises `error`."""
+
+    def __init__(self, result: dict[str, Any] | None = None, error: Exception | None = None) -> None:
+        self.result, self.error = result, error
+
+    def run_summarizer(self, force: bool = False) -> dict[str, Any]:
+        if self.error is not None:
+            raise self.error
+        assert force and self.result is not None
+        return self.result
+
+
+@pytest.mark.parametrize(
+    ("emulation", "line"),
+    [
+        (
+            SummarizerEmulation({"summarized": 1, "messages": 4, "failed": []}),
+            "(memory: summarized 1 chat(s), 4 message(s))",
+        ),
+        (
+            SummarizerEmulation({"summarized": 0, "messages": 0, "failed": [1001]}),
+            "(memory: summarized 0 chat(s), 0 message(s); 1 failed, see .chat.log)",
+        ),
+        (
+            SummarizerEmulation(error=RuntimeError("VECTOR_BUCKET_NAME is not configured")),
+            "(memory: the summarizer failed: VECTOR_BUCKET_NAME is not configured; see .chat.log)",
+        ),
+    ],
+    ids=["done", "a-chat-failed", "the-run-failed"],
+)
+def test_summarize_says_what_it_did_or_that_it_failed_in_one_line(
+    emulation: SummarizerEmulation, line: str
+) -> None:
+    out = io.StringIO()
+    summarize(emulation, Terminal(out), Path(".chat.log"))  # type: ignore[arg-type]
+    assert out.getvalue() == f"{line}\n"
 
 
 def test_ctrl_d_at_the_prompt_ends_the_input_on_a_new_line(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -13,11 +13,11 @@ from stepwise.history.models import StoredMessage
 from stepwise.memory.keys import summary_key
 from stepwise.memory.service import MemoryService
 from stepwise.memory.summarizer import (
+    MAX_SUMMARY_ATTEMPTS,
     ExtractiveSummarizer,
     ModelSummarizer,
     SummarizeInput,
     SummarizeServices,
-    SummaryFailedError,
     summarize_chats,
 )
 from stepwise.memory.vector_index import VectorRecord
@@ -126,8 +126,7 @@ def test_a_failure_half_way_loses_nothing_and_the_next_run_completes(
     chat_messages(summarize, 9, chat_id=1)
     chat_messages(summarize, 9, chat_id=2)
     summarize.summarizer = FlakySummarizer(failures=1)
-    with pytest.raises(SummaryFailedError, match=r"\[1\]"):
-        summarize_chats(SummarizeInput(), summarize)
+    assert summarize_chats(SummarizeInput(), summarize).failed == [1], "the run itself does not fail"
     assert set(index.records) == {summary_key(2)}, "the other chat still got its summary"
     failed = summarize.chats.get(1)
     assert failed is not None and failed.due and failed.summarized_key == "" and failed.summarized_count == 0
@@ -146,10 +145,54 @@ def test_an_index_failure_leaves_the_watermark_where_it_was(
 
     with monkeypatch.context() as patch:
         patch.setattr(InMemoryVectorIndex, "put", lambda self, records: broken_put(records))
-        with pytest.raises(SummaryFailedError):
-            summarize_chats(SummarizeInput(), summarize)
+        assert summarize_chats(SummarizeInput(), summarize).failed == [CHAT]
     assert summarize.chats.get(CHAT).summarized_count == 0  # type: ignore[union-attr]
     assert summarize_chats(SummarizeInput(), summarize).summarized == 1
+
+
+class EmptySummarizer:
+    """Finds nothing worth keeping (the offline summarizer on small talk, or a model answering nothing)."""
+
+    def summarize(self, previous: str, messages: Sequence[StoredMessage]) -> str:
+        return "  \n"
+
+
+class RefusingEmbedder(LocalHashEmbedder):
+    """Fails on every text, as Bedrock does for an empty one."""
+
+    def embed(self, text: str) -> list[float]:
+        raise ValueError(f"refused: {text!r}")
+
+
+def test_an_empty_summary_is_neither_written_nor_embedded_and_the_window_moves_on(
+    summarize: SummarizeServices, index: InMemoryVectorIndex
+) -> None:
+    chat_messages(summarize, 9)
+    summarize_chats(SummarizeInput(), summarize)
+    before = summarize.chats.get(CHAT)
+    assert before is not None and before.summary
+    chat_messages(summarize, 4, start=9)
+    summarize.summarizer = EmptySummarizer()
+    summarize.memory = MemoryService(RefusingEmbedder(), index)  # any embedding would fail the chat
+    run = summarize_chats(SummarizeInput(), summarize)
+    assert (run.failed, run.messages) == ([], 4)
+    after = summarize.chats.get(CHAT)
+    assert after is not None and after.summary == before.summary, "the summary stays as it was"
+    assert after.summarized_count == 9 and not after.due
+    assert index.records[summary_key(CHAT)].text == before.summary
+
+
+def test_a_chat_failing_run_after_run_waits_for_its_next_message(summarize: SummarizeServices) -> None:
+    chat_messages(summarize, 9, chat_id=1)
+    summarize.summarizer = FlakySummarizer(failures=MAX_SUMMARY_ATTEMPTS)
+    for attempt in range(MAX_SUMMARY_ATTEMPTS):
+        assert summarize_chats(SummarizeInput(), summarize).failed == [1], attempt
+    assert list(summarize.chats.due_chats()) == [], "no longer retried run after run"
+    assert summarize_chats(SummarizeInput(), summarize).visited == 0
+    chat_messages(summarize, 1, chat_id=1, start=9)
+    run = summarize_chats(SummarizeInput(), summarize)
+    assert (run.failed, run.summarized, run.messages) == ([], 1, 6)
+    assert summarize.chats.get(1).summary_failures == 0  # type: ignore[union-attr]
 
 
 def test_a_long_backlog_is_summarized_in_batches(summarize: SummarizeServices) -> None:
@@ -182,6 +225,12 @@ def test_the_model_summarizer_asks_for_an_updated_summary() -> None:
     prompt = model.requests[0].messages[0]["content"][0]["text"]
     assert "Older: likes tea." in prompt and "User: my sister Anna moved to Lisbon" in prompt
     assert "long-term memory" in model.requests[0].system[0]["text"]
+
+
+def test_the_model_summarizer_answering_nothing_is_an_empty_summary() -> None:
+    model = ScriptedModel(text_response(""))
+    message = StoredMessage(id="1", chat_id=1, role="user", content="hi", created_at="x")
+    assert ModelSummarizer(lambda: model, "claude-haiku-4-5").summarize("Older: likes tea.", [message]) == ""
 
 
 def tool_use(name: str, args: dict[str, Any]) -> ModelResponse:

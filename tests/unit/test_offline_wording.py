@@ -56,7 +56,7 @@ def invalid_arguments(name: str, args: dict[str, Any]) -> str:
             "delete_task",
             {"task_id": 3},
             DENIED,
-            "⚠️ You said no, so I didn't delete task #3. Nothing was changed.",
+            "You said no, so I didn't delete task #3. Nothing was changed.",
         ),
         (
             "update_task",
@@ -140,5 +140,5 @@ def test_results_that_already_speak_to_the_user_pass_through() -> None:
 def test_a_denied_call_without_its_arguments_still_reads_well() -> None:
     assert (
         reply_after("delete_task", {}, DENIED)
-        == "⚠️ You said no, so I didn't delete that task. Nothing was changed."
+        == "You said no, so I didn't delete that task. Nothing was changed."
     )

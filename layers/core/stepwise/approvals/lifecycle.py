@@ -51,7 +51,7 @@ NOT_READY = "One moment — this request is still being set up. Please tap again
 CALLBACK_PATTERN = re.compile(r"ap:([A-Za-z0-9_-]{1,40}):([ad])")
 DECISION_TEXT: dict[ApprovalStatus, str] = {
     "approved": "✅ Approved",
-    "denied": "❌ Denied — nothing was changed.",
+    "denied": "❌ Denied",  # the decision only: the answer that follows says what was not done
     "expired": "⌛ No answer in time — counted as Deny; nothing was changed.",
     "pending": "",
 }

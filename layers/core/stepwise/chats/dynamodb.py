@@ -85,6 +85,24 @@ class DynamoChatStore:
         for item in all_items(getattr(self._table, operation), **kwargs):
             yield int(item["chat_id"])
 
+    def record_summary_failure(self, chat_id: int, give_up_after: int) -> int:
+        try:
+            response = self._table.update_item(
+                Key={"chat_id": chat_id},
+                UpdateExpression="ADD summary_failures :one",
+                ConditionExpression="attribute_exists(chat_id)",
+                ExpressionAttributeValues={":one": 1},
+                ReturnValues="UPDATED_NEW",
+            )
+        except ClientError as error:
+            if error.response["Error"]["Code"] == "ConditionalCheckFailedException":
+                return 0  # no such chat: nothing to count
+            raise
+        failures = int(response["Attributes"]["summary_failures"])
+        if failures >= give_up_after:
+            self._table.update_item(Key={"chat_id": chat_id}, UpdateExpression="REMOVE summary_due")
+        return failures
+
     def advance(
         self,
         chat: ChatRecord,
@@ -101,8 +119,7 @@ class DynamoChatStore:
             assignments.append("summary_due = :due")
             values[":due"] = DUE
         expression = "SET " + ", ".join(assignments) + " ADD summarized_count :n"
-        if not still_due:
-            expression += " REMOVE summary_due"
+        expression += " REMOVE summary_failures" if still_due else " REMOVE summary_failures, summary_due"
         if chat.summarized_key:
             condition = "summarized_key = :previous"
             values[":previous"] = chat.summarized_key
@@ -132,6 +149,7 @@ def _from_item(item: dict[str, Any]) -> ChatRecord:
         summary=item.get("summary", ""),
         summary_updated_at=item.get("summary_updated_at"),
         due="summary_due" in item,
+        summary_failures=int(item.get("summary_failures", 0)),
         window_key=item.get("window_key", ""),
         last_user_at=item.get("last_user_at", ""),
         stable_prefix_tokens=int(item.get("stable_prefix_tokens", 0)),

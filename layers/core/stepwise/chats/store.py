@@ -28,6 +28,9 @@ class ChatRecord(BaseModel):
     summary: str = ""  # the rolling summary of everything up to summarized_key
     summary_updated_at: str | None = None
     due: bool = False
+    summary_failures: int = (
+        0  # summarizer runs in a row that failed on this chat (0 once the watermark moves)
+    )
     window_key: str = ""  # sort key where the model's history window starts ("" for the chat's beginning)
     last_user_at: str = ""  # when the user last wrote (ISO 8601 UTC; check-ins pause when it is long ago)
     # the estimated tokens of the prompt's tools and system prompt at the chat's last model call (0: none
@@ -74,6 +77,11 @@ class ChatStore(Protocol):
         """Every chat id (a scan: for the local forced run only)."""
         ...
 
+    def record_summary_failure(self, chat_id: int, give_up_after: int) -> int:
+        """Count one failed summarizer run; returns the failures in a row. At `give_up_after` the chat is no
+        longer due (its next counted message marks it due again)."""
+        ...
+
     def advance(
         self,
         chat: ChatRecord,
@@ -84,7 +92,8 @@ class ChatStore(Protocol):
         now: str,
         still_due: bool,
     ) -> bool:
-        """Move the watermark past `summarized` more messages and store the new rolling summary.
+        """Move the watermark past `summarized` more messages and store the new rolling summary (the
+        failure count starts again).
 
         Conditional on the watermark being where `chat` saw it: False when another run moved it first.
         """

@@ -2,7 +2,10 @@
 
 It visits only the chats marked due, summarizes the messages past the watermark that are older than the
 recent window, and moves the watermark last: a failure part-way (model, embedding or index) loses nothing,
-and the next run does the same batch again. History itself is never deleted.
+and the next run does the same batch again. A chat that fails is logged once and never fails the run (the
+schedule would retry every chat); after `MAX_SUMMARY_ATTEMPTS` failed runs in a row it is no longer due
+until its next message. An empty summary (nothing worth keeping) is neither written nor embedded: the
+chat's summary stays as it was and the watermark moves on. History itself is never deleted.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 MAX_SUMMARY_CHARS = 1500
+MAX_SUMMARY_ATTEMPTS = 3  # failed runs in a row before a chat waits for its next message
 SUMMARY_INSTRUCTIONS = """You keep the long-term memory of a Telegram conversation between a user and their
 personal assistant, Stepwise. Merge the previous summary and the new messages into one updated summary of
 what is worth remembering later: facts about the user and the people in their life, preferences, plans,
@@ -61,9 +65,7 @@ class ModelSummarizer:
             )
         )
         text = "\n".join(b["text"] for b in response.content if b.get("type") == "text").strip()
-        if not text:
-            raise ValueError("the model returned an empty summary")
-        return text[:MAX_SUMMARY_CHARS]
+        return text[:MAX_SUMMARY_CHARS]  # empty: nothing to keep (the previous summary stays)
 
 
 class ExtractiveSummarizer:
@@ -86,7 +88,7 @@ class SummarizeInput(BaseModel):
 
 
 class SummarizeOutput(BaseModel):
-    """What one run did."""
+    """What one run did. `failed`: the chats that failed (logged, retried by a later run)."""
 
     model_config = ConfigDict(defer_build=True)
 
@@ -110,12 +112,9 @@ class SummarizeServices:
     clock: Callable[[], datetime] = utc_now
 
 
-class SummaryFailedError(RuntimeError):
-    """Some chats failed (they stay due and are retried next run); raised after every chat was tried."""
-
-
 def summarize_chats(request: SummarizeInput, services: SummarizeServices) -> SummarizeOutput:
-    """Visit the due chats (or, forced, every chat) and summarize each one's older messages."""
+    """Visit the due chats (or, forced, every chat) and summarize each one's older messages. A chat that
+    fails is logged and counted in `failed`; the others go on and the run itself succeeds."""
     result = SummarizeOutput()
     chat_ids = services.chats.all_chats() if request.force else services.chats.due_chats()
     for chat_id in chat_ids:
@@ -123,16 +122,31 @@ def summarize_chats(request: SummarizeInput, services: SummarizeServices) -> Sum
         try:
             count = _summarize_chat(chat_id, request.force, services)
         except Exception:
-            logger.exception("summarizing failed; the chat stays due", extra={"chat_id": chat_id})
             result.failed.append(chat_id)
+            _count_failure(chat_id, services)
             continue
         if count:
             result.summarized += 1
             result.messages += count
     logger.info("summarizer run", extra=result.model_dump())
-    if result.failed:
-        raise SummaryFailedError(f"{len(result.failed)} chat(s) failed: {result.failed}")
     return result
+
+
+def _count_failure(chat_id: int, services: SummarizeServices) -> None:
+    """Log the failure (once, with its traceback) and count it; the chat stays due unless it has failed
+    `MAX_SUMMARY_ATTEMPTS` runs in a row."""
+    try:
+        failures = services.chats.record_summary_failure(chat_id, MAX_SUMMARY_ATTEMPTS)
+    except Exception as error:  # the count is best effort: the run goes on with the other chats
+        failures = 0
+        logger.warning("could not count the failure", extra={"chat_id": chat_id, "error": repr(error)})
+    waits = failures >= MAX_SUMMARY_ATTEMPTS
+    logger.exception(
+        "summarizing failed; the chat waits for its next message"
+        if waits
+        else "summarizing failed; the chat stays due",
+        extra={"chat_id": chat_id, "failures": failures},
+    )
 
 
 def _summarize_chat(chat_id: int, force: bool, services: SummarizeServices) -> int:
@@ -147,9 +161,12 @@ def _summarize_chat(chat_id: int, force: bool, services: SummarizeServices) -> i
         if chat.due:
             _advance(chat, services, chat.summarized_key, 0, chat.summary, still_due=False)
         return 0
-    summary = services.summarizer.summarize(chat.summary, batch)
-    now = iso_utc(services.clock())
-    services.memory.save_summary(chat.user_id, chat_id, summary, now)
+    summary = services.summarizer.summarize(chat.summary, batch).strip()
+    if summary:
+        services.memory.save_summary(chat.user_id, chat_id, summary, iso_utc(services.clock()))
+    else:
+        logger.info("nothing worth keeping; the summary stays as it was", extra={"chat_id": chat_id})
+        summary = chat.summary
     remaining = len(older) - len(batch)
     _advance(
         chat,

@@ -3,14 +3,14 @@
 Tool results are written for the model; `stepwise.offline.user_wording` turns them into sentences to the user
 ("There's no task #9 on your list", "You said no, so I didn't delete task #3"). A failed reminder or time
 zone call says first what could not be done, then the tool's reason, so that an error is explained and never
-hidden.
+hidden. Failures are marked ⚠️; a call the user said no to is not a failure and is not marked.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from stepwise.offline.user_wording import for_the_user
+from stepwise.offline.user_wording import declined, for_the_user
 
 FAILED = {
     "set_reminder": "I couldn't set that reminder",
@@ -60,10 +60,11 @@ def phrase_results(
         content = block.get("content", "")
         text = content if isinstance(content, str) else " ".join(c.get("text", "") for c in content)
         failed = FAILED.get(name) if block.get("is_error") else None
+        chosen = declined(text)  # the user's own No: said plainly, without a warning sign
         text = for_the_user(text, name, (inputs or {}).get(call, {}), failed)
         if failed and name in HINTS:
             text = f"{text}\n{HINTS[name]}"
-        worded.append({**block, "content": text})
+        worded.append({**block, "content": text, "is_error": block.get("is_error") and not chosen})
     return summarize_results(worded)
 
 

@@ -105,6 +105,11 @@ def invalid(problems: str, name: str, args: dict[str, Any]) -> str:
     return f"I couldn't {action(name, args)}: {'; '.join(worded)}."
 
 
+def declined(text: str) -> bool:
+    """Whether `text` is the result of a call the user said no to: their choice, not a failure."""
+    return _DENIED.search(text.strip()) is not None
+
+
 def for_the_user(text: str, name: str, args: dict[str, Any], failed: str | None = None) -> str:
     """`text`, a tool result for `name(args)`, as the user should read it. `failed` is how a failure of
     this tool starts ("I couldn't set that reminder"), if it has such a lead."""
