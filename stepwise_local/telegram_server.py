@@ -86,6 +86,28 @@ def load_spec(path: Path = SPEC_PATH) -> dict[str, dict[str, Any]]:
     return methods
 
 
+def load_types(path: Path = SPEC_PATH) -> dict[str, dict[str, Any]]:
+    """Return the ``types`` table of the bundled Bot API spec (the parameter objects the fake checks)."""
+    types: dict[str, dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))["types"]
+    return types
+
+
+def check_link_preview_options(value: Any, spec: dict[str, Any]) -> None:
+    """Refuse a ``link_preview_options`` that is not a LinkPreviewOptions object with fields of their types
+    (unknown fields are ignored, as Telegram ignores them)."""
+    if value is None:
+        return
+    if not isinstance(value, dict):
+        raise _bad("Bad Request: can't parse link preview options JSON object")
+    for field in spec["fields"]:
+        given = value.get(field["name"])
+        kind = field["types"][0]
+        if given is not None and not (
+            isinstance(given, bool) if kind == "Boolean" else isinstance(given, str)
+        ):
+            raise _bad("Bad Request: can't parse link preview options JSON object")
+
+
 def parse_telegram_html(text: str) -> str:
     """Return the visible text of Telegram HTML, or raise ``HtmlParseError`` as Telegram would."""
     out: list[str] = []
@@ -204,6 +226,7 @@ class FakeBotApi(LoopbackServer):
         self.token = token
         self._on_message = on_message
         self._spec = load_spec()
+        self._types = load_types()
         self._names = {name.lower(): name for name in self._spec}
         self._lock = threading.Lock()
         self._calls: list[dict[str, Any]] = []
@@ -267,6 +290,16 @@ class FakeBotApi(LoopbackServer):
         return [
             c["params"] for c in self.calls("sendMessageDraft") if chat_id in (None, c["params"]["chat_id"])
         ]
+
+    def previews_links(self, call: dict[str, Any]) -> bool:
+        """Whether Telegram would build a link preview for a sendMessage or editMessageText call's params
+        (fetching a link of its text from Telegram's servers): its previews are not disabled and it has a
+        link, an ``<a href>`` or an address in the text."""
+        options = call.get("link_preview_options") or {}
+        if options.get("is_disabled") is True:
+            return False
+        text = str(call.get("text") or "")
+        return bool(re.search(r"<a\s+href=|https?://|www\.|\b[\w-]+\.(?:com|org|net|io)\b", text))
 
     def text_of(self, message: dict[str, Any]) -> str:
         """The visible text of a message: HTML tags removed and entities unescaped."""
@@ -461,6 +494,7 @@ class FakeBotApi(LoopbackServer):
             )
         text = self._visible_text(params)
         _check_reply_markup(params.get("reply_markup"))
+        check_link_preview_options(params.get("link_preview_options"), self._types["LinkPreviewOptions"])
         chat_id = params["chat_id"]
         message_id = self._last_message_id.get(chat_id, 0) + 1
         self._last_message_id[chat_id] = message_id
@@ -490,6 +524,7 @@ class FakeBotApi(LoopbackServer):
             raise _bad("Bad Request: text must be non-empty")
         text = self._visible_text(params)
         _check_reply_markup(params.get("reply_markup"))
+        check_link_preview_options(params.get("link_preview_options"), self._types["LinkPreviewOptions"])
         new = {key: params.get(key) for key in ("text", "parse_mode", "entities", "reply_markup")}
         if all(message.get(key) == value for key, value in new.items()):
             raise BotApiError(

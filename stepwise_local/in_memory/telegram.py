@@ -71,6 +71,7 @@ class InMemoryTelegram:
         *,
         parse_mode: str | None = None,
         reply_markup: InlineKeyboardMarkup | None = None,
+        link_previews: bool = False,
     ) -> int:
         """Record the message and return a new message_id (increasing per chat)."""
         self._record(
@@ -79,6 +80,7 @@ class InMemoryTelegram:
             text=text,
             parse_mode=parse_mode,
             reply_markup=reply_markup,
+            link_previews=link_previews,
         )
         _check_text("sendMessage", text)
         message_id = self._last_id.get(chat_id, 0) + 1
@@ -120,6 +122,7 @@ class InMemoryTelegram:
         *,
         parse_mode: str | None = None,
         reply_markup: InlineKeyboardMarkup | None = None,
+        link_previews: bool = False,
     ) -> None:
         """Apply the edit to the sent message; an unknown message raises ``TelegramBadRequest``."""
         self._record(
@@ -129,6 +132,7 @@ class InMemoryTelegram:
             text=text,
             parse_mode=parse_mode,
             reply_markup=reply_markup,
+            link_previews=link_previews,
         )
         _check_text("editMessageText", text)
         for message in self.sent:

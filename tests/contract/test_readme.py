@@ -31,6 +31,7 @@ TOPIC_PAGES = {
     "reliability and ordering": "reliability.md",
     "tools and approvals": "tools-and-approvals.md",
     "outside MCP servers": "mcp-client.md",
+    "security": "security.md",
     "memory": "memory.md",
     "reminders": "reminders.md",
     "streaming": "streaming.md",

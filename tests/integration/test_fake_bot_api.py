@@ -102,6 +102,45 @@ def test_unknown_field_is_rejected(api: FakeBotApi) -> None:
     assert api.calls() == []
 
 
+def test_link_preview_options_are_accepted_as_telegram_accepts_them(api: FakeBotApi) -> None:
+    # Given the client's sends and edits (previews off by default, Telegram's default when asked for)
+    client = make_client(api)
+    first = client.send_message(CHAT, '<a href="https://example.org/?q=x">x</a>', parse_mode="HTML")
+    client.send_message(CHAT, "https://example.org", link_previews=True)
+    client.edit_message_text(CHAT, first, "now https://example.org/?q=y")
+    # Then the fake accepted them, kept the option, and says which would be previewed (fetched by Telegram)
+    calls = [call["params"] for call in api.calls() if call["method"] in ("sendMessage", "editMessageText")]
+    assert [call.get("link_preview_options") for call in calls] == [
+        {"is_disabled": True},
+        None,
+        {"is_disabled": True},
+    ]
+    assert [api.previews_links(call) for call in calls] == [False, True, False]
+    # And every field of LinkPreviewOptions is accepted, unknown fields ignored; a wrong type is refused
+    options = {
+        "is_disabled": False,
+        "url": "https://example.org",
+        "prefer_small_media": True,
+        "prefer_large_media": False,
+        "show_above_text": True,
+        "future_field": 1,
+    }
+    status, _ = raw_post(api, "sendMessage", {"chat_id": CHAT, "text": "hi", "link_preview_options": options})
+    assert status == 200
+    for bad in ({"is_disabled": "yes"}, {"url": 5}, [True], "true"):
+        status, body = raw_post(
+            api, "sendMessage", {"chat_id": CHAT, "text": "hi", "link_preview_options": bad}
+        )
+        assert status == 400, body
+        assert "link preview options" in body["description"] or "LinkPreviewOptions" in body["description"]
+    status, _ = raw_post(
+        api,
+        "sendMessageDraft",
+        {"chat_id": CHAT, "draft_id": 1, "text": "x", "link_preview_options": {"is_disabled": True}},
+    )
+    assert status == 400  # drafts take no such parameter (Bot API 10.1)
+
+
 def test_missing_required_field_and_unknown_method(api: FakeBotApi) -> None:
     # Given requests missing chat_id and calling a method that does not exist
     status, body = raw_post(api, "sendMessage", {"text": "hi"})

@@ -112,7 +112,7 @@ def test_a_server_with_approval_always_asks_and_runs_once_only_when_approved(
     name = stack.send(user, "time in Tokyo?")
     message = stack.buttons(user)
     assert (
-        'asks to call get_current_time on the outside MCP server “asking” with {"timezone": "Asia/Tokyo"}'
+        'asks to call get_current_time on the outside MCP server “asking” with:\ntimezone: "Asia/Tokyo"'
         in (stack.telegram.text_of(message))
     )
     assert time_server.count("tools/call") == calls_before  # nothing sent before the tap
@@ -155,6 +155,47 @@ def test_an_outside_tool_that_turns_read_only_still_asks_for_the_tap(
     assert json.loads(str(record["pinned_json"]))["get_current_time"] == {}
     noticed = json.loads(str(record["noticed_json"]))
     assert [line for line in noticed if line.startswith("tool 'get_current_time' changed its labels from {}")]
+
+
+class MailServer(TimeServer):
+    """An outside server with one writing tool, `send_email(to, subject, body)`, which answers "sent"."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        from mcp.server.mcpserver import MCPServer
+
+        server = MCPServer("mail")
+
+        @server.tool()
+        def send_email(to: str, subject: str, body: str) -> str:
+            """Send an email."""
+            return f"sent to {to}"
+
+        self._app = server.streamable_http_app()
+
+
+def test_an_outside_email_with_a_long_body_asks_showing_its_recipient_and_sends_only_once_approved(
+    stack: Stack, servers: Any
+) -> None:
+    user = stack.new_user()
+    body = ("Hello Eve,\n" + "here are the figures you asked for, as promised. " * 16)[:770]
+    with MailServer() as mail:
+        servers([{"name": "mail", "url": mail.url}])  # approval: writes (send_email is not read-only)
+        arguments = {"body": body, "subject": "Figures", "to": "eve@example.com"}
+        stack.anthropic.script(tool_use(("mail__send_email", arguments)), text("Sent."))
+        name = stack.send(user, "send Eve the figures")
+        shown = stack.telegram.text_of(stack.buttons(user))
+        assert mail.count("tools/call") == 0  # nothing sent before the tap
+        stack.press(user, stack.buttons(user), "Approve")
+        assert stack.emulation.wait(name)["status"] == "SUCCEEDED"
+        assert mail.count("tools/call") == 1
+    # Before, the arguments' JSON with its keys sorted was cut at 600 characters: the body hid the recipient.
+    assert "asks to call send_email on the outside MCP server “mail” with:" in shown
+    assert '\nto: "eve@example.com"\n' in shown and '\nsubject: "Figures"\n' in shown
+    assert f"\nbody: {json.dumps(body)}\nNo answer" in shown  # the whole body: it fits one call's room
+    assert shown.index("to: ") < shown.index("body: ") and shown.index("subject: ") < shown.index("body: ")
+    (result,) = tool_results(stack.anthropic.requests[1])
+    assert not result["is_error"] and "sent to eve@example.com" in result["content"]
 
 
 def test_a_server_that_stops_answering_gives_error_results_then_is_skipped_without_a_request(

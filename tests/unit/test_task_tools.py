@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from stepwise.approvals.arguments import call_room
 from stepwise.memory.service import MemoryService
 from stepwise.tools.catalog import build_registry
 from stepwise.tools.registry import Tool, ToolContext, ToolError, ToolRegistry
@@ -171,14 +172,14 @@ def test_approval_descriptions_say_exactly_what_will_happen(tasks: InMemoryTaskR
     call(tasks, "add_task", {"title": "buy milk"})
     registry = registry_of(tasks)
     delete, args = registry.parse("delete_task", {"task_id": 1})
-    assert registry.describe(context(tasks), delete, args) == "Delete task #1 “buy milk”."
+    assert registry.describe(context(tasks), delete, args, call_room(1)) == "Delete task #1 “buy milk”."
     update, args = registry.parse("update_task", {"task_id": 1, "title": "buy oat milk", "description": ""})
-    assert registry.describe(context(tasks), update, args) == (
+    assert registry.describe(context(tasks), update, args, call_room(1)) == (
         "Change task #1 “buy milk”: rename it to “buy oat milk” and clear its description."
     )
     missing, args = registry.parse("delete_task", {"task_id": 9})
     with pytest.raises(ToolError, match="no task #9"):
-        registry.describe(context(tasks), missing, args)
+        registry.describe(context(tasks), missing, args, call_room(1))
 
 
 def test_tool_results_are_bounded() -> None:
@@ -216,7 +217,8 @@ def test_tasks_may_have_a_due_time_that_lists_show(tasks: InMemoryTaskRepository
     registry = registry_of(tasks)
     update, args = registry.parse("update_task", {"task_id": 1, "due": ""})
     assert (
-        registry.describe(context(tasks), update, args) == "Change task #1 “pay rent”: remove its due time."
+        registry.describe(context(tasks), update, args, call_room(1))
+        == "Change task #1 “pay rent”: remove its due time."
     )
     assert not registry.run(context(tasks), update, args).is_error
     assert tasks.get(1, 1) is not None and tasks.get(1, 1).due is None  # type: ignore[union-attr]

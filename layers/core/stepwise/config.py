@@ -78,6 +78,9 @@ class Settings(EnvSettings):
     # Streaming replies: the growing answer as a Telegram draft in private chats (see docs/streaming.md).
     draft_interval_seconds: Annotated[float, Interval(ge=0, le=60)] = 1.0
     draft_timeout_seconds: Annotated[float, Interval(gt=0, le=30)] = 2.0
+    # Replies without link previews unless this is on: a preview is a fetch by Telegram's servers of a link
+    # the model wrote, with no tap (see docs/security.md).
+    link_previews: bool = False
 
     max_tool_steps: Annotated[int, Interval(ge=1, le=25)] = 5
     history_limit: Annotated[int, Interval(ge=1, le=200)] = 20

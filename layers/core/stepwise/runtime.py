@@ -431,6 +431,7 @@ class Runtime:
             media_limits=self.media_limits,
             drafts=lambda: self.draft_telegram,
             draft_interval_seconds=s.draft_interval_seconds,
+            link_previews=s.link_previews,
             usage=self.usage,
             daily_token_budget=s.daily_token_budget,
             connections=lazy(lambda: self.connections) if s.connections_table else None,

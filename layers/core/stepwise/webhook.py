@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from stepwise.approvals.press_action import PressAction
+from stepwise.history.forwarded import forwarded_from
 from stepwise.ids import iso_utc, new_id, utc_now
 from stepwise.inbox.arrival_typing import typing_on_arrival
 from stepwise.inbox.models import QueuedMessage
@@ -109,10 +110,11 @@ def handle_update(secret_header: str | None, body: str | None, services: Webhook
         id=services.new_id(),
         text=message.text if message.text is not None else message.caption or "",
         attachment=attachment,
+        forwarded=forwarded_from(message.forward_origin) if message.forward_origin is not None else None,
         received_at=iso_utc(services.clock()),
         telegram_message_id=message.message_id,
     )
-    warmups, command = services.warmups, is_command(queued.text)
+    warmups, command = services.warmups, is_command(queued.text) and queued.forwarded is None
     early = None  # after a quiet spell of the whole stack, the warm-ups leave before the admission's requests
     if warmups is not None and warmups.container_was_quiet(services.clock()):
         early = warmups.begin(warmups.wanted(None, queued.text, command))

@@ -67,8 +67,26 @@ def test_send_message_posts_json_without_none_fields_and_returns_message_id() ->
         {
             "chat_id": 5,
             "text": "hi <there>",
+            "link_preview_options": {"is_disabled": True},  # Telegram's servers fetch no link of it
             "reply_markup": {"inline_keyboard": [[{"text": "Go", "callback_data": "go"}]]},
         }
+    ]
+
+
+def test_link_previews_are_off_unless_asked_for_in_sends_and_edits() -> None:
+    # Given a client whose calls all succeed
+    client, pool, _ = make_client([ok({"message_id": 1}), ok({"message_id": 2}), ok(True), ok(True)])
+    # When messages are sent and edited with and without link previews
+    client.send_message(5, "see https://example.org/?q=secret")
+    client.send_message(5, "see https://example.org", link_previews=True)
+    client.edit_message_text(5, 1, "now https://example.org/?q=other")
+    client.edit_message_text(5, 2, "now https://example.org", link_previews=True)
+    # Then previews are disabled in each call but the two that ask for Telegram's default
+    assert [body.get("link_preview_options") for body in pool.bodies()] == [
+        {"is_disabled": True},
+        None,
+        {"is_disabled": True},
+        None,
     ]
 
 
@@ -90,7 +108,13 @@ def test_other_methods_send_their_parameters() -> None:
     assert pool.bodies() == [
         {"chat_id": 5, "action": "typing"},
         {"callback_query_id": "cb-1"},
-        {"chat_id": 5, "message_id": 3, "text": "<b>new</b>", "parse_mode": "HTML"},
+        {
+            "chat_id": 5,
+            "message_id": 3,
+            "text": "<b>new</b>",
+            "parse_mode": "HTML",
+            "link_preview_options": {"is_disabled": True},
+        },
         {
             "url": "https://example.org/hook",
             "secret_token": "s3cret",

@@ -213,3 +213,41 @@ def test_escape_html() -> None:
     # Given text with special characters, When it is escaped, Then only &, <, > (and " on request) change
     assert escape_html('a < b & "c" > d') == 'a &lt; b &amp; "c" &gt; d'
     assert escape_html('"q"', quote=True) == "&quot;q&quot;"
+
+
+@pytest.mark.parametrize(
+    ("markdown", "html"),
+    [
+        ("[open](tg://resolve?domain=x&start=secret)", "open (tg://resolve?domain=x&amp;start=secret)"),
+        ("[run](javascript:alert(1))", "run (javascript:alert(1))"),
+        ("[here](example.com/page)", "here (example.com/page)"),
+        ("[ship](ftp://example.com/f)", "ship (ftp://example.com/f)"),
+        ("**[tg://x](tg://x)**", "<b>tg://x</b>"),  # the words are the address: said once
+        ("[**bold**](tg://x)", "<b>bold</b> (tg://x)"),
+    ],
+)
+def test_only_http_https_and_mailto_become_links_and_any_other_address_stays_text(
+    markdown: str, html: str
+) -> None:
+    # Given a link the model was led to write, to an address Telegram would open without a browser
+    [chunk] = render_reply(markdown)
+    # Then it is text: its words and its address, and no <a> at all
+    assert chunk.html == html
+    assert "<a " not in chunk.html
+    parse_telegram_html(chunk.html)
+
+
+@pytest.mark.parametrize(
+    "markdown",
+    ["[site](https://example.org/a?b=1&c=2)", "[plain](http://example.org)", "[mail](mailto:a@example.org)"],
+)
+def test_http_https_and_mailto_links_stay_links(markdown: str) -> None:
+    [chunk] = render_reply(markdown)
+    assert chunk.html.startswith('<a href="') and chunk.html.endswith("</a>")
+
+
+def test_converter_output_with_another_link_fails_the_check_and_becomes_escaped_text() -> None:
+    from stepwise.telegram.formatting import _is_telegram_html
+
+    assert _is_telegram_html('<a href="https://example.org">x</a>')
+    assert not _is_telegram_html('<a href="tg://resolve?domain=x">x</a>')

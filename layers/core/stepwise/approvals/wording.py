@@ -46,7 +46,8 @@ def asks(requester: Requester, descriptions: Sequence[str], *, asked: bool = Fal
     verb = "asked to" if asked else "asks to"
     clauses = [in_sentence(description) for description in descriptions]
     if len(clauses) == 1:
-        return f"{requester_name(requester)} {verb} {clauses[0]}."
+        stop = "" if "\n" in clauses[0] else "."  # arguments listed a line each end with the last value
+        return f"{requester_name(requester)} {verb} {clauses[0]}{stop}"
     return f"{requester_name(requester)} {verb}:\n" + "\n".join(f"• {clause}" for clause in clauses)
 
 

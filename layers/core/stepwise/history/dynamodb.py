@@ -8,6 +8,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from stepwise.dynamodb_pages import all_items
+from stepwise.history.forwarded import Forwarded
 from stepwise.history.models import StoredMessage
 from stepwise.media.models import Attachment, Heard
 
@@ -37,6 +38,8 @@ class DynamoMessageRepository:
             item["attachment"] = message.attachment.model_dump_json(exclude_none=True)
         if message.heard is not None:
             item["heard"] = message.heard.model_dump_json(exclude_none=True)
+        if message.forwarded is not None:
+            item["forwarded"] = message.forwarded.model_dump_json(exclude_none=True)
         try:
             self._table.put_item(Item=item, ConditionExpression="attribute_not_exists(sk)")
         except ClientError as error:
@@ -90,4 +93,5 @@ def _from_item(item: dict[str, Any]) -> StoredMessage:
         tool_calls=json.loads(item["tool_calls"]) if "tool_calls" in item else [],
         attachment=Attachment.model_validate_json(item["attachment"]) if "attachment" in item else None,
         heard=Heard.model_validate_json(item["heard"]) if "heard" in item else None,
+        forwarded=Forwarded.model_validate_json(item["forwarded"]) if "forwarded" in item else None,
     )

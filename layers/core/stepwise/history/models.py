@@ -4,6 +4,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from stepwise.history.forwarded import Forwarded
 from stepwise.media.models import Attachment, Heard
 
 Role = Literal["user", "assistant"]
@@ -24,6 +25,7 @@ class StoredMessage(BaseModel):
     tool_calls: list[dict[str, Any]] = []
     attachment: Attachment | None = None  # a user's photo or document (no bytes)
     heard: Heard | None = None  # a voice note's transcript (content holds its words)
+    forwarded: Forwarded | None = None  # a forwarded message's origin: the model reads it as someone else's
 
     @property
     def sort_key(self) -> str:

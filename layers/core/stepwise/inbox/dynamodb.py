@@ -217,6 +217,7 @@ def _to_item(message: QueuedMessage) -> dict[str, Any]:
                 "kind",
                 "reminder_id",
                 "attachment",
+                "forwarded",
                 "outside_call",
                 "job",
             },

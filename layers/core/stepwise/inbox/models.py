@@ -4,6 +4,7 @@ from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from stepwise.history.forwarded import Forwarded
 from stepwise.inbox.outside_call import OutsideCall
 from stepwise.media.models import Attachment
 
@@ -48,6 +49,7 @@ class QueuedMessage(BaseModel):
     id: str = Field(min_length=1)  # the stored message's id (ids.new_id), fixed at receipt
     text: str  # the text, or a photo's or document's caption
     attachment: Attachment | None = None  # a photo, document, voice note...
+    forwarded: Forwarded | None = None  # a forwarded message's origin: someone else's words
     received_at: str  # ISO 8601 UTC, when the webhook received it
     telegram_message_id: int | None = None
     kind: MessageKind = "message"

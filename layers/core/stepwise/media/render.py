@@ -44,7 +44,19 @@ def answered_now(history: Sequence[StoredMessage]) -> list[StoredMessage]:
 
 def content_blocks(message: StoredMessage, files: Mapping[str, bytes | None]) -> list[dict[str, Any]]:
     """The message's blocks: with its file when `files` has it (bytes), else its text (and a line about the
-    file). `files` maps a file id to its bytes, or to None when fetching it failed for good."""
+    file). `files` maps a file id to its bytes, or to None when fetching it failed for good. A forwarded
+    message's text follows the line naming its origin, in one block (see `stepwise.history.forwarded`)."""
+    blocks = _own_blocks(message, files)
+    if message.forwarded is None:
+        return blocks
+    from stepwise.history.forwarded import marker
+
+    texts = [str(block["text"]) for block in blocks if block.get("type") == "text"]
+    framed = "\n".join([marker(message.forwarded), *texts])
+    return [*(block for block in blocks if block.get("type") != "text"), _text(framed)]
+
+
+def _own_blocks(message: StoredMessage, files: Mapping[str, bytes | None]) -> list[dict[str, Any]]:
     attachment = message.attachment
     caption = message.content
     if message.heard is not None:

@@ -79,8 +79,8 @@ def extractive_summary(previous: str, messages: Sequence[StoredMessage], max_cha
     bullets = [as_bullet(line) for line in previous.splitlines() if line.strip()]
     seen = {bullet.lower() for bullet in bullets}
     for message in messages:
-        if message.role != "user" or not is_statement(message.content):
-            continue
+        if message.role != "user" or message.forwarded is not None or not is_statement(message.content):
+            continue  # a forwarded message's words are someone else's, not the user's statements
         bullet = f"- Said: {clip(message.content, MAX_STATEMENT_CHARS)}"
         if bullet.lower() not in seen:
             seen.add(bullet.lower())

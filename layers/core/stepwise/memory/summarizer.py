@@ -47,6 +47,16 @@ class Summarizer(Protocol):
         ...
 
 
+def transcript_line(message: StoredMessage) -> str:
+    """One message as the summarizer reads it; a forwarded one names its origin, so that someone else's words
+    are not summed up as the user's."""
+    if message.forwarded is not None:
+        from stepwise.history.forwarded import origin_words
+
+        return f"User forwarded a message from {origin_words(message.forwarded)}: {message.content}"
+    return f"{message.role.capitalize()}: {message.content}"
+
+
 class ModelSummarizer:
     """Summaries written by the chat model (Claude)."""
 
@@ -54,7 +64,7 @@ class ModelSummarizer:
         self._model, self._model_name, self._max_tokens = model, model_name, max_tokens
 
     def summarize(self, previous: str, messages: Sequence[StoredMessage]) -> str:
-        transcript = "\n".join(f"{m.role.capitalize()}: {m.content}" for m in messages)
+        transcript = "\n".join(transcript_line(m) for m in messages)
         prompt = f"Previous summary:\n{previous or '(none yet)'}\n\nNew messages, oldest first:\n{transcript}"
         response = self._model().complete(
             ModelRequest(

@@ -14,6 +14,7 @@ import re
 from datetime import UTC
 from typing import TYPE_CHECKING, Any
 
+from stepwise.history.forwarded import is_forwarded
 from stepwise.ids import utc_now
 from stepwise.jobs.models import CANNOT_DO
 from stepwise.model.types import ModelRequest, ModelResponse, TextSink
@@ -176,7 +177,8 @@ def last_tool_results(messages: list[dict[str, Any]]) -> list[dict[str, Any]] | 
 
 
 def last_user_text(messages: list[dict[str, Any]]) -> str:
-    """The text of the newest user message (its last text block that is not Stepwise's turn context)."""
+    """The text of the newest user message (its last text block that is not Stepwise's turn context); empty
+    when that block is a forwarded message: someone else's words are no request to act on."""
     for message in reversed(messages):
         if message.get("role") != "user":
             continue
@@ -189,5 +191,5 @@ def last_user_text(messages: list[dict[str, Any]]) -> str:
             if block.get("type") == "text" and not is_turn_context(block)
         ]
         if texts:
-            return str(texts[-1])
+            return "" if is_forwarded(str(texts[-1])) else str(texts[-1])
     return ""

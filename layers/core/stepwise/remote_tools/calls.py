@@ -9,12 +9,12 @@ unknown.
 
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from stepwise.approvals.arguments import argument_lines, tg_len
 from stepwise.remote_tools.client import Connection, RemoteCallError
 from stepwise.remote_tools.results import framed, render
 from stepwise.tools.registry import ToolError
@@ -38,7 +38,6 @@ UNKNOWN_OUTCOME = (
     "and was interrupted before the answer was recorded. It was not sent again, so that it cannot act "
     "twice. Tell the user, and check the result another way before calling it again."
 )
-MAX_DESCRIBED_ARGUMENTS = 600
 
 
 @dataclass(frozen=True)
@@ -147,12 +146,11 @@ class RemoteToolCaller:
             raise ToolError(text)
         return text
 
-    def describe(self, remote: RemoteTool, args: BaseModel) -> str:
-        """What the approval message says the call will do."""
-        arguments = json.dumps(args.model_dump(mode="json"), ensure_ascii=False, sort_keys=True)
-        if len(arguments) > MAX_DESCRIBED_ARGUMENTS:
-            arguments = arguments[:MAX_DESCRIBED_ARGUMENTS] + "…"
-        return f"Call {remote.tool} on the outside MCP server “{remote.entry.name}” with {arguments}."
+    def describe(self, remote: RemoteTool, args: BaseModel, room: int) -> str:
+        """What the approval message says the call will do: every argument, within `room` (see
+        `stepwise.approvals.arguments`; raises its `TooLongToShowError`)."""
+        head = f"Call {remote.tool} on the outside MCP server “{remote.entry.name}” with:\n"
+        return head + argument_lines(args.model_dump(mode="json"), room - tg_len(head))
 
     def failed(self, server: str, error: RemoteCallError) -> None:
         """Count a failure of the server (when it is one), opening its breaker at the threshold."""

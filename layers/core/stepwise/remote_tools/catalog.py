@@ -167,7 +167,7 @@ class RemoteTools:
             schema=schema if isinstance(schema, dict) else {"type": "object"},
             run=lambda context, args: caller.call(remote, context, args),
             needs_approval=remote.needs_approval,
-            describe=lambda _context, args: caller.describe(remote, args),
+            describe=lambda _context, args, room: caller.describe(remote, args, room),
             writes=True,
             destructive=remote.needs_approval or remote.destructive,
             idempotent=remote.idempotent,

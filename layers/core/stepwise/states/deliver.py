@@ -56,8 +56,10 @@ def deliver_reply(turn: TurnRef, reply: Reply, services: TurnServices) -> int:
 
 
 def _send_chunk(chat_id: int, chunk: OutgoingChunk, index: int, services: TurnServices) -> None:
+    """One chunk, without a link preview unless LINK_PREVIEWS is on (docs/security.md)."""
+    previews = services.link_previews
     try:
-        services.telegram().send_message(chat_id, chunk.html, parse_mode="HTML")
+        services.telegram().send_message(chat_id, chunk.html, parse_mode="HTML", link_previews=previews)
     except TelegramBadRequest as error:
         logger.warning("HTML rejected, sending plain text", extra={"error": str(error), "chunk": index})
-        services.telegram().send_message(chat_id, chunk.plain)
+        services.telegram().send_message(chat_id, chunk.plain, link_previews=previews)

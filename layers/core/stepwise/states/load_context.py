@@ -69,6 +69,7 @@ def load_context(start: LoadContextInput, services: TurnServices) -> Next:
             update_id=waiting.update_id,
             attachment=waiting.attachment,
             heard=note,
+            forwarded=waiting.forwarded,
         )
         if services.messages.add(message):  # a retried LoadContext: counted already
             written_at = waiting.received_at if typed else None
@@ -92,7 +93,9 @@ def load_context(start: LoadContextInput, services: TurnServices) -> Next:
     job_report = batch[0].text if batch[0].kind == "job" else None
     chosen_zone = services.reminders.timezone(user_id)
     command = (
-        command_route(batch[0].text) if len(batch) == 1 and batch[0].kind == "message" and not heard else None
+        command_route(batch[0].text)
+        if len(batch) == 1 and batch[0].kind == "message" and not heard and batch[0].forwarded is None
+        else None
     )
     voice = voice_lines(heard, chat, services)
     notices = media_notices(batch, voice.unheard)

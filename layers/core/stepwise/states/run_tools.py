@@ -13,8 +13,9 @@ tool-call ledger (each call runs with its own `call_id`).
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
+from stepwise.approvals.arguments import call_room
 from stepwise.approvals.models import ApprovalCall, Requester
 from stepwise.audit.log import call_entry
 from stepwise.ids import iso_utc
@@ -25,14 +26,26 @@ from stepwise.tools.calls import Answer, parse_call, run_call
 from stepwise.tools.registry import ToolContext, ToolError, ToolResult
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from stepwise.approvals.lifecycle import Decision
     from stepwise.states.services import TurnServices
-    from stepwise.turn_records.models import TurnMeta
+    from stepwise.tools.registry import Tool
+    from stepwise.turn_records.models import ModelStep, TurnMeta
 
 logger = logging.getLogger(__name__)
 
 MAX_RETAKE_RETRIES = 12  # RunApprovedTools' retries while the chat is busy (the ASL's ChatBusyError retrier)
 NOT_ASKED = "Not run: this call needs the user's approval, and this round could not ask for it."
+
+
+class Pending(NamedTuple):
+    """A call that waits for approval, until the round's such calls are described together."""
+
+    call: dict[str, Any]
+    tool: Tool[Any]
+    args: BaseModel
+    context: ToolContext
 
 
 class ChatBusyError(RuntimeError):
@@ -59,7 +72,7 @@ def run_tools(request: RunToolsInput, services: TurnServices) -> Next:
             logger.info("approval handed to the wait again", extra={"approval_id": step.approval_id})
             return ask.model_copy(update={"approval_id": step.approval_id})
         decision = lifecycle.settle(services.approvals, services.telegram, step.approval_id, now)
-    waiting: list[ApprovalCall] = []
+    waiting: list[Pending] = []
     for call in step.tool_uses:
         if call["id"] in step.partial_results:
             continue
@@ -71,16 +84,21 @@ def run_tools(request: RunToolsInput, services: TurnServices) -> Next:
             now=now,
         )
         answer = _run_one(call, decision, context, services, meta, waiting, request.approvals)
-        if answer is None:
+        if answer is not None:
+            _record(call, answer, step, meta, services)
+    # The calls waiting for approval are described together: each gets its share of the message's room.
+    asked: list[ApprovalCall] = []
+    for call, tool, args, context in waiting:
+        tools = services.turn_tools(meta.job is not None)
+        try:
+            description = tools.describe(context, tool, args, call_room(len(waiting)))
+        except ToolError as error:  # nothing to approve (no such task), or too much to show: fails at once
+            _record(
+                call, Answer(ToolResult(content=str(error), is_error=True), "error"), step, meta, services
+            )
             continue
-        # The audit entry first, keyed by the model step's time: a crash before the result is recorded makes
-        # the retry write the same entry again, never lose it (the ledger returns the recorded result).
-        services.audit.record(
-            call_entry(meta, call, answer.outcome, answer.result.content, answer.approval, step.created_at)
-        )
-        step.partial_results[call["id"]] = answer.result.block(call["id"])
-        services.turns.put_step(turn.turn_id, step)
-    if waiting:
+        asked.append(ApprovalCall(tool_use_id=call["id"], description=description))
+    if asked:
         from stepwise.approvals import lifecycle
 
         approval_request = lifecycle.open_request(
@@ -90,7 +108,7 @@ def run_tools(request: RunToolsInput, services: TurnServices) -> Next:
             chat_id=meta.chat_id,
             user_id=meta.user_id,
             step=step.step,
-            calls=waiting,
+            calls=asked,
             requester=requester_of(meta),
             now=now,
         )
@@ -108,6 +126,19 @@ def run_tools(request: RunToolsInput, services: TurnServices) -> Next:
         outside_call_reply(meta, step, services)
         return request.next.model_copy(update={"route": "reply", "approval_id": None, "wait_seconds": 0})
     return request.next.model_copy(update={"route": "model", "approval_id": None, "wait_seconds": 0})
+
+
+def _record(
+    call: dict[str, Any], answer: Answer, step: ModelStep, meta: TurnMeta, services: TurnServices
+) -> None:
+    """Keep a call's answer: the audit entry first, keyed by the model step's time (a crash before the result
+    is recorded makes the retry write the same entry again, never lose it; the ledger returns the recorded
+    result), then the result in the step."""
+    services.audit.record(
+        call_entry(meta, call, answer.outcome, answer.result.content, answer.approval, step.created_at)
+    )
+    step.partial_results[call["id"]] = answer.result.block(call["id"])
+    services.turns.put_step(meta.turn_id, step)
 
 
 def requester_of(meta: TurnMeta) -> Requester:
@@ -139,10 +170,11 @@ def _run_one(
     context: ToolContext,
     services: TurnServices,
     meta: TurnMeta,
-    waiting: list[ApprovalCall],
+    waiting: list[Pending],
     may_ask: bool,
 ) -> Answer | None:
-    """One call's answer (result, outcome, approval state); None when it must wait for approval. A call that
+    """One call's answer (result, outcome, approval state); None when it must wait for approval (it is then
+    in `waiting`, to be described with the round's other such calls). A call that
     needs approval where none may be asked (`may_ask` False and no decision) is refused, never run. Calls are
     parsed and run through `stepwise.tools.calls`, as an MCP client's calls are."""
     tools = services.turn_tools(meta.job is not None)
@@ -156,12 +188,7 @@ def _run_one(
         logger.warning("a call needs approval in a round that cannot ask; refused", extra={"tool": tool.name})
         return Answer(ToolResult(content=NOT_ASKED, is_error=True), "denied")
     if decision is None:
-        try:
-            waiting.append(
-                ApprovalCall(tool_use_id=call["id"], description=tools.describe(context, tool, args))
-            )
-        except ToolError as error:
-            return Answer(ToolResult(content=str(error), is_error=True), "error")
+        waiting.append(Pending(call, tool, args, context))
         return None
     if decision != "approved":
         from stepwise.approvals.lifecycle import refusal

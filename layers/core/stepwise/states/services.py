@@ -89,6 +89,7 @@ class TurnServices:
     media_limits: MediaLimits = field(default_factory=MediaLimits)
     drafts: Callable[[], DraftSender] | None = None  # None: no drafts (see stepwise.telegram.drafts)
     draft_interval_seconds: float = 0.0
+    link_previews: bool = False  # LINK_PREVIEWS: replies with Telegram's link previews (docs/security.md)
     usage: UsageStore | None = None  # None: model calls are not counted (and no budget applies)
     daily_token_budget: int = 0
     connections: ConnectionStore | None = None  # the /mcp endpoint's tokens (/connect); None: not deployed

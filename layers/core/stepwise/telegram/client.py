@@ -57,8 +57,10 @@ class TelegramClient(Protocol):
         *,
         parse_mode: str | None = None,
         reply_markup: InlineKeyboardMarkup | None = None,
+        link_previews: bool = False,
     ) -> int:
-        """Send a text message and return its message_id."""
+        """Send a text message and return its message_id; Telegram builds no link preview (its servers fetch
+        nothing) unless `link_previews`."""
         ...
 
     def send_chat_action(self, chat_id: int, action: str = "typing") -> None:
@@ -81,8 +83,10 @@ class TelegramClient(Protocol):
         *,
         parse_mode: str | None = None,
         reply_markup: InlineKeyboardMarkup | None = None,
+        link_previews: bool = False,
     ) -> None:
-        """Replace the text (and keyboard) of a sent message; an unchanged text is not an error."""
+        """Replace the text (and keyboard) of a sent message, without a link preview unless `link_previews`;
+        an unchanged text is not an error."""
         ...
 
     def set_webhook(self, url: str, secret_token: str, allowed_updates: list[str]) -> None:
@@ -133,14 +137,17 @@ class BotApiClient:
         *,
         parse_mode: str | None = None,
         reply_markup: InlineKeyboardMarkup | None = None,
+        link_previews: bool = False,
     ) -> int:
-        """Send a text message and return its message_id."""
+        """Send a text message and return its message_id; with `link_previews` False (the default) Telegram is
+        told to build no link preview, so its servers fetch no link of the text."""
         result = self.call(
             "sendMessage",
             {
                 "chat_id": chat_id,
                 "text": text,
                 "parse_mode": parse_mode,
+                "link_preview_options": _previews(link_previews),
                 "reply_markup": reply_markup.to_api() if reply_markup else None,
             },
         )
@@ -184,13 +191,16 @@ class BotApiClient:
         *,
         parse_mode: str | None = None,
         reply_markup: InlineKeyboardMarkup | None = None,
+        link_previews: bool = False,
     ) -> None:
-        """Replace the text (and keyboard) of a sent message; an unchanged text is not an error."""
+        """Replace the text (and keyboard) of a sent message, without a link preview unless `link_previews`;
+        an unchanged text is not an error."""
         params = {
             "chat_id": chat_id,
             "message_id": message_id,
             "text": text,
             "parse_mode": parse_mode,
+            "link_preview_options": _previews(link_previews),
             "reply_markup": reply_markup.to_api() if reply_markup else None,
         }
         try:
@@ -332,6 +342,11 @@ class BotApiClient:
         for form in (self._token, quote(self._token, safe="")):
             text = text.replace(form, _REDACTED)
         return text
+
+
+def _previews(shown: bool) -> dict[str, bool] | None:
+    """`link_preview_options`: previews off, or (when shown) Telegram's default, the first link's."""
+    return None if shown else {"is_disabled": True}
 
 
 def _describe(exc: BaseException) -> str:

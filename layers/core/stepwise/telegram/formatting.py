@@ -5,8 +5,12 @@ are parsed and rendered here so that an over-long block can be split with its fe
 every piece. Every converted chunk is checked against Telegram's HTML rules and, should the
 converter ever produce something Telegram would reject, that chunk falls back to escaped text.
 Lengths are counted in UTF-16 code units, as Telegram counts them (never less than ``len``).
+
+Only ``http``, ``https`` and ``mailto`` addresses become links: any other (``tg://``, ``javascript:``, a
+relative one) stays text, the link's words followed by its address in brackets (see docs/security.md).
 """
 
+import html as html_entities
 import re
 from collections.abc import Sequence
 from functools import lru_cache
@@ -29,6 +33,8 @@ _SPLIT_LEVELS = (
     re.compile(r"(\s+)"),
 )
 _ENTITY = re.compile(r"&(?:lt|gt|amp|quot|#[0-9]+|#[xX][0-9a-fA-F]+);")
+_LINK = re.compile(r'<a href="([^"]*)">(.*?)</a>', re.S)
+_LINKABLE = re.compile(r"(?:https?://|mailto:)[^\s]", re.I)  # the addresses that may become links
 _ALLOWED_TAGS = frozenset(
     {"b", "strong", "i", "em", "u", "ins", "s", "strike", "del", "code", "pre", "a"}
     | {"blockquote", "tg-spoiler", "span"}
@@ -263,12 +269,26 @@ def _render_markdown(markdown: str) -> tuple[str, str]:
     try:
         from chatgpt_md_converter import telegram_format  # imported by the states that render replies
 
-        html = telegram_format(markdown).strip()
+        html = only_safe_links(telegram_format(markdown).strip())
     except Exception:  # any converter failure falls back to escaped text
         html = None
     if html is None or not _is_telegram_html(html):
         html = escape_html(markdown.strip())
     return html, _plain_text(html)
+
+
+def only_safe_links(html: str) -> str:
+    """Telegram HTML whose links are all http, https or mailto: any other link becomes its words and, when
+    they differ, its address in brackets, as text."""
+
+    def unlinked(match: re.Match[str]) -> str:
+        href, inner = match.group(1), match.group(2)
+        if _LINKABLE.match(html_entities.unescape(href)):
+            return match.group(0)
+        shown = _plain_text(inner)
+        return inner if html_entities.unescape(href) == shown else f"{inner} ({href})"
+
+    return _LINK.sub(unlinked, html)
 
 
 def _render_code(code: str, lang: str) -> tuple[str, str]:
@@ -342,8 +362,8 @@ class _TelegramHtmlChecker(HTMLParser):
 def _attrs_allowed(tag: str, attrs: list[tuple[str, str | None]]) -> bool:
     names = {name for name, _ in attrs}
     values = dict(attrs)
-    if tag == "a":
-        return names == {"href"} and bool(values["href"])
+    if tag == "a":  # a link other than http, https or mailto fails the check: the chunk becomes text
+        return names == {"href"} and bool(_LINKABLE.match(values["href"] or ""))
     if tag == "code":
         return not names or (names == {"class"} and (values["class"] or "").startswith("language-"))
     if tag == "span":

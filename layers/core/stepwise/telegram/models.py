@@ -81,6 +81,20 @@ class PhotoSize(TelegramFile):
     height: Dimension
 
 
+class MessageOrigin(_TelegramModel):
+    """Where a forwarded message came from (MessageOriginUser, ...HiddenUser, ...Chat, ...Channel, told apart
+    by `type`); a type Telegram adds later still parses."""
+
+    type: FileText
+    date: UnixTime
+    sender_user: User | None = None  # user
+    sender_user_name: FileText | None = None  # hidden_user
+    sender_chat: Chat | None = None  # chat
+    chat: Chat | None = None  # channel
+    message_id: MessageId | None = None  # channel
+    author_signature: FileText | None = None  # chat, channel
+
+
 class Message(_TelegramModel):
     """A message; only the fields the assistant reads."""
 
@@ -98,6 +112,7 @@ class Message(_TelegramModel):
     video_note: TelegramFile | None = None
     animation: TelegramFile | None = None
     sticker: TelegramFile | None = None
+    forward_origin: MessageOrigin | None = None  # set on a forwarded message: someone else's words
 
 
 class CallbackQuery(_TelegramModel):

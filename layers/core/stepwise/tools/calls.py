@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
+from stepwise.approvals.arguments import call_room
 from stepwise.audit.log import AuditEntry
 from stepwise.tools.registry import ToolError, ToolResult
 
@@ -109,7 +110,7 @@ def _ask(
     ask: AskApproval,
 ) -> Answer:
     try:
-        description = tools.describe(context, tool, args)
+        description = tools.describe(context, tool, args, call_room(1))
     except ToolError as error:  # e.g. no such task: nothing to approve
         return Answer(ToolResult(content=str(error), is_error=True), "error")
     told = ask(context, name, arguments, description)

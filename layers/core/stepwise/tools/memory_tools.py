@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
+from stepwise.approvals.arguments import shorten, worded
 from stepwise.memory.keys import fact_key
 from stepwise.memory.service import MAX_MEMORY_CHARS
 from stepwise.tools.registry import Intent, Tool, ToolContext, ToolError, ToolOutput
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
 
 RECALL_LIMIT = 5
 MAX_RECALL = 50  # what /memory lists
+FORGET_SHOWN = 200  # how much of a memory an approval to forget it quotes
 
 
 class _Input(BaseModel):
@@ -91,10 +93,9 @@ def _owned(memory: MemoryService, context: ToolContext, memory_id: str) -> str:
     return match.text
 
 
-def describe_forget(memory: MemoryService, context: ToolContext, args: ForgetInput) -> str:
+def describe_forget(memory: MemoryService, context: ToolContext, args: ForgetInput, room: int) -> str:
     text = _owned(memory, context, args.memory_id)
-    short = text if len(text) <= 200 else text[:200] + "…"
-    return f"Forget the memory {args.memory_id}: “{short}”."
+    return worded("Forget the memory {}: “{}”.", [args.memory_id, shorten(text, FORGET_SHOWN)], room)
 
 
 def forget_intent(memory: MemoryService, context: ToolContext, args: ForgetInput) -> Intent:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from stepwise.approvals.arguments import TooLongToShowError, argument_lines, tg_len
 from stepwise.ledger.models import CallAlreadyRecorded, Once, ToolCallRecord
 from stepwise.prompt.system import ToolSummary
 
@@ -28,6 +29,10 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 MAX_RESULT_CHARS = 8000
+TOO_LONG_TO_SHOW = (
+    "Not run: this call's arguments are too many or too long to show the user in one approval request, and "
+    "a call is never approved unseen. Nothing was done; make fewer calls at once or shorter arguments"
+)
 
 
 class ToolError(Exception):
@@ -101,7 +106,8 @@ class ToolResult(BaseModel):
 
 @dataclass(frozen=True)
 class Tool[Args: BaseModel]:
-    """One tool. `describe` says what an approval-needing call will do (it may raise ToolError).
+    """One tool. `describe` says what an approval-needing call will do, showing every argument within the
+    room it is given (UTF-16 code units; see `stepwise.approvals.arguments`); it may raise ToolError.
 
     A tool that `writes` makes its effect once per call in one of two ways: a store records it in the ledger
     in the same transaction (`context.once(...)`), or the tool declares an `intent`, which the registry
@@ -120,7 +126,7 @@ class Tool[Args: BaseModel]:
     input_model: type[Args]
     run: Callable[[ToolContext, Args], str | ToolOutput[Any]]
     needs_approval: bool = False
-    describe: Callable[[ToolContext, Args], str] | None = None
+    describe: Callable[[ToolContext, Args, int], str] | None = None
     writes: bool = False
     intent: Callable[[ToolContext, Args], Intent] | None = None
     read_only: bool = False
@@ -287,8 +293,14 @@ class ToolRegistry:
         tool.run(context, args)
         return context.recorded.result
 
-    def describe(self, context: ToolContext, tool: Tool[Any], args: BaseModel) -> str:
-        """What an approval-needing call will do, in words the user can approve."""
-        if tool.describe is None:
-            return f"{tool.name}({args.model_dump_json()})"
-        return tool.describe(context, args)
+    def describe(self, context: ToolContext, tool: Tool[Any], args: BaseModel, room: int) -> str:
+        """What an approval-needing call will do, in words the user can approve, every argument shown within
+        `room` (see `stepwise.approvals.arguments`). Raises ToolError when it cannot be shown (nothing to
+        approve, or too many arguments to show)."""
+        try:
+            if tool.describe is not None:
+                return tool.describe(context, args, room)
+            head = f"Call {tool.name} with:\n"
+            return head + argument_lines(args.model_dump(mode="json"), room - tg_len(head))
+        except TooLongToShowError as error:
+            raise ToolError(f"{TOO_LONG_TO_SHOW} ({error})") from None

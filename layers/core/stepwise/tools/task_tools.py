@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, model_validator
 from pydantic_core import PydanticCustomError
 
+from stepwise.approvals.arguments import worded
 from stepwise.tasks.models import Task, TaskStatus, TaskStatusFilter
 from stepwise.tools.registry import Tool, ToolContext, ToolError, ToolOutput
 
@@ -193,20 +194,18 @@ def update_task(tasks: TaskRepository, context: ToolContext, args: UpdateTaskInp
     return _updated(task)
 
 
-def describe_update(tasks: TaskRepository, context: ToolContext, args: UpdateTaskInput) -> str:
+def describe_update(tasks: TaskRepository, context: ToolContext, args: UpdateTaskInput, room: int) -> str:
     task = _existing(tasks, context, args.task_id)
-    changes = []
+    changes, values = [], [task.title]
     if args.title is not None:
-        changes.append(f"rename it to “{args.title}”")
+        changes.append("rename it to “{}”")
+        values.append(args.title)
     if args.description is not None:
-        changes.append(
-            "clear its description"
-            if not args.description
-            else f"set its description to “{args.description}”"
-        )
+        changes.append("set its description to “{}”" if args.description else "clear its description")
+        values.extend([args.description] if args.description else [])
     if args.due is not None:
         changes.append("remove its due time" if not args.due else f"make it due {args.due.replace('T', ' ')}")
-    return f"Change task #{task.task_id} “{task.title}”: {' and '.join(changes)}."
+    return worded(f"Change task #{task.task_id} “{{}}”: {' and '.join(changes)}.", values, room)
 
 
 def complete_task(tasks: TaskRepository, context: ToolContext, args: TaskIdInput) -> str:
@@ -226,9 +225,9 @@ def delete_task(tasks: TaskRepository, context: ToolContext, args: TaskIdInput) 
     return _deleted(task)
 
 
-def describe_delete(tasks: TaskRepository, context: ToolContext, args: TaskIdInput) -> str:
+def describe_delete(tasks: TaskRepository, context: ToolContext, args: TaskIdInput, room: int) -> str:
     task = _existing(tasks, context, args.task_id)
-    return f"Delete task #{task.task_id} “{task.title}”."
+    return worded(f"Delete task #{task.task_id} “{{}}”.", [task.title], room)
 
 
 def task_tools(tasks: TaskRepository) -> list[Tool[Any]]:
