@@ -89,7 +89,10 @@ def test_forget_with_words_points_to_the_memory_and_the_command_that_forgets_it(
     request = offline_request("forget the birthday")
     first = OfflineModel().complete(request)
     assert calls(first) == [("recall", {"query": "birthday"})]
-    recalled = "[fact-abc123] Mom's birthday is on 3 May\n[fact-def456] I take my coffee black"
+    recalled = (
+        "[summary-1001] - Said: it's mom's birthday soon\n[fact-abc123] Mom's birthday is on 3 May\n"
+        "[fact-def456] I take my coffee black"
+    )
     result = {"type": "tool_result", "tool_use_id": first.tool_uses[0]["id"], "content": recalled}
     second = OfflineModel().complete(with_results(request, first, [result]))
     assert calls(second) == []  # forgetting is for good: the user sends the command, then taps

@@ -60,6 +60,8 @@ def pointer(what: str, recalled: str) -> str:
         return "I have no memories to forget yet."
     wanted = _words(what)
     mentioning = [(key, text) for key, text in memories if wanted & _words(text)]
+    # A fact, which the user asked to remember, before a chat's summary that repeats it
+    mentioning = [(key, text) for key, text in mentioning if key.startswith("fact-")] or mentioning
     if len(mentioning) == 1:
         key, text = mentioning[0]
         return (
