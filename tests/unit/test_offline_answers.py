@@ -55,7 +55,17 @@ def test_no_task_that_matches_is_said_plainly() -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["remove the background", "check the weather", "I'm done", "well done", "done", "delete everything"],
+    [
+        "remove the background",
+        "check the weather",
+        "I'm done",
+        "well done",
+        "done",
+        "delete everything",
+        "mark as done",
+        "is it done?",
+        "almost done",
+    ],
 )
 def test_texts_that_name_no_task_are_not_looked_up(text: str) -> None:
     assert parse_intent(text) != [("list_tasks", {"status": "pending"})]

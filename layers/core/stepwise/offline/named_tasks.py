@@ -62,7 +62,7 @@ _HAS_NOUN = re.compile(rf"(?:^|\s){_NOUN}(?:s)?(?:\s|$)", re.I)
 _NOT_A_NAME = re.compile(
     r"^(?:it|that|this|them|these|those|me|you|him|her|us|everything|something|anything|all|both|i|i'?m"
     r"|we|we'?re|you'?re|he'?s|she'?s|they'?re|i am|we are|it'?s|that'?s|for (?:today|now|the day|the week)"
-    r"|here|now|today|already|almost|nearly|finally|just|not|not yet|half|well|so|#?\d+)$"
+    r"|here|now|today|already|almost|nearly|finally|just|not|not yet|half|well|so|as|to|off|up|#?\d+)$"
     r"|^(?:all|every|each|any|what|who|how|which|why|when|where|is|are|was|were|did|do|does|has|have|had"
     r"|i|i'?m|i'?ve|we|we'?re|you|you'?re|he|she|they|it'?s|that'?s)(?![\w'])"
     r"|\b(?:list|tasks|todos|to-?dos)$|^\W*$",
