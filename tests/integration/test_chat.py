@@ -125,6 +125,48 @@ def test_offline_chat_manages_a_task_list_with_an_approval(tmp_path: Path) -> No
         position = lines.index(line, position + 1)
 
 
+def test_offline_tasks_named_by_their_words_near_misses_a_timeless_reminder_and_skills(
+    tmp_path: Path,
+) -> None:
+    # Given two tasks about milk, in the chat's real path (the emulation, the offline model)
+    out = chat(
+        [
+            "add buy milk",
+            "add buy oat milk",
+            "done buy oat milk",
+            "delete the milk task",
+            "delete buy milk",
+            "1",
+            "lst",
+            "remind me to call mom",
+            "/skills",
+        ],
+        tmp_path,
+    )
+    answers = {
+        said.split("\n", 1)[0]: said.split("\n", 1)[1] if "\n" in said else ""
+        for said in out.split("you> ")[1:]
+    }
+    # A task named by its words: one match is acted on; several are listed with the command that picks one
+    assert answers["done buy oat milk"] == "stepwise> Completed task #2: buy oat milk\n"
+    assert answers["delete the milk task"] == (
+        "stepwise> Which one? 2 tasks match “milk”:\n#1 [ ] buy milk\n#2 [x] buy oat milk\n"
+        "Send delete with its number, like delete 1.\n"
+    )
+    # and a deletion by words asks for the tap like any deletion
+    assert "asks to delete task #1 “buy milk”." in answers["delete buy milk"]
+    assert "✅ Approved\nstepwise> Deleted task #1: buy milk" in answers["1"]
+    # A near miss: the command it would run
+    assert answers["lst"] == "stepwise> Did you mean “list”? Send that and I'll list your tasks.\n"
+    # A reminder without a time: the task is added and the answer says so, and how to give a time
+    assert answers["remind me to call mom"] == (
+        "stepwise> Added task #3: call mom\nA reminder needs a time, so I added it as a task. "
+        "To be reminded, say when: “remind me at 5pm to call mom” or “remind me in 20 minutes to call mom”.\n"
+    )
+    # /skills says plainly that skills need Claude or a compatible endpoint
+    assert answers["/skills"].startswith("stepwise> Skills need Claude or a compatible endpoint")
+
+
 def test_offline_a_job_whose_task_the_rules_do_not_understand_says_so_in_one_line(tmp_path: Path) -> None:
     out = chat(["in the background: frobnicate the widgets", "/usage", "/jobs"], tmp_path)
     (report,) = [line for line in out.splitlines() if line.startswith("stepwise> ⚠️")]
@@ -157,6 +199,7 @@ def test_memory_works_offline_in_the_chat(tmp_path: Path) -> None:
             "/summarize",
             "what do you remember about coffee",
             "tell me about Anna",
+            "forget the coffee",
         ],
         tmp_path,
     )
@@ -164,8 +207,18 @@ def test_memory_works_offline_in_the_chat(tmp_path: Path) -> None:
     assert "(memory: summarized 1 chat(s), 4 message(s))" in out
     recalled = out.split("you> what do you remember about coffee\n")[1].split("you>")[0]
     assert "I take my coffee black" in recalled
-    fallback = out.split("you> tell me about Anna\n")[1]
-    assert "here is what I remember" in fallback and "Anna lives in Lisbon" in fallback
+    # Text the rules do not understand gets their help, not recalled memories presented as its answer
+    unknown = out.split("you> tell me about Anna\n")[1].split("you>")[0]
+    assert unknown.startswith("stepwise> I'm in offline mode") and "Offline I understand" in unknown
+    assert "Anna lives in Lisbon" not in unknown
+    # "forget <words>" points to the memory and the command that forgets it; nothing is forgotten yet
+    fact = re.search(r"Remembered \((fact-\S+)\): I take my coffee black", out)
+    assert fact is not None, out
+    pointer = out.split("you> forget the coffee\n")[1]
+    assert pointer.startswith(
+        f"stepwise> This is the memory I would forget: “I take my coffee black” ({fact.group(1)}). "
+        f"To forget it, send forget {fact.group(1)}"
+    ), pointer
 
 
 def test_summarize_after_small_talk_only_goes_on(tmp_path: Path) -> None:

@@ -241,6 +241,24 @@ def test_when_the_model_api_is_down_the_rules_model_handles_task_commands(stack:
     assert ModelTransientError.__name__ in json.dumps(stack.emulation.history(execution["name"]), default=str)
 
 
+def test_when_the_model_api_is_down_a_task_named_by_its_words_is_completed_by_the_rules(stack: Stack) -> None:
+    # Given two tasks, and a model API that keeps failing
+    user = stack.new_user()
+    seed_task(stack, user, "buy milk")
+    seed_task(stack, user, "call mom")
+    stack.anthropic.always(error(503, "api_error"))
+    # When the user names one by its words
+    execution = stack.say(user, "done call mom")
+    # Then the rules take the turn over, read the list, and complete that task (and only it)
+    assert execution["status"] == "SUCCEEDED"
+    assert [(t["title"], t["status"]) for t in stack.tasks(user)] == [
+        ("buy milk", "pending"),
+        ("call mom", "completed"),
+    ]
+    (reply,) = stack.replies(user)
+    assert reply.startswith("(My language model is unavailable") and "Completed task #2: call mom" in reply
+
+
 @pytest.mark.parametrize(("message", "fallback"), [("tell me a joke", "rules"), ("add buy milk", "off")])
 def test_otherwise_the_friendly_error_stands(stack: Stack, message: str, fallback: str) -> None:
     user = stack.new_user()

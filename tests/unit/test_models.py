@@ -325,7 +325,7 @@ def test_the_offline_model_answers_the_newest_user_text() -> None:
     assert "didn't understand" in nothing.content[0]["text"]
 
 
-def test_the_offline_model_reads_the_user_text_and_memories_around_the_turn_context() -> None:
+def test_the_offline_model_answers_text_it_does_not_understand_with_its_help_not_with_memories() -> None:
     context = turn_context(
         datetime(2026, 11, 22, 9, 30, tzinfo=UTC), ["## Memories about the user\n- likes tea"]
     )
@@ -335,8 +335,10 @@ def test_the_offline_model_reads_the_user_text_and_memories_around_the_turn_cont
             "content": [{"type": "text", "text": "what about it?"}, {"type": "text", "text": context}],
         }
     ]
-    response = OfflineModel().complete(REQUEST._replace(messages=messages))
-    assert "- likes tea" in response.content[0]["text"]
+    answer = OfflineModel().complete(REQUEST._replace(messages=messages)).content[0]["text"]
+    assert answer.startswith("I'm in offline mode (no model API is configured), so I didn't understand that.")
+    assert "*add* buy milk" in answer and "*done* 3" in answer  # the commands it knows
+    assert "likes tea" not in answer  # recalled memories are no answer to it
 
 
 def stored(n: int, role: str, text: str) -> StoredMessage:

@@ -248,3 +248,20 @@ def test_the_skills_command_lists_the_skills_without_a_model_call(
         "• packing: Pack a bag. Use before a trip."  # Telegram formatting makes the dash a bullet
     )
     assert model.requests == []
+
+
+def test_offline_the_skills_command_says_first_that_skills_need_claude_or_a_compatible_endpoint(
+    services: TurnServices, model: ScriptedModel, telegram: InMemoryTelegram, tmp_path: Path
+) -> None:
+    # Given a deployment without a Messages API (the offline rules model) and one skill installed
+    skill(tmp_path, "packing", front("packing", "Pack a bag."))
+    offline = dataclasses.replace(services, skills=SkillCatalog(tmp_path), rules_only=True)
+    # When the user sends /skills
+    drive_turn(offline, turn_start(offline, "/skills", update_id=1))
+    # Then the answer says plainly that skills need Claude or a compatible endpoint, then lists what is there
+    assert telegram.texts(7) == [
+        "Skills need Claude or a compatible endpoint (ANTHROPIC_API_KEY, or ANTHROPIC_BASE_URL for a "
+        "compatible one): the offline rules model I run on now can't use them. Installed (1):\n"
+        "• packing: Pack a bag."
+    ]
+    assert model.requests == []

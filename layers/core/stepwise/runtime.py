@@ -405,6 +405,7 @@ class Runtime:
             model=lambda: self.model,
             sequencer=lambda: self.sequencer,
             model_name=s.anthropic_model,
+            rules_only=not s.uses_anthropic,
             reminders=TimeZones(self.reminders),
             tool_catalog=lambda: self.tools,
             max_tokens=s.anthropic_max_tokens,

@@ -52,6 +52,8 @@ class CommandServices(Protocol):
     @property
     def skills(self) -> SkillCatalog | None: ...
     @property
+    def rules_only(self) -> bool: ...
+    @property
     def jobs(self) -> JobStore | None: ...
     @property
     def job_limits(self) -> JobLimits: ...
@@ -146,12 +148,19 @@ def _short(text: str) -> str:
 
 
 def skills(request: CommandRequest) -> str:
-    """The skills the assistant can use: each one's name and description (the system prompt's list)."""
+    """The skills the assistant can use: each one's name and description (the system prompt's list); with
+    the offline rules model only, first that skills need Claude or a compatible endpoint."""
     catalog = request.services.skills
     found = list(catalog.skills.values()) if catalog is not None else []
     if not found:
         return "No skills are installed in this deployment."
     lines = [f"- {skill.name}: {' '.join(skill.description.split())}" for skill in found]
+    if request.services.rules_only:  # the offline rules model never opens a skill
+        return (
+            "Skills need Claude or a compatible endpoint (ANTHROPIC_API_KEY, or ANTHROPIC_BASE_URL for a "
+            "compatible one): the offline rules model I run on now can't use them. "
+            f"Installed ({len(found)}):\n" + "\n".join(lines)
+        )
     return (
         f"Skills I can use ({len(found)}); ask in your own words and I open the one that fits:\n"
         + "\n".join(lines)

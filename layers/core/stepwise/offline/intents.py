@@ -1,10 +1,13 @@
-"""Which tool calls a message asks for: a reminder command first, then a task command."""
+"""Which tool calls a message asks for: a reminder command first, then a task command (a task named by its
+number, then by its words), then a memory named by its words ("forget the birthday")."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from stepwise.offline.decorations import undecorated
+from stepwise.offline.forget_words import forget_intent
+from stepwise.offline.named_tasks import lookup, named_task_intent
 from stepwise.offline.reminder_rules import parse_reminder_intent, utc_clock
 from stepwise.offline.task_commands import short_task_intent
 from stepwise.offline.task_dates import split_due, with_due
@@ -21,7 +24,7 @@ def parse_intent(
     """The tool calls a reminder or task command asks for, or None when the text is neither. `clock` is the
     user's local now (UTC now without one), `reminded` the reminder just sent (for "snooze")."""
     clock = clock or utc_clock()
-    return reminder_intent(text, clock, reminded) or task_intent(text, clock)
+    return reminder_intent(text, clock, reminded) or task_intent(text, clock) or forget_intent(text)
 
 
 def reminder_intent(text: str, clock: UserClock, reminded: str | None = None) -> list[ToolCall] | None:
@@ -46,4 +49,10 @@ def task_intent(text: str, clock: UserClock | None = None) -> list[ToolCall] | N
 
 
 def _task_calls(text: str) -> list[ToolCall] | None:
-    return everyday_task_intent(text) or short_task_intent(text)
+    return everyday_task_intent(text) or short_task_intent(text) or _named_calls(text)
+
+
+def _named_calls(text: str) -> list[ToolCall] | None:
+    """The list_tasks call that reads the list a task named by its words is on ("done buy milk")."""
+    named = named_task_intent(text)
+    return lookup(named) if named else None

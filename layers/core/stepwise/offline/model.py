@@ -2,9 +2,12 @@
 
 It drives the same task and reminder tools the real model would ("add buy milk", "done 3", "remind me at 5pm
 to call mom", "every friday at 17:00 ask me how my week went"...), reports their results, answers greetings,
-help and the time, and says plainly what it does not understand (in a background job, by calling `cannot_do`:
-the job then reports that it could not do its task). Times are the user's, from the clock line of
-the per-turn context (`stepwise.prompt.clock_line`); without one, UTC by the model's own clock.
+help and the time, and says plainly what it does not understand, with the commands it knows (in a background
+job, by calling `cannot_do`: the job then reports that it could not do its task). A task named by its words
+("done buy milk") takes two rounds: the list, then the call on the one task it names (or a question when
+several match); "forget the birthday" recalls, then points to the memory and the command that forgets it; a
+near miss ("lst") gets "Did you mean …?". Times are the user's, from the clock line of the per-turn context
+(`stepwise.prompt.clock_line`); without one, UTC by the model's own clock.
 """
 
 from __future__ import annotations
@@ -18,12 +21,16 @@ from stepwise.history.forwarded import is_forwarded
 from stepwise.ids import utc_now
 from stepwise.jobs.models import CANNOT_DO
 from stepwise.model.types import ModelRequest, ModelResponse, TextSink
-from stepwise.offline.intents import reminder_intent, task_intent
+from stepwise.offline.forget_words import forget_intent, forget_words, pointer
+from stepwise.offline.intents import parse_intent, reminder_intent, task_intent
 from stepwise.offline.job_rules import job_intent
 from stepwise.offline.media_rules import media_answer
+from stepwise.offline.named_tasks import named_task_intent, resolve
+from stepwise.offline.near_misses import corrected, did_you_mean
 from stepwise.offline.reminder_rules import last_reminder
 from stepwise.offline.replies import phrase_results, tool_inputs, tool_names
 from stepwise.offline.small_talk import small_talk
+from stepwise.offline.task_commands import reminder_without_time
 from stepwise.offline.web_questions import web_answer
 from stepwise.prompt.clock_line import UserClock, parse_clock_line
 from stepwise.prompt.system import is_turn_context
@@ -49,7 +56,9 @@ COMMANDS = (
     "*every* friday at 17:00 ask me how my week went · *reminders* · *cancel reminder* 2 · "
     "*snooze* 10 minutes · */timezone* Europe/Lisbon · *in the background:* add buy milk"
 )
-MEMORY_SECTIONS = ("## Earlier in this conversation", "## Memories about the user")
+HELP_ANSWER = (
+    f"Offline I understand these task commands: {COMMANDS}. Set `ANTHROPIC_API_KEY` to talk to Claude."
+)
 NOT_UNDERSTOOD = "I'm in offline mode (no model API is configured), so I didn't understand that."
 NOT_UNDERSTOOD_TASK = "I'm in offline mode (no model API is configured), so I didn't understand the task."
 _tool_ids = itertools.count(1)
@@ -63,28 +72,60 @@ class OfflineModel:
 
     def complete(self, request: ModelRequest, on_text: TextSink | None = None) -> ModelResponse:
         """Answer by rules, at once (`on_text` is not called: there is nothing to stream)."""
+        text = last_user_text(request.messages)
         results = last_tool_results(request.messages)
         if results is not None:
-            return self._text(
-                phrase_results(results, tool_names(request.messages), tool_inputs(request.messages))
-            )
-        text = last_user_text(request.messages)
+            return self._after_tools(results, text, request)
         if (about_file := media_answer(text)) is not None:
             return self._text(about_file)
         clock = local_clock(request.messages) or UserClock(self._clock().astimezone(UTC), "UTC")
         calls = self.intent(text, clock, request)
         if calls:
             return self._calls(calls)
-        remembered = memory_lines(request)
         answer = self.answer(text, clock)
-        if answer.startswith(NOT_UNDERSTOOD) and _offered(request, CANNOT_DO):  # a background job's task
-            return self._calls([(CANNOT_DO, {"reason": NOT_UNDERSTOOD_TASK})])
-        if remembered and answer.startswith(NOT_UNDERSTOOD):
-            answer = (
-                "I'm offline, so I can't reason about that, but here is what I remember that may help:\n"
-                + "\n".join(remembered)
+        if answer.startswith(NOT_UNDERSTOOD):
+            if _offered(request, CANNOT_DO):  # a background job's task
+                return self._calls([(CANNOT_DO, {"reason": NOT_UNDERSTOOD_TASK})])
+            near = corrected(text, lambda command: parse_intent(command, clock))
+            if near is not None:
+                answer = did_you_mean(*near)
+        return self._text(answer)
+
+    def _after_tools(self, results: list[dict[str, Any]], text: str, request: ModelRequest) -> ModelResponse:
+        """The next step after a round of tool results: the second round of a task or memory named by its
+        words, else the results in words (with a word on a reminder that had no time)."""
+        names, inputs = tool_names(request.messages), tool_inputs(request.messages)
+        follow_up = self._follow_up(results, names, text, request)
+        if follow_up is not None:
+            return follow_up
+        answer = phrase_results(results, names, inputs)
+        added = [inputs.get(call, {}) for call, name in names.items() if name == "add_task"]
+        if added and reminder_without_time(text):
+            title = str(added[0].get("title", "…"))
+            answer += (
+                "\nA reminder needs a time, so I added it as a task. To be reminded, say when: "
+                f"“remind me at 5pm to {title}” or “remind me in 20 minutes to {title}”."
             )
         return self._text(answer)
+
+    def _follow_up(
+        self, results: list[dict[str, Any]], names: dict[str, str], text: str, request: ModelRequest
+    ) -> ModelResponse | None:
+        """After the list a task named by its words is on: the call on that task, or the question which one
+        (or that none matches). After recalling the memories "forget …" names: the one it would forget."""
+        if len(results) != 1 or results[0].get("is_error"):
+            return None
+        name = names.get(str(results[0].get("tool_use_id")), "")
+        content = results[0].get("content", "")
+        read = content if isinstance(content, str) else " ".join(c.get("text", "") for c in content)
+        named = named_task_intent(text) if name == "list_tasks" else None
+        if named is not None:
+            resolved = resolve(named, read)
+            if isinstance(resolved, str):
+                return self._text(resolved)
+            return self._calls([resolved]) if _offered(request, resolved[0]) else None
+        what = forget_words(text) if name == "recall" else None
+        return self._text(pointer(what, read)) if what else None
 
     def intent(self, text: str, clock: UserClock, request: ModelRequest) -> list[ToolCall] | None:
         """The tool calls for `text` (a background job first, then reminder commands, then task commands)
@@ -93,7 +134,7 @@ class OfflineModel:
             return None
         available = {tool["name"] for tool in request.tools}
         reminder = reminder_intent(text, clock, last_reminder(request.messages))
-        for calls in (job_intent(text), reminder, task_intent(text, clock)):
+        for calls in (job_intent(text), reminder, task_intent(text, clock), forget_intent(text)):
             if calls and all(name in available for name, _ in calls):
                 return calls
         return None
@@ -121,10 +162,7 @@ class OfflineModel:
                 f"so I follow simple commands for your task list: {COMMANDS}."
             )
         if HELP.search(text):
-            return (
-                f"Offline I understand these task commands: {COMMANDS}. "
-                "Set `ANTHROPIC_API_KEY` to talk to Claude."
-            )
+            return HELP_ANSWER
         web = web_answer(text)
         if web is not None:
             return web
@@ -132,10 +170,7 @@ class OfflineModel:
             if clock is None or clock.zone == "UTC":
                 return f"It is {self._clock().isoformat(timespec='seconds')} (UTC)."
             return f"It is {clock.now:%H:%M} on {clock.now:%A, %d %B %Y} ({clock.zone})."
-        return (
-            "I'm in offline mode (no model API is configured), so I didn't understand that. "
-            "Send *help* to see what I can do offline."
-        )
+        return f"{NOT_UNDERSTOOD} {HELP_ANSWER}"
 
 
 def _offered(request: ModelRequest, tool: str) -> bool:
@@ -152,20 +187,6 @@ def local_clock(messages: list[dict[str, Any]]) -> UserClock | None:
         if is_turn_context(block):
             return parse_clock_line(str(block.get("text", "")))
     return None
-
-
-def memory_lines(request: ModelRequest) -> list[str]:
-    """The lines of the prompt's memory sections (rolling summary and recalled memories), which the per-turn
-    context block of the newest user message carries."""
-    blocks = list(request.system)
-    if request.messages and isinstance(request.messages[-1].get("content"), list):
-        blocks += [block for block in request.messages[-1]["content"] if is_turn_context(block)]
-    lines: list[str] = []
-    for block in blocks:
-        for section in str(block.get("text", "")).split("\n\n"):
-            if section.startswith(MEMORY_SECTIONS):
-                lines.extend(line for line in section.splitlines()[1:] if line.strip())
-    return lines
 
 
 def last_tool_results(messages: list[dict[str, Any]]) -> list[dict[str, Any]] | None:

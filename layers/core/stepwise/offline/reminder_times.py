@@ -358,9 +358,11 @@ def _date(text: str, now: datetime, dayfirst: bool) -> tuple[date, str] | None:
         return today + timedelta(days=2), "fixed"
     if re.fullmatch(r"next\s+week", text):  # its Monday
         return today + timedelta(days=7 - today.weekday()), "fixed"
-    weekday = re.fullmatch(rf"(?:(?:next|this|coming)\s+)?({_ANY_DAY})", text)
+    weekday = re.fullmatch(rf"(?:(next)\s+|(?:this|coming)\s+)?({_ANY_DAY})", text)
     if weekday:
-        ahead = (DAYS.index(weekday.group(1)[:3]) - today.weekday()) % 7
+        ahead = (DAYS.index(weekday.group(2)[:3]) - today.weekday()) % 7
+        if ahead == 0 and weekday.group(1):  # "next friday" said on a Friday: a week on
+            ahead = 7
         return today + timedelta(days=ahead), "week"
     return _calendar_date(text, today, dayfirst)
 

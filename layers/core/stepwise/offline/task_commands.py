@@ -124,6 +124,15 @@ RULES: list[tuple[re.Pattern[str], Callable[[re.Match[str]], list[ToolCall]]]] =
 ]
 
 
+_TIMELESS_REMINDER = re.compile(r"^(?:please\s+)?remind me to\s+\S", re.I)
+
+
+def reminder_without_time(text: str) -> bool:
+    """Whether `text` is "remind me to …", which, with no time in it, adds a task (the reminder rules take
+    the ones with a time first)."""
+    return _TIMELESS_REMINDER.match(clean(text)) is not None
+
+
 def short_task_intent(text: str) -> list[ToolCall] | None:
     """The tool calls a short task command asks for, or None when the text is not one."""
     cleaned = re.sub(r"\s+", " ", text.strip()).rstrip("?!. ")

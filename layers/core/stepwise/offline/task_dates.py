@@ -4,7 +4,8 @@ The date words are the reminder rules' (`stepwise.offline.reminder_times`): "tod
 after tomorrow", "friday", "on friday", "next friday", "next week" (its Monday), "the 3rd", "dec 3", "3/12",
 "2026-12-03", "in 3 days", each perhaps with a time of day ("tomorrow at 9", "friday evening"). Such a phrase
 at the end of a new task's title, perhaps after "by", "due" or "due by", is its due date and leaves the title:
-a day alone is due that day ("2026-11-24"), a day with a time of day at that time ("2026-11-24T09:00").
+a day alone is due that day ("2026-11-24"), a day with a time of day at that time ("2026-11-24T09:00"). A
+day alone that is today stays today: "by friday" typed on a Friday, "on the 27th" typed on the 27th.
 
 What stays in the title, on purpose: a date inside it ("read tomorrow's news"); one after a word that makes
 it part of what the task is about ("plan for tomorrow", "notes from monday", "move the call to friday"); a
@@ -85,12 +86,15 @@ def _due(phrase: str, clock: UserClock) -> str | None:
     day."""
     if not names_a_date(phrase):
         return None
-    when = schedule_input(phrase, clock.now, dayfirst=day_first(clock.zone))
+    timed = names_a_time(phrase)
+    # A day alone is due that whole day: "by friday" typed on a Friday afternoon is today, not next week.
+    now = clock.now if timed else clock.now.replace(hour=0, minute=0, second=0, microsecond=0)
+    when = schedule_input(phrase, now, dayfirst=day_first(clock.zone))
     if when is None:
         return None
     if "at" in when:
         at = str(when["at"])
-        return at if names_a_time(phrase) else at[:10]
+        return at if timed else at[:10]
     if "in_minutes" in when:  # "in 3 days": whole days (names_a_date)
         return (clock.now + timedelta(minutes=int(when["in_minutes"]))).date().isoformat()
     return None

@@ -85,6 +85,7 @@ class TurnServices:
     persona: str = ""  # the persona section of the system prompt, read once per container
     skills: SkillCatalog | None = None  # the skills (their section of the system prompt); None: no skills
     rules_model: Callable[[], ChatModel] = offline_model
+    rules_only: bool = False  # no Messages API is configured: `model` is the offline rules model
     files: Callable[[], FileSource] | None = None  # photos and documents; None: they show as text
     media_limits: MediaLimits = field(default_factory=MediaLimits)
     drafts: Callable[[], DraftSender] | None = None  # None: no drafts (see stepwise.telegram.drafts)
