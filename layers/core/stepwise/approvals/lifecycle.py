@@ -52,7 +52,7 @@ CALLBACK_PATTERN = re.compile(r"ap:([A-Za-z0-9_-]{1,40}):([ad])")
 DECISION_TEXT: dict[ApprovalStatus, str] = {
     "approved": "✅ Approved",
     "denied": "❌ Denied",  # the decision only: the answer that follows says what was not done
-    "expired": "⌛ No answer in time — counted as Deny; nothing was changed.",
+    "expired": "⌛ No answer in time — counted as Deny",  # the answer that follows says what was not done
     "pending": "",
 }
 
