@@ -8,6 +8,10 @@ from annotated_types import Interval, MinLen
 from pydantic import BaseModel, ConfigDict, SecretStr, field_validator, model_validator
 
 DEFAULT_MODEL = "claude-haiku-4-5"
+# Tokens one user may use per UTC day unless DAILY_TOKEN_BUDGET says otherwise (0: no cap). On the default
+# model that is $1 to $5 a day at most (all input to all output), about 312 turns of 3,200 tokens: see
+# docs/spend-cap-and-usage.md.
+DEFAULT_DAILY_TOKEN_BUDGET = 1_000_000
 
 
 # The sections of the settings that only some code reads, each validated where it is first used (see
@@ -105,7 +109,7 @@ class Settings(EnvSettings):
     turn_ttl_days: Annotated[int, Interval(ge=1)] = 7
     state_machine_arn: str | None = None
     usage_table: Annotated[str, MinLen(1)] = "stepwise-usage"
-    daily_token_budget: Annotated[int, Interval(ge=0)] = 0
+    daily_token_budget: Annotated[int, Interval(ge=0)] = DEFAULT_DAILY_TOKEN_BUDGET
 
     reminders_table: str = "stepwise-reminders"
     schedule_group_name: str = "stepwise-reminders"
