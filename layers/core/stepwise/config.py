@@ -118,6 +118,8 @@ class Settings(EnvSettings):
     default_timezone: str = "UTC"
     checkin_idle_days: Annotated[int, Interval(ge=1, le=365)] = 2
     min_checkin_interval_minutes: Annotated[int, Interval(ge=1, le=10_080)] = 60
+    # No repeating reminder or check-in runs more often (docs/security.md, "Check-ins and repeats").
+    min_repeat_interval_minutes: Annotated[int, Interval(ge=1, le=10_080)] = 15
     max_reminders: Annotated[int, Interval(ge=1, le=10_000)] = 100
 
     # Background jobs (docs/jobs.md): empty table name: spawn_job is not offered, /jobs says so.
@@ -220,6 +222,16 @@ class Settings(EnvSettings):
         if self.web_allowed_domains.strip() and self.web_blocked_domains.strip():
             raise ValueError(
                 "set WEB_ALLOWED_DOMAINS or WEB_BLOCKED_DOMAINS, not both (the API refuses both)"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _check_ins_repeat_no_faster(self) -> "Settings":
+        if self.min_checkin_interval_minutes < self.min_repeat_interval_minutes:
+            raise ValueError(
+                f"MIN_CHECKIN_INTERVAL_MINUTES ({self.min_checkin_interval_minutes}) is below "
+                f"MIN_REPEAT_INTERVAL_MINUTES ({self.min_repeat_interval_minutes}), the shortest interval of "
+                "any repeat: lower MIN_REPEAT_INTERVAL_MINUTES too"
             )
         return self
 
