@@ -78,10 +78,11 @@ def test_memory_shows_what_was_remembered_about_the_user_only(stack: Stack) -> N
 
 def test_usage_shows_todays_and_this_months_tokens_and_cost(stack: Stack) -> None:
     user = stack.new_user()
-    assert answer(stack, user, "/usage").splitlines()[1:] == [
-        "today: no tokens, $0",
-        "this month: no tokens, $0",
-    ]
+    today, month, cap = answer(stack, user, "/usage").splitlines()[1:]
+    assert (today, month) == ("today: no tokens, $0", "this month: no tokens, $0")
+    assert cap.startswith("daily budget: 0 of 1,000,000 tokens (0%), resets at midnight UTC, in "), (
+        "the default cap"
+    )
     stack.say(user, "hello")  # one model call, counted
     today = answer(stack, user, "/usage").splitlines()[1]
     assert today.startswith("today: ") and "tokens (in " in today and "$" in today

@@ -182,6 +182,36 @@ def test_a_jobs_destructive_call_waits_for_a_tap_that_names_the_job(stack: Stack
     assert stack.tasks(user) == []
 
 
+def test_a_check_in_set_by_a_job_waits_for_a_tap_that_names_the_job(stack: Stack) -> None:
+    user = stack.new_user()
+    checkin = {"text": "tell me a joke", "checkin": True, "repeat": {"days": ["mon"], "time": "08:00"}}
+    stack.anthropic.default = scripted(
+        [tool_use(spawn("Set up a weekly joke.", "Jokes")), text("Started.")],
+        job_steps(tool_use(("set_reminder", checkin)), text("Set it.")),
+    )
+    stack.say(user, "set up a weekly joke in the background")
+    message = stack.buttons(user)
+    assert stack.telegram.text_of(message).splitlines()[:2] == [
+        "🔐 Approval needed",
+        "Background job #1 “Jokes” asks to set a check-in every Monday at 08:00 (UTC): “tell me a joke”.",
+    ]
+    reminders = stack.emulation.table("RemindersTable")
+
+    def records() -> list[dict[str, Any]]:
+        items = reminders.query(KeyConditionExpression=Key("user_id").eq(user), ConsistentRead=True)["Items"]
+        return [item for item in items if str(item["sk"]).startswith("r#")]
+
+    assert records() == [], "nothing is set before the tap"
+    stack.press(user, message, "Approve")
+    wait_for_reply(stack, user, "is done")
+    wait_until_settled(stack, user)
+    stack.emulation.wait_idle(user)
+    (record,) = records()
+    assert record["checkin"] and record["created_by"] == {"kind": "job", "number": 1, "name": "Jokes"}
+    stack.say(user, "/reminders")
+    assert stack.replies(user)[-1].endswith("tell me a joke [set by background job #1 “Jokes”]")
+
+
 FIGURES = r"\(0 tool rounds, [\d,]+ tokens, about \$[\d.]+\)"
 
 
@@ -372,7 +402,9 @@ def test_a_recurring_check_in_starts_a_job(clock_stack: Stack) -> None:
     stack.anthropic.default = scripted(
         [tool_use(("set_reminder", checkin)), text("Check-in set.")], lambda _request: text("unused")
     )
-    stack.say(user, "every day at 9, review my week in the background")
+    stack.send(user, "every day at 9, review my week in the background")
+    stack.press(user, stack.buttons(user), "Approve")  # setting a check-in waits for the tap
+    stack.emulation.wait_idle(user)
 
     def answers(request: dict[str, Any]) -> Scripted:
         if in_job(request):

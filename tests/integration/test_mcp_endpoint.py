@@ -129,6 +129,37 @@ def test_a_destructive_call_from_outside_waits_for_the_tap_in_telegram(
     assert any("laptop" in s and "delete_task" in s for s in stored)
 
 
+def test_a_check_in_from_outside_waits_for_the_tap_and_reminders_name_the_client(
+    stack: Stack, endpoint: LocalMcpEndpoint
+) -> None:
+    user = stack.new_user()
+    token = connect(stack, user)
+    checkin = {"text": "summarize my inbox", "checkin": True, "repeat": {"days": [], "time": "07:30"}}
+    asked = call(endpoint.url, token, "set_reminder", checkin)
+    assert not asked.is_error and "Approval requested in Telegram" in text(asked)
+    buttons = stack.buttons(user)
+    assert stack.telegram.text_of(buttons).splitlines()[:2] == [
+        "🔐 Approval needed",
+        "Your MCP client “laptop” asks to set a check-in every day at 07:30 (UTC): “summarize my inbox”.",
+    ]
+    listed = call(endpoint.url, token, "list_reminders", {})
+    assert text(listed) == "No reminders.", "nothing is set before the tap"
+    # a plain reminder is no check-in: it is set at once
+    plain = call(endpoint.url, token, "set_reminder", {"text": "stand up", "in_minutes": 30})
+    assert text(plain).startswith("Reminder #1 set on ")
+    stack.press(user, buttons, "Approve")
+    stack.emulation.wait_idle(user)
+    assert stack.replies(user)[-1].startswith(
+        "Your MCP client “laptop” asked to set a check-in every day at 07:30 (UTC): “summarize my inbox”. "
+        "Done."
+    )
+    lines = text(call(endpoint.url, token, "list_reminders", {})).splitlines()[1:]
+    assert [line.split(": ", 1)[1] for line in lines] == [
+        "stand up [set by your MCP client “laptop”]",
+        "summarize my inbox [set by your MCP client “laptop”]",
+    ]
+
+
 def test_revoked_wrong_and_missing_tokens_get_401_with_www_authenticate(
     stack: Stack, endpoint: LocalMcpEndpoint
 ) -> None:

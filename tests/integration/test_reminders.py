@@ -56,6 +56,19 @@ def call_tool(stack: Stack, user: int, name: str, args: dict[str, Any], then: st
     return str(result["content"])
 
 
+def set_check_in(stack: Stack, user: int, args: dict[str, Any], label: str = "Approve") -> str:
+    """A turn in which the model sets a check-in: it waits for the tap, which presses `label`; the approval's
+    request line."""
+    stack.anthropic.script(tool_use(("set_reminder", args)), text("Check-in set."))
+    stack.send(user, "please set a check-in")
+    message = stack.buttons(user)
+    request = stack.telegram.text_of(message).splitlines()[1]
+    assert schedules_of(stack, user) == {}, "nothing is scheduled before the tap"
+    stack.press(user, message, label)
+    stack.emulation.wait_idle(user)
+    return request
+
+
 def fire(stack: Stack, user: int, advance: timedelta | None = None) -> list[Fired]:
     """Move the clock, fire what fell due, and wait until the user's chat is idle; the user's firings."""
     if advance is not None:
@@ -118,6 +131,8 @@ def test_bad_input_leaves_no_schedule_and_no_record(reminders_stack: Stack) -> N
     assert "is in the past" in result
     result = call_tool(stack, user, "set_timezone", {"timezone": "Mars/Olympus"})
     assert "not a time zone I know" in result
+    result = call_tool(stack, user, "set_reminder", {"text": "x", "repeat": {"every_minutes": 1}})
+    assert result == "That is too often: a repeating reminder runs at most every 15 minutes, not every 1."
     assert schedules_of(stack, user) == {}
     assert call_tool(stack, user, "list_reminders", {}) == "No reminders."
 
@@ -150,7 +165,10 @@ def test_a_check_in_runs_a_full_turn_and_pauses_while_the_user_is_away(reminders
     stack, user = reminders_stack, reminders_stack.new_user()
     call_tool(stack, user, "add_task", {"title": "buy milk"})
     args = {"text": "send me my open tasks", "checkin": True, "repeat": {"days": [], "time": "09:00"}}
-    assert call_tool(stack, user, "set_reminder", args).startswith("Check-in #1 set every day at 09:00 (UTC)")
+    set_check_in(stack, user, args)
+    assert stack.anthropic.requests[-1]["messages"][-1]["content"][0]["content"].startswith(
+        "Check-in #1 set every day at 09:00 (UTC)"
+    )
     # Tomorrow at 09:00 the instruction runs as a turn, with tools
     stack.anthropic.script(tool_use(("list_tasks", {"status": "pending"})), text("Open: #1 buy milk."))
     tomorrow = (stack.emulation.now() + timedelta(days=1)).replace(hour=9, minute=0, second=30)
@@ -176,7 +194,7 @@ def test_a_check_ins_approval_names_the_check_in_before_the_tap(reminders_stack:
     stack, user = reminders_stack, reminders_stack.new_user()
     call_tool(stack, user, "add_task", {"title": "old plan"})
     args = {"text": "clear out my old tasks", "checkin": True, "repeat": {"days": [], "time": "09:00"}}
-    call_tool(stack, user, "set_reminder", args)
+    set_check_in(stack, user, args)
     stack.anthropic.script(tool_use(("delete_task", {"task_id": 1})), text("Cleared task #1."))
     tomorrow = (stack.emulation.now() + timedelta(days=1)).replace(hour=9, minute=0, second=30)
     stack.emulation.advance_clock(tomorrow - stack.emulation.now())
@@ -190,3 +208,27 @@ def test_a_check_ins_approval_names_the_check_in_before_the_tap(reminders_stack:
     stack.press(user, message, "Approve")
     stack.emulation.wait_idle(user)
     assert stack.tasks(user) == [] and stack.replies(user)[-1] == "Cleared task #1."
+
+
+@pytest.mark.parametrize(("label", "made"), [("Approve", True), ("Deny", False)])
+def test_a_check_in_set_in_a_turn_waits_for_the_tap_and_reminders_says_who_set_it(
+    reminders_stack: Stack, label: str, made: bool
+) -> None:
+    stack, user = reminders_stack, reminders_stack.new_user()
+    args = {"text": "send me my open tasks", "checkin": True, "repeat": {"days": [], "time": "09:00"}}
+    request = set_check_in(stack, user, args, label)
+    assert request == (
+        "The assistant in this chat asks to set a check-in every day at 09:00 (UTC): “send me my open tasks”."
+    )
+    assert len(schedules_of(stack, user)) == int(made)
+    result = stack.anthropic.requests[-1]["messages"][-1]["content"][0]
+    assert result["is_error"] is not made
+    assert result["content"].startswith("Check-in #1 set" if made else "Denied by the user")
+    # a plain reminder needs no tap; /reminders says who set each one
+    call_tool(stack, user, "set_reminder", {"text": "stretch", "repeat": {"every_minutes": 15}})
+    stack.say(user, "/reminders")
+    listed = stack.replies(user)[-1]
+    if made:
+        assert "#1 check-in every day at 09:00 (UTC): send me my open tasks [set in this chat]" in listed
+    assert "reminder every 15 minutes: stretch [set in this chat]" in listed
+    assert ("send me my open tasks" in listed) is made, "a denied check-in is not set"

@@ -9,9 +9,11 @@ from typing import Any
 from boto3.dynamodb.conditions import Key
 from support.stack import Stack
 
+from stepwise.config import DEFAULT_DAILY_TOKEN_BUDGET
 from stepwise.model.rate_limits import MAX_WAITS
 from stepwise.states.deliver import FRIENDLY_ERROR
 from stepwise.usage.dynamodb import DynamoUsageStore
+from stepwise.usage.models import UsageTotals, day_key
 from stepwise_local.anthropic_server import rate_limited, text
 
 
@@ -70,6 +72,25 @@ def test_a_user_over_the_daily_budget_is_told_when_it_resets_and_no_model_reques
     assert "resets at midnight UTC" in refused
     stored = [(m["role"], m["content"]) for m in stack.stored(user)]
     assert stored[-1] == ("assistant", refused), "the budget message is stored like any reply"
+
+
+def test_the_default_budget_refuses_a_turn_past_it_and_usage_shows_the_cap(stack: Stack) -> None:
+    """No DAILY_TOKEN_BUDGET given: the template's default (DEFAULT_DAILY_TOKEN_BUDGET) caps the day."""
+    assert "DAILY_TOKEN_BUDGET" not in stack.emulation.config.env
+    user = stack.new_user()
+    store = DynamoUsageStore(stack.emulation.table("UsageTable"), marker_ttl_days=1)
+    now = stack.emulation.now()
+    spent = UsageTotals(input_tokens=DEFAULT_DAILY_TOKEN_BUDGET - 10, calls=1)
+    store.add(user, "earlier#0", [day_key(now)], spent)
+    stack.say(user, "hello")  # 10 tokens short of the cap: this turn runs (and goes past it)
+    assert stack.replies(user) == ["You said: hello"]
+    requests = len(stack.anthropic.requests)
+    stack.say(user, "and again?")
+    assert len(stack.anthropic.requests) == requests, "no model request past the default budget"
+    refused = stack.replies(user)[-1]
+    assert "today's usage limit" in refused and "of 1,000,000 tokens" in refused
+    stack.say(user, "/usage")
+    assert "of 1,000,000 tokens (100%), resets at midnight UTC" in stack.replies(user)[-1]
 
 
 def test_usage_is_counted_once_when_call_model_is_retried_after_a_crash(stack: Stack) -> None:

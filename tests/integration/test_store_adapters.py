@@ -449,7 +449,8 @@ def test_reminders(kind: str, dynamodb: Any) -> None:
         }
         return Reminder(**{**fields, **changes})
 
-    store.put(reminder(user, 2, checkin=True, task_id=4))
+    job = Requester(kind="job", number=3, name="Tidy up")
+    store.put(reminder(user, 2, checkin=True, task_id=4, created_by=job))
     store.put(reminder(user, 1))
     store.put(reminder(user, 1))  # again, unchanged
     store.put(reminder(other, 1, text="theirs"))
@@ -457,7 +458,8 @@ def test_reminders(kind: str, dynamodb: Any) -> None:
         (1, False, None),
         (2, True, 4),
     ]
-    assert store.get(user, 2) == reminder(user, 2, checkin=True, task_id=4)
+    assert store.get(user, 2) == reminder(user, 2, checkin=True, task_id=4, created_by=job)
+    assert store.get(user, 1) == reminder(user, 1), "who set it: not recorded"
     assert store.get(user, 9) is None
     store.delete(user, 1)
     store.delete(user, 1)  # gone already: no error

@@ -99,3 +99,21 @@ def test_a_history_margin_that_is_neither_auto_nor_a_number_of_messages_is_refus
     monkeypatch.setenv("HISTORY_MARGIN", value)
     with pytest.raises(ValidationError, match="history_margin"):
         Settings()
+
+
+def test_repeats_run_at_most_every_15_minutes_unless_lowered_and_check_ins_no_faster(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for name in ("MIN_REPEAT_INTERVAL_MINUTES", "MIN_CHECKIN_INTERVAL_MINUTES"):
+        monkeypatch.delenv(name, raising=False)
+    settings = Settings()
+    assert (settings.min_repeat_interval_minutes, settings.min_checkin_interval_minutes) == (15, 60)
+    monkeypatch.setenv("MIN_REPEAT_INTERVAL_MINUTES", "0")
+    with pytest.raises(ValidationError, match="min_repeat_interval_minutes"):
+        Settings()
+    monkeypatch.setenv("MIN_REPEAT_INTERVAL_MINUTES", "1")
+    monkeypatch.setenv("MIN_CHECKIN_INTERVAL_MINUTES", "5")
+    assert Settings().min_repeat_interval_minutes == 1, "a setting may lower the floor"
+    monkeypatch.setenv("MIN_REPEAT_INTERVAL_MINUTES", "15")
+    with pytest.raises(ValidationError, match=r"MIN_CHECKIN_INTERVAL_MINUTES \(5\) is below"):
+        Settings()

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from stepwise.approvals.models import Requester
 from stepwise.states.services import TurnServices
 from stepwise.tools.catalog import build_registry
 from stepwise.tools.registry import ToolContext, ToolError, ToolRegistry
@@ -156,6 +157,80 @@ def test_check_ins_at_the_minimum_interval_are_fine(
     )
     assert not is_error and content.startswith("Check-in #1 set every hour")
     assert reminders.list(7)[0].checkin
+
+
+def test_a_one_minute_repeat_is_refused_with_a_clear_message_unless_a_setting_lowers_the_floor(
+    reminders: InMemoryReminderStore, schedules: InMemorySchedules
+) -> None:
+    tools = registry(reminders, schedules)
+    every_minute = {"text": "drink water", "repeat": {"every_minutes": 1}}
+    assert call(tools, "set_reminder", every_minute) == (
+        "That is too often: a repeating reminder runs at most every 15 minutes, not every 1.",
+        True,
+    )
+    assert reminders.list(7) == [] and schedules.created == []
+    content, is_error = call(tools, "set_reminder", {**every_minute, "repeat": {"every_minutes": 15}})
+    assert not is_error and content == "Reminder #1 set every 15 minutes: drink water"
+    lowered = registry(reminders, schedules, ReminderLimits(min_repeat_interval_minutes=1))
+    assert call(lowered, "set_reminder", every_minute) == (
+        "Reminder #2 set every 1 minute: drink water",
+        False,
+    )
+    # a check-in keeps the longer of its own floor and the repeats' floor
+    checkin = {"text": "review", "checkin": True, "repeat": {"every_minutes": 10}}
+    loose = registry(reminders, schedules, ReminderLimits(min_checkin_interval_minutes=5))
+    assert call(loose, "set_reminder", checkin) == (
+        "That is too often: a check-in runs at most every 15 minutes, not every 10.",
+        True,
+    )
+
+
+def test_a_check_in_asks_for_approval_and_a_plain_reminder_does_not(tools: ToolRegistry) -> None:
+    tool, checkin = tools.parse(
+        "set_reminder", {"text": "review my week", "checkin": True, "repeat": {"time": "09:00"}}
+    )
+    _same, reminder = tools.parse("set_reminder", {"text": "call mom", "repeat": {"time": "09:00"}})
+    assert tool.asks_approval(checkin) and not tool.asks_approval(reminder)
+    context = ToolContext(user_id=7, chat_id=7, turn_id="t", call_id="t:describe", now=NOW)
+    assert tools.describe(context, tool, checkin) == (
+        "Set a check-in every day at 09:00 (UTC): “review my week”."
+    )
+    too_often = tools.parse("set_reminder", {"text": "x", "checkin": True, "repeat": {"every_minutes": 5}})[1]
+    with pytest.raises(ToolError, match="too often"):  # nothing to approve: it fails at once
+        tools.describe(context, tool, too_often)
+
+
+def test_each_reminder_says_who_set_it(tools: ToolRegistry, reminders: InMemoryReminderStore) -> None:
+    callers = [
+        Requester(),
+        Requester(kind="job", number=1, name="Tidy up"),
+        Requester(kind="mcp_client", name="laptop"),
+        Requester(kind="checkin", number=1, name="review my week"),
+    ]
+    for n, requester in enumerate(callers, start=1):
+        tool, args = tools.parse("set_reminder", {"text": f"r{n}", "in_minutes": n})
+        context = ToolContext(
+            user_id=7, chat_id=7, turn_id="t", call_id=f"t:by{n}", now=NOW, requester=requester
+        )
+        assert not tools.run(context, tool, args).is_error
+    tool, args = tools.parse("set_reminder", {"text": "r5", "in_minutes": 5})
+    tools.run(ToolContext(user_id=7, chat_id=7, turn_id="t", call_id="t:by5", now=NOW), tool, args)
+    assert [r.created_by for r in reminders.list(7)] == [*callers, None]
+    tool, args = tools.parse("list_reminders", {})
+    data = tools.run(ToolContext(user_id=7, chat_id=7, turn_id="t", call_id="t:l", now=NOW), tool, args)
+    assert data.structured is not None
+    assert [r["created_by"] for r in data.structured["reminders"]] == [
+        *(requester.model_dump() for requester in callers),
+        None,
+    ]
+    listed, _ = call(tools, "list_reminders", {})
+    assert [line.split(": ", 1)[1] for line in listed.splitlines()[1:]] == [
+        "r1 [set in this chat]",
+        "r2 [set by background job #1 “Tidy up”]",
+        "r3 [set by your MCP client “laptop”]",
+        "r4 [set by your check-in #1 “review my week”]",
+        "r5",  # set before who set it was recorded
+    ]
 
 
 def test_a_crash_between_schedule_and_record_is_repaired_by_the_retry(

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 import pytest
 from support.turn_fakes import ScriptedModel, text_response, turn_start
 
+from stepwise.config import DEFAULT_DAILY_TOKEN_BUDGET, DEFAULT_MODEL, Settings
 from stepwise.model.errors import ModelRateLimitedError, ModelTransientError
 from stepwise.model.rate_limits import MAX_WAITS, retry_after_seconds, wait_seconds
 from stepwise.model.types import ModelResponse, Usage
@@ -51,6 +52,27 @@ def test_haiku_and_sonnet_are_priced_at_their_list_prices_with_cache_writes_and_
     assert cost_nano_usd(sonnet, 1_000_000, 0, 0, 0) == 3_000_000_000
     assert cost_nano_usd(sonnet, 0, 1_000_000, 0, 0) == 15_000_000_000
     assert cost_nano_usd(sonnet, 0, 0, 1_000_000, 1_000_000) == 300_000_000 + 3_750_000_000
+
+
+def test_the_default_daily_budget_buys_what_the_docs_say_on_the_default_model(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("DAILY_TOKEN_BUDGET", raising=False)
+    budget = Settings().daily_token_budget
+    assert budget == DEFAULT_DAILY_TOKEN_BUDGET == 1_000_000
+    assert Settings(daily_token_budget=0).daily_token_budget == 0, "0 stays an explicit no cap"
+    price = price_for(DEFAULT_MODEL)
+    # docs/spend-cap-and-usage.md: $1.00 all input, $1.25 all cache writes, $5.00 all output, $1.00 as cache
+    # reads (which count a tenth: 10 million of them)
+    assert cost_nano_usd(price, budget, 0, 0, 0) == 1_000_000_000
+    assert cost_nano_usd(price, 0, 0, 0, budget) == 1_250_000_000
+    assert cost_nano_usd(price, 0, budget, 0, 0) == 5_000_000_000
+    assert cost_nano_usd(price, 0, 0, 10 * budget, 0) == 1_000_000_000
+    assert UsageTotals(cache_read_tokens=10 * budget).budget_tokens == budget
+    # an ordinary turn of about 3,000 tokens in and 200 out: 3,200 budget tokens, $0.004; 312 a day
+    turn = UsageTotals(input_tokens=3000, output_tokens=200)
+    assert (turn.budget_tokens, cost_nano_usd(price, 3000, 200, 0, 0)) == (3200, 4_000_000)
+    assert budget // turn.budget_tokens == 312
 
 
 def test_a_dated_model_id_is_priced_as_its_model() -> None:
@@ -238,7 +260,8 @@ def test_usage_report_shows_today_this_month_and_the_budget() -> None:
 def test_usage_report_without_usage_or_budget_and_with_an_unpriced_model() -> None:
     store = InMemoryUsageStore()
     assert usage_report(5, store, NOW) == (
-        "Your usage (estimated at list prices):\ntoday: no tokens, $0\nthis month: no tokens, $0"
+        "Your usage (estimated at list prices):\ntoday: no tokens, $0\nthis month: no tokens, $0\n"
+        "daily budget: none (DAILY_TOKEN_BUDGET is 0: no cap)"
     )
     count_call(store, 5, "t1#0", "llama3.2", USAGE, NOW)
     assert usage_report(5, store, NOW).endswith(

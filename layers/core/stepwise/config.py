@@ -8,6 +8,10 @@ from annotated_types import Interval, MinLen
 from pydantic import BaseModel, ConfigDict, SecretStr, field_validator, model_validator
 
 DEFAULT_MODEL = "claude-haiku-4-5"
+# Tokens one user may use per UTC day unless DAILY_TOKEN_BUDGET says otherwise (0: no cap). On the default
+# model that is $1 to $5 a day at most (all input to all output), about 312 turns of 3,200 tokens: see
+# docs/spend-cap-and-usage.md.
+DEFAULT_DAILY_TOKEN_BUDGET = 1_000_000
 
 
 # The sections of the settings that only some code reads, each validated where it is first used (see
@@ -108,7 +112,7 @@ class Settings(EnvSettings):
     turn_ttl_days: Annotated[int, Interval(ge=1)] = 7
     state_machine_arn: str | None = None
     usage_table: Annotated[str, MinLen(1)] = "stepwise-usage"
-    daily_token_budget: Annotated[int, Interval(ge=0)] = 0
+    daily_token_budget: Annotated[int, Interval(ge=0)] = DEFAULT_DAILY_TOKEN_BUDGET
 
     reminders_table: str = "stepwise-reminders"
     schedule_group_name: str = "stepwise-reminders"
@@ -117,6 +121,8 @@ class Settings(EnvSettings):
     default_timezone: str = "UTC"
     checkin_idle_days: Annotated[int, Interval(ge=1, le=365)] = 2
     min_checkin_interval_minutes: Annotated[int, Interval(ge=1, le=10_080)] = 60
+    # No repeating reminder or check-in runs more often (docs/security.md, "Check-ins and repeats").
+    min_repeat_interval_minutes: Annotated[int, Interval(ge=1, le=10_080)] = 15
     max_reminders: Annotated[int, Interval(ge=1, le=10_000)] = 100
 
     # Background jobs (docs/jobs.md): empty table name: spawn_job is not offered, /jobs says so.
@@ -219,6 +225,16 @@ class Settings(EnvSettings):
         if self.web_allowed_domains.strip() and self.web_blocked_domains.strip():
             raise ValueError(
                 "set WEB_ALLOWED_DOMAINS or WEB_BLOCKED_DOMAINS, not both (the API refuses both)"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _check_ins_repeat_no_faster(self) -> "Settings":
+        if self.min_checkin_interval_minutes < self.min_repeat_interval_minutes:
+            raise ValueError(
+                f"MIN_CHECKIN_INTERVAL_MINUTES ({self.min_checkin_interval_minutes}) is below "
+                f"MIN_REPEAT_INTERVAL_MINUTES ({self.min_repeat_interval_minutes}), the shortest interval of "
+                "any repeat: lower MIN_REPEAT_INTERVAL_MINUTES too"
             )
         return self
 

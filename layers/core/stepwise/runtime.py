@@ -592,7 +592,9 @@ class Runtime:
         s = self.settings
         if not s.reminder_target_arn:
             return None
-        limits = ReminderLimits(s.default_timezone, s.max_reminders, s.min_checkin_interval_minutes)
+        limits = ReminderLimits(
+            s.default_timezone, s.max_reminders, s.min_checkin_interval_minutes, s.min_repeat_interval_minutes
+        )
         return ReminderSetup(self.reminders, self.schedules, limits)
 
     @cached_property

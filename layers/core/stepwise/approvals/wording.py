@@ -1,6 +1,7 @@
 """How an approval says who asks and what for, in one way for every source (the chat's own model, a background
 job, the user's MCP client, a check-in): the request before the tap ("Background job #1 “Tidy up” asks to
-delete task #4 “old plan”.") and the line that tells what came of it ("… asked to delete …").
+delete task #4 “old plan”."), the line that tells what came of it ("… asked to delete …"), and who set a
+reminder ("set by your MCP client “laptop”").
 """
 
 from __future__ import annotations
@@ -27,6 +28,15 @@ def requester_name(requester: Requester) -> str:
     if requester.kind == "checkin":
         return f"Your check-in{number} “{name}”"
     return "The assistant in this chat"
+
+
+def set_by(requester: Requester) -> str:
+    """Who set a reminder or check-in, as /reminders says it: "set in this chat", "set by background job #1
+    “Tidy up”", "set by your MCP client “laptop”", "set by your check-in #2 “review my week”"."""
+    if requester.kind == "chat":
+        return "set in this chat"
+    name = requester_name(requester)
+    return f"set by {name[0].lower()}{name[1:]}"
 
 
 def in_sentence(description: str) -> str:

@@ -16,6 +16,7 @@ from aws_lambda_powertools import Logger
 from mangum import Mangum
 from mcp.server.transport_security import TransportSecuritySettings
 
+from stepwise.approvals.models import Requester
 from stepwise.ids import iso_utc
 from stepwise.mcp.gate import GateLimits, HttpAnswer, admit
 from stepwise.mcp.outside_calls import AskInTelegram
@@ -102,4 +103,5 @@ def _context(connection: Connection, services: EndpointServices) -> ToolContext:
         turn_id=f"mcp-{connection.name}",
         call_id=f"mcp:{services.new_id()}",
         now=iso_utc(services.clock()),
+        requester=Requester(kind="mcp_client", name=connection.name),
     )

@@ -4,6 +4,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from stepwise.approvals.models import Requester
+
 Weekday = Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
 WEEKDAYS: tuple[Weekday, ...] = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 REMINDER_PREFIX = "⏰ Reminder: "
@@ -30,6 +32,7 @@ class Reminder(BaseModel):
     one_time: bool
     task_id: int | None = None
     created_at: str
+    created_by: Requester | None = None  # who set it; None: set before this was recorded
 
     @property
     def schedule_name(self) -> str:
@@ -41,10 +44,17 @@ class Reminder(BaseModel):
         return f"u{user_id}-r{reminder_id}"
 
     def line(self) -> str:
-        """How list_reminders shows it."""
+        """How list_reminders (and /reminders) shows it, with who set it when that is known."""
         kind = "check-in" if self.checkin else "reminder"
         task = f" (task #{self.task_id})" if self.task_id else ""
-        return f"#{self.reminder_id} {kind} {self.when}: {self.text}{task}"
+        return f"#{self.reminder_id} {kind} {self.when}: {self.text}{task}{self._origin()}"
+
+    def _origin(self) -> str:
+        if self.created_by is None:
+            return ""
+        from stepwise.approvals.wording import set_by
+
+        return f" [{set_by(self.created_by)}]"
 
 
 class FireEvent(BaseModel):

@@ -96,10 +96,12 @@ def weekly(days: Sequence[Weekday], clock: str, tz: ZoneInfo) -> Timing:
     return Timing(expression, one_time=False, when=f"{which} at {hour:02d}:{minute:02d} ({tz.key})")
 
 
-def every(minutes: int, minimum: int) -> Timing:
-    """Every `minutes` minutes from now; `minimum` is the shortest interval allowed."""
+def every(minutes: int, minimum: int, what: str = "a repeating reminder") -> Timing:
+    """Every `minutes` minutes from now; `minimum` is the shortest interval allowed for `what`."""
     if minutes < minimum:
-        raise TimingError(f"That is too often: the shortest interval is {minimum} minutes.")
+        raise TimingError(
+            f"That is too often: {what} runs at most every {minimum} minutes, not every {minutes}."
+        )
     if minutes > MAX_DELAY_MINUTES:
         raise TimingError(f"The longest interval is {MAX_DELAY_MINUTES} minutes (a year).")
     unit = "minute" if minutes == 1 else "minutes"

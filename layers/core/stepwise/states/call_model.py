@@ -236,10 +236,24 @@ def decision_fields(decision: Next) -> dict[str, object]:
 
 
 def needs_approval(step: ModelStep, tools: ToolRegistry) -> bool:
-    """Whether any of the step's calls is of a tool that needs the user's approval (RunTools asks then)."""
-    return any(
-        (tool := tools.get(call["name"])) is not None and tool.needs_approval for call in step.tool_uses
-    )
+    """Whether any of the step's calls waits for the user's approval (RunTools asks then): a call of a tool
+    that always asks, or one whose arguments make it ask (a check-in). Arguments that do not parse ask
+    nothing: RunTools answers them with the error."""
+    for call in step.tool_uses:
+        tool = tools.get(call["name"])
+        if tool is None or not tool.may_ask:
+            continue
+        if tool.needs_approval:
+            return True
+        from stepwise.tools.registry import ToolError  # loaded already by the registry `tools` came from
+
+        try:
+            _tool, args = tools.parse(call["name"], call.get("input"))
+        except ToolError:
+            continue
+        if tool.asks_approval(args):
+            return True
+    return False
 
 
 def turn_files(

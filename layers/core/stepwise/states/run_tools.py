@@ -82,6 +82,7 @@ def run_tools(request: RunToolsInput, services: TurnServices) -> Next:
             turn_id=turn.turn_id,
             call_id=tool_call_id(turn.turn_id, call["id"]),
             now=now,
+            requester=requester_of(meta),
         )
         answer = _run_one(call, decision, context, services, meta, waiting, request.approvals)
         if answer is not None:
@@ -182,7 +183,7 @@ def _run_one(
     if isinstance(parsed, Answer):
         return parsed
     tool, args = parsed
-    if not tool.needs_approval:
+    if not tool.asks_approval(args):
         return run_call(tools, context, tool, args, "not_needed")
     if decision is None and not may_ask:
         logger.warning("a call needs approval in a round that cannot ask; refused", extra={"tool": tool.name})

@@ -76,9 +76,9 @@ def call_unattended(
     parsed = parse_call(tools, name, arguments)
     if isinstance(parsed, Answer):
         answer = parsed
-    elif parsed[0].needs_approval and ask is not None:
+    elif parsed[0].asks_approval(parsed[1]) and ask is not None:
         answer = _ask(tools, context, name, arguments, parsed[0], parsed[1], ask)
-    elif parsed[0].needs_approval:
+    elif parsed[0].asks_approval(parsed[1]):
         refusal = ToolResult(content=NEEDS_APPROVAL.format(tool=name), is_error=True)
         answer = Answer(refusal, "denied", "unavailable")
     else:

@@ -24,6 +24,7 @@ from stepwise.ledger.models import CallAlreadyRecorded, Once, ToolCallRecord
 from stepwise.prompt.system import ToolSummary
 
 if TYPE_CHECKING:
+    from stepwise.approvals.models import Requester
     from stepwise.ledger.store import ToolCallLedger
 
 logger = logging.getLogger(__name__)
@@ -50,7 +51,8 @@ class ToolContext(NamedTuple):
 
     `call_id` keys the call's record in the tool-call ledger (see `stepwise.ledger.tool_call_id`);
     `recorded` is the record an earlier attempt of this call left (for a tool with an `intent`, the intent
-    in force while it runs).
+    in force while it runs). `requester` is who makes the call (the chat's model, a background job, an MCP
+    client, a check-in), as an approval names it; None where nobody but the user could (a command).
     """
 
     user_id: int
@@ -59,6 +61,7 @@ class ToolContext(NamedTuple):
     call_id: str
     now: str
     recorded: ToolCallRecord | None = None
+    requester: "Requester | None" = None
 
     def once[T](self, result: Callable[[T], str]) -> Once[T]:
         """Ask a store to make its effect once for this call, recording `result(value)` with it."""
@@ -119,6 +122,9 @@ class Tool[Args: BaseModel]:
     needs approval is), `idempotent` (the same call again changes nothing more). A read-only tool returns a
     `ToolOutput` whose data is an `output_model`; a tool with an effect answers text only, the text its
     ledger record keeps for a retried call.
+
+    `needs_approval` makes every call wait for the user's tap; `approval_when` only the calls whose
+    arguments it picks (`set_reminder` asks for a check-in, not for a plain reminder): see `asks_approval`.
     """
 
     name: str
@@ -137,6 +143,7 @@ class Tool[Args: BaseModel]:
     # gave it (the input model then takes any object, and the server checks it), and an open world.
     schema: dict[str, Any] | None = None
     open_world: bool = False
+    approval_when: Callable[[Args], bool] | None = None
 
     def __post_init__(self) -> None:
         if self.read_only and (self.writes or self.needs_approval or self.destructive or self.intent):
@@ -149,6 +156,18 @@ class Tool[Args: BaseModel]:
             )
         if self.read_only != (self.output_model is not None):
             raise ValueError(f"{self.name}: read-only tools, and only they, declare an output_model")
+        if self.approval_when is not None and (self.needs_approval or self.describe is None):
+            raise ValueError(f"{self.name}: a tool that asks for some calls describes them, and not for all")
+
+    def asks_approval(self, args: Args) -> bool:
+        """Whether this call waits for the user's approval: every call of a tool that `needs_approval`, and
+        the calls `approval_when` picks."""
+        return self.needs_approval or (self.approval_when is not None and self.approval_when(args))
+
+    @property
+    def may_ask(self) -> bool:
+        """Whether any call of this tool may wait for approval."""
+        return self.needs_approval or self.approval_when is not None
 
     def input_schema(self) -> dict[str, Any]:
         """The JSON schema of the arguments: what the model and MCP clients are given (shared: not to be

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Annotated, Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
+from stepwise.approvals.models import Requester
 from stepwise.reminders.models import MAX_REMINDER_ID, Reminder, Weekday
 from stepwise.reminders.timing import (
     MAX_DELAY_MINUTES,
@@ -49,6 +50,7 @@ class ReminderLimits(NamedTuple):
     default_timezone: str = "UTC"
     max_reminders: int = 100
     min_checkin_interval_minutes: int = 60
+    min_repeat_interval_minutes: int = 15
 
 
 class ReminderSetup(NamedTuple):
@@ -139,6 +141,7 @@ class ReminderView(BaseModel):
     one_time: bool
     task_id: int | None
     created_at: str
+    created_by: Requester | None = None  # who set it (None: set before this was recorded)
 
     @classmethod
     def of(cls, reminder: Reminder) -> ReminderView:
@@ -169,9 +172,58 @@ def _timing(args: SetReminderInput, tz: ZoneInfo, now: datetime, limits: Reminde
         return once_in(args.in_minutes, tz, now)
     assert args.repeat is not None
     if args.repeat.every_minutes is not None:
-        minimum = limits.min_checkin_interval_minutes if args.checkin else 1
-        return every(args.repeat.every_minutes, minimum)
+        minimum = _shortest_interval(args, limits)
+        return every(
+            args.repeat.every_minutes, minimum, "a check-in" if args.checkin else "a repeating reminder"
+        )
     return weekly(args.repeat.days or [], args.repeat.time or "", tz)
+
+
+def _shortest_interval(args: SetReminderInput, limits: ReminderLimits) -> int:
+    """The shortest interval between two firings: MIN_REPEAT_INTERVAL_MINUTES for any repeat, and for a
+    check-in MIN_CHECKIN_INTERVAL_MINUTES (which config keeps no shorter)."""
+    if args.checkin:
+        return max(limits.min_checkin_interval_minutes, limits.min_repeat_interval_minutes)
+    return limits.min_repeat_interval_minutes
+
+
+def _checked(
+    reminders: ReminderStore,
+    tasks: TaskRepository,
+    limits: ReminderLimits,
+    context: ToolContext,
+    args: SetReminderInput,
+) -> tuple[Timing, ZoneInfo]:
+    """The reminder's timing and zone once every limit is checked; ToolError with the reason otherwise."""
+    try:
+        tz = user_zone(reminders, limits, context.user_id)
+        timing = _timing(args, tz, _now(context), limits)
+    except TimingError as error:
+        raise ToolError(str(error)) from None
+    shortest = _shortest_interval(args, limits)
+    if not timing.one_time and interval_minutes(timing) < shortest:
+        what = "check-ins run" if args.checkin else "repeating reminders run"
+        raise ToolError(f"That is too often: {what} at most every {shortest} minutes.")
+    if args.task_id is not None and tasks.get(context.user_id, args.task_id) is None:
+        raise ToolError(f"There is no task #{args.task_id} on the user's list.")
+    if len(reminders.list(context.user_id)) >= limits.max_reminders:
+        raise ToolError(f"The user has {limits.max_reminders} reminders, the most allowed; cancel one first.")
+    return timing, tz
+
+
+def describe_set_reminder(
+    reminders: ReminderStore,
+    tasks: TaskRepository,
+    limits: ReminderLimits,
+    context: ToolContext,
+    args: SetReminderInput,
+) -> str:
+    """What a check-in's approval shows: when it runs and its whole instruction (checked first: a call that
+    cannot succeed fails at once instead of asking)."""
+    timing, _tz = _checked(reminders, tasks, limits, context, args)
+    kind = "check-in" if args.checkin else "reminder"
+    task = f" (task #{args.task_id})" if args.task_id is not None else ""
+    return f"Set a {kind} {timing.when}{task}: “{args.text}”."
 
 
 def set_reminder_intent(
@@ -181,18 +233,8 @@ def set_reminder_intent(
     context: ToolContext,
     args: SetReminderInput,
 ) -> Intent:
-    """Check everything, then number the reminder; the intent carries the whole reminder."""
-    try:
-        tz = user_zone(reminders, limits, context.user_id)
-        timing = _timing(args, tz, _now(context), limits)
-    except TimingError as error:
-        raise ToolError(str(error)) from None
-    if args.checkin and interval_minutes(timing) < limits.min_checkin_interval_minutes:
-        raise ToolError(f"Check-ins run at most every {limits.min_checkin_interval_minutes} minutes.")
-    if args.task_id is not None and tasks.get(context.user_id, args.task_id) is None:
-        raise ToolError(f"There is no task #{args.task_id} on the user's list.")
-    if len(reminders.list(context.user_id)) >= limits.max_reminders:
-        raise ToolError(f"The user has {limits.max_reminders} reminders, the most allowed; cancel one first.")
+    """Check everything, then number the reminder; the intent carries the whole reminder, and who set it."""
+    timing, tz = _checked(reminders, tasks, limits, context, args)
     reminder = Reminder(
         user_id=context.user_id,
         chat_id=context.chat_id,
@@ -205,6 +247,7 @@ def set_reminder_intent(
         one_time=timing.one_time,
         task_id=args.task_id,
         created_at=context.now,
+        created_by=context.requester,
     )
     kind = "Check-in" if args.checkin else "Reminder"
     return Intent(
@@ -257,6 +300,11 @@ def set_timezone(reminders: ReminderStore, context: ToolContext, args: SetTimezo
     return f"Time zone set to {tz.key}: it is now {describe_moment(local_now(_now(context), tz))} there."
 
 
+def _is_checkin(args: SetReminderInput) -> bool:
+    """A check-in runs model turns (tools included) later, unattended: setting one asks for the tap."""
+    return args.checkin
+
+
 def reminder_tools(setup: ReminderSetup, tasks: TaskRepository) -> list[Tool[Any]]:
     """The reminder tools, bound to the reminder store, the schedules and (for task links) the tasks."""
     reminders, schedules, limits = setup.reminders, setup.schedules, setup.limits
@@ -264,11 +312,14 @@ def reminder_tools(setup: ReminderSetup, tasks: TaskRepository) -> list[Tool[Any
         Tool(
             "set_reminder",
             "Remind the user at a time (once, after a delay, or recurring, in their time zone), or set a "
-            "check-in: an instruction run at each time, whose answer is sent to the chat.",
+            "check-in: an instruction run at each time, whose answer is sent to the chat. A check-in waits "
+            "for the user's approval before it is set.",
             SetReminderInput,
             partial(set_reminder, reminders, schedules),
             writes=True,
             intent=partial(set_reminder_intent, reminders, tasks, limits),
+            describe=partial(describe_set_reminder, reminders, tasks, limits),
+            approval_when=_is_checkin,
         ),
         Tool(
             "list_reminders",

@@ -1,4 +1,5 @@
-"""`/usage`: the user's tokens and estimated cost today and this month, and the daily budget if one is set."""
+"""`/usage`: the user's tokens and estimated cost today and this month, and the daily budget (or that there is
+none)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from stepwise.usage.store import UsageStore
+
+NO_BUDGET = "daily budget: none (DAILY_TOKEN_BUDGET is 0: no cap)"
 
 
 def usage_report(
@@ -33,6 +36,8 @@ def usage_report(
             f"daily budget: {used:,} of {daily_token_budget:,} tokens ({share}%), "
             f"resets {reset_phrase(now, timezone)}"
         )
+    else:
+        lines.append(NO_BUDGET)
     unpriced = sorted(today.unpriced_models | month.unpriced_models)
     if unpriced:
         lines.append(f"(not in the price table, priced as {UNKNOWN_MODEL_PRICE}: {', '.join(unpriced)})")
