@@ -192,12 +192,21 @@ def test_a_check_in_asks_for_approval_and_a_plain_reminder_does_not(tools: ToolR
     _same, reminder = tools.parse("set_reminder", {"text": "call mom", "repeat": {"time": "09:00"}})
     assert tool.asks_approval(checkin) and not tool.asks_approval(reminder)
     context = ToolContext(user_id=7, chat_id=7, turn_id="t", call_id="t:describe", now=NOW)
-    assert tools.describe(context, tool, checkin) == (
+    assert tools.describe(context, tool, checkin, 4000) == (
         "Set a check-in every day at 09:00 (UTC): “review my week”."
+    )
+    long_text = tools.parse(
+        "set_reminder", {"text": "plan " * 99, "checkin": True, "repeat": {"time": "9:00"}}
+    )[1]
+    shown = tools.describe(context, tool, long_text, 200)  # an instruction longer than its room is shortened
+    assert (
+        len(shown) <= 300
+        and "characters not shown]" in shown
+        and shown.startswith("Set a check-in every day")
     )
     too_often = tools.parse("set_reminder", {"text": "x", "checkin": True, "repeat": {"every_minutes": 5}})[1]
     with pytest.raises(ToolError, match="too often"):  # nothing to approve: it fails at once
-        tools.describe(context, tool, too_often)
+        tools.describe(context, tool, too_often, 4000)
 
 
 def test_each_reminder_says_who_set_it(tools: ToolRegistry, reminders: InMemoryReminderStore) -> None:

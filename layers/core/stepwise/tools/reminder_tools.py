@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Annotated, Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
+from stepwise.approvals.arguments import worded
 from stepwise.approvals.models import Requester
 from stepwise.reminders.models import MAX_REMINDER_ID, Reminder, Weekday
 from stepwise.reminders.timing import (
@@ -217,13 +218,14 @@ def describe_set_reminder(
     limits: ReminderLimits,
     context: ToolContext,
     args: SetReminderInput,
+    room: int,
 ) -> str:
-    """What a check-in's approval shows: when it runs and its whole instruction (checked first: a call that
-    cannot succeed fails at once instead of asking)."""
+    """What a check-in's approval shows: when it runs and its whole instruction, shortened only to fit `room`
+    (checked first: a call that cannot succeed fails at once instead of asking)."""
     timing, _tz = _checked(reminders, tasks, limits, context, args)
     kind = "check-in" if args.checkin else "reminder"
     task = f" (task #{args.task_id})" if args.task_id is not None else ""
-    return f"Set a {kind} {timing.when}{task}: “{args.text}”."
+    return worded(f"Set a {kind} {timing.when}{task}: “{{}}”.", [args.text], room)
 
 
 def set_reminder_intent(
