@@ -102,6 +102,7 @@ def _run_tool(request: CommandRequest, name: str, arguments: dict[str, object]) 
         turn_id=meta.turn_id,
         call_id=f"{meta.turn_id}:command",
         now=meta.created_at,
+        topic=meta.topic,
     )
     return registry.run(context, tool, args)
 
@@ -160,7 +161,7 @@ def skills(request: CommandRequest) -> str:
 
 def reset(request: CommandRequest) -> str:
     """Start the next turn's history window after this answer; nothing is deleted."""
-    request.services.chats.set_window(request.meta.chat_id, request.reply_key)
+    request.services.chats.set_window(request.meta.conversation, request.reply_key)
     return (
         "Fresh start: from your next message on I no longer see our earlier messages. Nothing was deleted; "
         "your tasks, reminders and memories stay."

@@ -5,6 +5,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from stepwise.media.models import Attachment, Heard
+from stepwise.telegram.conversation import Conversation
 
 Role = Literal["user", "assistant"]
 
@@ -16,6 +17,7 @@ class StoredMessage(BaseModel):
 
     id: str
     chat_id: int
+    topic: int | None = None  # the topic's message_thread_id; None: the chat itself
     role: Role
     content: str
     created_at: str  # ISO 8601 UTC
@@ -24,6 +26,11 @@ class StoredMessage(BaseModel):
     tool_calls: list[dict[str, Any]] = []
     attachment: Attachment | None = None  # a user's photo or document (no bytes)
     heard: Heard | None = None  # a voice note's transcript (content holds its words)
+
+    @property
+    def conversation(self) -> Conversation:
+        """The conversation whose history keeps it."""
+        return Conversation.of(self.chat_id, self.topic)
 
     @property
     def sort_key(self) -> str:

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from stepwise.history.models import StoredMessage
     from stepwise.history.repository import MessageRepository
     from stepwise.memory.service import MemoryService
+    from stepwise.telegram.conversation import Conversation
 
 logger = logging.getLogger(__name__)
 
@@ -124,7 +125,7 @@ def summarize_chats(request: SummarizeInput, services: SummarizeServices) -> Sum
             count = _summarize_chat(chat_id, request.force, services)
         except Exception:
             logger.exception("summarizing failed; the chat stays due", extra={"chat_id": chat_id})
-            result.failed.append(chat_id)
+            result.failed.append(chat_id.key)
             continue
         if count:
             result.summarized += 1
@@ -135,7 +136,7 @@ def summarize_chats(request: SummarizeInput, services: SummarizeServices) -> Sum
     return result
 
 
-def _summarize_chat(chat_id: int, force: bool, services: SummarizeServices) -> int:
+def _summarize_chat(chat_id: Conversation, force: bool, services: SummarizeServices) -> int:
     chat = services.chats.get(chat_id)
     if chat is None:
         return 0

@@ -17,6 +17,7 @@ from stepwise.turn_records.models import Reply
 
 if TYPE_CHECKING:
     from stepwise.states.services import TurnServices
+    from stepwise.telegram.conversation import Conversation
     from stepwise.turn_ref import TurnRef
 
 logger = logging.getLogger(__name__)
@@ -43,7 +44,7 @@ def deliver_reply(turn: TurnRef, reply: Reply, services: TurnServices) -> int:
     chunks = render_reply(reply.text)
     for index in range(reply.sent_chunks, len(chunks)):
         try:
-            _send_chunk(turn.chat_id, chunks[index], index, services)
+            _send_chunk(turn.conversation, chunks[index], index, services)
         except TelegramDeliveryUncertainError:
             logger.warning(
                 "no confirmation from Telegram: a retry sends this chunk again, which may show it twice",
@@ -55,9 +56,12 @@ def deliver_reply(turn: TurnRef, reply: Reply, services: TurnServices) -> int:
     return len(chunks)
 
 
-def _send_chunk(chat_id: int, chunk: OutgoingChunk, index: int, services: TurnServices) -> None:
+def _send_chunk(where: Conversation, chunk: OutgoingChunk, index: int, services: TurnServices) -> None:
+    """One chunk, in the turn's topic (if any; a deleted topic's goes to the main chat, see
+    `stepwise.telegram.client.gone_topic_note`)."""
+    chat_id, thread = where.chat_id, where.topic
     try:
-        services.telegram().send_message(chat_id, chunk.html, parse_mode="HTML")
+        services.telegram().send_message(chat_id, chunk.html, parse_mode="HTML", message_thread_id=thread)
     except TelegramBadRequest as error:
         logger.warning("HTML rejected, sending plain text", extra={"error": str(error), "chunk": index})
-        services.telegram().send_message(chat_id, chunk.plain)
+        services.telegram().send_message(chat_id, chunk.plain, message_thread_id=thread)
