@@ -1,0 +1,121 @@
+"""A topic's turn: its own history, /reset and window; every send in its topic; reminders and jobs set in a
+topic come back to it (in-memory ports)."""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import UTC, datetime
+
+from support.turn_fakes import (
+    ScriptedModel,
+    conversation_texts,
+    drive_turn,
+    text_response,
+    tool_use,
+    turn_start,
+)
+
+from stepwise.reminders.firing import FireServices, fire
+from stepwise.reminders.models import FireEvent
+from stepwise.states.services import TurnServices
+from stepwise.telegram.conversation import Conversation
+from stepwise_local.in_memory.reminders import InMemoryReminderStore, InMemorySchedules
+from stepwise_local.in_memory.telegram import InMemoryTelegram
+
+USER = 7
+
+
+def ask(
+    services: TurnServices, model: ScriptedModel, text: str, answer: str, update_id: int, topic: int | None
+):
+    model.responses.append(text_response(answer))
+    drive_turn(services, turn_start(services, text, chat_id=USER, update_id=update_id, topic=topic))
+    return model.requests[-1]
+
+
+def sends(telegram: InMemoryTelegram) -> list[tuple[str, int | None]]:
+    """Each call that shows something in the chat, with the topic it went to."""
+    shown = ("send_message", "send_chat_action", "send_message_draft", "send_voice")
+    return [(name, params.get("message_thread_id")) for name, params in telegram.calls if name in shown]
+
+
+def test_two_topics_and_the_chat_keep_their_histories_apart(
+    services: TurnServices, model: ScriptedModel
+) -> None:
+    ask(services, model, "In this topic my name is Ann.", "Hello Ann.", 1, 70)
+    ask(services, model, "Here we plan a trip.", "Where to?", 2, 90)
+    ask(services, model, "Main chat: hello.", "Hi.", 3, None)
+    in_70 = ask(services, model, "What is my name?", "Ann.", 4, 70)
+    in_90 = ask(services, model, "To Lisbon.", "Nice.", 5, 90)
+    assert conversation_texts(in_70.messages) == [
+        "In this topic my name is Ann.",
+        "Hello Ann.",
+        "What is my name?",
+    ]
+    assert conversation_texts(in_90.messages) == ["Here we plan a trip.", "Where to?", "To Lisbon."]
+    main = services.messages.recent(Conversation.of(USER), 10)
+    assert [m.content for m in main] == ["Main chat: hello.", "Hi."]
+    assert {(m.chat_id, m.topic) for m in services.messages.recent(Conversation.of(USER, 70), 10)} == {
+        (USER, 70)
+    }
+
+
+def test_every_send_of_a_topics_turn_carries_its_thread_and_the_main_chats_none(
+    services: TurnServices, model: ScriptedModel, telegram: InMemoryTelegram
+) -> None:
+    drafting = dataclasses.replace(services, drafts=lambda: telegram, draft_interval_seconds=0.001)
+    long_answer = ("A paragraph of a long answer. " * 60 + "\n\n") * 4  # more than one message
+    ask(drafting, model, "Tell me a lot.", long_answer, 1, 70)
+    in_topic = sends(telegram)
+    kinds = {name for name, _ in in_topic}
+    assert kinds == {"send_chat_action", "send_message_draft", "send_message"}
+    assert len([1 for name, _ in in_topic if name == "send_message"]) >= 2, "every chunk"
+    assert {thread for _, thread in in_topic} == {70}
+    telegram.calls.clear()
+    ask(drafting, model, "And here?", "Here too.", 2, None)
+    assert sends(telegram) and {thread for _, thread in sends(telegram)} == {None}
+    assert all("message_thread_id" not in params for _, params in telegram.calls), "none sent, not even 1"
+
+
+def test_reset_in_a_topic_starts_only_that_topics_window_afresh(
+    services: TurnServices, model: ScriptedModel
+) -> None:
+    ask(services, model, "Topic 70: remember apples.", "Apples.", 1, 70)
+    ask(services, model, "Topic 90: remember pears.", "Pears.", 2, 90)
+    drive_turn(services, turn_start(services, "/reset", chat_id=USER, update_id=3, topic=70))
+    after_70 = ask(services, model, "What fruit?", "No idea.", 4, 70)
+    after_90 = ask(services, model, "What fruit?", "Pears.", 5, 90)
+    assert "Topic 70: remember apples." not in conversation_texts(after_70.messages)
+    assert conversation_texts(after_90.messages)[:2] == ["Topic 90: remember pears.", "Pears."]
+
+
+def test_a_reminder_set_in_a_topic_fires_in_that_topic(
+    services: TurnServices,
+    model: ScriptedModel,
+    reminders: InMemoryReminderStore,
+    schedules: InMemorySchedules,
+    telegram: InMemoryTelegram,
+) -> None:
+    model.responses += [
+        tool_use(("set_reminder", {"text": "water the plants", "in_minutes": 30})),
+        text_response("I will remind you."),
+    ]
+    drive_turn(services, turn_start(services, "remind me in 30 minutes", chat_id=USER, update_id=1, topic=70))
+    (made,) = reminders.list(USER)
+    assert (made.chat_id, made.topic) == (USER, 70)
+    firing = FireServices(
+        reminders=reminders,
+        schedules=schedules,
+        chats=services.chats,
+        sequencer=services.sequencer,
+        clock=lambda: datetime(2026, 11, 23, 17, 0, 2, tzinfo=UTC),
+    )
+    event = FireEvent(
+        user_id=USER, chat_id=USER, reminder_id=made.reminder_id, scheduled_time="2026-11-23T17:00:00Z"
+    )
+    assert fire(event, firing) == "started"
+    (waiting,) = services.sequencer().inbox.pending(Conversation.of(USER, 70))
+    assert (waiting.kind, waiting.topic) == ("reminder", 70)
+    name = [n for n in services.sequencer().starter.started if n.startswith(f"chat{USER}t70-")]  # type: ignore[attr-defined]
+    assert name, "the firing starts the topic's turn"
+    assert services.sequencer().inbox.pending(Conversation.of(USER)) == []
