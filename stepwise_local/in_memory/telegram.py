@@ -154,7 +154,9 @@ class InMemoryTelegram:
         self._record("create_forum_topic", chat_id=chat_id, name=name)
         if not self.topics_enabled:
             raise TelegramBadRequest("createForumTopic", 400, "Bad Request: the chat is not a forum")
-        thread = self._next_id(chat_id)
+        thread = self._next_id(chat_id)  # the topic's first message (its service message) names it
+        if thread == 1:  # 1 is a forum's General topic
+            thread = self._next_id(chat_id)
         self.topics[(chat_id, thread)] = name
         return thread
 

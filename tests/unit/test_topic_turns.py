@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 from datetime import UTC, datetime
 
+import pytest
 from support.turn_fakes import (
     ScriptedModel,
     conversation_texts,
@@ -119,3 +120,85 @@ def test_a_reminder_set_in_a_topic_fires_in_that_topic(
     name = [n for n in services.sequencer().starter.started if n.startswith(f"chat{USER}t70-")]  # type: ignore[attr-defined]
     assert name, "the firing starts the topic's turn"
     assert services.sequencer().inbox.pending(Conversation.of(USER)) == []
+
+
+def command(services: TurnServices, text: str, update_id: int, topic: int | None = None) -> None:
+    drive_turn(services, turn_start(services, text, chat_id=USER, update_id=update_id, topic=topic))
+
+
+def test_new_opens_a_named_topic_and_answers_inside_it(
+    services: TurnServices, telegram: InMemoryTelegram
+) -> None:
+    command(services, "/new Trip plans", 1)
+    (created,) = telegram.calls_of("create_forum_topic")
+    assert created == {"chat_id": USER, "name": "Trip plans"}
+    ((_, thread),) = telegram.topics
+    (answer,) = telegram.sent
+    assert answer.message_thread_id == thread and "Trip plans" in answer.text
+    kept = services.messages.recent(Conversation.of(USER), 5)
+    assert [m.content for m in kept] == ["/new Trip plans", "(Opened a new topic, “Trip plans”.)"]
+    record = services.chats.get(Conversation.of(USER, thread))
+    assert record is None or not record.topic_unnamed, "the user named it"
+
+
+def test_new_without_a_title_opens_new_chat_which_its_first_answer_renames_once(
+    services: TurnServices, model: ScriptedModel, telegram: InMemoryTelegram
+) -> None:
+    command(services, "/new", 1)
+    ((_, thread),) = telegram.topics
+    assert telegram.topics[(USER, thread)] == "New chat"
+    ask(services, model, "Can you help me plan a trip to Lisbon in May?", "Gladly.", 2, thread)
+    assert telegram.calls_of("edit_forum_topic") == [
+        {"chat_id": USER, "message_thread_id": thread, "name": "Help me plan a trip to"}
+    ]
+    ask(services, model, "Something else entirely now", "Sure.", 3, thread)
+    assert len(telegram.calls_of("edit_forum_topic")) == 1, "renamed once"
+
+
+def test_a_topic_telegram_named_is_renamed_after_its_first_answer_from_its_first_words(
+    services: TurnServices, model: ScriptedModel, telegram: InMemoryTelegram
+) -> None:
+    services.chats.set_topic_unnamed(Conversation.of(USER, 80), True)  # as the webhook notes it
+    ask(services, model, "👍", "🙂", 1, 80)
+    assert telegram.calls_of("edit_forum_topic") == [], "no words yet: the name waits for some"
+    ask(services, model, "Groceries for the weekend", "Noted.", 2, 80)
+    ask(services, model, "and more", "Ok.", 3, 80)
+    assert telegram.calls_of("edit_forum_topic") == [
+        {"chat_id": USER, "message_thread_id": 80, "name": "Groceries for the weekend"}
+    ]
+    ask(services, model, "A main-chat message", "Ok.", 4, None)
+    assert len(telegram.calls_of("edit_forum_topic")) == 1, "the chat itself is never renamed"
+
+
+def test_new_with_threaded_mode_off_says_how_to_turn_it_on_and_creates_nothing(
+    services: TurnServices, telegram: InMemoryTelegram
+) -> None:
+    telegram.topics_enabled = False
+    command(services, "/new Trip", 1)
+    assert telegram.calls_of("create_forum_topic") == []
+    (answer,) = telegram.sent
+    assert answer.message_thread_id is None
+    assert "@BotFather → the bot → Bot Settings → Threads Settings" in answer.text
+    telegram.topics_enabled = True  # the owner turns it on: the next /new sees it at once
+    command(services, "/new Trip", 2)
+    assert len(telegram.calls_of("create_forum_topic")) == 1
+    command(services, "/new Again", 3)
+    assert len(telegram.calls_of("get_me")) == 2, "getMe is asked once it is on, then kept"
+
+
+def test_a_retried_finish_opens_the_topic_once(services: TurnServices, telegram: InMemoryTelegram) -> None:
+    from stepwise.states.contracts.finish_turn import FinishTurnInput
+    from stepwise.states.contracts.load_context import LoadContextInput
+    from stepwise.states.finish_turn import finish_turn
+    from stepwise.states.load_context import load_context
+    from stepwise.telegram.errors import TelegramTransientError
+
+    start = turn_start(services, "/new Plans", chat_id=USER, update_id=1)
+    load_context(LoadContextInput(turn=start.turn), services)
+    telegram.fail_next("send_message", TelegramTransientError("sendMessage", 502, "Bad Gateway"))
+    with pytest.raises(TelegramTransientError):  # the state machine retries FinishTurn
+        finish_turn(FinishTurnInput(turn=start.turn), services)
+    finish_turn(FinishTurnInput(turn=start.turn), services)
+    assert len(telegram.calls_of("create_forum_topic")) == 1
+    ((_, thread),) = telegram.topics
+    assert [m.message_thread_id for m in telegram.sent] == [thread]

@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from stepwise.jobs.store import JobStore
     from stepwise.media.voice import VoiceSetup
     from stepwise.skills.catalog import SkillCatalog
+    from stepwise.telegram.bot_info import BotInfo
+    from stepwise.telegram.client import TelegramClient
     from stepwise.tools.registry import ToolRegistry, ToolResult
     from stepwise.turn_records.models import TurnMeta
     from stepwise.usage.store import UsageStore
@@ -59,6 +61,10 @@ class CommandServices(Protocol):
     def stopper(self) -> Callable[[], TurnStopper] | None: ...
     @property
     def voice(self) -> VoiceSetup | None: ...
+    @property
+    def telegram(self) -> Callable[[], TelegramClient]: ...
+    @property
+    def bot_info(self) -> BotInfo: ...
 
 
 @dataclass(frozen=True)

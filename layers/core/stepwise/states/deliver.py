@@ -11,13 +11,13 @@ import logging
 from typing import TYPE_CHECKING
 
 from stepwise.ids import iso_utc
+from stepwise.telegram.conversation import Conversation
 from stepwise.telegram.errors import TelegramBadRequest, TelegramDeliveryUncertainError
 from stepwise.telegram.formatting import OutgoingChunk, render_reply
 from stepwise.turn_records.models import Reply
 
 if TYPE_CHECKING:
     from stepwise.states.services import TurnServices
-    from stepwise.telegram.conversation import Conversation
     from stepwise.turn_ref import TurnRef
 
 logger = logging.getLogger(__name__)
@@ -42,9 +42,12 @@ def deliver_reply(turn: TurnRef, reply: Reply, services: TurnServices) -> int:
     """Send the reply's chunks not yet sent: HTML first, plain text when Telegram rejects the entities.
     Returns how many chunks the reply has (all sent)."""
     chunks = render_reply(reply.text)
+    where = turn.conversation  # or the topic /new opened (`states.topics.open_topic`)
+    if reply.topic_thread is not None:
+        where = Conversation.of(turn.chat_id, reply.topic_thread)
     for index in range(reply.sent_chunks, len(chunks)):
         try:
-            _send_chunk(turn.conversation, chunks[index], index, services)
+            _send_chunk(where, chunks[index], index, services)
         except TelegramDeliveryUncertainError:
             logger.warning(
                 "no confirmation from Telegram: a retry sends this chunk again, which may show it twice",

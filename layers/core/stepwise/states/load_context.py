@@ -130,6 +130,7 @@ def load_context(start: LoadContextInput, services: TurnServices) -> Next:
         notices_only=notices["notices_only"],
         footnotes=voice.footnotes,
         voice_reply=voice.spoken,
+        topic_name=name_for_topic(chat, batch) if conversation.topic is not None else None,
     )
     services.turns.put_meta(meta)
     kind, next_ = decide_turn(meta, services)
@@ -145,6 +146,17 @@ def load_context(start: LoadContextInput, services: TurnServices) -> Next:
         },
     )
     return next_
+
+
+def name_for_topic(chat: ChatRecord | None, batch: list[QueuedMessage]) -> str | None:
+    """The name a topic waiting for one (`topic_unnamed`) gets after this turn's answer: from the first words
+    of what the user wrote, with no model call (`states.topics`)."""
+    if chat is None or not chat.topic_unnamed:
+        return None
+    from stepwise.states.topics import topic_name  # a topic's first turns only
+
+    typed = [m.text for m in batch if m.kind == "message" and not is_command(m.text)]
+    return next((name for text in typed if (name := topic_name(text))), None)
 
 
 def command_route(text: str) -> Route | None:

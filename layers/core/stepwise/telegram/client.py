@@ -100,6 +100,18 @@ class TelegramClient(Protocol):
         """Register the webhook URL with its secret token."""
         ...
 
+    def get_me(self) -> dict[str, Any]:
+        """The bot's own User (`has_topics_enabled`: threaded mode is on in private chats)."""
+        ...
+
+    def create_forum_topic(self, chat_id: int, name: str) -> int:
+        """Create a topic and return its thread id."""
+        ...
+
+    def edit_forum_topic(self, chat_id: int, message_thread_id: int, name: str) -> None:
+        """Rename a topic."""
+        ...
+
 
 class BotApiClient:
     """``TelegramClient`` over HTTPS: ``POST {base_url}/bot{token}/{method}`` with a JSON body.

@@ -160,3 +160,7 @@ class Reply(BaseModel):
     # what FinishTurn makes the new token from; gone once the reply was delivered or given up
     token_seed: str | None = None
     token_revoked: bool = False  # the new token never reached the chat: its connection was revoked
+    # /new: the topic the reply opens (its name; None: none) and is sent in, once opened (its thread id)
+    new_topic: str | None = None
+    new_topic_named: bool = False  # the user gave the name (else it is renamed after its first answer)
+    topic_thread: int | None = None
