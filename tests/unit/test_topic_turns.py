@@ -4,6 +4,7 @@ topic come back to it (in-memory ports)."""
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from datetime import UTC, datetime
 
 import pytest
@@ -16,12 +17,30 @@ from support.turn_fakes import (
     turn_start,
 )
 
+from stepwise.history.models import StoredMessage
+from stepwise.memory.keys import summary_key
+from stepwise.memory.service import MemoryService
+from stepwise.memory.summarizer import (
+    ExtractiveSummarizer,
+    SummarizeInput,
+    SummarizeServices,
+    summarize_chats,
+)
 from stepwise.reminders.firing import FireServices, fire
 from stepwise.reminders.models import FireEvent
+from stepwise.states.contracts.finish_turn import FinishTurnInput
+from stepwise.states.contracts.load_context import LoadContextInput
+from stepwise.states.finish_turn import finish_turn
+from stepwise.states.load_context import load_context
 from stepwise.states.services import TurnServices
 from stepwise.telegram.conversation import Conversation
+from stepwise.telegram.errors import TelegramTransientError
+from stepwise_local.in_memory.chats import InMemoryChatStore
+from stepwise_local.in_memory.embedder import LocalHashEmbedder
+from stepwise_local.in_memory.history import InMemoryMessageRepository
 from stepwise_local.in_memory.reminders import InMemoryReminderStore, InMemorySchedules
 from stepwise_local.in_memory.telegram import InMemoryTelegram
+from stepwise_local.in_memory.vector_index import InMemoryVectorIndex
 
 USER = 7
 
@@ -187,12 +206,6 @@ def test_new_with_threaded_mode_off_says_how_to_turn_it_on_and_creates_nothing(
 
 
 def test_a_retried_finish_opens_the_topic_once(services: TurnServices, telegram: InMemoryTelegram) -> None:
-    from stepwise.states.contracts.finish_turn import FinishTurnInput
-    from stepwise.states.contracts.load_context import LoadContextInput
-    from stepwise.states.finish_turn import finish_turn
-    from stepwise.states.load_context import load_context
-    from stepwise.telegram.errors import TelegramTransientError
-
     start = turn_start(services, "/new Plans", chat_id=USER, update_id=1)
     load_context(LoadContextInput(turn=start.turn), services)
     telegram.fail_next("send_message", TelegramTransientError("sendMessage", 502, "Bad Gateway"))
@@ -202,3 +215,37 @@ def test_a_retried_finish_opens_the_topic_once(services: TurnServices, telegram:
     assert len(telegram.calls_of("create_forum_topic")) == 1
     ((_, thread),) = telegram.topics
     assert [m.message_thread_id for m in telegram.sent] == [thread]
+
+
+def test_a_topics_older_messages_get_a_rolling_summary_of_their_own() -> None:
+    """The summarizer visits each due conversation: a topic's summary (and its vector) is the topic's, and
+    the chat's own stays the chat's."""
+    ids, index = itertools.count(1), InMemoryVectorIndex()
+    services = SummarizeServices(
+        chats=InMemoryChatStore(),
+        messages=InMemoryMessageRepository(),
+        memory=MemoryService(LocalHashEmbedder(), index, new_key=lambda: f"k{next(ids)}"),
+        summarizer=ExtractiveSummarizer(),
+        history_limit=4,
+        threshold=3,
+    )
+    topic = Conversation.of(USER, 70)
+    for where, about in ((topic, "Lisbon"), (Conversation.of(USER), "groceries")):
+        for n in range(9):
+            services.messages.add(
+                StoredMessage(
+                    id=f"m{where.topic}-{n}",
+                    chat_id=USER,
+                    topic=where.topic,
+                    role="user" if n % 2 == 0 else "assistant",
+                    content=f"message {n} about {about}",
+                    created_at=f"2026-11-22T09:00:{n:02d}.000Z",
+                )
+            )
+            services.chats.record_message(where, USER, 7)
+    result = summarize_chats(SummarizeInput(), services)
+    assert (result.visited, result.summarized) == (2, 2)
+    in_topic, in_chat = services.chats.get(topic), services.chats.get(Conversation.of(USER))
+    assert in_topic is not None and "Lisbon" in in_topic.summary and "groceries" not in in_topic.summary
+    assert in_chat is not None and "groceries" in in_chat.summary and "Lisbon" not in in_chat.summary
+    assert {summary_key(topic), summary_key(Conversation.of(USER))} == set(index.records)
