@@ -494,3 +494,18 @@ def test_topic_methods_send_their_parameters() -> None:
     ]
     fields = parse_multipart(requests[3].headers["Content-Type"], requests[3].body or b"")
     assert fields["message_thread_id"].text == "71", "a spoken answer goes to its topic too"
+
+
+def test_a_message_sent_to_a_topic_that_comes_back_outside_it_is_logged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    client, _, _ = make_client(
+        [ok({"message_id": 8, "message_thread_id": 70, "is_topic_message": True}), ok({"message_id": 9})]
+    )
+    with caplog.at_level("WARNING", logger="stepwise.telegram.client"):
+        client.send_message(5, "in place", message_thread_id=70)
+        assert caplog.records == []
+        client.send_message(5, "misplaced", message_thread_id=70)
+    assert [r.getMessage() for r in caplog.records] == [
+        "Telegram sendMessage: the message sent to topic 70 is not in it"
+    ]

@@ -171,6 +171,11 @@ class BotApiClient:
         )
         if not isinstance(result, dict) or not isinstance(result.get("message_id"), int):
             raise TelegramError("sendMessage", None, "answer has no message_id")
+        if message_thread_id is not None and result.get("is_topic_message") is not True:
+            # Telegram has placed messages for a private topic outside it (a Bot API release in May 2026)
+            logger.warning(
+                "Telegram %s: the message sent to topic %s is not in it", "sendMessage", message_thread_id
+            )
         return int(result["message_id"])
 
     def send_chat_action(
