@@ -133,7 +133,10 @@ class Terminal:
 
     def prompt(self) -> str:
         """`you> `, or `you [Trip]> ` in a topic."""
-        return PROMPT if self.topic is None else f"you [{self.topic[1]}]> "
+        if self.topic is None:
+            return PROMPT
+        thread, name = self.topic
+        return f"you [{self.topic_names(thread) or name}]> "  # its name now (a first answer may rename it)
 
     def where(self, params: dict[str, Any]) -> str:
         """` [Trip]` for a message the bot sent into a topic, "" for the main chat's."""

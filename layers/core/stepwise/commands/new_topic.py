@@ -35,8 +35,9 @@ def new_topic(request: CommandRequest) -> str | OpensTopic:
     name = title or DEFAULT_NAME
     if request.meta.chat_id > 0 and not services.bot_info.topics_enabled(services.telegram()):
         return THREADS_OFF
+    opening = f"New chat: “{name}”." if title else "A new chat."
     return OpensTopic(
-        text=f"New chat: “{name}”. What shall we talk about? Everything here stays in this topic.",
+        text=f"{opening} What shall we talk about? Everything here stays in this topic.",
         kept=f"(Opened a new topic, “{name}”.)",
         name=name,
         named=bool(title),
