@@ -8,7 +8,7 @@ import re
 from typing import TYPE_CHECKING
 
 from stepwise.telegram.conversation import Conversation
-from stepwise.telegram.errors import TelegramBadRequest, TelegramError
+from stepwise.telegram.errors import TelegramBadRequest, TelegramError, TelegramForbidden
 
 if TYPE_CHECKING:
     from stepwise.states.services import TurnServices
@@ -49,7 +49,7 @@ def open_topic(turn: TurnRef, reply: Reply, services: TurnServices) -> Reply:
         return reply
     try:
         thread = services.telegram().create_forum_topic(turn.chat_id, reply.new_topic)
-    except TelegramBadRequest as error:
+    except (TelegramBadRequest, TelegramForbidden) as error:
         from stepwise.commands.new_topic import THREADS_OFF
 
         logger.warning("no topic opened", extra={"error": str(error)})
