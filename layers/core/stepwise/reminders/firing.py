@@ -79,7 +79,7 @@ def fire(event: FireEvent, services: FireServices) -> FireOutcome:
     return admitted
 
 
-def message_conversation(reminder: Reminder) -> Conversation:
+def reminder_conversation(reminder: Reminder) -> Conversation:
     """Where the reminder fires: the topic where it was set, or the chat itself."""
     return Conversation.of(reminder.chat_id, reminder.topic)
 
@@ -87,7 +87,7 @@ def message_conversation(reminder: Reminder) -> Conversation:
 def _idle(reminder: Reminder, services: FireServices, now: datetime) -> bool:
     """True when the user has not written in the chat for `checkin_idle_days` (model-driven check-ins wait
     for them: they resume by themselves once the user writes again)."""
-    chat = services.chats.get(message_conversation(reminder))
+    chat = services.chats.get(reminder_conversation(reminder))
     if chat is None or not chat.last_user_at:
         return True
     last = datetime.fromisoformat(chat.last_user_at.replace("Z", "+00:00"))
