@@ -37,6 +37,7 @@ import boto3  # noqa: E402
 from moto.core.botocore_stubber import BotocoreStubber  # noqa: E402
 
 from stepwise.http_transport import HttpTransport  # noqa: E402
+from stepwise.telegram.conversation import Conversation  # noqa: E402
 from stepwise_local import updates  # noqa: E402
 from stepwise_local.anthropic_server import FakeAnthropic, text, tool_use  # noqa: E402
 from stepwise_local.emulation import Emulation, LocalConfig  # noqa: E402
@@ -269,7 +270,9 @@ def main() -> None:
                 len(meter.invocations),
                 {e["name"] for e in emulation.executions()},
             )
-            update = updates.text_message(USER, PROMPTS[kind])
+            thread = topic[0] if kind == TOPIC else None
+            where = Conversation.of(USER, thread)
+            update = updates.text_message(USER, PROMPTS[kind], topic=thread)
             if kind == VOICE:
                 file_id = telegram.add_file(VOICE_BYTES, f"voice/bench-{before_calls}.oga")
                 update = updates.voice_message(USER, file_id=file_id, duration=VOICE_NOTE_SECONDS)
@@ -285,7 +288,7 @@ def main() -> None:
             if kind == "approval":
                 press_approve(emulation, telegram, USER)
                 api_requests += 1
-            emulation.wait_for_update(USER, update["update_id"])
+            emulation.wait_for_update(where, update["update_id"])
             if kind == JOB:  # the job runs on its own: wait for its report to be answered
                 deadline = time.monotonic() + 30
                 while "is done" not in (telegram.messages(USER) or [{"text": ""}])[-1]["text"]:
@@ -293,7 +296,7 @@ def main() -> None:
                         raise SystemExit("no job report within 30 s")
                     time.sleep(0.002)
                 anthropic.reset()
-            emulation.wait_idle(USER)
+            emulation.wait_idle(where)
             runs = [e["name"] for e in emulation.executions() if e["name"] not in before_runs]
             transitions = sum(
                 1 for name in runs for e in emulation.history(name) if e["type"].endswith("StateEntered")
@@ -306,6 +309,7 @@ def main() -> None:
 
         rows = []
         added = [0]  # task ids are counted per user: the newest task's id
+        topic = [telegram.add_topic(USER, "Bench")]  # a topic its user named (no renaming)
         for kind in PROMPTS:
             samples = []
             for run in range(WARMUP + RUNS):
@@ -327,8 +331,10 @@ def main() -> None:
 JOB = "job (1 round)"
 VOICE = "voice note (15 s)"
 VOICE_BYTES = b"OggS" + bytes(range(256)) * 90  # moto's Transcribe does not listen; the bytes only travel
+TOPIC = "plain, in a topic"  # a topic its user named: no renaming
 PROMPTS = {
     "plain turn": "hello",
+    TOPIC: "hello",
     "one tool round": "add a task",
     "approval": "delete task 1",
     "command (/tasks)": "/tasks",

@@ -3,12 +3,13 @@
 Each line you type becomes a Telegram update posted to the real webhook handler; the real state machine
 runs on the emulation; replies arrive at a local Bot API stand-in that prints them here, as do messages the
 bot sends on its own (a reminder fired by the local EventBridge Scheduler), even while you are typing.
-`/clock +3h` moves the emulated clock ahead and fires what fell due; `/voice-note PATH` sends an audio file
-as a voice note (spoken answers, after `/voice on`, are written to .chat_voice/). Piped input works too:
-`echo hello | make chat`; each piped line is read once what the one before set going has finished or waits
-for a tap on buttons on screen (stepwise_local.settle). In a terminal, lines can be edited and earlier ones
-recalled (kept in `.chat_history`); Ctrl-D or Ctrl-C leaves. Bad settings stop it before it starts, naming
-the variable.
+`/clock +3h` moves the emulated clock ahead and fires what fell due; `/topic NAME` moves the chat into a topic
+(opened on first use, as its user would open it; its name shows in the prompt) and `/topic` back to the main
+chat; `/voice-note PATH` sends an audio file as a voice note (spoken answers, after `/voice on`, are written
+to .chat_voice/). Piped input works too: `echo hello | make chat`; each piped line is read once what the one
+before set going has finished or waits for a tap on buttons on screen (stepwise_local.settle). In a terminal,
+lines can be edited and earlier ones recalled (kept in `.chat_history`); Ctrl-D or Ctrl-C leaves. Bad settings
+stop it before it starts, naming the variable.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from stepwise_local.mcp_http import LocalMcpEndpoint
 from stepwise_local.scheduler import Fired
 from stepwise_local.settings_check import chat_problems, settings_problems
 from stepwise_local.settle import wait_until_settled
-from stepwise_local.telegram_server import FakeBotApi
+from stepwise_local.telegram_server import MAX_TOPIC_NAME, FakeBotApi
 
 BOT_TOKEN = "123456:local-bot-token"
 # Host variables that map to template parameters, so `HISTORY_LIMIT=5 make chat` behaves like a deployment.
@@ -67,6 +68,9 @@ PROMPT = "you> "
 CLOCK_USAGE = "(usage: /clock shows the emulated time; /clock +3h moves it ahead: +20m, +2d, +1h30m)"
 VOICE_NOTE_USAGE = (
     "(usage: /voice-note PATH sends an audio file, Ogg Opus like Telegram's or WAV/FLAC, as a voice note)"
+)
+TOPIC_USAGE = (
+    "(usage: /topic NAME moves into that topic, opened on first use; /topic goes back to the main chat)"
 )
 VOICE_DIR = ".chat_voice"  # where spoken answers are written, beside the log
 UTC_ZONE = ZoneInfo("UTC")
@@ -126,6 +130,20 @@ class Terminal:
         self.busy = False  # a typed line is being handled (a turn may be running)
         self.voice_bytes: Callable[[dict[str, Any]], bytes] | None = None  # a sent voice message's audio
         self.voice_dir = Path(VOICE_DIR)
+        self.topic: tuple[int, str] | None = None  # the topic the chat is in (/topic NAME): thread, name
+        self.topic_names: Callable[[int], str | None] = lambda _thread: None  # a topic's name (the fake's)
+
+    def prompt(self) -> str:
+        """`you> `, or `you [Trip]> ` in a topic."""
+        if self.topic is None:
+            return PROMPT
+        thread, name = self.topic
+        return f"you [{self.topic_names(thread) or name}]> "  # its name now (a first answer may rename it)
+
+    def where(self, params: dict[str, Any]) -> str:
+        """` [Trip]` for a message the bot sent into a topic, "" for the main chat's."""
+        thread = params.get("message_thread_id")
+        return "" if thread is None else f" [{self.topic_names(thread) or f'topic #{thread}'}]"
 
     def show_voice(self, params: dict[str, Any]) -> None:
         """A spoken answer: written to .chat_voice/, its path shown."""
@@ -149,7 +167,7 @@ class Terminal:
         rows = (params.get("reply_markup") or {}).get("inline_keyboard", [])
         buttons = [button for row in rows for button in row]
         with self.lock:
-            lines = f"stepwise> {'(edited) ' if edited else ''}{text}\n"
+            lines = f"stepwise{self.where(params)}> {'(edited) ' if edited else ''}{text}\n"
             if buttons:
                 lines += (
                     "          " + "  ".join(f"[{n}] {b['text']}" for n, b in enumerate(buttons, 1)) + "\n"
@@ -186,13 +204,13 @@ class Terminal:
             if lines is sys.stdin:
                 _readline()
                 try:
-                    return input(PROMPT) + "\n"
+                    return input(self.prompt()) + "\n"
                 except EOFError:  # Ctrl-D: leave the prompt's line, as a shell does
                     self.out.write("\n")
                     self.out.flush()
                     return ""
             with self.lock:
-                self.out.write(PROMPT)
+                self.out.write(self.prompt())
                 self.out.flush()
             return lines.readline()
         finally:
@@ -202,7 +220,7 @@ class Terminal:
     def _write(self, text: str) -> None:
         """Write (holding the lock); above the prompt if it is waiting, which is then drawn again."""
         if self.prompting:
-            self.out.write("\r\x1b[K" + text + PROMPT + _typed_so_far())
+            self.out.write("\r\x1b[K" + text + self.prompt() + _typed_so_far())
         else:
             self.out.write(text)
         self.out.flush()
@@ -430,6 +448,7 @@ def run(
         fake_messages_api(os.environ) as fake_url,
     ):
         terminal.voice_bytes = telegram.voice_bytes
+        terminal.topic_names = lambda thread: telegram.topics(user_id).get(thread)
         terminal.voice_dir = log_path.parent / VOICE_DIR
         config = LocalConfig(
             telegram_base_url=telegram.base_url,
@@ -462,7 +481,8 @@ def run(
                 f"MCP clients on this machine reach it at {endpoint.url} (a token: /connect <name>).\n"
                 f"Logs go to {log_path}. Type a message; /summarize runs the memory summarizer now; "
                 "/clock shows the emulated time and /clock +3h (+20m, +2d, +1h30m) moves it ahead, firing "
-                "the schedules that fall due; /voice-note PATH sends an audio file as a voice note; Ctrl-D, "
+                "the schedules that fall due; /topic NAME moves into a topic and /topic back to the main "
+                "chat; /voice-note PATH sends an audio file as a voice note; Ctrl-D, "
                 "Ctrl-C or /quit ends the chat.",
                 file=sys.stderr,
             )
@@ -509,7 +529,7 @@ def converse(
         if not text:
             continue
         if not interactive:
-            terminal.say(f"you> {text}")
+            terminal.say(f"{terminal.prompt()}{text}")
         terminal.busy = True
         patience = Patience.start(wait)
         in_time = True
@@ -517,13 +537,16 @@ def converse(
             summarize(emulation, terminal, log_path)
         elif text == "/clock" or text.startswith("/clock "):
             clock(emulation, terminal, text.removeprefix("/clock"), user_id)
+        elif (text == "/topic" or text.startswith("/topic ")) and telegram is not None:
+            topic(emulation, telegram, terminal, text.removeprefix("/topic").strip(), user_id)
         elif (text == "/voice-note" or text.startswith("/voice-note ")) and telegram is not None:
             argument = text.removeprefix("/voice-note").strip()
             in_time = voice_note(emulation, telegram, terminal, argument, user_id, log_path, patience)
         else:
             in_time = send(emulation, terminal, text, user_id, log_path, patience)
         if not interactive:
-            settle(emulation, terminal, user_id, log_path, patience, given_up, said=not in_time)
+            where = conversation_key(user_id, terminal.topic[0] if terminal.topic else None)
+            settle(emulation, terminal, where, log_path, patience, given_up, said=not in_time)
         terminal.busy = False
 
 
@@ -555,9 +578,9 @@ def send(
         if resumed := resumed_turn(emulation, button["callback_data"]):
             return wait_for_turn(emulation, terminal, resumed, log_path, patience)
         return True
-    return post_and_wait(
-        emulation, terminal, updates.text_message(user_id, text), "message", log_path, patience
-    )
+    thread = terminal.topic[0] if terminal.topic else None
+    update = updates.text_message(user_id, text, topic=thread)
+    return post_and_wait(emulation, terminal, update, "message", log_path, patience)
 
 
 def post_and_wait(
@@ -570,9 +593,10 @@ def post_and_wait(
 ) -> bool:
     """Post the update and wait for the turn that takes it to end; False when the time ran out (said)."""
     emulation.post_update(update)
-    chat_id = update["message"]["chat"]["id"]
+    message = update["message"]
+    where = conversation_key(message["chat"]["id"], message.get("message_thread_id"))
     try:
-        name = emulation.wait_until_taken(chat_id, update["update_id"], patience.left())
+        name = emulation.wait_until_taken(where, update["update_id"], patience.left())
     except TimeoutError:
         terminal.say(f"(no turn took the {what} after {patience.seconds:g}s: see {log_path})")
         return False
@@ -618,6 +642,35 @@ def audio_seconds(data: bytes) -> int:
     except Exception:  # not audio, or soundfile missing: Telegram would still send the note
         return 0
     return int(-(-info.frames // max(1, info.samplerate)))
+
+
+def topic(emulation: Emulation, telegram: FakeBotApi, terminal: Terminal, name: str, user_id: int) -> None:
+    """/topic NAME: into the topic of that name, opened first if the chat has none (the local Telegram opens
+    it and tells the bot, as Telegram does when its user opens one); /topic: back to the main chat."""
+    if not name:
+        terminal.topic = None
+        terminal.say("(back in the main chat)")
+        return
+    if len(name) > MAX_TOPIC_NAME:
+        terminal.say(TOPIC_USAGE)
+        return
+    known = {topic_name: thread for thread, topic_name in telegram.topics(user_id).items()}
+    thread = known.get(name)
+    if thread is None:
+        thread = telegram.add_topic(user_id, name)
+        emulation.post_update(updates.topic_created(user_id, thread, name))
+        terminal.say(f"(opened the topic “{name}”; /topic goes back to the main chat)")
+    else:
+        terminal.say(f"(in the topic “{name}”)")
+    terminal.topic = (thread, name)
+
+
+def conversation_key(chat_id: int, thread: int | None) -> int:
+    """The key of the chat's conversation in `thread` (`stepwise.telegram.conversation`; the layer is on
+    sys.path once the stack runs)."""
+    from stepwise.telegram.conversation import Conversation
+
+    return Conversation.of(chat_id, thread).key
 
 
 def clock(emulation: Emulation, terminal: Terminal, argument: str, user_id: int) -> None:

@@ -169,10 +169,11 @@ HOLD_LIMIT_SECONDS = 60.0  # a held invocation goes on after this even if its te
 class Hold:
     """Invocations of one function kept waiting until released (`Emulation.holding`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, which: Callable[[Any], bool] | None = None) -> None:
         self._released = threading.Event()
         self._changed = threading.Condition()
         self.waiting = 0  # invocations that reached the hold so far
+        self.which = which  # the invocations held, by their event (None: all)
 
     def wait_here(self) -> None:
         """Called by an invocation: wait until released (or until HOLD_LIMIT_SECONDS have passed)."""
@@ -475,7 +476,9 @@ class Emulation:
         )
         warmup = isinstance(event, dict) and event.get(WARMUP_KEY) is True
         hold = None if warmup else self._holds.get(logical_id)
-        if hold is not None:  # waits outside the one-at-a-time lock: other invocations go on meanwhile
+        if hold is not None and (
+            hold.which is None or hold.which(event)
+        ):  # waits outside the one-at-a-time lock: other invocations go on meanwhile
             hold.wait_here()
         container, cold = self.containers.take(logical_id)
         record = Invocation(logical_id, event, cold=cold, warmup=warmup)
@@ -512,12 +515,13 @@ class Emulation:
         self._crashes.setdefault(logical_id, []).extend([when] * times)
 
     @contextmanager
-    def holding(self, logical_id: str) -> Iterator[Hold]:
-        """Keep the function's invocations (warm-ups aside) from starting until the block ends: a test can
-        then send updates while a turn is certainly still running, whatever this machine's speed."""
+    def holding(self, logical_id: str, which: Callable[[Any], bool] | None = None) -> Iterator[Hold]:
+        """Keep the function's invocations (warm-ups aside; with `which`, those whose event it accepts) from
+        starting until the block ends: a test can then send updates while a turn is certainly still running,
+        whatever this machine's speed."""
         if logical_id not in self.functions:
             raise ValueError(f"no function {logical_id!r} in the template")
-        hold = self._holds[logical_id] = Hold()
+        hold = self._holds[logical_id] = Hold(which)
         try:
             yield hold
         finally:
@@ -735,10 +739,12 @@ class Emulation:
             time.sleep(0.01)
 
     def turn_for_update(self, chat_id: int, update_id: int) -> str | None:
-        """The name of the turn that took (or answered) an update, from the inbox; None while it waits."""
+        """The name of the turn that took (or answered) an update, from the inbox; None while it waits.
+        `chat_id` names the conversation: a chat's id, or a topic's `Conversation` (its key)."""
         table = self.table("InboxTable")
+        key = int(chat_id)
         for prefix in ("q", "d"):
-            item = table.get_item(Key={"chat_id": chat_id, "sk": f"{prefix}#{update_id:020d}"}).get("Item")
+            item = table.get_item(Key={"chat_id": key, "sk": f"{prefix}#{update_id:020d}"}).get("Item")
             if item and item.get("turn_id"):
                 return str(item["turn_id"])
         return None
@@ -768,12 +774,11 @@ class Emulation:
             # a turn handing over has started the next turn before its own execution ends.
             recovering = any(t.is_alive() for t in self._recovery_threads)
             items = table.query(
-                KeyConditionExpression="chat_id = :c", ExpressionAttributeValues={":c": chat_id}
+                KeyConditionExpression="chat_id = :c", ExpressionAttributeValues={":c": int(chat_id)}
             )
             held = any("holder" in i for i in items["Items"])
-            running = any(
-                e["status"] == "RUNNING" for e in self.executions() if e["name"].startswith(f"chat{chat_id}-")
-            )
+            prefix = f"chat{_label(chat_id)}-"
+            running = any(e["status"] == "RUNNING" for e in self.executions() if e["name"].startswith(prefix))
             if not recovering and not held and not running:
                 return
             if time.monotonic() > deadline:
@@ -792,7 +797,7 @@ class Emulation:
             if t.is_alive() and self._chat_of(t.name.removeprefix("recover-")) == chat_id
         }
         items = self.table("InboxTable").query(
-            KeyConditionExpression="chat_id = :c", ExpressionAttributeValues={":c": chat_id}
+            KeyConditionExpression="chat_id = :c", ExpressionAttributeValues={":c": int(chat_id)}
         )["Items"]
         holders = {str(item["holder"]) for item in items if "holder" in item}
         running = {
@@ -803,10 +808,12 @@ class Emulation:
         return sorted((recovering | holders | running) - set(ignored))
 
     def _chat_of(self, name: str) -> int | None:
-        """The chat an execution works for, from its input (a turn's, or a background job's), read once."""
+        """The conversation an execution works for (its key: the chat's id, or a topic's key), from its input
+        (a turn's, or a background job's), read once."""
         if name not in self._execution_chats:
             turn = json.loads(self.describe(name)["input"]).get("turn", {})
-            self._execution_chats[name] = turn.get("chat_id")
+            chat = turn.get("chat_id")
+            self._execution_chats[name] = None if chat is None else _conversation_key(chat, turn.get("topic"))
         return self._execution_chats[name]
 
     def _wait_all_settled(self, timeout: float = 10.0) -> None:
@@ -881,3 +888,17 @@ def http_api_event(
             },
         },
     }
+
+
+def _label(conversation: int) -> str:
+    """How turn names spell a conversation (`stepwise.telegram.conversation`, imported once the layer is on
+    the path)."""
+    from stepwise.telegram.conversation import Conversation
+
+    return Conversation(conversation).label()
+
+
+def _conversation_key(chat_id: int, topic: int | None) -> int:
+    from stepwise.telegram.conversation import Conversation
+
+    return Conversation.of(chat_id, topic).key

@@ -5,7 +5,10 @@ telegram-bot-api-spec ``api.json`` reduced to the methods Stepwise uses) and, fo
 ``parse_mode`` HTML, against Telegram's HTML rules. Accepted calls are recorded; errors can be
 injected with ``fail_next`` and ``reject_html_next``, late answers with ``slow_next``. Files registered with
 ``add_file`` are answered by ``getFile`` and downloaded from ``/file/bot<token>/<file_path>``, as from
-Telegram (up to 20 MB). Standard library only.
+Telegram (up to 20 MB). Topics: ``message_thread_id`` is checked as Telegram does (a topic the chat does
+not have, or a forum's General topic 1, is "Bad Request: message thread not found"); ``createForumTopic``
+opens one (refused in a private chat while ``topics_enabled``, getMe's ``has_topics_enabled``, is off),
+``add_topic`` opens one as its user would and ``delete_topic`` deletes one. Standard library only.
 """
 
 from __future__ import annotations
@@ -64,6 +67,9 @@ _SECRET_TOKEN = re.compile(r"^[A-Za-z0-9_-]{1,256}$")
 _BOT_COMMAND = re.compile(r"^[a-z0-9_]{1,32}$")
 MAX_BOT_COMMANDS = 100
 MAX_COMMAND_DESCRIPTION = 256
+MAX_TOPIC_NAME = 128
+GENERAL_TOPIC = 1
+THREAD_NOT_FOUND = "Bad Request: message thread not found"
 
 
 class BotApiError(Exception):
@@ -242,6 +248,8 @@ class FakeBotApi(LoopbackServer):
         self.commands: list[dict[str, Any]] = []  # the command menu, as setMyCommands left it
         self.uploads: dict[str, bytes] = {}  # uploaded files (sendVoice) by sha256
         self._voices: list[dict[str, Any]] = []
+        self.topics_enabled = True  # getMe's has_topics_enabled: threaded mode in private chats
+        self._topics: dict[tuple[int, int], str] = {}  # (chat, thread) -> name, while the topic exists
 
     def handler(self) -> type[BaseHTTPRequestHandler]:
         return _Handler
@@ -326,6 +334,30 @@ class FakeBotApi(LoopbackServer):
                     return data
         return None
 
+    def add_topic(self, chat_id: int, name: str) -> int:
+        """Open a topic as its user would (Telegram's service message takes a message id, which names it);
+        returns its message_thread_id."""
+        with self._lock:
+            return self._open_topic(chat_id, name)
+
+    def delete_topic(self, chat_id: int, thread: int) -> None:
+        """The user deletes the topic: Telegram no longer knows its thread."""
+        with self._lock:
+            self._topics.pop((chat_id, thread), None)
+
+    def topics(self, chat_id: int) -> dict[int, str]:
+        """The chat's topics: thread -> name."""
+        with self._lock:
+            return {thread: name for (chat, thread), name in self._topics.items() if chat == chat_id}
+
+    def _open_topic(self, chat_id: int, name: str) -> int:
+        thread = self._last_message_id.get(chat_id, 0) + 1
+        if thread == GENERAL_TOPIC:
+            thread += 1
+        self._last_message_id[chat_id] = thread
+        self._topics[(chat_id, thread)] = name
+        return thread
+
     # -- fault injection ---------------------------------------------------------------------------
 
     def fail_next(
@@ -395,6 +427,7 @@ class FakeBotApi(LoopbackServer):
         if faults:
             raise faults.pop(0)
         params = self._validate_fields(method, params)
+        self._check_thread(method, params)
         handler = getattr(self, f"_do_{_snake(method)}")
         result = handler(params)
         self._calls.append({"method": method, "params": _copy(params)})
@@ -425,7 +458,36 @@ class FakeBotApi(LoopbackServer):
     # -- methods -----------------------------------------------------------------------------------
 
     def _do_get_me(self, params: dict[str, Any]) -> dict[str, Any]:
-        return self._bot_user()
+        return self._bot_user() | {
+            "can_join_groups": True,
+            "can_read_all_group_messages": False,
+            "supports_inline_queries": False,
+            "has_topics_enabled": self.topics_enabled,
+            "allows_users_to_create_topics": self.topics_enabled,
+        }
+
+    def _do_create_forum_topic(self, params: dict[str, Any]) -> dict[str, Any]:
+        chat_id = params["chat_id"]
+        if isinstance(chat_id, int) and chat_id > 0 and not self.topics_enabled:
+            raise _bad("Bad Request: the chat is not a forum")
+        name = str(params["name"])
+        if not 1 <= len(name) <= MAX_TOPIC_NAME:
+            raise _bad(
+                "Bad Request: TOPIC_TITLE_EMPTY" if not name else "Bad Request: topic name is too long"
+            )
+        thread = self._open_topic(chat_id, name)
+        return {"message_thread_id": thread, "name": name, "icon_color": params.get("icon_color", 7322096)}
+
+    def _do_edit_forum_topic(self, params: dict[str, Any]) -> bool:
+        name = params.get("name")
+        if name is not None and len(str(name)) > MAX_TOPIC_NAME:
+            raise _bad("Bad Request: topic name is too long")
+        key = (params["chat_id"], params["message_thread_id"])
+        if name and self._topics[key] == name:
+            raise _bad("Bad Request: TOPIC_NOT_MODIFIED")
+        if name:
+            self._topics[key] = str(name)
+        return True
 
     def _do_set_webhook(self, params: dict[str, Any]) -> bool:
         secret = params.get("secret_token")
@@ -499,7 +561,10 @@ class FakeBotApi(LoopbackServer):
         message_id = self._last_message_id.get(chat_id, 0) + 1
         self._last_message_id[chat_id] = message_id
         self._messages.append({**_copy(params), "message_id": message_id})
-        return self._message_object(chat_id, message_id, text, params.get("reply_markup"))
+        sent = self._message_object(chat_id, message_id, text, params.get("reply_markup"))
+        if params.get("message_thread_id") is not None:
+            sent |= {"message_thread_id": params["message_thread_id"], "is_topic_message": True}
+        return sent
 
     def _do_send_voice(self, params: dict[str, Any]) -> dict[str, Any]:
         voice = params["voice"]
@@ -545,6 +610,17 @@ class FakeBotApi(LoopbackServer):
         return self._message_object(message["chat_id"], message["message_id"], text, message["reply_markup"])
 
     # -- helpers -----------------------------------------------------------------------------------
+
+    def _check_thread(self, method: str, params: dict[str, Any]) -> None:
+        """A message_thread_id must name a topic the chat has (never General, 1), as Telegram checks it."""
+        thread = params.get("message_thread_id")
+        if thread is None:
+            return
+        chat_id = params.get("chat_id")
+        if isinstance(chat_id, str) and re.fullmatch(r"-?\d+", chat_id):
+            chat_id = int(chat_id)
+        if thread == GENERAL_TOPIC or (chat_id, thread) not in self._topics:
+            raise _bad(THREAD_NOT_FOUND)
 
     def _visible_text(self, params: dict[str, Any], *, allow_empty: bool = False) -> str:
         text = str(params.get("text") or "")

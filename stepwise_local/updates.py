@@ -25,20 +25,37 @@ def text_message(
     chat_id: int | None = None,
     update_id: int | None = None,
     first_name: str = "Local",
+    topic: int | None = None,
 ) -> dict[str, Any]:
-    """An update carrying a private-chat text message."""
+    """An update carrying a private-chat text message (in the topic `topic`, if given)."""
     sender = user(user_id, first_name)
     chat = {"id": chat_id if chat_id is not None else user_id, "type": "private", "first_name": first_name}
-    return {
-        "update_id": update_id if update_id is not None else next(_update_ids),
-        "message": {
-            "message_id": next(_message_ids),
-            "from": sender,
-            "chat": chat,
-            "date": int(time.time()),
-            "text": text,
-        },
+    message: dict[str, Any] = {
+        "message_id": next(_message_ids),
+        "from": sender,
+        "chat": chat,
+        "date": int(time.time()),
+        "text": text,
     }
+    if topic is not None:
+        message |= {"message_thread_id": topic, "is_topic_message": True}
+    return {"update_id": update_id if update_id is not None else next(_update_ids), "message": message}
+
+
+def topic_created(
+    user_id: int, topic: int, name: str, *, implicit: bool = False, update_id: int | None = None
+) -> dict[str, Any]:
+    """The service message that opens topic `topic` (its own message id) in the private chat; `implicit`:
+    Telegram made the name up."""
+    update = text_message(user_id, "", update_id=update_id, topic=topic)
+    message = update["message"]
+    del message["text"]
+    message["message_id"] = topic
+    created: dict[str, Any] = {"name": name, "icon_color": 7322096}
+    if implicit:
+        created["is_name_implicit"] = True
+    message["forum_topic_created"] = created
+    return update
 
 
 def _media_message(user_id: int, caption: str | None, update_id: int | None) -> dict[str, Any]:

@@ -43,7 +43,10 @@ def http_answer(outcome: WebhookOutcome) -> dict[str, Any]:
     "typing…", that Bot API call for Telegram to make (Telegram reads a `method` in a webhook's answer)."""
     headers = {"content-type": "application/json", ACTION_HEADER: outcome.action}
     if outcome.typing and outcome.chat_id is not None:
-        body = json.dumps({"method": "sendChatAction", "chat_id": outcome.chat_id, "action": "typing"})
+        call: dict[str, Any] = {"method": "sendChatAction", "chat_id": outcome.chat_id, "action": "typing"}
+        if outcome.topic is not None:  # in the message's topic ("typing…" shows there)
+            call["message_thread_id"] = outcome.topic
+        body = json.dumps(call)
     else:
         body = outcome.model_dump_json(include={"action", "detail"})
     return {"statusCode": outcome.status, "headers": headers, "body": body}

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from stepwise.chats.store import ChatRecord
+from stepwise.telegram.conversation import Conversation
 
 
 class InMemoryChatStore:
@@ -14,9 +15,11 @@ class InMemoryChatStore:
         self.chats: dict[int, ChatRecord] = {}
 
     def record_message(
-        self, chat_id: int, user_id: int, due_at: int, written_at: str | None = None
+        self, conversation: int, user_id: int, due_at: int, written_at: str | None = None
     ) -> ChatRecord:
-        chat = self.chats.setdefault(chat_id, ChatRecord(chat_id=chat_id, user_id=user_id))
+        chat = self.chats.setdefault(
+            int(conversation), ChatRecord(chat_id=int(conversation), user_id=user_id)
+        )
         chat.user_id = user_id
         if written_at is not None:
             chat.last_user_at = written_at
@@ -24,30 +27,41 @@ class InMemoryChatStore:
         chat.due = chat.due or chat.unsummarized >= due_at
         return chat.model_copy()
 
-    def get(self, chat_id: int) -> ChatRecord | None:
-        chat = self.chats.get(chat_id)
+    def get(self, conversation: int) -> ChatRecord | None:
+        chat = self.chats.get(int(conversation))
         return chat.model_copy() if chat else None
 
-    def set_window(self, chat_id: int, window_key: str) -> None:
-        chat = self.chats.setdefault(chat_id, ChatRecord(chat_id=chat_id, user_id=0))
+    def set_window(self, conversation: int, window_key: str) -> None:
+        chat = self.chats.setdefault(int(conversation), ChatRecord(chat_id=int(conversation), user_id=0))
         chat.window_key = window_key
 
-    def set_stable_prefix_tokens(self, chat_id: int, tokens: int) -> None:
-        chat = self.chats.setdefault(chat_id, ChatRecord(chat_id=chat_id, user_id=0))
+    def set_stable_prefix_tokens(self, conversation: int, tokens: int) -> None:
+        chat = self.chats.setdefault(int(conversation), ChatRecord(chat_id=int(conversation), user_id=0))
         chat.stable_prefix_tokens = tokens
 
-    def set_voice_replies(self, chat_id: int, on: bool) -> None:
-        chat = self.chats.setdefault(chat_id, ChatRecord(chat_id=chat_id, user_id=0))
+    def set_voice_replies(self, conversation: int, on: bool) -> None:
+        chat = self.chats.setdefault(int(conversation), ChatRecord(chat_id=int(conversation), user_id=0))
         chat.voice_replies = on
 
-    def due_chats(self) -> Iterator[int]:
-        return iter([c.chat_id for c in self.chats.values() if c.due])
+    def set_topic_unnamed(self, conversation: int, unnamed: bool) -> None:
+        chat = self.chats.setdefault(int(conversation), ChatRecord(chat_id=int(conversation), user_id=0))
+        chat.topic_unnamed = unnamed
 
-    def all_chats(self) -> Iterator[int]:
-        return iter(list(self.chats))
+    def claim_topic_rename(self, conversation: int) -> bool:
+        chat = self.chats.get(int(conversation))
+        if chat is None or not chat.topic_unnamed:
+            return False
+        chat.topic_unnamed = False
+        return True
 
-    def record_summary_failure(self, chat_id: int, give_up_after: int) -> int:
-        chat = self.chats.get(chat_id)
+    def due_chats(self) -> Iterator[Conversation]:
+        return iter([Conversation(c.chat_id) for c in self.chats.values() if c.due])
+
+    def all_chats(self) -> Iterator[Conversation]:
+        return iter([Conversation(key) for key in self.chats])
+
+    def record_summary_failure(self, conversation: Conversation, give_up_after: int) -> int:
+        chat = self.chats.get(int(conversation))
         if chat is None:
             return 0
         chat.summary_failures += 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 
 from stepwise.inbox.models import Admission, NewLease, QueuedMessage, turn_name
+from stepwise.telegram.conversation import Conversation
 
 
 class InMemoryChatInbox:
@@ -19,7 +20,7 @@ class InMemoryChatInbox:
         self._lock = threading.Lock()
 
     def enqueue(self, message: QueuedMessage, expires_at: int) -> Admission:
-        key = (message.chat_id, message.update_id)
+        key = (message.conversation, message.update_id)
         with self._lock:
             if key in self.done:
                 return "done"
@@ -28,14 +29,14 @@ class InMemoryChatInbox:
             self.queued[key] = message.model_copy()
             return "new"
 
-    def pending(self, chat_id: int) -> list[QueuedMessage]:
+    def pending(self, conversation: Conversation) -> list[QueuedMessage]:
         with self._lock:
-            found = [m.model_copy() for (chat, _), m in self.queued.items() if chat == chat_id]
+            found = [m.model_copy() for (chat, _), m in self.queued.items() if chat == conversation]
         return sorted(found, key=lambda m: m.update_id)
 
     def take(self, message: QueuedMessage, turn_id: str, claimed_at: str) -> QueuedMessage | None:
         with self._lock:
-            stored = self.queued.get((message.chat_id, message.update_id))
+            stored = self.queued.get((message.conversation, message.update_id))
             if stored is None or not (stored.status == "queued" or stored.turn_id == turn_id):
                 return None
             stored.status, stored.turn_id = "taken", turn_id
@@ -44,44 +45,46 @@ class InMemoryChatInbox:
 
     def finish(self, message: QueuedMessage, done_expires_at: int) -> None:
         with self._lock:
-            self.done.add((message.chat_id, message.update_id))
-            self.queued.pop((message.chat_id, message.update_id), None)
+            self.done.add((message.conversation, message.update_id))
+            self.queued.pop((message.conversation, message.update_id), None)
 
     def give_back(self, message: QueuedMessage) -> None:
         with self._lock:
-            stored = self.queued.get((message.chat_id, message.update_id))
+            stored = self.queued.get((message.conversation, message.update_id))
             if stored is None or stored.turn_id != message.turn_id:
                 return
             stored.status, stored.turn_id = "queued", None
             stored.requeues = message.requeues + 1
 
-    def acquire_new(self, chat_id: int, update_id: int, now: int, lease_seconds: int) -> NewLease | None:
+    def acquire_new(
+        self, conversation: Conversation, update_id: int, now: int, lease_seconds: int
+    ) -> NewLease | None:
         with self._lock:
-            current = self.leases.get(chat_id)
+            current = self.leases.get(conversation)
             if current is not None and current[1] >= now:
                 return None
-            self.generations[chat_id] = self.generations.get(chat_id, 0) + 1
-            name = turn_name(chat_id, self.generations[chat_id], update_id)
-            self.leases[chat_id] = (name, now + lease_seconds)
-            previous, self.started_at[chat_id] = self.started_at.get(chat_id), now
+            self.generations[conversation] = self.generations.get(conversation, 0) + 1
+            name = turn_name(conversation, self.generations[conversation], update_id)
+            self.leases[conversation] = (name, now + lease_seconds)
+            previous, self.started_at[conversation] = self.started_at.get(conversation), now
             return NewLease(name, previous)
 
-    def reacquire(self, chat_id: int, holder: str, now: int, lease_seconds: int) -> bool:
+    def reacquire(self, conversation: Conversation, holder: str, now: int, lease_seconds: int) -> bool:
         with self._lock:
-            current = self.leases.get(chat_id)
+            current = self.leases.get(conversation)
             if current is not None and current[0] != holder and current[1] >= now:
                 return False
-            self.leases[chat_id] = (holder, now + lease_seconds)
+            self.leases[conversation] = (holder, now + lease_seconds)
             return True
 
-    def release(self, chat_id: int, holder: str) -> bool:
+    def release(self, conversation: Conversation, holder: str) -> bool:
         with self._lock:
-            current = self.leases.get(chat_id)
+            current = self.leases.get(conversation)
             if current is None or current[0] != holder:
                 return False
-            del self.leases[chat_id]
+            del self.leases[conversation]
             return True
 
-    def holder(self, chat_id: int) -> tuple[str, int] | None:
+    def holder(self, conversation: Conversation) -> tuple[str, int] | None:
         with self._lock:
-            return self.leases.get(chat_id)
+            return self.leases.get(conversation)

@@ -18,6 +18,9 @@ _METHODS = frozenset(
         "answer_callback_query",
         "edit_message_text",
         "set_webhook",
+        "get_me",
+        "create_forum_topic",
+        "edit_forum_topic",
     }
 )
 
@@ -32,6 +35,7 @@ class SentMessage:
     parse_mode: str | None = None
     reply_markup: InlineKeyboardMarkup | None = None
     edits: int = 0
+    message_thread_id: int | None = None
 
 
 @dataclass
@@ -47,6 +51,8 @@ class InMemoryTelegram:
     sent: list[SentMessage] = field(default_factory=list)
     webhook: dict[str, Any] | None = None
     voices: list[tuple[int, bytes]] = field(default_factory=list)  # (chat_id, Ogg Opus) of each voice sent
+    topics_enabled: bool = True  # getMe's has_topics_enabled
+    topics: dict[tuple[int, int], str] = field(default_factory=dict)  # (chat, thread) -> name, as created
     _failures: dict[str, list[Exception]] = field(default_factory=dict, init=False, repr=False)
     _last_id: dict[int, int] = field(default_factory=dict, init=False, repr=False)
 
@@ -72,6 +78,7 @@ class InMemoryTelegram:
         parse_mode: str | None = None,
         reply_markup: InlineKeyboardMarkup | None = None,
         link_previews: bool = False,
+        message_thread_id: int | None = None,
     ) -> int:
         """Record the message and return a new message_id (increasing per chat)."""
         self._record(
@@ -81,34 +88,89 @@ class InMemoryTelegram:
             parse_mode=parse_mode,
             reply_markup=reply_markup,
             link_previews=link_previews,
+            message_thread_id=message_thread_id,
         )
         _check_text("sendMessage", text)
-        message_id = self._last_id.get(chat_id, 0) + 1
-        self._last_id[chat_id] = message_id
-        self.sent.append(SentMessage(chat_id, message_id, text, parse_mode, reply_markup))
+        message_id = self._next_id(chat_id)
+        self.sent.append(
+            SentMessage(
+                chat_id, message_id, text, parse_mode, reply_markup, message_thread_id=message_thread_id
+            )
+        )
         return message_id
 
-    def send_chat_action(self, chat_id: int, action: str = "typing") -> None:
+    def send_chat_action(
+        self, chat_id: int, action: str = "typing", *, message_thread_id: int | None = None
+    ) -> None:
         """Record the chat action."""
-        self._record("send_chat_action", chat_id=chat_id, action=action)
+        self._record("send_chat_action", chat_id=chat_id, action=action, message_thread_id=message_thread_id)
 
-    def send_voice(self, chat_id: int, ogg_opus: bytes, *, duration: int | None = None) -> int:
+    def send_voice(
+        self,
+        chat_id: int,
+        ogg_opus: bytes,
+        *,
+        duration: int | None = None,
+        message_thread_id: int | None = None,
+    ) -> int:
         """Record the voice message and return a new message_id."""
-        self._record("send_voice", chat_id=chat_id, size=len(ogg_opus), duration=duration)
+        self._record(
+            "send_voice",
+            chat_id=chat_id,
+            size=len(ogg_opus),
+            duration=duration,
+            message_thread_id=message_thread_id,
+        )
         if not ogg_opus.startswith(b"OggS"):
             raise TelegramBadRequest("sendVoice", 400, "Bad Request: wrong file type")
-        message_id = self._last_id.get(chat_id, 0) + 1
-        self._last_id[chat_id] = message_id
+        message_id = self._next_id(chat_id)
         self.voices.append((chat_id, ogg_opus))
         return message_id
 
     def send_message_draft(
-        self, chat_id: int, draft_id: int, text: str, *, parse_mode: str | None = None
+        self,
+        chat_id: int,
+        draft_id: int,
+        text: str,
+        *,
+        parse_mode: str | None = None,
+        message_thread_id: int | None = None,
     ) -> None:
         """Record the draft (drafts are not messages: they are not in ``sent``)."""
         self._record(
-            "send_message_draft", chat_id=chat_id, draft_id=draft_id, text=text, parse_mode=parse_mode
+            "send_message_draft",
+            chat_id=chat_id,
+            draft_id=draft_id,
+            text=text,
+            parse_mode=parse_mode,
+            message_thread_id=message_thread_id,
         )
+
+    def get_me(self) -> dict[str, Any]:
+        """The bot's User, with ``has_topics_enabled`` as set."""
+        self._record("get_me")
+        return {"id": 1, "is_bot": True, "first_name": "Stepwise", "has_topics_enabled": self.topics_enabled}
+
+    def create_forum_topic(self, chat_id: int, name: str) -> int:
+        """Create a topic (refused, as Telegram does, when threaded mode is off); return its thread id."""
+        self._record("create_forum_topic", chat_id=chat_id, name=name)
+        if not self.topics_enabled:
+            raise TelegramBadRequest("createForumTopic", 400, "Bad Request: the chat is not a forum")
+        thread = self._next_id(chat_id)  # the topic's first message (its service message) names it
+        if thread == 1:  # 1 is a forum's General topic
+            thread = self._next_id(chat_id)
+        self.topics[(chat_id, thread)] = name
+        return thread
+
+    def edit_forum_topic(self, chat_id: int, message_thread_id: int, name: str) -> None:
+        """Rename a topic."""
+        self._record("edit_forum_topic", chat_id=chat_id, message_thread_id=message_thread_id, name=name)
+        self.topics[(chat_id, message_thread_id)] = name
+
+    def _next_id(self, chat_id: int) -> int:
+        message_id = self._last_id.get(chat_id, 0) + 1
+        self._last_id[chat_id] = message_id
+        return message_id
 
     def answer_callback_query(self, callback_query_id: str, text: str | None = None) -> None:
         """Record the answer."""
@@ -150,6 +212,8 @@ class InMemoryTelegram:
         self.webhook = {"url": url, "secret_token": secret_token, "allowed_updates": list(allowed_updates)}
 
     def _record(self, method: str, **params: Any) -> None:
+        if params.get("message_thread_id", 0) is None:  # recorded only when sent, as the Bot API gets it
+            del params["message_thread_id"]
         self.calls.append((method, params))
         pending = self._failures.get(method)
         if pending:

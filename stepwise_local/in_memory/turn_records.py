@@ -48,6 +48,9 @@ class InMemoryTurnStore:
         reply = self.replies[turn_id]
         reply.token_seed, reply.token_revoked = None, revoked
 
+    def set_topic_thread(self, turn_id: str, thread: int) -> None:
+        self.replies[turn_id].topic_thread = thread
+
     def mark_voice_sent(self, turn_id: str) -> None:
         self.replies[turn_id].voice_sent = True
 

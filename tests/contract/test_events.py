@@ -15,6 +15,7 @@ from stepwise_local.emulation import Emulation, LocalConfig
 
 EXPECTED = {
     "webhook-text-message": "started",
+    "webhook-topic-message": "started",  # in topic 61 of the private chat: a conversation of its own
     "webhook-command": "started",
     "webhook-not-allowlisted": "not_allowed",
     "webhook-photo": "started",

@@ -535,3 +535,37 @@ def test_with_debug_logs_the_chat_shows_the_warm_ups_of_a_quiet_chats_first_turn
     log = (tmp_path / "chat.log").read_text()
     line = next(line for line in log.splitlines() if "warm-ups started" in line)
     assert "CallModelFunction" in line and "FinishTurnFunction" in line
+
+
+def test_topic_moves_the_chat_into_a_topic_and_back(tmp_path: Path) -> None:
+    """The prompt shows the topic; the bot answers in it; what is the person's (the task list) is shared."""
+    long_name = "x" * 129
+    out = chat(
+        [
+            "add buy milk",
+            "/topic Trip",
+            "what's on my list?",
+            "/topic",
+            "hello",
+            "/topic Trip",
+            f"/topic {long_name}",
+        ],
+        tmp_path,
+    )
+    lines = out.splitlines()
+    assert lines[2:8] == [
+        "you> /topic Trip",
+        "(opened the topic “Trip”; /topic goes back to the main chat)",
+        "you [Trip]> what's on my list?",
+        "stepwise [Trip]> 1 task:",
+        "#1 [ ] buy milk",
+        "you [Trip]> /topic",
+    ]
+    assert lines[8:10] == ["(back in the main chat)", "you> hello"]
+    assert lines[10].startswith("stepwise> Hello!")
+    assert lines[11:] == [
+        "you> /topic Trip",
+        "(in the topic “Trip”)",
+        f"you [Trip]> /topic {long_name}",
+        "(usage: /topic NAME moves into that topic, opened on first use; /topic goes back to the main chat)",
+    ]

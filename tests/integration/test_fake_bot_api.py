@@ -352,3 +352,48 @@ def test_set_my_commands_keeps_the_menu(api: FakeBotApi) -> None:
     menu = [{"command": "help", "description": "The commands"}]
     assert make_client(api).call("setMyCommands", {"commands": menu}) is True
     assert api.commands == menu
+
+
+def test_topics_are_checked_as_telegram_checks_them(api: FakeBotApi) -> None:
+    """message_thread_id must name a topic the chat has; General (1) and unknown or deleted topics are
+    "message thread not found"; createForumTopic is refused in a private chat while threaded mode is off."""
+    for thread in (1, 99):
+        status, body = raw_post(
+            api, "sendMessage", {"chat_id": CHAT, "text": "hi", "message_thread_id": thread}
+        )
+        assert (status, body["description"]) == (400, "Bad Request: message thread not found")
+    api.topics_enabled = False
+    status, body = raw_post(api, "createForumTopic", {"chat_id": CHAT, "name": "Trip"})
+    assert (status, body["description"]) == (400, "Bad Request: the chat is not a forum")
+    status, body = raw_post(api, "getMe", {})
+    assert body["result"]["has_topics_enabled"] is False
+    api.topics_enabled = True
+    status, body = raw_post(api, "createForumTopic", {"chat_id": CHAT, "name": ""})
+    assert status == 400
+    client = make_client(api)
+    assert client.get_me()["has_topics_enabled"] is True
+    thread = client.create_forum_topic(CHAT, "Trip")
+    assert thread > 1 and api.topics(CHAT) == {thread: "Trip"}
+    client.send_message(CHAT, "in the topic", message_thread_id=thread)
+    client.send_chat_action(CHAT, "typing", message_thread_id=thread)
+    client.send_message_draft(CHAT, 5, "draft", message_thread_id=thread)
+    client.edit_forum_topic(CHAT, thread, "Trip to Lisbon")
+    assert api.topics(CHAT) == {thread: "Trip to Lisbon"}
+    status, body = raw_post(api, "editForumTopic", {"chat_id": CHAT, "message_thread_id": 99, "name": "x"})
+    assert (status, body["description"]) == (400, "Bad Request: message thread not found")
+    (sent,) = api.messages(CHAT)
+    assert sent["message_thread_id"] == thread
+
+
+def test_a_deleted_topics_message_reaches_the_main_chat_once(api: FakeBotApi) -> None:
+    client = make_client(api)
+    thread = api.add_topic(CHAT, "Groceries")
+    client.send_message(CHAT, "before", message_thread_id=thread)
+    api.delete_topic(CHAT, thread)
+    client.send_message(CHAT, "<b>after</b>", parse_mode="HTML", message_thread_id=thread)
+    client.send_chat_action(CHAT, "typing", message_thread_id=thread)
+    first, second = api.messages(CHAT)
+    assert first["message_thread_id"] == thread and "message_thread_id" not in second
+    assert api.text_of(second) == f"(For topic #{thread}, which was deleted:)\n\nafter"
+    assert len(api.attempts("sendMessage")) == 3, "refused once, then sent once"
+    assert api.calls("sendChatAction") == [], "no typing shown anywhere for a deleted topic"

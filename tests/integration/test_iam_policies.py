@@ -96,6 +96,16 @@ def play_a_voice_note(stack: Stack, user: int) -> None:
         stack.emulation.config.env.pop(name)
 
 
+def play_topics(stack: Stack, user: int) -> None:
+    """A topic Telegram named (the webhook notes it), its first answer renaming it, and /new."""
+    thread = stack.telegram.add_topic(user, "New Thread")
+    stack.emulation.post_update(updates.topic_created(user, thread, "New Thread", implicit=True))
+    stack.anthropic.script(text("Sure."))
+    stack.say(user, "plan the garden", topic=thread)
+    stack.say(user, "/new Trip")
+    assert sorted(stack.telegram.topics(user).values()) == ["Plan the garden", "Trip"]
+
+
 def play_every_kind_of_turn(stack: Stack, time_server: TimeServer) -> None:
     user = stack.new_user()
     # A tool of an outside MCP server: CallModel fetches its list, RunTools calls it (its token from SSM).
@@ -129,6 +139,7 @@ def play_every_kind_of_turn(stack: Stack, time_server: TimeServer) -> None:
         stack.say(user, command)  # answered where the turn starts (the last two by the rules model)
     play_an_mcp_client(stack, user)
     play_a_voice_note(stack, user)
+    play_topics(stack, user)
     stack.emulation.advance_clock(timedelta(minutes=2))
     stack.emulation.fire_due_schedules()  # FireReminder, then a reminder turn
     stack.emulation.wait_idle(user)

@@ -11,6 +11,7 @@ from moto import mock_aws
 
 from stepwise.inbox.dynamodb import DynamoChatInbox
 from stepwise.inbox.models import NewLease, QueuedMessage, scheduled_update_id
+from stepwise.telegram.conversation import Conversation
 from stepwise.telegram.models import MAX_UPDATE_ID
 from stepwise_local.in_memory.inbox import InMemoryChatInbox
 from stepwise_local.template import Template
@@ -118,3 +119,48 @@ def test_a_fired_reminder_keeps_its_kind_and_waits_after_every_telegram_update(i
         ("message", None, "typed"),
         ("reminder", 2, "call mom"),
     ]
+
+
+def test_each_topic_has_its_own_queue_and_lease(inbox: Any) -> None:
+    """Topics of one chat run side by side: their own waiting messages and lease, and their turns' names."""
+    chat = next(_chats)
+    main, topic = Conversation.of(chat), Conversation.of(chat, 42)
+    assert inbox.enqueue(message(chat, 1, "main"), 0) == "new"
+    assert inbox.enqueue(message(chat, 2, "topic").model_copy(update={"topic": 42}), 0) == "new"
+    assert [m.text for m in inbox.pending(main)] == ["main"]
+    (waiting,) = inbox.pending(topic)
+    assert (waiting.text, waiting.topic, waiting.conversation) == ("topic", 42, topic)
+    first = inbox.acquire_new(main, 1, 100, 60)
+    second = inbox.acquire_new(topic, 2, 100, 60)
+    assert first is not None and second is not None, "a busy chat does not hold its topic"
+    assert first.name == f"chat{chat}-turn1-update1" and second.name == f"chat{chat}t42-turn1-update2"
+    assert inbox.holder(topic) == (second.name, 160) and inbox.holder(main) == (first.name, 160)
+    taken = inbox.take(waiting, second.name, "2026-11-23T09:00:01.000Z")
+    assert taken is not None and taken.topic == 42
+    inbox.finish(taken, 0)
+    assert inbox.enqueue(message(chat, 2, "topic").model_copy(update={"topic": 42}), 0) == "done"
+    assert [m.text for m in inbox.pending(main)] == ["main"]
+
+
+def test_an_item_queued_before_topics_is_the_chats_main_conversation(table: Any) -> None:
+    """A waiting message and a lease written by the code before topics read as the chat's own."""
+    chat = next(_chats)
+    old = message(chat, 5, "queued before the upgrade")
+    table.put_item(
+        Item={
+            "chat_id": chat,
+            "sk": "q#00000000000000000005",
+            "message": old.model_dump_json(
+                include={"chat_id", "update_id", "user_id", "id", "text", "received_at"}
+            ),
+            "status": "queued",
+            "requeues": 0,
+        }
+    )
+    table.put_item(Item={"chat_id": chat, "sk": "lease", "generation": 4, "started_at": 50})
+    inbox = DynamoChatInbox(table)
+    (waiting,) = inbox.pending(Conversation.of(chat))
+    assert (waiting.text, waiting.topic, waiting.conversation) == ("queued before the upgrade", None, chat)
+    lease = inbox.acquire_new(Conversation.of(chat), 5, 100, 60)
+    assert lease == NewLease(f"chat{chat}-turn5-update5", 50), "the chat's generations go on"
+    assert inbox.pending(Conversation.of(chat, 3)) == []

@@ -29,6 +29,7 @@ from stepwise.reminders.dynamodb import DynamoReminderStore
 from stepwise.reminders.models import Reminder
 from stepwise.tasks.dynamodb import DynamoTaskRepository
 from stepwise.tasks.models import Task
+from stepwise.telegram.conversation import Conversation
 from stepwise.turn_records.dynamodb import DynamoTurnStore
 from stepwise.turn_records.models import ModelStep, NewToken, Reply, TurnMeta
 from stepwise_local.in_memory.approvals import InMemoryApprovalStore
@@ -662,3 +663,65 @@ def test_finishing_a_missing_job_raises(kind: str, dynamodb: Any) -> None:
     with pytest.raises(KeyError):
         store.finish(user, 2, "failed", "Broke.", "2026-11-26T10:05:00.000Z")
     assert store.get(user, 2) is None, "finishing does not create the job"
+
+
+@pytest.mark.parametrize("kind", ADAPTERS)
+def test_a_topic_has_its_own_history_and_chat_record(kind: str, dynamodb: Any) -> None:
+    """The chat itself and each of its topics are conversations kept apart: their messages, counts, windows
+    and summaries; a topic's `topic_unnamed` is claimed once."""
+    repo = make(
+        kind, dynamodb, InMemoryMessageRepository, lambda d: DynamoMessageRepository(d.Table("MessagesTable"))
+    )
+    store = make(kind, dynamodb, InMemoryChatStore, lambda d: DynamoChatStore(d.Table("ChatsTable")))
+    chat = next(_chat_ids)
+    main, topic, other = Conversation.of(chat), Conversation.of(chat, 7), Conversation.of(chat, 9)
+    for where, text in ((main, "in the chat"), (topic, "in topic 7"), (other, "in topic 9")):
+        repo.add(
+            StoredMessage(
+                id=f"m{where.topic}",
+                chat_id=chat,
+                topic=where.topic,
+                role="user",
+                content=text,
+                created_at="2026-11-22T10:00:00.000Z",
+            )
+        )
+        store.record_message(where, 5, due_at=1)
+    assert [m.content for m in repo.recent(main, 5)] == ["in the chat"]
+    (kept,) = repo.recent(topic, 5)
+    assert (kept.content, kept.chat_id, kept.topic, kept.conversation) == ("in topic 7", chat, 7, topic)
+    assert [m.content for m in repo.after(other, "")] == ["in topic 9"]
+    store.set_window(topic, "k7")
+    assert store.get(main).window_key == "" and store.get(topic).window_key == "k7"
+    assert {main, topic, other} <= set(store.due_chats())
+    assert store.get(topic).conversation == topic and store.get(topic).conversation.topic == 7
+    assert not store.claim_topic_rename(topic), "not waiting for a name"
+    store.set_topic_unnamed(topic, True)
+    assert store.get(topic).topic_unnamed and not store.get(main).topic_unnamed
+    assert store.claim_topic_rename(topic) and not store.claim_topic_rename(topic), "renamed once"
+
+
+def test_items_stored_before_topics_read_as_the_chats_main_conversation(dynamodb: Any) -> None:
+    """An item written by the code before topics (its `chat_id` the chat's id, no `topic` anywhere) is the
+    chat's main conversation for the new code: no migration."""
+    chat = next(_chat_ids)
+    tables = tables_of("dynamodb", dynamodb)
+    tables.Table("MessagesTable").put_item(  # the shape the old DynamoMessageRepository wrote
+        Item={
+            "chat_id": chat,
+            "sk": "2026-11-01T10:00:00.000Z#old1",
+            "id": "old1",
+            "role": "user",
+            "content": "written before topics",
+            "created_at": "2026-11-01T10:00:00.000Z",
+        }
+    )
+    tables.Table("ChatsTable").put_item(
+        Item={"chat_id": chat, "user_id": 5, "message_count": 1, "summary": "older summary", "window_key": ""}
+    )
+    repo = DynamoMessageRepository(tables.Table("MessagesTable"))
+    (old,) = repo.recent(Conversation.of(chat), 5)
+    assert (old.content, old.chat_id, old.topic) == ("written before topics", chat, None)
+    assert repo.recent(Conversation.of(chat, 7), 5) == [], "a topic starts empty"
+    record = DynamoChatStore(tables.Table("ChatsTable")).get(Conversation.of(chat))
+    assert record is not None and record.summary == "older summary" and record.conversation.topic is None

@@ -7,6 +7,7 @@ from typing import Any
 
 from boto3.dynamodb.conditions import Key
 
+from stepwise.telegram.conversation import Conversation
 from stepwise_local import updates
 from stepwise_local.anthropic_server import FakeAnthropic
 from stepwise_local.emulation import Emulation
@@ -28,29 +29,36 @@ class Stack:
     def new_user(self) -> int:
         return next(self._users)
 
-    def say(self, user_id: int, text: str, timeout: float = 60.0) -> dict[str, Any]:
-        """Send a text message through the webhook and wait for its turn to end; returns the execution."""
-        update = updates.text_message(user_id, text)
+    def say(self, user_id: int, text: str, timeout: float = 60.0, topic: int | None = None) -> dict[str, Any]:
+        """Send a text message (in `topic`, if given) through the webhook and wait for its turn to end;
+        returns the execution."""
+        update = updates.text_message(user_id, text, topic=topic)
         response = self.emulation.post_update(update)
         assert response["statusCode"] == 200, response
-        return self.emulation.wait_for_update(user_id, update["update_id"], timeout=timeout)
+        where = Conversation.of(user_id, topic)
+        return self.emulation.wait_for_update(where, update["update_id"], timeout=timeout)
 
-    def replies(self, chat_id: int) -> list[str]:
-        """What the user saw, message by message."""
-        return [self.telegram.text_of(m) for m in self.telegram.messages(chat_id)]
+    def replies(self, chat_id: int, topic: int | bool | None = False) -> list[str]:
+        """What the user saw, message by message (with `topic`, only in that topic; None: outside any)."""
+        return [
+            self.telegram.text_of(m)
+            for m in self.telegram.messages(chat_id)
+            if topic is False or m.get("message_thread_id") == topic
+        ]
 
-    def stored(self, chat_id: int) -> list[dict[str, Any]]:
-        """The chat's items in the messages table, oldest first."""
+    def stored(self, chat_id: int, topic: int | None = None) -> list[dict[str, Any]]:
+        """The conversation's items in the messages table, oldest first."""
         table = self.emulation.table("MessagesTable")
-        items: list[dict[str, Any]] = table.query(KeyConditionExpression=Key("chat_id").eq(chat_id))["Items"]
+        key = Conversation.of(chat_id, topic).key
+        items: list[dict[str, Any]] = table.query(KeyConditionExpression=Key("chat_id").eq(key))["Items"]
         return items
 
-    def send(self, user_id: int, text: str, timeout: float = 20.0) -> str:
+    def send(self, user_id: int, text: str, timeout: float = 20.0, topic: int | None = None) -> str:
         """Send a text message without waiting for its turn to end; returns the name of the turn taking it."""
-        update = updates.text_message(user_id, text)
+        update = updates.text_message(user_id, text, topic=topic)
         response = self.emulation.post_update(update)
         assert response["statusCode"] == 200, response
-        return self.emulation.wait_until_taken(user_id, update["update_id"], timeout)
+        return self.emulation.wait_until_taken(Conversation.of(user_id, topic), update["update_id"], timeout)
 
     def buttons(self, chat_id: int, timeout: float = 20.0) -> dict[str, Any]:
         """Wait for the newest message with an inline keyboard in the chat; returns it."""

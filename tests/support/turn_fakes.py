@@ -126,11 +126,14 @@ def turn_start(
     update_id: int = 1,
     message_id: str | None = None,
     created_at: str = "2026-11-22T09:00:00.000Z",
+    topic: int | None = None,
 ) -> TurnStart:
-    """Put a message in the chat's inbox (as the webhook does) and return the start of a turn for it."""
+    """Put a message in the conversation's inbox (as the webhook does) and return the start of a turn for it
+    (named `turn-<update_id>`)."""
     services.sequencer().inbox.enqueue(
         QueuedMessage(
             chat_id=chat_id,
+            topic=topic,
             update_id=update_id,
             user_id=chat_id,
             id=message_id or f"msg-{update_id}",
@@ -140,7 +143,9 @@ def turn_start(
         expires_at=0,
     )
     return TurnStart(
-        turn=TurnRef(turn_id=f"turn-{update_id}", chat_id=chat_id, user_id=chat_id, update_id=update_id)
+        turn=TurnRef(
+            turn_id=f"turn-{update_id}", chat_id=chat_id, topic=topic, user_id=chat_id, update_id=update_id
+        )
     )
 
 

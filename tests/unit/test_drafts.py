@@ -10,6 +10,7 @@ from support.turn_fakes import ScriptedModel, drive_turn, text_response, turn_st
 
 from stepwise.model.types import ModelResponse
 from stepwise.states.services import TurnServices
+from stepwise.telegram.conversation import Conversation
 from stepwise.telegram.drafts import DraftStream, draft_id_for, draft_stream, render_draft
 from stepwise.telegram.errors import TelegramTransientError
 from stepwise_local.in_memory.telegram import InMemoryTelegram
@@ -32,7 +33,9 @@ def plain(text: str) -> tuple[str, str | None]:
 
 
 def stream_at(clock: FakeClock, telegram: InMemoryTelegram, **kwargs: Any) -> DraftStream:
-    return DraftStream(lambda: telegram, 42, 7, 1.0, clock=clock, render=kwargs.get("render", plain))
+    return DraftStream(
+        lambda: telegram, Conversation(42), 7, 1.0, clock=clock, render=kwargs.get("render", plain)
+    )
 
 
 def draft_texts(telegram: InMemoryTelegram) -> list[str]:
@@ -91,10 +94,14 @@ def test_a_slow_draft_ends_drafts_for_the_call() -> None:
 
 def test_drafts_are_only_for_private_chats_and_only_when_switched_on() -> None:
     telegram = InMemoryTelegram()
-    assert draft_stream(lambda: telegram, 42, "turn-1", 1.0) is not None
-    assert draft_stream(lambda: telegram, -100123, "turn-1", 1.0) is None, "groups get no drafts"
-    assert draft_stream(lambda: telegram, 42, "turn-1", 0.0) is None, "DRAFT_INTERVAL_SECONDS=0: off"
-    assert draft_stream(None, 42, "turn-1", 1.0) is None
+    assert draft_stream(lambda: telegram, Conversation(42), "turn-1", 1.0) is not None
+    assert draft_stream(lambda: telegram, Conversation(-100123), "turn-1", 1.0) is None, (
+        "groups get no drafts"
+    )
+    assert draft_stream(lambda: telegram, Conversation(42), "turn-1", 0.0) is None, (
+        "DRAFT_INTERVAL_SECONDS=0: off"
+    )
+    assert draft_stream(None, Conversation(42), "turn-1", 1.0) is None
 
 
 def test_a_turn_keeps_one_non_zero_draft_id() -> None:

@@ -634,6 +634,7 @@ class Runtime:
             clock=clock,
             media_limits=self.media_limits,
             warmups=self.warmups,
+            chats=lambda: self.chats,
         )
 
     @cached_property

@@ -4,6 +4,8 @@ states' own contracts are in `stepwise.states.contracts`; the execution's whole 
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from stepwise.telegram.conversation import Conversation
+
 # Each model sets it rather than inheriting it from a shared base: a class is built by every state's import.
 REF_CONFIG = ConfigDict(defer_build=True, extra="ignore")
 
@@ -17,10 +19,21 @@ class TurnRef(BaseModel):
 
     turn_id: str = Field(min_length=1)
     chat_id: int
+    topic: int | None = None  # the topic's message_thread_id; None: the chat itself (an older input too)
     user_id: int
     update_id: int
     job: int | None = Field(default=None, ge=1)  # a background job's number: the turn is that job
 
+    @property
+    def conversation(self) -> Conversation:
+        """The conversation the turn answers."""
+        return Conversation.of(self.chat_id, self.topic)
+
     def log_keys(self) -> dict[str, object]:
         """The keys every log line of this turn carries."""
-        return {"turn_id": self.turn_id, "chat_id": self.chat_id, "update_id": self.update_id}
+        keys: dict[str, object] = {
+            "turn_id": self.turn_id,
+            "chat_id": self.chat_id,
+            "update_id": self.update_id,
+        }
+        return keys if self.topic is None else keys | {"topic": self.topic}

@@ -16,10 +16,12 @@ from stepwise.inbox.arrival_typing import typing_on_arrival
 from stepwise.inbox.models import QueuedMessage
 from stepwise.media.intake import MediaLimits, attachment_of
 from stepwise.telegram.commands import is_command
-from stepwise.telegram.models import CallbackQuery, Update
+from stepwise.telegram.conversation import conversation_of
+from stepwise.telegram.models import CallbackQuery, Message, Update
 
 if TYPE_CHECKING:
     from stepwise.approvals.lifecycle import PressServices
+    from stepwise.chats.store import ChatStore
     from stepwise.inbox.sequencer import Sequencer
     from stepwise.warmup import Warmups
 
@@ -27,7 +29,15 @@ logger = logging.getLogger(__name__)
 
 Action = (
     Literal[
-        "started", "queued", "duplicate", "ignored", "not_allowed", "unauthorized", "forbidden", "invalid"
+        "started",
+        "queued",
+        "duplicate",
+        "ignored",
+        "not_allowed",
+        "unauthorized",
+        "forbidden",
+        "invalid",
+        "topic_noted",
     ]
     | PressAction
 )
@@ -47,6 +57,7 @@ class WebhookOutcome(BaseModel):
     detail: str = ""
     update_id: int | None = None
     chat_id: int | None = None
+    topic: int | None = None  # the message's topic (its message_thread_id), None outside any
     typing: bool = False  # the answer asks Telegram for "typing…" (stepwise.inbox.arrival_typing)
 
 
@@ -63,6 +74,7 @@ class WebhookServices:
     new_id: Callable[[], str] = new_id
     media_limits: MediaLimits = field(default_factory=MediaLimits)
     warmups: "Warmups | None" = None  # the containers a quiet chat's turn will need (stepwise.warmup)
+    chats: "Callable[[], ChatStore] | None" = None  # for topics Telegram named (forum_topic_created)
 
 
 def secret_matches(received: str | None, expected: str) -> bool:
@@ -92,12 +104,17 @@ def handle_update(secret_header: str | None, body: str | None, services: Webhook
     if update.callback_query is not None:
         return _handle_press(update.update_id, update.callback_query, services)
     message = update.message
+    if message is not None and (message.forum_topic_created or message.forum_topic_edited):
+        return _topic_service_message(update.update_id, message, services)
     attachment = attachment_of(message, services.media_limits) if message is not None else None
     if message is None or (message.text is None and attachment is None) or message.from_user is None:
         return WebhookOutcome(
             status=200, action="ignored", detail="unsupported update type", update_id=update.update_id
         )
+    conversation = conversation_of(message)
     sender, ids = message.from_user, {"update_id": update.update_id, "chat_id": message.chat.id}
+    if conversation.topic is not None:
+        ids["topic"] = conversation.topic
     if sender.is_bot or sender.id not in services.allowed_users:
         logger.info("sender not allowed", extra={"user_id": sender.id, **ids})
         return WebhookOutcome(
@@ -105,6 +122,7 @@ def handle_update(secret_header: str | None, body: str | None, services: Webhook
         )
     queued = QueuedMessage(
         chat_id=message.chat.id,
+        topic=conversation.topic,
         update_id=update.update_id,
         user_id=sender.id,
         id=services.new_id(),
@@ -140,6 +158,31 @@ def invalid_reason(error: ValidationError, shown: int = 3) -> str:
     ]
     more = error.error_count() - len(problems)
     return "; ".join(problems) + (f" (and {more} more)" if more > 0 else "")
+
+
+def _topic_service_message(update_id: int, message: Message, services: WebhookServices) -> WebhookOutcome:
+    """A topic was opened or renamed. A topic Telegram named itself (`is_name_implicit`) waits for a name,
+    which its first answer gives it (`states.topic_name`); one its user named (or renamed) keeps its name.
+    Nothing to answer: no turn."""
+    conversation = conversation_of(message)
+    ids = {"update_id": update_id, "chat_id": message.chat.id, "topic": conversation.topic}
+    created, sender = message.forum_topic_created, message.from_user
+    if (
+        services.chats is None
+        or conversation.topic is None
+        or sender is None
+        or sender.is_bot
+        or sender.id not in services.allowed_users
+    ):
+        return WebhookOutcome(status=200, action="ignored", detail="topic service message", **ids)
+    unnamed = created is not None and created.is_name_implicit
+    if created is not None and not unnamed:
+        return WebhookOutcome(status=200, action="ignored", detail="topic named by its user", **ids)
+    services.chats().set_topic_unnamed(conversation, unnamed)
+    logger.info("topic noted", extra={"unnamed": unnamed, **ids})
+    return WebhookOutcome(
+        status=200, action="topic_noted", detail="waits for a name" if unnamed else "named", **ids
+    )
 
 
 def _handle_press(update_id: int, query: CallbackQuery, services: WebhookServices) -> WebhookOutcome:

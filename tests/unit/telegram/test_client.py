@@ -453,3 +453,93 @@ def test_in_memory_telegram_rejects_what_telegram_rejects() -> None:
         fake.edit_message_text(1, 99, "x")
     with pytest.raises(ValueError):
         fake.fail_next("no_such_method", RuntimeError())
+
+
+def test_a_message_for_a_deleted_topic_goes_once_to_the_main_chat_saying_which_topic() -> None:
+    client, pool, _ = make_client(
+        [failure(400, "Bad Request: message thread not found"), ok({"message_id": 8})]
+    )
+    assert client.send_message(5, "<b>the answer</b>", parse_mode="HTML", message_thread_id=70) == 8
+    first, second = pool.bodies()
+    no_preview = {"link_preview_options": {"is_disabled": True}}
+    assert first == {
+        "chat_id": 5,
+        "message_thread_id": 70,
+        "text": "<b>the answer</b>",
+        "parse_mode": "HTML",
+    } | (no_preview)
+    assert (
+        second
+        == {
+            "chat_id": 5,
+            "text": "<i>(For topic #70, which was deleted:)</i>\n\n<b>the answer</b>",
+            "parse_mode": "HTML",
+        }
+        | no_preview
+    ), "sent once more, without the thread, saying which topic it was for"
+
+
+def test_typing_and_drafts_for_a_deleted_topic_are_dropped_and_other_refusals_stay_errors() -> None:
+    client, pool, _ = make_client(
+        [
+            failure(400, "Bad Request: message thread not found"),
+            failure(400, "Bad Request: message thread not found"),
+            failure(400, "Bad Request: chat not found"),
+        ]
+    )
+    client.send_chat_action(5, "typing", message_thread_id=70)
+    client.send_message_draft(5, 3, "dra", message_thread_id=70)
+    with pytest.raises(TelegramBadRequest, match="chat not found"):
+        client.send_message(5, "hi", message_thread_id=70)
+    assert len(pool.requests) == 3, "nothing shown in the main chat for a typing or a draft, nothing repeated"
+
+
+def test_a_refusal_without_a_thread_is_not_retried() -> None:
+    client, pool, _ = make_client([failure(400, "Bad Request: message thread not found")])
+    with pytest.raises(TelegramBadRequest):
+        client.send_message(5, "hi")
+    assert len(pool.requests) == 1
+
+
+def test_topic_methods_send_their_parameters() -> None:
+    client, pool, _ = make_client(
+        [
+            ok({"id": 1, "is_bot": True, "first_name": "B", "has_topics_enabled": True}),
+            ok({"message_thread_id": 71, "name": "Trip", "icon_color": 7322096}),
+            ok(True),
+            ok({"message_id": 9}),
+        ]
+    )
+    assert client.get_me()["has_topics_enabled"] is True
+    assert client.create_forum_topic(5, "Trip") == 71
+    client.edit_forum_topic(5, 71, "Trip to Lisbon")
+    client.send_voice(5, b"OggS", message_thread_id=71)
+    assert [r.url.rsplit("/", 1)[1] for r in pool.requests] == [
+        "getMe",
+        "createForumTopic",
+        "editForumTopic",
+        "sendVoice",
+    ]
+    requests, pool.requests = pool.requests, pool.requests[:3]
+    assert pool.bodies() == [
+        {},
+        {"chat_id": 5, "name": "Trip"},
+        {"chat_id": 5, "message_thread_id": 71, "name": "Trip to Lisbon"},
+    ]
+    fields = parse_multipart(requests[3].headers["Content-Type"], requests[3].body or b"")
+    assert fields["message_thread_id"].text == "71", "a spoken answer goes to its topic too"
+
+
+def test_a_message_sent_to_a_topic_that_comes_back_outside_it_is_logged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    client, _, _ = make_client(
+        [ok({"message_id": 8, "message_thread_id": 70, "is_topic_message": True}), ok({"message_id": 9})]
+    )
+    with caplog.at_level("WARNING", logger="stepwise.telegram.client"):
+        client.send_message(5, "in place", message_thread_id=70)
+        assert caplog.records == []
+        client.send_message(5, "misplaced", message_thread_id=70)
+    assert [r.getMessage() for r in caplog.records] == [
+        "Telegram sendMessage: the message sent to topic 70 is not in it"
+    ]

@@ -73,6 +73,7 @@ def open_request(
     calls: list[ApprovalCall],
     requester: Requester,
     now: str,
+    topic: int | None = None,
 ) -> ApprovalRequest:
     """Store a new pending request of `requester` for `calls`; the turn then waits for it (RequestApproval
     shows it)."""
@@ -80,6 +81,7 @@ def open_request(
         approval_id=approval_id,
         turn_id=turn_id,
         chat_id=chat_id,
+        topic=topic,
         user_id=user_id,
         step=step,
         calls=calls,
@@ -149,7 +151,11 @@ def show_request(
     if message_id is None:
         html = approval_html(request.requester, request.calls, timeout_seconds)
         message_id = telegram().send_message(
-            request.chat_id, html, parse_mode="HTML", reply_markup=approval_keyboard(request.approval_id)
+            request.chat_id,
+            html,
+            parse_mode="HTML",
+            reply_markup=approval_keyboard(request.approval_id),
+            message_thread_id=request.topic,
         )
         approvals.attach_message(request.approval_id, message_id, html)
         logger.info("approval requested", extra={"approval_id": request.approval_id})

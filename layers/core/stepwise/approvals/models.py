@@ -36,6 +36,7 @@ class ApprovalRequest(BaseModel):
     approval_id: str
     turn_id: str
     chat_id: int
+    topic: int | None = None  # the topic of the turn that asks: the buttons are shown there
     user_id: int
     step: int
     calls: list[ApprovalCall]

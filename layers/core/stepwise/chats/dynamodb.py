@@ -1,4 +1,5 @@
-"""Chat records in DynamoDB: partition key chat_id; the sparse GSI `SummaryDue` lists due chats."""
+"""Chat records in DynamoDB: partition key chat_id (the conversation's key, see
+`stepwise.telegram.conversation`); the sparse GSI `SummaryDue` lists due chats."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from botocore.exceptions import ClientError
 
 from stepwise.chats.store import ChatRecord
 from stepwise.dynamodb_pages import all_items
+from stepwise.telegram.conversation import Conversation
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -23,14 +25,14 @@ class DynamoChatStore:
         self._table = table
 
     def record_message(
-        self, chat_id: int, user_id: int, due_at: int, written_at: str | None = None
+        self, conversation: Conversation, user_id: int, due_at: int, written_at: str | None = None
     ) -> ChatRecord:
         values: dict[str, Any] = {":u": user_id, ":one": 1}
         written = ""
         if written_at is not None:
             written, values[":w"] = ", last_user_at = :w", written_at
         response = self._table.update_item(
-            Key={"chat_id": chat_id},
+            Key={"chat_id": int(conversation)},
             UpdateExpression=f"SET user_id = :u{written} ADD message_count :one",
             ExpressionAttributeValues=values,
             ReturnValues="ALL_NEW",
@@ -38,39 +40,60 @@ class DynamoChatStore:
         chat = _from_item(response["Attributes"])
         if chat.unsummarized >= due_at and not chat.due:
             self._table.update_item(
-                Key={"chat_id": chat_id},
+                Key={"chat_id": int(conversation)},
                 UpdateExpression="SET summary_due = :due",
                 ExpressionAttributeValues={":due": DUE},
             )
             chat.due = True
         return chat
 
-    def get(self, chat_id: int) -> ChatRecord | None:
-        item = self._table.get_item(Key={"chat_id": chat_id}, ConsistentRead=True).get("Item")
+    def get(self, conversation: Conversation) -> ChatRecord | None:
+        item = self._table.get_item(Key={"chat_id": int(conversation)}, ConsistentRead=True).get("Item")
         return _from_item(item) if item else None
 
-    def set_window(self, chat_id: int, window_key: str) -> None:
+    def set_window(self, conversation: Conversation, window_key: str) -> None:
         self._table.update_item(
-            Key={"chat_id": chat_id},
+            Key={"chat_id": int(conversation)},
             UpdateExpression="SET window_key = :k",
             ExpressionAttributeValues={":k": window_key},
         )
 
-    def set_stable_prefix_tokens(self, chat_id: int, tokens: int) -> None:
+    def set_stable_prefix_tokens(self, conversation: Conversation, tokens: int) -> None:
         self._table.update_item(
-            Key={"chat_id": chat_id},
+            Key={"chat_id": int(conversation)},
             UpdateExpression="SET stable_prefix_tokens = :t",
             ExpressionAttributeValues={":t": tokens},
         )
 
-    def set_voice_replies(self, chat_id: int, on: bool) -> None:
+    def set_voice_replies(self, conversation: Conversation, on: bool) -> None:
         self._table.update_item(
-            Key={"chat_id": chat_id},
+            Key={"chat_id": int(conversation)},
             UpdateExpression="SET voice_replies = :on",
             ExpressionAttributeValues={":on": on},
         )
 
-    def due_chats(self) -> Iterator[int]:
+    def set_topic_unnamed(self, conversation: Conversation, unnamed: bool) -> None:
+        self._table.update_item(
+            Key={"chat_id": int(conversation)},
+            UpdateExpression="SET topic_unnamed = :on",
+            ExpressionAttributeValues={":on": unnamed},
+        )
+
+    def claim_topic_rename(self, conversation: Conversation) -> bool:
+        try:
+            self._table.update_item(
+                Key={"chat_id": int(conversation)},
+                UpdateExpression="SET topic_unnamed = :off",
+                ConditionExpression="topic_unnamed = :on",
+                ExpressionAttributeValues={":on": True, ":off": False},
+            )
+        except ClientError as error:
+            if error.response["Error"]["Code"] == "ConditionalCheckFailedException":
+                return False
+            raise
+        return True
+
+    def due_chats(self) -> Iterator[Conversation]:
         kwargs: dict[str, Any] = {
             "IndexName": DUE_INDEX,
             "KeyConditionExpression": "summary_due = :due",
@@ -78,17 +101,17 @@ class DynamoChatStore:
         }
         yield from self._paginate("query", kwargs)
 
-    def all_chats(self) -> Iterator[int]:
+    def all_chats(self) -> Iterator[Conversation]:
         yield from self._paginate("scan", {"ProjectionExpression": "chat_id"})
 
-    def _paginate(self, operation: str, kwargs: dict[str, Any]) -> Iterator[int]:
+    def _paginate(self, operation: str, kwargs: dict[str, Any]) -> Iterator[Conversation]:
         for item in all_items(getattr(self._table, operation), **kwargs):
-            yield int(item["chat_id"])
+            yield Conversation(int(item["chat_id"]))
 
-    def record_summary_failure(self, chat_id: int, give_up_after: int) -> int:
+    def record_summary_failure(self, conversation: Conversation, give_up_after: int) -> int:
         try:
             response = self._table.update_item(
-                Key={"chat_id": chat_id},
+                Key={"chat_id": int(conversation)},
                 UpdateExpression="ADD summary_failures :one",
                 ConditionExpression="attribute_exists(chat_id)",
                 ExpressionAttributeValues={":one": 1},
@@ -100,7 +123,7 @@ class DynamoChatStore:
             raise
         failures = int(response["Attributes"]["summary_failures"])
         if failures >= give_up_after:
-            self._table.update_item(Key={"chat_id": chat_id}, UpdateExpression="REMOVE summary_due")
+            self._table.update_item(Key={"chat_id": int(conversation)}, UpdateExpression="REMOVE summary_due")
         return failures
 
     def advance(
@@ -154,4 +177,5 @@ def _from_item(item: dict[str, Any]) -> ChatRecord:
         last_user_at=item.get("last_user_at", ""),
         stable_prefix_tokens=int(item.get("stable_prefix_tokens", 0)),
         voice_replies=bool(item.get("voice_replies", False)),
+        topic_unnamed=bool(item.get("topic_unnamed", False)),
     )

@@ -1,4 +1,4 @@
-"""The chat record and the port that keeps it.
+"""The chat record (one per conversation: a chat, or one topic of it) and the port that keeps it.
 
 A chat is "due" for summarizing once it has at least `due_at` messages that are not summarized yet
 (the recent window plus the threshold). Due chats carry a `summary_due` attribute, which a sparse index
@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
+from stepwise.telegram.conversation import Conversation
+
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
@@ -20,7 +22,7 @@ class ChatRecord(BaseModel):
 
     model_config = ConfigDict(defer_build=True)
 
-    chat_id: int
+    chat_id: int  # the conversation's key (`stepwise.telegram.conversation`): the chat id for the chat itself
     user_id: int
     message_count: int = 0
     summarized_count: int = 0
@@ -37,6 +39,14 @@ class ChatRecord(BaseModel):
     # yet); LoadContext adds the history window to it to decide whether prompt caching can pay
     stable_prefix_tokens: int = 0
     voice_replies: bool = False  # /voice on: answers to voice notes also come spoken (docs/voice.md)
+    # a topic Telegram named (forum_topic_created.is_name_implicit), or /new without a title: its first
+    # answer gives it a name (docs/topics.md)
+    topic_unnamed: bool = False
+
+    @property
+    def conversation(self) -> Conversation:
+        """The conversation this record is about."""
+        return Conversation(self.chat_id)
 
     @property
     def unsummarized(self) -> int:
@@ -47,37 +57,45 @@ class ChatStore(Protocol):
     """Chat records. Implementations: DynamoDB, and in memory for tests."""
 
     def record_message(
-        self, chat_id: int, user_id: int, due_at: int, written_at: str | None = None
+        self, conversation: Conversation, user_id: int, due_at: int, written_at: str | None = None
     ) -> ChatRecord:
         """Count one stored message; mark the chat due once `due_at` messages are unsummarized. `written_at`
         is given for a message the user wrote (it becomes `last_user_at`)."""
         ...
 
-    def get(self, chat_id: int) -> ChatRecord | None:
+    def get(self, conversation: Conversation) -> ChatRecord | None:
         """A chat's record, or None before its first message was counted."""
         ...
 
-    def set_window(self, chat_id: int, window_key: str) -> None:
+    def set_window(self, conversation: Conversation, window_key: str) -> None:
         """Remember where the chat's history window starts (it moves in blocks, see LoadContext)."""
         ...
 
-    def set_stable_prefix_tokens(self, chat_id: int, tokens: int) -> None:
+    def set_stable_prefix_tokens(self, conversation: Conversation, tokens: int) -> None:
         """Remember the estimated tokens of the chat's tools and system prompt (`stepwise.prompt.caching`)."""
         ...
 
-    def set_voice_replies(self, chat_id: int, on: bool) -> None:
+    def set_voice_replies(self, conversation: Conversation, on: bool) -> None:
         """Remember whether answers to voice notes also come as voice messages (/voice on|off)."""
         ...
 
-    def due_chats(self) -> Iterator[int]:
-        """The ids of chats marked due (from the sparse index)."""
+    def set_topic_unnamed(self, conversation: Conversation, unnamed: bool) -> None:
+        """Remember whether the topic waits for a name (Telegram named it, or /new had no title)."""
         ...
 
-    def all_chats(self) -> Iterator[int]:
-        """Every chat id (a scan: for the local forced run only)."""
+    def claim_topic_rename(self, conversation: Conversation) -> bool:
+        """Take the topic's renaming once: True only for the call that turned `topic_unnamed` off."""
         ...
 
-    def record_summary_failure(self, chat_id: int, give_up_after: int) -> int:
+    def due_chats(self) -> Iterator[Conversation]:
+        """The conversations marked due (from the sparse index)."""
+        ...
+
+    def all_chats(self) -> Iterator[Conversation]:
+        """Every conversation (a scan: for the local forced run only)."""
+        ...
+
+    def record_summary_failure(self, conversation: Conversation, give_up_after: int) -> int:
         """Count one failed summarizer run; returns the failures in a row. At `give_up_after` the chat is no
         longer due (its next counted message marks it due again)."""
         ...

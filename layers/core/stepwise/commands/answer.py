@@ -12,16 +12,19 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from stepwise.commands.handlers import CommandServices
+    from stepwise.commands.new_topic import OpensTopic
     from stepwise.turn_records.models import TurnMeta
 
 
-def command_answer(meta: TurnMeta, services: CommandServices) -> Callable[[str, str], str | ShownOnce]:
+def command_answer(
+    meta: TurnMeta, services: CommandServices
+) -> Callable[[str, str], str | ShownOnce | OpensTopic]:
     """The text of the answer to the turn's command, given the reply's message id and time (a command such as
     /reset needs to know where its answer will be stored)."""
     command = meta.command
     assert command is not None
 
-    def text(message_id: str, created_at: str) -> str | ShownOnce:
+    def text(message_id: str, created_at: str) -> str | ShownOnce | OpensTopic:
         reply_key = StoredMessage(
             id=message_id, chat_id=meta.chat_id, role="assistant", content="", created_at=created_at
         ).sort_key

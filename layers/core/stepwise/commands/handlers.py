@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from stepwise.jobs.store import JobStore
     from stepwise.media.voice import VoiceSetup
     from stepwise.skills.catalog import SkillCatalog
+    from stepwise.telegram.bot_info import BotInfo
+    from stepwise.telegram.client import TelegramClient
     from stepwise.tools.registry import ToolRegistry, ToolResult
     from stepwise.turn_records.models import TurnMeta
     from stepwise.usage.store import UsageStore
@@ -61,6 +63,10 @@ class CommandServices(Protocol):
     def stopper(self) -> Callable[[], TurnStopper] | None: ...
     @property
     def voice(self) -> VoiceSetup | None: ...
+    @property
+    def telegram(self) -> Callable[[], TelegramClient]: ...
+    @property
+    def bot_info(self) -> BotInfo: ...
 
 
 @dataclass(frozen=True)
@@ -104,6 +110,7 @@ def _run_tool(request: CommandRequest, name: str, arguments: dict[str, object]) 
         turn_id=meta.turn_id,
         call_id=f"{meta.turn_id}:command",
         now=meta.created_at,
+        topic=meta.topic,
     )
     return registry.run(context, tool, args)
 
@@ -169,7 +176,7 @@ def skills(request: CommandRequest) -> str:
 
 def reset(request: CommandRequest) -> str:
     """Start the next turn's history window after this answer; nothing is deleted."""
-    request.services.chats.set_window(request.meta.chat_id, request.reply_key)
+    request.services.chats.set_window(request.meta.conversation, request.reply_key)
     return (
         "Fresh start: from your next message on I no longer see our earlier messages. Nothing was deleted; "
         "your tasks, reminders and memories stay."

@@ -14,6 +14,7 @@ from stepwise.commands import handlers
 from stepwise.commands.connect import connect
 from stepwise.commands.handlers import CommandRequest, ShownOnce
 from stepwise.commands.jobs import jobs
+from stepwise.commands.new_topic import OpensTopic, new_topic
 from stepwise.commands.voice import voice
 from stepwise.telegram.commands import parse_command
 
@@ -27,7 +28,7 @@ class Command:
 
     name: str
     description: str  # Telegram's menu: 1-256 characters
-    answer: Callable[[CommandRequest], str | ShownOnce]
+    answer: Callable[[CommandRequest], str | ShownOnce | OpensTopic]
     in_menu: bool = True
     rules_with_arguments: bool = False
 
@@ -56,6 +57,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("memory", "What I remember about you", handlers.memory),
     Command("jobs", "Your background jobs; /jobs stop 3 stops one", jobs),
     Command("skills", "The skills I can use (weekly review, trip planning…)", handlers.skills),
+    Command("new", "A new conversation in a topic of its own; /new Trip plans names it", new_topic),
     Command("reset", "Start a fresh conversation (nothing is deleted)", handlers.reset),
     Command("usage", "Your usage and spend", handlers.usage),
     Command("voice", "Spoken answers to voice notes; /voice on or /voice off", voice),
@@ -101,7 +103,7 @@ def unknown(name: str) -> str:
     return f"I don't know /{name}. The commands are: {known}"
 
 
-def answer(text: str, request_for: Callable[[str], CommandRequest]) -> str | ShownOnce:
+def answer(text: str, request_for: Callable[[str], CommandRequest]) -> str | ShownOnce | OpensTopic:
     """The answer to a command message; `request_for(args)` builds the request its handler gets."""
     parsed = parse_command(text)
     if parsed is None:

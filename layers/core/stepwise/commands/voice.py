@@ -1,9 +1,11 @@
-"""`/voice on|off`: whether answers to voice notes also come as voice messages (kept on the chat's record: in
-the private chat with the assistant, the user's own)."""
+"""`/voice on|off`: whether answers to voice notes also come as voice messages (kept on the chat's record, the
+main conversation's: in the private chat with the assistant, the user's own, for every topic)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
+
+from stepwise.telegram.conversation import Conversation
 
 if TYPE_CHECKING:
     from stepwise.commands.handlers import CommandRequest
@@ -13,7 +15,7 @@ USAGE = "Use /voice on or /voice off: with it on, my answers to your voice notes
 
 def voice(request: CommandRequest) -> str:
     """Turn spoken answers on or off, or say how they are."""
-    services, chat_id = request.services, request.meta.chat_id
+    services, chat = request.services, Conversation(request.meta.chat_id)  # one setting per person
     setup = services.voice
     if setup is None:
         return "Voice notes are off in this deployment (VOICE_TRANSCRIBER=off), so I can't answer them aloud."
@@ -21,7 +23,7 @@ def voice(request: CommandRequest) -> str:
         return "Spoken answers are off in this deployment (VOICE_SPEAKER=off); I still read your voice notes."
     choice = request.args.strip().lower()
     if choice in ("on", "off"):
-        services.chats.set_voice_replies(chat_id, choice == "on")
+        services.chats.set_voice_replies(chat, choice == "on")
         if choice == "on":
             return (
                 "Spoken answers are on: when you send me a voice note, my answer also comes as a voice "
@@ -30,6 +32,6 @@ def voice(request: CommandRequest) -> str:
         return "Spoken answers are off: I answer your voice notes in text only."
     if choice:
         return USAGE
-    chat = services.chats.get(chat_id)
-    state = "on" if chat is not None and chat.voice_replies else "off"
+    record = services.chats.get(chat)
+    state = "on" if record is not None and record.voice_replies else "off"
     return f"Spoken answers are {state}. {USAGE}"

@@ -1,4 +1,5 @@
-"""Messages in DynamoDB: partition key chat_id (number), sort key `created_at#id`."""
+"""Messages in DynamoDB: partition key chat_id (number: the conversation's key, see
+`stepwise.telegram.conversation`), sort key `created_at#id`."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from stepwise.dynamodb_pages import all_items
 from stepwise.history.forwarded import Forwarded
 from stepwise.history.models import StoredMessage
 from stepwise.media.models import Attachment, Heard
+from stepwise.telegram.conversation import Conversation
 
 
 class DynamoMessageRepository:
@@ -21,7 +23,7 @@ class DynamoMessageRepository:
 
     def add(self, message: StoredMessage) -> bool:
         item: dict[str, Any] = {
-            "chat_id": message.chat_id,
+            "chat_id": message.conversation.key,
             "sk": message.sort_key,
             "id": message.id,
             "role": message.role,
@@ -48,32 +50,35 @@ class DynamoMessageRepository:
             raise
         return True
 
-    def recent(self, chat_id: int, limit: int) -> list[StoredMessage]:
+    def recent(self, conversation: Conversation, limit: int) -> list[StoredMessage]:
         response = self._table.query(
             KeyConditionExpression="chat_id = :c",
-            ExpressionAttributeValues={":c": chat_id},
+            ExpressionAttributeValues={":c": int(conversation)},
             ScanIndexForward=False,
             Limit=limit,
         )
         return [_from_item(item) for item in reversed(response.get("Items", []))]
 
-    def after(self, chat_id: int, key: str) -> list[StoredMessage]:
+    def after(self, conversation: Conversation, key: str) -> list[StoredMessage]:
         if not key:  # DynamoDB refuses an empty key value: "after nothing" is the whole chat
             return self._query(
-                {"KeyConditionExpression": "chat_id = :c", "ExpressionAttributeValues": {":c": chat_id}}
+                {
+                    "KeyConditionExpression": "chat_id = :c",
+                    "ExpressionAttributeValues": {":c": int(conversation)},
+                }
             )
         return self._query(
             {
                 "KeyConditionExpression": "chat_id = :c AND sk > :k",
-                "ExpressionAttributeValues": {":c": chat_id, ":k": key},
+                "ExpressionAttributeValues": {":c": int(conversation), ":k": key},
             }
         )
 
-    def between(self, chat_id: int, first_key: str, last_key: str) -> list[StoredMessage]:
+    def between(self, conversation: Conversation, first_key: str, last_key: str) -> list[StoredMessage]:
         return self._query(
             {
                 "KeyConditionExpression": "chat_id = :c AND sk BETWEEN :a AND :b",
-                "ExpressionAttributeValues": {":c": chat_id, ":a": first_key, ":b": last_key},
+                "ExpressionAttributeValues": {":c": int(conversation), ":a": first_key, ":b": last_key},
             }
         )
 
@@ -82,9 +87,11 @@ class DynamoMessageRepository:
 
 
 def _from_item(item: dict[str, Any]) -> StoredMessage:
+    conversation = Conversation(int(item["chat_id"]))  # a key stored before topics: the chat itself
     return StoredMessage(
         id=item["id"],
-        chat_id=int(item["chat_id"]),
+        chat_id=conversation.chat_id,
+        topic=conversation.topic,
         role=item["role"],
         content=item["content"],
         created_at=item["created_at"],

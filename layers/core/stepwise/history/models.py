@@ -6,6 +6,7 @@ from pydantic import BaseModel, ConfigDict
 
 from stepwise.history.forwarded import Forwarded
 from stepwise.media.models import Attachment, Heard
+from stepwise.telegram.conversation import Conversation
 
 Role = Literal["user", "assistant"]
 
@@ -17,6 +18,7 @@ class StoredMessage(BaseModel):
 
     id: str
     chat_id: int
+    topic: int | None = None  # the topic's message_thread_id; None: the chat itself
     role: Role
     content: str
     created_at: str  # ISO 8601 UTC
@@ -26,6 +28,11 @@ class StoredMessage(BaseModel):
     attachment: Attachment | None = None  # a user's photo or document (no bytes)
     heard: Heard | None = None  # a voice note's transcript (content holds its words)
     forwarded: Forwarded | None = None  # a forwarded message's origin: the model reads it as someone else's
+
+    @property
+    def conversation(self) -> Conversation:
+        """The conversation whose history keeps it."""
+        return Conversation.of(self.chat_id, self.topic)
 
     @property
     def sort_key(self) -> str:

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from stepwise.history.models import StoredMessage
+    from stepwise.telegram.conversation import Conversation
 
 
 class MessageRepository(Protocol):
@@ -15,14 +16,14 @@ class MessageRepository(Protocol):
         """Store the message unless one with the same key exists; True when it was written."""
         ...
 
-    def recent(self, chat_id: int, limit: int) -> list[StoredMessage]:
-        """The newest `limit` messages of the chat, oldest first."""
+    def recent(self, conversation: Conversation, limit: int) -> list[StoredMessage]:
+        """The newest `limit` messages of the conversation, oldest first."""
         ...
 
-    def after(self, chat_id: int, key: str) -> list[StoredMessage]:
+    def after(self, conversation: Conversation, key: str) -> list[StoredMessage]:
         """The messages whose sort keys are greater than `key` ("" for all), oldest first."""
         ...
 
-    def between(self, chat_id: int, first_key: str, last_key: str) -> list[StoredMessage]:
+    def between(self, conversation: Conversation, first_key: str, last_key: str) -> list[StoredMessage]:
         """The messages whose sort keys lie in [first_key, last_key], oldest first."""
         ...

@@ -1,5 +1,6 @@
-"""The inbox in DynamoDB: partition key chat_id; sort key `lease` (the chat's lease), `q#<update_id>` (a
-message waiting or being answered) or `d#<update_id>` (a delivered update, kept so that Telegram's retries
+"""The inbox in DynamoDB: partition key chat_id (the conversation's key, see
+`stepwise.telegram.conversation`); sort key `lease` (the conversation's lease), `q#<update_id>` (a message
+waiting or being answered) or `d#<update_id>` (a delivered update, kept so that Telegram's retries
 stay duplicates). Queue and done items expire by TTL (`expires_at`)."""
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from botocore.exceptions import ClientError
 
 from stepwise.dynamodb_pages import all_items
 from stepwise.inbox.models import Admission, NewLease, QueuedMessage, turn_name
+from stepwise.telegram.conversation import Conversation
 
 LEASE = "lease"
 
@@ -41,7 +43,7 @@ class DynamoChatInbox:
                     {
                         "ConditionCheck": {
                             "TableName": self._name,
-                            "Key": {"chat_id": message.chat_id, "sk": done_key(message.update_id)},
+                            "Key": {"chat_id": message.conversation.key, "sk": done_key(message.update_id)},
                             "ConditionExpression": "attribute_not_exists(sk)",
                         }
                     },
@@ -60,19 +62,19 @@ class DynamoChatInbox:
             reasons = [r.get("Code") for r in error.response.get("CancellationReasons", [])]
             if reasons and reasons[0] == "ConditionalCheckFailed":
                 return "done"
-            stored = self._get(message.chat_id, queue_key(message.update_id))
+            stored = self._get(message.conversation, queue_key(message.update_id))
             if stored is not None:
                 return _from_item(stored).status
-            if self._get(message.chat_id, done_key(message.update_id)) is not None:
+            if self._get(message.conversation, done_key(message.update_id)) is not None:
                 return "done"  # finished between the transaction and this read
             raise
         return "new"
 
-    def pending(self, chat_id: int) -> list[QueuedMessage]:
+    def pending(self, conversation: Conversation) -> list[QueuedMessage]:
         items = all_items(
             self._table.query,
             KeyConditionExpression="chat_id = :c AND begins_with(sk, :q)",
-            ExpressionAttributeValues={":c": chat_id, ":q": "q#"},
+            ExpressionAttributeValues={":c": int(conversation), ":q": "q#"},
             ConsistentRead=True,
         )
         return [_from_item(item) for item in items]
@@ -80,7 +82,7 @@ class DynamoChatInbox:
     def take(self, message: QueuedMessage, turn_id: str, claimed_at: str) -> QueuedMessage | None:
         try:
             response = self._table.update_item(
-                Key={"chat_id": message.chat_id, "sk": queue_key(message.update_id)},
+                Key={"chat_id": message.conversation.key, "sk": queue_key(message.update_id)},
                 UpdateExpression="SET #s = :taken, turn_id = :t, claimed_at = if_not_exists(claimed_at, :at)",
                 ConditionExpression="#s = :queued OR turn_id = :t",
                 ExpressionAttributeNames={"#s": "status"},
@@ -102,18 +104,18 @@ class DynamoChatInbox:
         # The done marker first: a crash in between leaves both, which still reads as "done" to the webhook.
         self._table.put_item(
             Item={
-                "chat_id": message.chat_id,
+                "chat_id": message.conversation.key,
                 "sk": done_key(message.update_id),
                 "turn_id": message.turn_id or "",
                 "expires_at": done_expires_at,
             }
         )
-        self._table.delete_item(Key={"chat_id": message.chat_id, "sk": queue_key(message.update_id)})
+        self._table.delete_item(Key={"chat_id": message.conversation.key, "sk": queue_key(message.update_id)})
 
     def give_back(self, message: QueuedMessage) -> None:
         try:
             self._table.update_item(
-                Key={"chat_id": message.chat_id, "sk": queue_key(message.update_id)},
+                Key={"chat_id": message.conversation.key, "sk": queue_key(message.update_id)},
                 UpdateExpression="SET #s = :queued, requeues = :n REMOVE turn_id",
                 ConditionExpression="turn_id = :t",
                 ExpressionAttributeNames={"#s": "status"},
@@ -127,16 +129,18 @@ class DynamoChatInbox:
             if not _failed_condition(error):
                 raise
 
-    def acquire_new(self, chat_id: int, update_id: int, now: int, lease_seconds: int) -> NewLease | None:
+    def acquire_new(
+        self, conversation: Conversation, update_id: int, now: int, lease_seconds: int
+    ) -> NewLease | None:
         for _ in range(3):  # a lost race with another acquirer re-reads the generation
-            item = self._get(chat_id, LEASE) or {}
+            item = self._get(conversation, LEASE) or {}
             if "holder" in item and int(item["lease_expires_at"]) >= now:
                 return None
             generation = int(item.get("generation", 0))
-            name = turn_name(chat_id, generation + 1, update_id)
+            name = turn_name(conversation, generation + 1, update_id)
             try:
                 self._table.update_item(
-                    Key={"chat_id": chat_id, "sk": LEASE},
+                    Key={"chat_id": int(conversation), "sk": LEASE},
                     UpdateExpression=(
                         "SET holder = :h, lease_expires_at = :until, generation = :next, started_at = :now"
                     ),
@@ -160,10 +164,10 @@ class DynamoChatInbox:
             return NewLease(name, int(previous) if previous is not None else None)
         return None
 
-    def reacquire(self, chat_id: int, holder: str, now: int, lease_seconds: int) -> bool:
+    def reacquire(self, conversation: Conversation, holder: str, now: int, lease_seconds: int) -> bool:
         try:
             self._table.update_item(
-                Key={"chat_id": chat_id, "sk": LEASE},
+                Key={"chat_id": int(conversation), "sk": LEASE},
                 UpdateExpression="SET holder = :h, lease_expires_at = :until",
                 ConditionExpression="attribute_not_exists(holder) OR holder = :h OR lease_expires_at < :now",
                 ExpressionAttributeValues={":h": holder, ":until": now + lease_seconds, ":now": now},
@@ -174,10 +178,10 @@ class DynamoChatInbox:
             raise
         return True
 
-    def release(self, chat_id: int, holder: str) -> bool:
+    def release(self, conversation: Conversation, holder: str) -> bool:
         try:
             self._table.update_item(
-                Key={"chat_id": chat_id, "sk": LEASE},
+                Key={"chat_id": int(conversation), "sk": LEASE},
                 UpdateExpression="REMOVE holder, lease_expires_at",
                 ConditionExpression="holder = :h",
                 ExpressionAttributeValues={":h": holder},
@@ -188,26 +192,27 @@ class DynamoChatInbox:
             raise
         return True
 
-    def holder(self, chat_id: int) -> tuple[str, int] | None:
-        item = self._get(chat_id, LEASE)
+    def holder(self, conversation: Conversation) -> tuple[str, int] | None:
+        item = self._get(conversation, LEASE)
         if item is None or "holder" not in item:
             return None
         return str(item["holder"]), int(item["lease_expires_at"])
 
-    def _get(self, chat_id: int, sort_key: str) -> dict[str, Any] | None:
+    def _get(self, conversation: Conversation, sort_key: str) -> dict[str, Any] | None:
         item: dict[str, Any] | None = self._table.get_item(
-            Key={"chat_id": chat_id, "sk": sort_key}, ConsistentRead=True
+            Key={"chat_id": int(conversation), "sk": sort_key}, ConsistentRead=True
         ).get("Item")
         return item
 
 
 def _to_item(message: QueuedMessage) -> dict[str, Any]:
     item: dict[str, Any] = {
-        "chat_id": message.chat_id,
+        "chat_id": message.conversation.key,
         "sk": queue_key(message.update_id),
         "message": message.model_dump_json(
             include={
                 "chat_id",
+                "topic",
                 "update_id",
                 "user_id",
                 "id",
@@ -232,9 +237,11 @@ def _to_item(message: QueuedMessage) -> dict[str, Any]:
 
 
 def _from_item(item: dict[str, Any]) -> QueuedMessage:
+    conversation = Conversation(int(item["chat_id"]))  # a key stored before topics: the chat itself
     return QueuedMessage.model_validate_json(item["message"]).model_copy(
         update={
-            "chat_id": int(item["chat_id"]),
+            "chat_id": conversation.chat_id,
+            "topic": conversation.topic,
             "status": item.get("status", "queued"),
             "turn_id": item.get("turn_id"),
             "claimed_at": item.get("claimed_at"),

@@ -7,6 +7,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from stepwise.history.forwarded import Forwarded
 from stepwise.inbox.outside_call import OutsideCall
 from stepwise.media.models import Attachment
+from stepwise.telegram.conversation import Conversation
 
 QueueStatus = Literal["queued", "taken"]
 # message: typed by the user; reminder / checkin: put in the inbox by a schedule that fired (FireReminder);
@@ -44,6 +45,7 @@ class QueuedMessage(BaseModel):
     model_config = ConfigDict(defer_build=True)
 
     chat_id: int
+    topic: int | None = None  # the topic's message_thread_id; None: the chat itself
     update_id: int = Field(ge=0)
     user_id: int
     id: str = Field(min_length=1)  # the stored message's id (ids.new_id), fixed at receipt
@@ -61,11 +63,17 @@ class QueuedMessage(BaseModel):
     claimed_at: str | None = None  # its place in the history, fixed when taken
     requeues: int = Field(default=0, ge=0)  # how often a failed turn gave it back
 
+    @property
+    def conversation(self) -> Conversation:
+        """The conversation whose inbox keeps it."""
+        return Conversation.of(self.chat_id, self.topic)
 
-def turn_name(chat_id: int, generation: int, update_id: int) -> str:
-    """The execution name of the chat's n-th turn, started for the waiting message `update_id`: unique (a
-    retried start never starts it twice) and at most 58 characters for Telegram's largest ids."""
-    return f"chat{chat_id}-turn{generation}-update{update_id}"
+
+def turn_name(conversation: int, generation: int, update_id: int) -> str:
+    """The execution name of the conversation's n-th turn, started for the waiting message `update_id`:
+    unique (a retried start never starts it twice) and at most 69 characters for Telegram's largest ids
+    (`chat<id>-turn…` in a chat itself, as before topics; `chat<id>t<topic>-turn…` in a topic)."""
+    return f"chat{Conversation(conversation).label()}-turn{generation}-update{update_id}"
 
 
 # Telegram's update ids are far below this; ids from here up belong to reminders that fired.

@@ -1,4 +1,5 @@
-"""One turn at a time per chat: admit a message, take a batch, hand the chat on.
+"""One turn at a time per conversation (a chat, or one topic of it: topics run side by side and are never
+folded together): admit a message, take a batch, hand the conversation on.
 
 The webhook stores each message in the chat's inbox and then tries to take the chat's lease; only the
 lease holder's turn runs. A running turn takes every queued message of the chat (a burst is answered once).
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
 
     from stepwise.inbox.models import NewLease, QueuedMessage
     from stepwise.inbox.store import ChatInbox
+    from stepwise.telegram.conversation import Conversation
     from stepwise.workflow import TurnStarter
 
 logger = logging.getLogger(__name__)
@@ -70,22 +72,22 @@ class Sequencer:
         found = self.inbox.enqueue(message, now + self.inbox_ttl_seconds)
         if found in ("taken", "done"):
             return Admission("duplicate")
-        lease = self._start_new(message.chat_id, message)
+        lease = self._start_new(message.conversation, message)
         if lease is not None:
             idle = None if lease.previous_start is None else max(0, now - lease.previous_start)
             return Admission("started", idle)
         if found == "queued":  # a retried delivery: perhaps the start that took the lease never happened
-            self._nudge(message.chat_id, message)
+            self._nudge(message.conversation, message)
         return Admission("queued")
 
-    def take_batch(self, chat_id: int, turn_id: str) -> list[QueuedMessage]:
+    def take_batch(self, conversation: Conversation, turn_id: str) -> list[QueuedMessage]:
         """The messages this turn answers: those it took already, then the leading run of queued messages
         from one sender (a group chat never mixes senders in one turn), in update_id order. A reminder that
         fired and a slash command are each a turn of their own."""
         batch: list[QueuedMessage] = []
         sender: int | None = None
         now = self.clock()
-        for message in arrival_order(self.inbox.pending(chat_id)):
+        for message in arrival_order(self.inbox.pending(conversation)):
             if message.status == "taken" and message.turn_id != turn_id:
                 continue  # another turn's (running, parked, or failed before it could give it back)
             if sender is None:
@@ -100,51 +102,51 @@ class Sequencer:
                 batch.append(taken)
         return batch
 
-    def end_turn(self, chat_id: int, turn_id: str, ending: Ending) -> str | None:
+    def end_turn(self, conversation: Conversation, turn_id: str, ending: Ending) -> str | None:
         """The turn is over: its messages are done (or queued again, when it failed before answering them),
         the lease is released, and the next turn starts if messages wait. Returns the next turn's name."""
-        for message in self.inbox.pending(chat_id):
+        for message in self.inbox.pending(conversation):
             if message.turn_id != turn_id:
                 continue
             if ending == "failed":
                 self.inbox.give_back(message)
             else:
                 self.inbox.finish(message, int(self.epoch()) + self.done_ttl_seconds)
-        return self.park(chat_id, turn_id)
+        return self.park(conversation, turn_id)
 
-    def park(self, chat_id: int, turn_id: str) -> str | None:
+    def park(self, conversation: Conversation, turn_id: str) -> str | None:
         """Let the chat go on without this turn (it waits for an approval, or it ended)."""
-        self.inbox.release(chat_id, turn_id)
-        return self.start_next(chat_id)
+        self.inbox.release(conversation, turn_id)
+        return self.start_next(conversation)
 
-    def retake(self, chat_id: int, turn_id: str) -> bool:
+    def retake(self, conversation: Conversation, turn_id: str) -> bool:
         """A parked turn asks for the chat back; False while another turn runs."""
-        return self.inbox.reacquire(chat_id, turn_id, int(self.epoch()), self.lease_seconds)
+        return self.inbox.reacquire(conversation, turn_id, int(self.epoch()), self.lease_seconds)
 
-    def start_next(self, chat_id: int) -> str | None:
+    def start_next(self, conversation: Conversation) -> str | None:
         """Start a turn for the oldest queued message, if any; returns the name of the turn that takes it.
 
         Messages that failed `max_requeues` turns already do not start another one by themselves (no loop
         while DynamoDB or the model is down for good): they stay queued and go with the user's next message.
         """
-        queued = [m for m in self.inbox.pending(chat_id) if m.status == "queued"]
+        queued = [m for m in self.inbox.pending(conversation) if m.status == "queued"]
         if not any(m.requeues <= self.max_requeues for m in queued):
             return None
         head = queued[0]
-        lease = self._start_new(chat_id, head)
-        return lease.name if lease is not None else self._nudge(chat_id, head)
+        lease = self._start_new(conversation, head)
+        return lease.name if lease is not None else self._nudge(conversation, head)
 
-    def _start_new(self, chat_id: int, head: QueuedMessage) -> NewLease | None:
+    def _start_new(self, conversation: Conversation, head: QueuedMessage) -> NewLease | None:
         """Take the free lease for a new turn and start it; None when the chat is busy."""
-        lease = self.inbox.acquire_new(chat_id, head.update_id, int(self.epoch()), self.lease_seconds)
+        lease = self.inbox.acquire_new(conversation, head.update_id, int(self.epoch()), self.lease_seconds)
         if lease is not None:
             self._start(lease.name, head)
         return lease
 
-    def _nudge(self, chat_id: int, head: QueuedMessage) -> str | None:
+    def _nudge(self, conversation: Conversation, head: QueuedMessage) -> str | None:
         """Make sure the lease holder's turn exists: a start that crashed after taking the lease is redone
         (execution names make this a no-op for a turn that runs or ran)."""
-        holder = self.inbox.holder(chat_id)
+        holder = self.inbox.holder(conversation)
         if holder is None:
             return None
         self._start(holder[0], head)
@@ -152,13 +154,24 @@ class Sequencer:
 
     def _start(self, name: str, head: QueuedMessage) -> None:
         start = TurnStart(
-            turn=TurnRef(turn_id=name, chat_id=head.chat_id, user_id=head.user_id, update_id=head.update_id),
+            turn=TurnRef(
+                turn_id=name,
+                chat_id=head.chat_id,
+                topic=head.topic,
+                user_id=head.user_id,
+                update_id=head.update_id,
+            ),
             limits=Limits(approval_timeout_seconds=self.approval_timeout_seconds),
         )
         started = self.starter.start(name, start.model_dump(exclude_none=True))
         logger.info(
             "turn started" if started else "turn exists already",
-            extra={"turn_id": name, "chat_id": head.chat_id, "update_id": head.update_id},
+            extra={
+                "turn_id": name,
+                "chat_id": head.chat_id,
+                "topic": head.topic,
+                "update_id": head.update_id,
+            },
         )
 
 

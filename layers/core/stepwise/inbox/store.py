@@ -1,4 +1,4 @@
-"""The port for a chat's inbox and its lease."""
+"""The port for a conversation's inbox and its lease (a chat, or one topic of it)."""
 
 from __future__ import annotations
 
@@ -6,10 +6,12 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from stepwise.inbox.models import Admission, NewLease, QueuedMessage
+    from stepwise.telegram.conversation import Conversation
 
 
 class ChatInbox(Protocol):
-    """Messages waiting per chat, in update_id order, and the lease that lets one turn run per chat.
+    """Messages waiting per conversation, in update_id order, and the lease that lets one turn run per
+    conversation.
 
     Implementations: DynamoDB, and in memory for tests.
     """
@@ -18,7 +20,7 @@ class ChatInbox(Protocol):
         """Keep the message unless its update was seen before; say what was found."""
         ...
 
-    def pending(self, chat_id: int) -> list[QueuedMessage]:
+    def pending(self, conversation: Conversation) -> list[QueuedMessage]:
         """The chat's messages not yet answered (queued or taken), by update_id. Strongly consistent."""
         ...
 
@@ -38,20 +40,22 @@ class ChatInbox(Protocol):
         place in the history (claimed_at), so storing it again is a no-op."""
         ...
 
-    def acquire_new(self, chat_id: int, update_id: int, now: int, lease_seconds: int) -> NewLease | None:
+    def acquire_new(
+        self, conversation: Conversation, update_id: int, now: int, lease_seconds: int
+    ) -> NewLease | None:
         """Take the free (or expired) lease for the chat's next turn, started for the waiting message
         `update_id`; returns that turn's name (and when the previous turn started), or None when another turn
         holds it. Each success names a new turn (the chat's generation counter moves on)."""
         ...
 
-    def reacquire(self, chat_id: int, holder: str, now: int, lease_seconds: int) -> bool:
+    def reacquire(self, conversation: Conversation, holder: str, now: int, lease_seconds: int) -> bool:
         """Take the lease back for a turn that let it go (free, expired, or held by `holder` already)."""
         ...
 
-    def release(self, chat_id: int, holder: str) -> bool:
+    def release(self, conversation: Conversation, holder: str) -> bool:
         """Free the chat's lease if `holder` has it; False when it did not."""
         ...
 
-    def holder(self, chat_id: int) -> tuple[str, int] | None:
+    def holder(self, conversation: Conversation) -> tuple[str, int] | None:
         """Who holds the lease and until when (epoch seconds), or None."""
         ...

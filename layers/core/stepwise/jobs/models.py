@@ -38,6 +38,7 @@ class Job(BaseModel):
     user_id: int
     number: int = Field(ge=1)
     chat_id: int
+    topic: int | None = None  # the topic that started it: its report goes there
     execution: str = Field(min_length=1, max_length=80)
     title: str
     task: str

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from stepwise.history.models import StoredMessage
     from stepwise.history.repository import MessageRepository
     from stepwise.memory.service import MemoryService
+    from stepwise.telegram.conversation import Conversation
 
 logger = logging.getLogger(__name__)
 
@@ -132,7 +133,7 @@ def summarize_chats(request: SummarizeInput, services: SummarizeServices) -> Sum
         try:
             count = _summarize_chat(chat_id, request.force, services)
         except Exception:
-            result.failed.append(chat_id)
+            result.failed.append(chat_id.key)
             _count_failure(chat_id, services)
             continue
         if count:
@@ -142,7 +143,7 @@ def summarize_chats(request: SummarizeInput, services: SummarizeServices) -> Sum
     return result
 
 
-def _count_failure(chat_id: int, services: SummarizeServices) -> None:
+def _count_failure(chat_id: Conversation, services: SummarizeServices) -> None:
     """Log the failure (once, with its traceback) and count it; the chat stays due unless it has failed
     `MAX_SUMMARY_ATTEMPTS` runs in a row."""
     try:
@@ -159,7 +160,7 @@ def _count_failure(chat_id: int, services: SummarizeServices) -> None:
     )
 
 
-def _summarize_chat(chat_id: int, force: bool, services: SummarizeServices) -> int:
+def _summarize_chat(chat_id: Conversation, force: bool, services: SummarizeServices) -> int:
     chat = services.chats.get(chat_id)
     if chat is None:
         return 0

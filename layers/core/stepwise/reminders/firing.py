@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Literal
 from stepwise.ids import iso_utc, new_id, utc_now
 from stepwise.inbox.models import QueuedMessage, scheduled_update_id
 from stepwise.reminders.models import Reminder
+from stepwise.telegram.conversation import Conversation
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -59,6 +60,7 @@ def fire(event: FireEvent, services: FireServices) -> FireOutcome:
     fired_at = _fired_at(event.scheduled_time, now)
     message = QueuedMessage(
         chat_id=reminder.chat_id,
+        topic=reminder.topic,
         update_id=scheduled_update_id(int(fired_at.timestamp()), reminder.user_id, reminder.reminder_id),
         user_id=reminder.user_id,
         id=services.new_id(),
@@ -77,10 +79,15 @@ def fire(event: FireEvent, services: FireServices) -> FireOutcome:
     return admitted
 
 
+def reminder_conversation(reminder: Reminder) -> Conversation:
+    """Where the reminder fires: the topic where it was set, or the chat itself."""
+    return Conversation.of(reminder.chat_id, reminder.topic)
+
+
 def _idle(reminder: Reminder, services: FireServices, now: datetime) -> bool:
     """True when the user has not written in the chat for `checkin_idle_days` (model-driven check-ins wait
     for them: they resume by themselves once the user writes again)."""
-    chat = services.chats.get(reminder.chat_id)
+    chat = services.chats.get(reminder_conversation(reminder))
     if chat is None or not chat.last_user_at:
         return True
     last = datetime.fromisoformat(chat.last_user_at.replace("Z", "+00:00"))

@@ -23,6 +23,7 @@ class Reminder(BaseModel):
 
     user_id: int
     chat_id: int
+    topic: int | None = None  # the topic where it was set: it fires there (None: the chat itself)
     reminder_id: int = Field(ge=1, le=MAX_REMINDER_ID)
     text: str
     checkin: bool = False

@@ -97,7 +97,7 @@ def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutp
     history = (
         job_turn.job_history(meta)
         if in_job
-        else services.messages.between(turn.chat_id, meta.first_key, meta.last_key)
+        else services.messages.between(turn.conversation, meta.first_key, meta.last_key)
     )
     steps = services.turns.steps(turn.turn_id)
     if in_job and (gave_up := job_turn.job_gave_up(meta, steps, services)) is not None:
@@ -144,9 +144,9 @@ def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutp
         tool_choice={"type": "none"} if previous.final and tools else None,
     )
     if rounds and not in_job:  # the first call's typing indicator went out with LoadContext
-        show_typing(services, turn.chat_id)
+        show_typing(services, turn.conversation)
     drafts = draft_stream(
-        None if in_job else services.drafts, turn.chat_id, turn.turn_id, services.draft_interval_seconds
+        None if in_job else services.drafts, turn.conversation, turn.turn_id, services.draft_interval_seconds
     )
     try:
         response = (services.rules_model() if offline else services.model()).complete(model_request, drafts)
@@ -225,7 +225,7 @@ def remember_stable_prefix(meta: TurnMeta, tokens: int, services: TurnServices) 
     if tokens == meta.stable_prefix_tokens:
         return
     try:
-        services.chats.set_stable_prefix_tokens(meta.chat_id, tokens)
+        services.chats.set_stable_prefix_tokens(meta.conversation, tokens)
     except Exception as error:  # an estimate for the next turn's window: never worth failing this turn
         logger.warning("stable prefix size not kept", extra={"error": str(error)})
 

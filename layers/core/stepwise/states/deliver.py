@@ -11,6 +11,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from stepwise.ids import iso_utc
+from stepwise.telegram.conversation import Conversation
 from stepwise.telegram.errors import TelegramBadRequest, TelegramDeliveryUncertainError
 from stepwise.telegram.formatting import OutgoingChunk, render_reply
 from stepwise.turn_records.models import Reply
@@ -41,9 +42,12 @@ def deliver_reply(turn: TurnRef, reply: Reply, services: TurnServices) -> int:
     """Send the reply's chunks not yet sent: HTML first, plain text when Telegram rejects the entities.
     Returns how many chunks the reply has (all sent)."""
     chunks = render_reply(reply.text)
+    where = turn.conversation  # or the topic /new opened (`states.topics.open_topic`)
+    if reply.topic_thread is not None:
+        where = Conversation.of(turn.chat_id, reply.topic_thread)
     for index in range(reply.sent_chunks, len(chunks)):
         try:
-            _send_chunk(turn.chat_id, chunks[index], index, services)
+            _send_chunk(where, chunks[index], index, services)
         except TelegramDeliveryUncertainError:
             logger.warning(
                 "no confirmation from Telegram: a retry sends this chunk again, which may show it twice",
@@ -55,11 +59,17 @@ def deliver_reply(turn: TurnRef, reply: Reply, services: TurnServices) -> int:
     return len(chunks)
 
 
-def _send_chunk(chat_id: int, chunk: OutgoingChunk, index: int, services: TurnServices) -> None:
-    """One chunk, without a link preview unless LINK_PREVIEWS is on (docs/security.md)."""
+def _send_chunk(where: Conversation, chunk: OutgoingChunk, index: int, services: TurnServices) -> None:
+    """One chunk, in the turn's topic (if any; a deleted topic's goes to the main chat, see
+    `stepwise.telegram.client.gone_topic_note`), without a link preview unless LINK_PREVIEWS is on
+    (docs/security.md)."""
+    chat_id, thread = where.chat_id, where.topic
     previews = services.link_previews
+    telegram = services.telegram()
     try:
-        services.telegram().send_message(chat_id, chunk.html, parse_mode="HTML", link_previews=previews)
+        telegram.send_message(
+            chat_id, chunk.html, parse_mode="HTML", message_thread_id=thread, link_previews=previews
+        )
     except TelegramBadRequest as error:
         logger.warning("HTML rejected, sending plain text", extra={"error": str(error), "chunk": index})
-        services.telegram().send_message(chat_id, chunk.plain, link_previews=previews)
+        telegram.send_message(chat_id, chunk.plain, message_thread_id=thread, link_previews=previews)

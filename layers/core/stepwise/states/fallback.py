@@ -25,7 +25,7 @@ def use_fallback(request: FallbackInput, services: TurnServices) -> Next:
     meta = services.turns.get_meta(request.turn.turn_id)
     if meta.fallback_decisions >= MAX_FALLBACK_DECISIONS:
         return give_up  # the rules model itself keeps failing: no loop
-    history = services.messages.between(meta.chat_id, meta.last_key, meta.last_key)
+    history = services.messages.between(meta.conversation, meta.last_key, meta.last_key)
     from stepwise.offline.api import parse_intent  # lazily: the rules' grammar, needed once the model failed
 
     if not history or parse_intent(history[-1].content) is None:

@@ -44,6 +44,10 @@ def finish_turn(request: FinishTurnInput, services: TurnServices) -> FinishTurnO
         reply = deliver_new_token(turn, reply, services, request.deliver)
         sent = reply.sent_chunks
     elif reply is not None and request.deliver:
+        if reply.new_topic is not None:
+            from stepwise.states.topics import open_topic  # only a reply of /new
+
+            reply = open_topic(turn, reply, services)
         try:
             sent = deliver_reply(turn, reply, services)
         except (TelegramForbidden, TelegramBadRequest) as error:
@@ -56,6 +60,10 @@ def finish_turn(request: FinishTurnInput, services: TurnServices) -> FinishTurnO
     except KeyError:  # LoadContext never completed: its messages may not be stored, they are queued again
         meta, ending = None, "failed"
     user_id = meta.user_id if meta is not None else turn.user_id
+    if meta is not None and meta.topic_name is not None and sent and request.deliver:
+        from stepwise.states.topics import rename_topic  # only a Telegram-named topic's first answer
+
+        rename_topic(meta, services)
     if meta is not None and meta.voice_reply and reply is not None and request.deliver:
         from stepwise.states.voice_reply import speak_reply  # only a turn that answers a voice note
 

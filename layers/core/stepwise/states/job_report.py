@@ -175,6 +175,7 @@ def report_message(job: Job) -> QueuedMessage:
     nonce = int(hashlib.sha256(job.execution.encode()).hexdigest()[:8], 16)
     return QueuedMessage(
         chat_id=job.chat_id,
+        topic=job.topic,
         update_id=outside_update_id(int(finished.timestamp()), nonce),
         user_id=job.user_id,
         id=f"job{job.number}-{job.execution[-16:]}",

@@ -50,6 +50,7 @@ def start_job(turn: TurnRef, services: TurnServices) -> Next:
         meta = TurnMeta(
             turn_id=turn.turn_id,
             chat_id=job.chat_id,
+            topic=job.topic,
             user_id=job.user_id,
             update_id=0,
             user_message_id=job.execution,
@@ -72,6 +73,7 @@ def job_history(meta: TurnMeta) -> list[StoredMessage]:
         StoredMessage(
             id=meta.user_message_id,
             chat_id=meta.chat_id,
+            topic=meta.topic,
             role="user",
             content=meta.job.task,
             created_at=meta.created_at,

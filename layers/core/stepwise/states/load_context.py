@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from stepwise.inbox.models import QueuedMessage
     from stepwise.media.models import Heard
     from stepwise.states.services import TurnServices
+    from stepwise.telegram.conversation import Conversation
     from stepwise.turn_ref import TurnRef
 
 logger = logging.getLogger(__name__)
@@ -49,7 +50,8 @@ def load_context(start: LoadContextInput, services: TurnServices) -> Next:
         from stepwise.states.job_turn import start_job
 
         return start_job(turn, services)
-    batch = services.sequencer().take_batch(turn.chat_id, turn.turn_id)
+    conversation = turn.conversation
+    batch = services.sequencer().take_batch(conversation, turn.turn_id)
     if not batch:
         logger.info("nothing waiting: the turn ends without answering")
         return Next(route="reply")
@@ -62,6 +64,7 @@ def load_context(start: LoadContextInput, services: TurnServices) -> Next:
         message = StoredMessage(
             id=waiting.id,
             chat_id=turn.chat_id,
+            topic=turn.topic,
             role="user",
             content=note.text if note is not None else stored_content(waiting),
             created_at=waiting.claimed_at or waiting.received_at,
@@ -74,16 +77,16 @@ def load_context(start: LoadContextInput, services: TurnServices) -> Next:
         if services.messages.add(message):  # a retried LoadContext: counted already
             written_at = waiting.received_at if typed else None
             chat = services.chats.record_message(
-                turn.chat_id, waiting.user_id, services.summary_due_at, written_at
+                conversation, waiting.user_id, services.summary_due_at, written_at
             )
         stored.append(message)
-    chat = chat or services.chats.get(turn.chat_id)
+    chat = chat or services.chats.get(conversation)
     last = stored[-1]
     head = chat.stable_prefix_tokens if chat else 0
-    window, cached = choose_window(services, turn.chat_id, last, chat.window_key if chat else "", head)
+    window, cached = choose_window(services, conversation, last, chat.window_key if chat else "", head)
     first_key = min(window[0].sort_key, stored[0].sort_key)  # a burst longer than the window stays whole
     if chat is None or first_key != chat.window_key:
-        services.chats.set_window(turn.chat_id, first_key)
+        services.chats.set_window(conversation, first_key)
     user_id = batch[0].user_id
     reminder = batch[0].text if batch[0].kind == "reminder" else None
     checkin = (
@@ -97,11 +100,15 @@ def load_context(start: LoadContextInput, services: TurnServices) -> Next:
         if len(batch) == 1 and batch[0].kind == "message" and not heard and batch[0].forwarded is None
         else None
     )
-    voice = voice_lines(heard, chat, services)
+    person = chat  # /voice is the person's, kept on the chat itself: a topic's turn reads it there
+    if heard and conversation.topic is not None:
+        person = services.chats.get(conversation.main)
+    voice = voice_lines(heard, person, services)
     notices = media_notices(batch, voice.unheard)
     meta = TurnMeta(
         turn_id=turn.turn_id,
         chat_id=turn.chat_id,
+        topic=turn.topic,
         user_id=user_id,
         update_id=batch[-1].update_id,
         user_message_id=last.id,
@@ -113,7 +120,7 @@ def load_context(start: LoadContextInput, services: TurnServices) -> Next:
         summary=chat.summary if chat else "",
         memories=[]
         if reminder is not None or command is not None or outside_call is not None or job_report is not None
-        else recall_memories(services, user_id, turn.chat_id, "\n".join(m.content for m in stored)),
+        else recall_memories(services, user_id, conversation, "\n".join(m.content for m in stored)),
         timezone=chosen_zone or services.default_timezone,
         timezone_set=chosen_zone is not None,
         reminder=reminder,
@@ -126,11 +133,12 @@ def load_context(start: LoadContextInput, services: TurnServices) -> Next:
         notices_only=notices["notices_only"],
         footnotes=voice.footnotes,
         voice_reply=voice.spoken,
+        topic_name=name_for_topic(chat, batch) if conversation.topic is not None else None,
     )
     services.turns.put_meta(meta)
     kind, next_ = decide_turn(meta, services)
     if next_.route == "model" and not typing_still_shown(batch, services.clock()):
-        show_typing(services, turn.chat_id)  # the webhook's answer showed it on arrival, if it is recent
+        show_typing(services, conversation)  # the webhook's answer showed it on arrival, if it is recent
     logger.info(
         "context loaded",
         extra={
@@ -141,6 +149,17 @@ def load_context(start: LoadContextInput, services: TurnServices) -> Next:
         },
     )
     return next_
+
+
+def name_for_topic(chat: ChatRecord | None, batch: list[QueuedMessage]) -> str | None:
+    """The name a topic waiting for one (`topic_unnamed`) gets after this turn's answer: from the first words
+    of what the user wrote, with no model call (`states.topics`)."""
+    if chat is None or not chat.topic_unnamed:
+        return None
+    from stepwise.states.topics import topic_name  # a topic's first turns only
+
+    typed = [m.text for m in batch if m.kind == "message" and not is_command(m.text)]
+    return next((name for text in typed if (name := topic_name(text))), None)
 
 
 def command_route(text: str) -> Route | None:
@@ -158,7 +177,7 @@ def hear_voice_notes(turn: TurnRef, batch: list[QueuedMessage], services: TurnSe
         return {}
     from stepwise.states.voice_turn import hear_notes
 
-    show_typing(services, turn.chat_id)  # transcribing takes a few seconds
+    show_typing(services, turn.conversation)  # transcribing takes a few seconds
     return hear_notes(turn, batch, services)
 
 
@@ -201,7 +220,7 @@ def stored_content(waiting: QueuedMessage) -> str:
 
 
 def choose_window(
-    services: TurnServices, chat_id: int, last: StoredMessage, window_key: str, head: int
+    services: TurnServices, conversation: Conversation, last: StoredMessage, window_key: str, head: int
 ) -> tuple[list[StoredMessage], bool]:
     """The history window the model sees, oldest first, ending with `last`, and whether the prompt lays it
     out for prompt caching (breakpoints on the messages).
@@ -219,7 +238,7 @@ def choose_window(
     """
     limit, override = services.history_limit, services.history_margin
     margin = CACHING_MARGIN if override is None else override
-    fetched = services.messages.recent(chat_id, limit + margin + 1)
+    fetched = services.messages.recent(conversation, limit + margin + 1)
     whole_chat = len(fetched) <= limit + margin
     recent = [m for m in fetched if m.sort_key <= last.sort_key]
     if override is not None:
@@ -251,7 +270,7 @@ def history_window(
     return recent[-keep:]
 
 
-def recall_memories(services: TurnServices, user_id: int, chat_id: int, text: str) -> list[Memory]:
+def recall_memories(services: TurnServices, user_id: int, conversation: int, text: str) -> list[Memory]:
     """The user's memories nearest to the message. Best effort: without memory the turn still goes on.
 
     This chat's own summary is left out: the prompt shows the chat's rolling summary anyway.
@@ -263,5 +282,5 @@ def recall_memories(services: TurnServices, user_id: int, chat_id: int, text: st
     except Exception as error:
         logger.warning("recall failed; continuing without memories", extra={"error": str(error)})
         return []
-    own_summary = summary_key(chat_id)
+    own_summary = summary_key(conversation)
     return [Memory(id=m.key, text=m.text) for m in matches if m.key != own_summary][: services.memory_top_k]

@@ -31,6 +31,6 @@ def request_approval(request: RequestApprovalInput, services: TurnServices) -> R
         logger.info("background job waits for its approval")
         return RequestApprovalOutput(message_id=message_id)
     # While the turn waits for the tap, the chat goes on: new messages get turns of their own.
-    next_turn = services.sequencer().park(request.turn.chat_id, request.turn.turn_id)
+    next_turn = services.sequencer().park(request.turn.conversation, request.turn.turn_id)
     logger.info("turn parked on its approval", extra={"next_turn": next_turn})
     return RequestApprovalOutput(message_id=message_id)

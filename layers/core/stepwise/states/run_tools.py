@@ -83,6 +83,7 @@ def run_tools(request: RunToolsInput, services: TurnServices) -> Next:
             call_id=tool_call_id(turn.turn_id, call["id"]),
             now=now,
             requester=requester_of(meta),
+            topic=meta.topic,
         )
         answer = _run_one(call, decision, context, services, meta, waiting, request.approvals)
         if answer is not None:
@@ -107,6 +108,7 @@ def run_tools(request: RunToolsInput, services: TurnServices) -> Next:
             approval_id=services.new_id()[:12],
             turn_id=turn.turn_id,
             chat_id=meta.chat_id,
+            topic=meta.topic,
             user_id=meta.user_id,
             step=step.step,
             calls=asked,
@@ -158,10 +160,10 @@ def retake_chat(request: RunToolsInput, services: TurnServices) -> None:
     """Back from an approval wait: hold the chat again before going on. ChatBusyError while another turn holds
     it; after MAX_RETAKE_RETRIES busy answers (a few minutes) the turn goes on regardless."""
     turn = request.turn
-    if services.sequencer().retake(turn.chat_id, turn.turn_id):
+    if services.sequencer().retake(turn.conversation, turn.turn_id):
         return
     if request.retake_attempt < MAX_RETAKE_RETRIES:
-        raise ChatBusyError(f"chat {turn.chat_id} is busy with another turn")
+        raise ChatBusyError(f"conversation {turn.conversation!r} is busy with another turn")
     logger.warning("chat still busy after every retry; going on regardless", extra={"turn_id": turn.turn_id})
 
 

@@ -37,6 +37,7 @@ def save_reply(turn: TurnRef, reply: Reply | None, user_id: int, services: TurnS
     message = StoredMessage(
         id=reply.message_id,
         chat_id=turn.chat_id,
+        topic=turn.topic,
         role="assistant",
         content=_kept(reply),
         created_at=reply.created_at,
@@ -44,7 +45,7 @@ def save_reply(turn: TurnRef, reply: Reply | None, user_id: int, services: TurnS
         tool_calls=tool_calls,
     )
     if services.messages.add(message):
-        services.chats.record_message(turn.chat_id, user_id, services.summary_due_at)
+        services.chats.record_message(turn.conversation, user_id, services.summary_due_at)
     return True
 
 

@@ -47,7 +47,7 @@ def end_turn(turn: TurnRef, ending: "Ending", services: "TurnServices") -> str |
     """The turn is over: its messages are done ("answered"), or queued again ("failed": a turn whose
     LoadContext never completed, a bounded number of times, so the next turn answers them); the chat is free
     and the next turn starts if any wait. Returns the next turn's name."""
-    next_turn = services.sequencer().end_turn(turn.chat_id, turn.turn_id, ending)
+    next_turn = services.sequencer().end_turn(turn.conversation, turn.turn_id, ending)
     logger.info("turn finished", extra={"ending": ending, "next_turn": next_turn})
     return next_turn
 
@@ -69,7 +69,7 @@ def recover_turn(turn: TurnRef, status: str, services: "TurnServices") -> Finish
         reply = deliver_new_token(turn, reply, services, deliver=False)  # its seed forgotten, or revoked
     answered = reply is not None and reply.sent_chunks > 0
     next_turn = services.sequencer().end_turn(
-        turn.chat_id, turn.turn_id, "answered" if answered else "failed"
+        turn.conversation, turn.turn_id, "answered" if answered else "failed"
     )
     logger.warning(
         "recovered a turn that did not finish",

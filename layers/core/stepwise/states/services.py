@@ -10,6 +10,7 @@ from stepwise.ids import new_id, utc_now
 from stepwise.jobs.models import JobLimits
 from stepwise.media.intake import MediaLimits
 from stepwise.model.web import WebAccess
+from stepwise.telegram.bot_info import BotInfo
 
 # Types only: a state imports the adapters it uses, not every port's module (cold starts).
 if TYPE_CHECKING:
@@ -89,6 +90,7 @@ class TurnServices:
     files: Callable[[], FileSource] | None = None  # photos and documents; None: they show as text
     media_limits: MediaLimits = field(default_factory=MediaLimits)
     drafts: Callable[[], DraftSender] | None = None  # None: no drafts (see stepwise.telegram.drafts)
+    bot_info: BotInfo = field(default_factory=BotInfo)  # getMe, asked once per container (/new)
     draft_interval_seconds: float = 0.0
     link_previews: bool = False  # LINK_PREVIEWS: replies with Telegram's link previews (docs/security.md)
     usage: UsageStore | None = None  # None: model calls are not counted (and no budget applies)

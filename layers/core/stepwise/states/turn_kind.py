@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from stepwise.commands.handlers import ShownOnce
+    from stepwise.commands.new_topic import OpensTopic
     from stepwise.states.services import TurnServices
     from stepwise.turn_records.models import ReplySource, TurnMeta
 
@@ -43,7 +44,7 @@ def decide_turn(meta: TurnMeta, services: TurnServices) -> tuple[TurnKind, Next]
 
 def _kind_and_text(
     meta: TurnMeta, services: TurnServices
-) -> tuple[TurnKind, Callable[[str, str], str | ShownOnce] | None]:
+) -> tuple[TurnKind, Callable[[str, str], str | ShownOnce | OpensTopic] | None]:
     if meta.reminder is not None:
         from stepwise.reminders.models import REMINDER_PREFIX  # imported by the turns that need it only
 
@@ -78,7 +79,7 @@ def reply_without_model(
     meta: TurnMeta,
     services: TurnServices,
     source: ReplySource,
-    text: Callable[[str, str], str | ShownOnce],
+    text: Callable[[str, str], str | ShownOnce | OpensTopic],
 ) -> None:
     """Make `text(message_id, created_at)` the turn's only model step and its reply, which FinishTurn sends
     and stores like any reply. A `ShownOnce` text is sent with its new token (made by FinishTurn from the
@@ -94,7 +95,8 @@ def reply_without_model(
     else:
         message_id, created_at = services.new_id(), iso_utc(services.clock())
     answer = text(message_id, created_at)
-    once = None if isinstance(answer, str) else answer
+    shown = None if isinstance(answer, str) else answer
+    once, opens = _special(shown)
     if existing:
         step = existing[0]
     else:
@@ -110,15 +112,27 @@ def reply_without_model(
     services.turns.put_reply(
         meta.turn_id,
         Reply(
-            text=once.text if once else step.text,
-            kept_text=step.text if once else None,
+            text=shown.text if shown else step.text,
+            kept_text=step.text if shown else None,
             new_token=NewToken(user_id=meta.user_id, connection=once.connection) if once else None,
             token_seed=once.seed if once else None,
+            new_topic=opens.name if opens else None,
+            new_topic_named=opens.named if opens else False,
             source=source,
             message_id=step.message_id,
             created_at=step.created_at,
         ),
     )
+
+
+def _special(answer: ShownOnce | OpensTopic | None) -> tuple[ShownOnce | None, OpensTopic | None]:
+    """A command's answer that is more than a text: one showing a new token (/connect <name>), or one opening
+    a topic (/new)."""
+    if answer is None:
+        return None, None
+    from stepwise.commands.new_topic import OpensTopic  # a command's answer only
+
+    return (None, answer) if isinstance(answer, OpensTopic) else (answer, None)
 
 
 def _start_outside_call(meta: TurnMeta, services: TurnServices) -> Next:

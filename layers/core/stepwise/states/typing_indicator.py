@@ -9,13 +9,16 @@ from stepwise.telegram.errors import TelegramError
 
 if TYPE_CHECKING:
     from stepwise.states.services import TurnServices
+    from stepwise.telegram.conversation import Conversation
 
 logger = logging.getLogger(__name__)
 
 
-def show_typing(services: TurnServices, chat_id: int) -> None:
-    """Best effort: a failed chat action never fails the turn."""
+def show_typing(services: TurnServices, conversation: Conversation) -> None:
+    """Best effort: a failed chat action never fails the turn. In a topic, it shows in the topic."""
     try:
-        services.telegram().send_chat_action(chat_id, "typing")
+        services.telegram().send_chat_action(
+            conversation.chat_id, "typing", message_thread_id=conversation.topic
+        )
     except TelegramError as error:
         logger.warning("typing indicator failed", extra={"error": str(error)})

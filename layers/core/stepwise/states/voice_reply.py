@@ -47,7 +47,9 @@ def speak_reply(meta: TurnMeta, reply: Reply, services: TurnServices) -> None:
         return
     _count(meta, voice.speech_engine, audio.characters, services)
     try:
-        services.telegram().send_voice(meta.chat_id, audio.ogg_opus, duration=round(audio.seconds) or None)
+        services.telegram().send_voice(
+            meta.chat_id, audio.ogg_opus, duration=round(audio.seconds) or None, message_thread_id=meta.topic
+        )
     except (TelegramTransientError, TelegramDeliveryUncertainError):
         raise  # the state's retry sends it again (the text's chunks are recorded: they are not)
     except TelegramError as error:  # refused for good (the user's privacy settings forbid voice messages...)

@@ -36,6 +36,7 @@ logger = logging.getLogger(__name__)
 DEFAULT_BASE_URL = "https://api.telegram.org"
 _REDACTED = "<redacted>"
 _NOT_MODIFIED = "message is not modified"
+TOPIC_GONE = "message thread not found"
 # Calls that post something new (send*, copy*, forward*) show it twice when repeated, so a lost answer leaves
 # their delivery uncertain; these two only show a state, and repeating them changes nothing.
 _IDEMPOTENT_SENDS = frozenset({"sendChatAction", "sendMessageDraft"})
@@ -57,17 +58,27 @@ class TelegramClient(Protocol):
         *,
         parse_mode: str | None = None,
         reply_markup: InlineKeyboardMarkup | None = None,
+        message_thread_id: int | None = None,
         link_previews: bool = False,
     ) -> int:
-        """Send a text message and return its message_id; Telegram builds no link preview (its servers fetch
-        nothing) unless `link_previews`."""
+        """Send a text message (into the topic `message_thread_id`, if given) and return its message_id;
+        Telegram builds no link preview (its servers fetch nothing) unless `link_previews`."""
         ...
 
-    def send_chat_action(self, chat_id: int, action: str = "typing") -> None:
+    def send_chat_action(
+        self, chat_id: int, action: str = "typing", *, message_thread_id: int | None = None
+    ) -> None:
         """Show a chat action such as "typing"."""
         ...
 
-    def send_voice(self, chat_id: int, ogg_opus: bytes, *, duration: int | None = None) -> int:
+    def send_voice(
+        self,
+        chat_id: int,
+        ogg_opus: bytes,
+        *,
+        duration: int | None = None,
+        message_thread_id: int | None = None,
+    ) -> int:
         """Send a voice message (Ogg Opus) and return its message_id."""
         ...
 
@@ -91,6 +102,18 @@ class TelegramClient(Protocol):
 
     def set_webhook(self, url: str, secret_token: str, allowed_updates: list[str]) -> None:
         """Register the webhook URL with its secret token."""
+        ...
+
+    def get_me(self) -> dict[str, Any]:
+        """The bot's own User (`has_topics_enabled`: threaded mode is on in private chats)."""
+        ...
+
+    def create_forum_topic(self, chat_id: int, name: str) -> int:
+        """Create a topic and return its thread id."""
+        ...
+
+    def edit_forum_topic(self, chat_id: int, message_thread_id: int, name: str) -> None:
+        """Rename a topic."""
         ...
 
 
@@ -137,14 +160,17 @@ class BotApiClient:
         *,
         parse_mode: str | None = None,
         reply_markup: InlineKeyboardMarkup | None = None,
+        message_thread_id: int | None = None,
         link_previews: bool = False,
     ) -> int:
-        """Send a text message and return its message_id; with `link_previews` False (the default) Telegram is
-        told to build no link preview, so its servers fetch no link of the text."""
+        """Send a text message (into the topic `message_thread_id`, if given) and return its message_id; with
+        `link_previews` False (the default) Telegram is told to build no link preview, so its servers fetch no
+        link of the text."""
         result = self.call(
             "sendMessage",
             {
                 "chat_id": chat_id,
+                "message_thread_id": message_thread_id,
                 "text": text,
                 "parse_mode": parse_mode,
                 "link_preview_options": _previews(link_previews),
@@ -153,17 +179,33 @@ class BotApiClient:
         )
         if not isinstance(result, dict) or not isinstance(result.get("message_id"), int):
             raise TelegramError("sendMessage", None, "answer has no message_id")
+        if message_thread_id is not None and result.get("is_topic_message") is not True:
+            # Telegram has placed messages for a private topic outside it (a Bot API release in May 2026)
+            logger.warning(
+                "Telegram %s: the message sent to topic %s is not in it", "sendMessage", message_thread_id
+            )
         return int(result["message_id"])
 
-    def send_chat_action(self, chat_id: int, action: str = "typing") -> None:
+    def send_chat_action(
+        self, chat_id: int, action: str = "typing", *, message_thread_id: int | None = None
+    ) -> None:
         """Show a chat action such as "typing"."""
-        self.call("sendChatAction", {"chat_id": chat_id, "action": action})
+        self.call(
+            "sendChatAction", {"chat_id": chat_id, "message_thread_id": message_thread_id, "action": action}
+        )
 
-    def send_voice(self, chat_id: int, ogg_opus: bytes, *, duration: int | None = None) -> int:
+    def send_voice(
+        self,
+        chat_id: int,
+        ogg_opus: bytes,
+        *,
+        duration: int | None = None,
+        message_thread_id: int | None = None,
+    ) -> int:
         """Send a voice message (Ogg Opus, uploaded as multipart/form-data) and return its message_id."""
         result = self.call(
             "sendVoice",
-            {"chat_id": chat_id, "duration": duration},
+            {"chat_id": chat_id, "message_thread_id": message_thread_id, "duration": duration},
             files={"voice": ("reply.ogg", ogg_opus, "audio/ogg")},
         )
         if not isinstance(result, dict) or not isinstance(result.get("message_id"), int):
@@ -175,12 +217,36 @@ class BotApiClient:
         self.call("answerCallbackQuery", {"callback_query_id": callback_query_id, "text": text})
 
     def send_message_draft(
-        self, chat_id: int, draft_id: int, text: str, *, parse_mode: str | None = None
+        self,
+        chat_id: int,
+        draft_id: int,
+        text: str,
+        *,
+        parse_mode: str | None = None,
+        message_thread_id: int | None = None,
     ) -> None:
         """Show (or update) a draft of a message being written, in a private chat; it is not a message."""
+        params = {"chat_id": chat_id, "message_thread_id": message_thread_id, "draft_id": draft_id}
+        self.call("sendMessageDraft", params | {"text": text, "parse_mode": parse_mode})
+
+    def get_me(self) -> dict[str, Any]:
+        """The bot's own User (`has_topics_enabled`: threaded mode is on in private chats)."""
+        result = self.call("getMe", {})
+        if not isinstance(result, dict):
+            raise TelegramError("getMe", None, "answer is not a User")
+        return result
+
+    def create_forum_topic(self, chat_id: int, name: str) -> int:
+        """Create a topic (in a private chat with threaded mode on, or a forum) and return its thread id."""
+        result = self.call("createForumTopic", {"chat_id": chat_id, "name": name})
+        if not isinstance(result, dict) or not isinstance(result.get("message_thread_id"), int):
+            raise TelegramError("createForumTopic", None, "answer has no message_thread_id")
+        return int(result["message_thread_id"])
+
+    def edit_forum_topic(self, chat_id: int, message_thread_id: int, name: str) -> None:
+        """Rename a topic."""
         self.call(
-            "sendMessageDraft",
-            {"chat_id": chat_id, "draft_id": draft_id, "text": text, "parse_mode": parse_mode},
+            "editForumTopic", {"chat_id": chat_id, "message_thread_id": message_thread_id, "name": name}
         )
 
     def edit_message_text(
@@ -260,6 +326,25 @@ class BotApiClient:
         """Call any Bot API method (None params are omitted) and return its ``result``; with `files` (field:
         (file name, bytes, content type)) the request is multipart/form-data, as uploads must be."""
         body = {key: value for key, value in params.items() if value is not None}
+        try:
+            return self._call(method, body, files)
+        except TelegramBadRequest as error:
+            if "message_thread_id" not in body or not topic_gone(error):
+                raise
+            thread = body.pop("message_thread_id")
+        logger.warning("Telegram %s: topic %s is gone; sending to the main chat", method, thread)
+        if method in _IDEMPOTENT_SENDS:
+            return True  # typing or a draft for a deleted topic: nothing to show anywhere
+        if isinstance(body.get("text"), str):
+            body["text"] = gone_topic_note(thread, body.get("parse_mode")) + body["text"]
+        return self._call(method, body, files)
+
+    def _call(
+        self,
+        method: str,
+        body: dict[str, Any],
+        files: Mapping[str, tuple[str, bytes, str]] | None = None,
+    ) -> Any:
         url = f"{self._base_url}/bot{self._token}/{method}"
         waits = 0
         while True:
@@ -347,6 +432,17 @@ class BotApiClient:
 def _previews(shown: bool) -> dict[str, bool] | None:
     """`link_preview_options`: previews off, or (when shown) Telegram's default, the first link's."""
     return None if shown else {"is_disabled": True}
+
+
+def topic_gone(error: TelegramBadRequest) -> bool:
+    """Telegram no longer knows the topic (the user deleted it)."""
+    return TOPIC_GONE in error.description.lower()
+
+
+def gone_topic_note(thread: object, parse_mode: object = None) -> str:
+    """The line before a message that went to the main chat because its topic was deleted."""
+    note = f"(For topic #{thread}, which was deleted:)"
+    return (f"<i>{note}</i>" if parse_mode == "HTML" else note) + "\n\n"
 
 
 def _describe(exc: BaseException) -> str:

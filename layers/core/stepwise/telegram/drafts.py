@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from stepwise.telegram.conversation import Conversation
+
 logger = logging.getLogger(__name__)
 
 SLOW_DRAFT_SECONDS = 1.0  # a draft call that takes longer ends drafts: they must not hold the stream up
@@ -25,7 +27,13 @@ class DraftSender(Protocol):
     """What drafts need from Telegram."""
 
     def send_message_draft(
-        self, chat_id: int, draft_id: int, text: str, *, parse_mode: str | None = None
+        self,
+        chat_id: int,
+        draft_id: int,
+        text: str,
+        *,
+        parse_mode: str | None = None,
+        message_thread_id: int | None = None,
     ) -> None:
         """Show the draft `draft_id` with this text; updates of one draft id are animated."""
         ...
@@ -54,7 +62,7 @@ class DraftStream:
     def __init__(
         self,
         sender: Callable[[], DraftSender],
-        chat_id: int,
+        conversation: Conversation,
         draft_id: int,
         interval_seconds: float,
         *,
@@ -62,7 +70,7 @@ class DraftStream:
         render: Callable[[str], tuple[str, str | None] | None] = render_draft,
     ) -> None:
         self._sender = sender
-        self._chat_id = chat_id
+        self._conversation = conversation
         self._draft_id = draft_id
         self._interval = interval_seconds
         self._clock = clock
@@ -90,7 +98,10 @@ class DraftStream:
                 self._stop("the answer is longer than one message")
                 return
             text, parse_mode = rendered
-            self._sender().send_message_draft(self._chat_id, self._draft_id, text, parse_mode=parse_mode)
+            where = self._conversation
+            self._sender().send_message_draft(
+                where.chat_id, self._draft_id, text, parse_mode=parse_mode, message_thread_id=where.topic
+            )
         except Exception as error:  # best effort: a draft never fails the model call
             self._stop(f"{type(error).__name__}: {error}")
             return
@@ -106,10 +117,14 @@ class DraftStream:
 
 
 def draft_stream(
-    sender: Callable[[], DraftSender] | None, chat_id: int, turn_id: str, interval_seconds: float
+    sender: Callable[[], DraftSender] | None,
+    conversation: Conversation,
+    turn_id: str,
+    interval_seconds: float,
 ) -> DraftStream | None:
-    """Drafts for a model call of this turn, or None: groups get none (Telegram has drafts only in private
-    chats, whose ids are positive), nor does anyone when the interval is 0 or no sender is configured."""
-    if sender is None or interval_seconds <= 0 or chat_id <= 0:
+    """Drafts for a model call of this turn (in its topic, if any), or None: groups get none (Telegram has
+    drafts only in private chats, whose ids are positive), nor does anyone when the interval is 0 or no
+    sender is configured."""
+    if sender is None or interval_seconds <= 0 or conversation.chat_id <= 0:
         return None
-    return DraftStream(sender, chat_id, draft_id_for(turn_id), interval_seconds)
+    return DraftStream(sender, conversation, draft_id_for(turn_id), interval_seconds)

@@ -95,12 +95,31 @@ class MessageOrigin(_TelegramModel):
     author_signature: FileText | None = None  # chat, channel
 
 
+class ForumTopicCreated(_TelegramModel):
+    """The service message that opens a topic; `is_name_implicit`: Telegram made the name up."""
+
+    name: Annotated[str, Field(max_length=MAX_FILE_NAME)] = ""
+    icon_color: int | None = None
+    is_name_implicit: bool = False
+
+
+class ForumTopicEdited(_TelegramModel):
+    """The service message of a topic renamed (or its icon changed)."""
+
+    name: Annotated[str, Field(max_length=MAX_FILE_NAME)] | None = None
+
+
 class Message(_TelegramModel):
     """A message; only the fields the assistant reads."""
 
     message_id: MessageId
     date: UnixTime
     chat: Chat
+    # A topic's id (its first message's id); in a topic only with is_topic_message (stepwise.telegram.topics)
+    message_thread_id: MessageId | None = None
+    is_topic_message: bool | None = None
+    forum_topic_created: ForumTopicCreated | None = None
+    forum_topic_edited: ForumTopicEdited | None = None
     from_user: User | None = Field(default=None, alias="from")
     text: IncomingText | None = None
     caption: IncomingText | None = None

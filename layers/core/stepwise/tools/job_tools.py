@@ -116,6 +116,7 @@ def _start(setup: JobSetup, context: ToolContext, args: SpawnJobInput, number: i
             user_id=context.user_id,
             number=number,
             chat_id=context.chat_id,
+            topic=context.topic,
             execution=name,
             title=args.title,
             task=args.task,
@@ -126,7 +127,12 @@ def _start(setup: JobSetup, context: ToolContext, args: SpawnJobInput, number: i
     )
     start = TurnStart(
         turn=TurnRef(
-            turn_id=job.execution, chat_id=job.chat_id, user_id=job.user_id, update_id=0, job=number
+            turn_id=job.execution,
+            chat_id=job.chat_id,
+            topic=job.topic,
+            user_id=job.user_id,
+            update_id=0,
+            job=number,
         ),
         limits=Limits(approval_timeout_seconds=setup.limits.approval_wait(setup.approval_timeout_seconds)),
     )

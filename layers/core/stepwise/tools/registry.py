@@ -62,6 +62,7 @@ class ToolContext(NamedTuple):
     now: str
     recorded: ToolCallRecord | None = None
     requester: "Requester | None" = None
+    topic: int | None = None  # the turn's topic: a reminder or job set in a topic reports there
 
     def once[T](self, result: Callable[[T], str]) -> Once[T]:
         """Ask a store to make its effect once for this call, recording `result(value)` with it."""

@@ -240,6 +240,7 @@ def set_reminder_intent(
     reminder = Reminder(
         user_id=context.user_id,
         chat_id=context.chat_id,
+        topic=context.topic,
         reminder_id=reminders.allocate_id(context.user_id),
         text=args.text,
         checkin=args.checkin,

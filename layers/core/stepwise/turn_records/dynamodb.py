@@ -1,8 +1,9 @@
 """Turn records in DynamoDB: partition key turn_id, sort key `meta` | `step#NNN` | `reply` |
 `heard#<message id>` (a voice note's transcript), TTL expires_at.
 
-The reply's delivery state is kept in attributes of its own beside `data`: `sent_chunks`, `voice_sent`, and a
-new token's `token_seed` (removed once settled) and `token_revoked`."""
+The reply's delivery state is kept in attributes of its own beside `data`: `sent_chunks`, `voice_sent`, a
+new token's `token_seed` (removed once settled) and `token_revoked`, and the thread of the topic /new opened
+(`topic_thread`)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from stepwise.media.models import Heard
 from stepwise.turn_records.models import ModelStep, Reply, TurnMeta
 
 # Kept beside `data`, changed while the reply is delivered.
-_DELIVERY_STATE = {"sent_chunks", "voice_sent", "token_seed", "token_revoked"}
+_DELIVERY_STATE = {"sent_chunks", "voice_sent", "token_seed", "token_revoked", "topic_thread"}
 
 
 class DynamoTurnStore:
@@ -103,6 +104,7 @@ class DynamoTurnStore:
         data["voice_sent"] = bool(item.get("voice_sent", False))
         data["token_seed"] = item.get("token_seed")
         data["token_revoked"] = bool(item.get("token_revoked", False))
+        data["topic_thread"] = int(item["topic_thread"]) if "topic_thread" in item else None
         return Reply.model_validate(data)
 
     def mark_sent(self, turn_id: str, sent_chunks: int) -> None:
@@ -117,6 +119,13 @@ class DynamoTurnStore:
             Key={"turn_id": turn_id, "sk": "reply"},
             UpdateExpression="REMOVE token_seed SET token_revoked = :revoked",
             ExpressionAttributeValues={":revoked": revoked},
+        )
+
+    def set_topic_thread(self, turn_id: str, thread: int) -> None:
+        self._table.update_item(
+            Key={"turn_id": turn_id, "sk": "reply"},
+            UpdateExpression="SET topic_thread = :t",
+            ExpressionAttributeValues={":t": thread},
         )
 
     def mark_voice_sent(self, turn_id: str) -> None:

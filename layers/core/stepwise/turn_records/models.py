@@ -5,6 +5,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from stepwise.inbox.outside_call import OutsideCall
+from stepwise.telegram.conversation import Conversation
 
 ReplySource = Literal[
     "model",
@@ -57,6 +58,7 @@ class TurnMeta(BaseModel):
 
     turn_id: str
     chat_id: int
+    topic: int | None = None  # the topic's message_thread_id; None: the chat itself
     user_id: int
     update_id: int
     user_message_id: str
@@ -85,6 +87,12 @@ class TurnMeta(BaseModel):
     job_report: str | None = None  # a job's report this chat turn shows
     voice_reply: bool = False  # the turn answers a voice note and the user asked for spoken answers
     footnotes: list[str] = []  # lines after the reply (rough transcripts)
+    topic_name: str | None = None  # the name this turn gives its Telegram-named topic (docs/topics.md)
+
+    @property
+    def conversation(self) -> Conversation:
+        """The conversation the turn answers."""
+        return Conversation.of(self.chat_id, self.topic)
 
 
 class ModelStep(BaseModel):
@@ -152,3 +160,7 @@ class Reply(BaseModel):
     # what FinishTurn makes the new token from; gone once the reply was delivered or given up
     token_seed: str | None = None
     token_revoked: bool = False  # the new token never reached the chat: its connection was revoked
+    # /new: the topic the reply opens (its name; None: none) and is sent in, once opened (its thread id)
+    new_topic: str | None = None
+    new_topic_named: bool = False  # the user gave the name (else it is renamed after its first answer)
+    topic_thread: int | None = None

@@ -48,6 +48,10 @@ class TurnStore(Protocol):
         """Forget the reply's token seed: its token was delivered, or (`revoked`) never will be."""
         ...
 
+    def set_topic_thread(self, turn_id: str, thread: int) -> None:
+        """Record the topic the reply opened (/new), before anything is sent in it."""
+        ...
+
     def mark_voice_sent(self, turn_id: str) -> None:
         """Record that the reply's spoken copy reached Telegram (or will not be tried again)."""
         ...
