@@ -50,6 +50,8 @@ class CommandServices(Protocol):
     @property
     def mcp_url(self) -> str: ...
     @property
+    def app_url(self) -> str: ...
+    @property
     def skills(self) -> SkillCatalog | None: ...
     @property
     def jobs(self) -> JobStore | None: ...
@@ -72,6 +74,16 @@ class ShownOnce:
     kept: str
     connection: str
     seed: str
+
+
+@dataclass(frozen=True)
+class WithAppButton:
+    """An answer sent with one inline button that opens the Mini App at `url` (a `web_app` button: Telegram
+    signs the page's initData; a reply keyboard's would send none)."""
+
+    text: str
+    button: str
+    url: str
 
 
 @dataclass(frozen=True)

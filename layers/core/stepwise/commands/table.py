@@ -11,8 +11,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from stepwise.commands import handlers
+from stepwise.commands.app import app
 from stepwise.commands.connect import connect
-from stepwise.commands.handlers import CommandRequest, ShownOnce
+from stepwise.commands.handlers import CommandRequest, ShownOnce, WithAppButton
 from stepwise.commands.jobs import jobs
 from stepwise.commands.voice import voice
 from stepwise.telegram.commands import parse_command
@@ -27,7 +28,7 @@ class Command:
 
     name: str
     description: str  # Telegram's menu: 1-256 characters
-    answer: Callable[[CommandRequest], str | ShownOnce]
+    answer: Callable[[CommandRequest], str | ShownOnce | WithAppButton]
     in_menu: bool = True
     rules_with_arguments: bool = False
 
@@ -66,6 +67,7 @@ COMMANDS: tuple[Command, ...] = (
         rules_with_arguments=True,
     ),
     Command("connect", "Tokens for your MCP clients; /connect laptop makes one", connect),
+    Command("app", "Your assistant at a glance: the Mini App", app),
 )
 _BY_NAME = {command.name: command for command in COMMANDS}
 
@@ -101,7 +103,7 @@ def unknown(name: str) -> str:
     return f"I don't know /{name}. The commands are: {known}"
 
 
-def answer(text: str, request_for: Callable[[str], CommandRequest]) -> str | ShownOnce:
+def answer(text: str, request_for: Callable[[str], CommandRequest]) -> str | ShownOnce | WithAppButton:
     """The answer to a command message; `request_for(args)` builds the request its handler gets."""
     parsed = parse_command(text)
     if parsed is None:

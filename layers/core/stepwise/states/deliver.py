@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from stepwise.ids import iso_utc
 from stepwise.telegram.errors import TelegramBadRequest, TelegramDeliveryUncertainError
 from stepwise.telegram.formatting import OutgoingChunk, render_reply
+from stepwise.telegram.keyboard import InlineKeyboardButton, InlineKeyboardMarkup
 from stepwise.turn_records.models import Reply
 
 if TYPE_CHECKING:
@@ -42,8 +43,9 @@ def deliver_reply(turn: TurnRef, reply: Reply, services: TurnServices) -> int:
     Returns how many chunks the reply has (all sent)."""
     chunks = render_reply(reply.text)
     for index in range(reply.sent_chunks, len(chunks)):
+        last = index == len(chunks) - 1
         try:
-            _send_chunk(turn.chat_id, chunks[index], index, services)
+            _send_chunk(turn.chat_id, chunks[index], index, services, _keyboard(reply) if last else None)
         except TelegramDeliveryUncertainError:
             logger.warning(
                 "no confirmation from Telegram: a retry sends this chunk again, which may show it twice",
@@ -55,9 +57,30 @@ def deliver_reply(turn: TurnRef, reply: Reply, services: TurnServices) -> int:
     return len(chunks)
 
 
-def _send_chunk(chat_id: int, chunk: OutgoingChunk, index: int, services: TurnServices) -> None:
+def _keyboard(reply: Reply) -> InlineKeyboardMarkup | None:
+    """The button under the reply's last chunk: /app's, which opens the Mini App."""
+    if reply.app_button is None:
+        return None
+    button = InlineKeyboardButton(text=reply.app_button.text, web_app_url=reply.app_button.url)
+    return InlineKeyboardMarkup(inline_keyboard=[[button]])
+
+
+def _send_chunk(
+    chat_id: int,
+    chunk: OutgoingChunk,
+    index: int,
+    services: TurnServices,
+    keyboard: InlineKeyboardMarkup | None = None,
+) -> None:
+    telegram = services.telegram()
     try:
-        services.telegram().send_message(chat_id, chunk.html, parse_mode="HTML")
+        if keyboard is None:
+            telegram.send_message(chat_id, chunk.html, parse_mode="HTML")
+        else:
+            telegram.send_message(chat_id, chunk.html, parse_mode="HTML", reply_markup=keyboard)
     except TelegramBadRequest as error:
         logger.warning("HTML rejected, sending plain text", extra={"error": str(error), "chunk": index})
-        services.telegram().send_message(chat_id, chunk.plain)
+        if keyboard is None:
+            telegram.send_message(chat_id, chunk.plain)
+        else:
+            telegram.send_message(chat_id, chunk.plain, reply_markup=keyboard)

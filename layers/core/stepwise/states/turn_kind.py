@@ -11,13 +11,13 @@ from typing import TYPE_CHECKING, Literal
 
 from stepwise.ids import iso_utc
 from stepwise.states.contracts.base import Next
-from stepwise.turn_records.models import ModelStep, NewToken, Reply
+from stepwise.turn_records.models import AppButton, ModelStep, NewToken, Reply
 from stepwise.usage.budget import budget_message, is_over_budget
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from stepwise.commands.handlers import ShownOnce
+    from stepwise.commands.handlers import ShownOnce, WithAppButton
     from stepwise.states.services import TurnServices
     from stepwise.turn_records.models import ReplySource, TurnMeta
 
@@ -43,7 +43,7 @@ def decide_turn(meta: TurnMeta, services: TurnServices) -> tuple[TurnKind, Next]
 
 def _kind_and_text(
     meta: TurnMeta, services: TurnServices
-) -> tuple[TurnKind, Callable[[str, str], str | ShownOnce] | None]:
+) -> tuple[TurnKind, Callable[[str, str], str | ShownOnce | WithAppButton] | None]:
     if meta.reminder is not None:
         from stepwise.reminders.models import REMINDER_PREFIX  # imported by the turns that need it only
 
@@ -78,7 +78,7 @@ def reply_without_model(
     meta: TurnMeta,
     services: TurnServices,
     source: ReplySource,
-    text: Callable[[str, str], str | ShownOnce],
+    text: Callable[[str, str], str | ShownOnce | WithAppButton],
 ) -> None:
     """Make `text(message_id, created_at)` the turn's only model step and its reply, which FinishTurn sends
     and stores like any reply. A `ShownOnce` text is sent with its new token (made by FinishTurn from the
@@ -94,6 +94,13 @@ def reply_without_model(
     else:
         message_id, created_at = services.new_id(), iso_utc(services.clock())
     answer = text(message_id, created_at)
+    button = None
+    if not isinstance(answer, str):
+        from stepwise.commands.handlers import WithAppButton  # a command's answer: its module is loaded
+
+        if isinstance(answer, WithAppButton):  # /app: its text, with the button under it
+            button = AppButton(text=answer.button, url=answer.url)
+            answer = answer.text
     once = None if isinstance(answer, str) else answer
     if existing:
         step = existing[0]
@@ -117,6 +124,7 @@ def reply_without_model(
             source=source,
             message_id=step.message_id,
             created_at=step.created_at,
+            app_button=button,
         ),
     )
 

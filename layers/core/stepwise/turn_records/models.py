@@ -136,6 +136,15 @@ class NewToken(BaseModel):
     connection: str
 
 
+class AppButton(BaseModel):
+    """The inline button under a reply that opens the Mini App (`/app`)."""
+
+    model_config = ConfigDict(defer_build=True)
+
+    text: str
+    url: str
+
+
 class Reply(BaseModel):
     """The final answer of a turn and how much of it reached Telegram."""
 
@@ -152,3 +161,4 @@ class Reply(BaseModel):
     # what FinishTurn makes the new token from; gone once the reply was delivered or given up
     token_seed: str | None = None
     token_revoked: bool = False  # the new token never reached the chat: its connection was revoked
+    app_button: AppButton | None = None  # sent under the reply's last chunk
