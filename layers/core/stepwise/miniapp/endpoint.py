@@ -53,12 +53,16 @@ def _api(path: str, headers: Mapping[str, str], body: str, services: AppServices
         return refusal(503, "temporarily unavailable, retry shortly", {"retry-after": "1"})
     if isinstance(admitted, HttpAnswer):
         return admitted
-    if path == STATE:
-        from stepwise.miniapp.snapshot import snapshot
+    try:
+        if path == STATE:
+            from stepwise.miniapp.snapshot import snapshot
 
-        return HttpAnswer(200, snapshot(admitted, services))
-    from stepwise.miniapp.actions import act
+            return HttpAnswer(200, snapshot(admitted, services))
+        from stepwise.miniapp.actions import act
 
-    answer = act(admitted, body, services)
+        answer = act(admitted, body, services)
+    except Exception:  # a store or Telegram said no: the page says so, and a tap may be tried again
+        logger.exception("a Mini App request failed; answered 503", extra={"user_id": admitted.user_id})
+        return refusal(503, "something went wrong on our side: try again in a moment", {"retry-after": "1"})
     logger.info("Mini App action", extra={"user_id": admitted.user_id, "status": answer.status})
     return answer

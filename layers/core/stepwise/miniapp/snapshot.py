@@ -121,17 +121,18 @@ def usage_days(user_id: int, services: AppServices, now: datetime) -> dict[str, 
     if services.usage is None:
         return None
     store = services.usage
+    keys = [day_key(now - timedelta(days=back)) for back in range(USAGE_DAYS - 1, -1, -1)]
+    counted = store.days(user_id, keys[0], keys[-1])
     days = []
     total = UsageTotals()
-    for back in range(USAGE_DAYS - 1, -1, -1):
-        key = day_key(now - timedelta(days=back))
-        counted = store.totals(user_id, key)
-        total = total.plus(counted)
-        days.append({"day": key.removeprefix("day#"), **_amounts(counted)})
+    for key in keys:
+        day = counted.get(key, UsageTotals())
+        total = total.plus(day)
+        days.append({"day": key.removeprefix("day#"), **_amounts(day)})
     return {
         "days": days,
         "last_30_days": _amounts(total),
-        "today": _amounts(store.totals(user_id, day_key(now))),
+        "today": _amounts(counted.get(keys[-1], UsageTotals())),
         "this_month": _amounts(store.totals(user_id, month_key(now))),
         "daily_token_budget": services.daily_token_budget,
     }
