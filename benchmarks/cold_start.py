@@ -48,8 +48,8 @@ TARGETS = {
     "CallModelFunction (first model call)": 1.8,  # the lean Messages API client: no SDK (docs/performance.md)
     "RunToolsFunction (first tool call)": 2.0,
     "McpFunction": 6.0,  # the MCP SDK, Starlette and Mangum: the one function that speaks MCP
-    # The Mini App's first API request builds the tool catalog and its stores as RunTools' first tool call does
-    # (itself over 2x, docs/performance.md); the page is not on a turn's path.
+    # The Mini App's first API request builds the tool catalog and its stores as RunTools' first tool call
+    # does (itself over 2x, docs/performance.md); the page is not on a turn's path.
     "AppFunction (first API request)": 3.0,
 }
 LOADS_THE_SDK = {"McpFunction"}
