@@ -156,6 +156,9 @@ def test_the_page_shows_what_chat_turns_made_and_delete_and_forget_show_in_the_c
         tool_use(("set_reminder", {"text": "call mom", "in_minutes": 90})), text("I'll remind you.")
     )
     stack.say(user, "remind me to call mom in 90 minutes")
+    checkin = {"text": "send me my open tasks", "checkin": True, "repeat": {"days": [], "time": "08:00"}}
+    stack.anthropic.script(tool_use(("set_reminder", checkin)), text("Every morning."))
+    stack.say(user, "every morning at 8 send me my open tasks")
     stack.say(user, "/connect laptop")
 
     opened = open_app(browser, app_url, init_data(user))
@@ -165,7 +168,9 @@ def test_the_page_shows_what_chat_turns_made_and_delete_and_forget_show_in_the_c
     assert opened.status() == "Hello, Ada."
     tasks = page.locator("#tasks li")
     assert tasks.all_inner_texts()[0].startswith("#1 buy milk\ndue 2026-12-01")
-    assert "call mom" in str(page.locator("#reminders").text_content())
+    reminders = page.locator("#reminders li").all_inner_texts()
+    assert reminders[0].startswith("call mom\non ") and "next" not in reminders[0]
+    assert reminders[1].startswith("Check-in: send me my open tasks\nevery day at 08:00 (UTC) · next ")
     assert "The user takes coffee black" in str(page.locator("#memories").text_content())
     assert "laptop" in str(page.locator("#connections").text_content())
     assert page.locator("svg.chart rect.bar").count() == 30

@@ -95,7 +95,9 @@
     parts.push(section("reminders", "Reminders and check-ins", null, data.reminders, "No reminders.", (r) => {
       const label = (r.checkin ? "check-in #" : "reminder #") + r.reminder_id + " " + r.text;
       const cancel = button("Cancel", "Cancel " + label, "danger", () => action("reminder_cancel", r.reminder_id, cancel, "Cancel " + label + "?"));
-      return line((r.checkin ? "Check-in: " : "") + r.text, r.when.includes(r.timezone) ? r.when : r.when + " (" + r.timezone + ")", cancel);
+      const when = r.when.includes(r.timezone) ? r.when : r.when + " (" + r.timezone + ")";
+      const next = r.next_at && !r.one_time ? " · next " + r.next_at.slice(0, 16).replace("T", " ") : "";
+      return line((r.checkin ? "Check-in: " : "") + r.text, when + next, cancel);
     }));
     parts.push(section("memories", "What I remember", null, data.memories, "Nothing yet.", (m) => {
       const forget = button("Forget", "Forget: " + m.text, "danger", () => action("memory_forget", m.id, forget, "Forget “" + m.text + "”?"));
