@@ -284,3 +284,11 @@ def test_the_app_command_answers_with_a_web_app_button(stack: Stack, app_url: st
     (row,) = message["reply_markup"]["inline_keyboard"]
     assert row == [{"text": "Open Stepwise", "web_app": {"url": app_url}}]
     assert "tap the button below" in stack.telegram.text_of(message)
+
+
+def test_the_page_is_small() -> None:
+    """The page's own files, as served (docs/app.md says their size): well under 20 KB."""
+    from support.tools import ROOT
+
+    size = sum(path.stat().st_size for path in (ROOT / "functions" / "app" / "page").iterdir())
+    assert size < 20_000, f"the page is {size} bytes"

@@ -279,9 +279,3 @@ def test_opened_outside_telegram_the_page_says_how_to_open_it(
     assert opened.errors == []
     assert opened.status().startswith("Open this page from the bot's menu button")
     assert [url for url in opened.requests if "/app/api/" in url] == []
-
-
-def test_the_page_is_small(stack: Stack) -> None:
-    page_dir = ROOT / "functions" / "app" / "page"
-    size = sum(path.stat().st_size for path in page_dir.iterdir())
-    assert size < 20_000, f"the page is {size} bytes"
