@@ -5,7 +5,8 @@ page shows what chat turns made, its Delete and Forget show in /tasks and /memor
 the page resumes its turn once, and the page loads without a JavaScript error, light and dark. The tests
 take the screenshots docs/app.md shows.
 
-Skipped, with the reason, when no Chromium is found (STEPWISE_CHROMIUM, or `chromium` on the PATH).
+Skipped, with the reason, when no Chromium is found (STEPWISE_CHROMIUM, or `chromium` on the PATH), unless
+STEPWISE_REQUIRE_BROWSER is set (CI sets it): then a missing browser fails them.
 """
 
 from __future__ import annotations
@@ -34,11 +35,15 @@ except ImportError:  # without Playwright the tests are skipped below
     expect = None  # type: ignore[assignment]
 
 CHROMIUM = os.environ.get("STEPWISE_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+REQUIRED = bool(os.environ.get("STEPWISE_REQUIRE_BROWSER"))
 pytestmark = [
     pytest.mark.skipif(
-        CHROMIUM is None, reason="no Chromium found (apt-get install chromium): the Mini App's browser tests"
+        CHROMIUM is None and not REQUIRED,
+        reason="no Chromium found (apt-get install chromium): the Mini App's browser tests",
     ),
-    pytest.mark.skipif(expect is None, reason="Playwright is not installed (requirements-dev.txt)"),
+    pytest.mark.skipif(
+        expect is None and not REQUIRED, reason="Playwright is not installed (requirements-dev.txt)"
+    ),
 ]
 FLAGS = [
     "--no-sandbox",
@@ -92,6 +97,7 @@ def stand_in(data: str, scheme: str = "light") -> str:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
+    assert CHROMIUM is not None, "STEPWISE_REQUIRE_BROWSER is set, and no Chromium was found"
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
