@@ -83,10 +83,10 @@ def reply_without_model(
     """Make `text(message_id, created_at)` the turn's only model step and its reply, which FinishTurn sends
     and stores like any reply. A `ShownOnce` text is sent with its new token (made by FinishTurn from the
     seed the reply keeps) and stored as its `kept` text (the step holds the kept text only); a
-    `WithAppButton` text (/app) is sent with the button that opens the Mini App under its last chunk. A retry keeps the
-    first attempt's reply, or, when it stopped before recording one, its step (message id, time and text) and
-    computes the text once more only for what it shows once (a command is idempotent within its turn:
-    /connect replaces the connection it made, whose token was never made)."""
+    `WithAppButton` text (/app) is sent with the button that opens the Mini App under its last chunk. A
+    retry keeps the first attempt's reply, or, when it stopped before recording one, its step (message id,
+    time and text) and computes the text once more only for what it shows once (a command is idempotent
+    within its turn: /connect replaces the connection it made, whose token was never made)."""
     existing = services.turns.steps(meta.turn_id)
     if existing and services.turns.get_reply(meta.turn_id) is not None:
         return
