@@ -72,6 +72,8 @@ typecheck: $(INSTALLED)
 
 ## All the tests (unit, integration, contract), without the linters.
 pytest: $(INSTALLED) $(SAM_INSTALLED)
+	@command -v chromium >/dev/null || command -v chromium-browser >/dev/null || [ -n "$$STEPWISE_CHROMIUM" ] || \
+		echo "make test: no Chromium found (apt-get install chromium): the Mini App's browser tests are SKIPPED"
 	SAM_CLI=$(CURDIR)/$(SAM) $(BIN)/pytest
 
 ## Unit tests only (no network, no moto).

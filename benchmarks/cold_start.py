@@ -13,7 +13,9 @@ as the entry imports them (the collector paused); the baseline is a plain `impor
 
 For CallModel it also times its first model call's setup: importing the Messages API client and building its
 HTTP client; for RunTools its first tool call's: building the turn's tool catalog (every tool deployed: tasks,
-memory, reminders) and its store adapters, and parsing a call, up to the first request to DynamoDB. Then what
+memory, reminders) and its store adapters, and parsing a call, up to the first request to DynamoDB; for the
+Mini App (AppFunction) its first API request's: its services, the code that reads and acts, and the tool
+catalog, up to the first request to DynamoDB (its page alone needs nothing of that). Then what
 the layer imports lazily, only when a turn needs it: python-dateutil, which reads the dates and times of
 reminder phrases in the offline rules, on its own and after boto3 (which imports it too, so in Lambda it is
 loaded already); the MCP SDK (`import mcp`) and the MCP server of the built-in tools (`stepwise.mcp.server`),
@@ -46,6 +48,9 @@ TARGETS = {
     "CallModelFunction (first model call)": 1.8,  # the lean Messages API client: no SDK (docs/performance.md)
     "RunToolsFunction (first tool call)": 2.0,
     "McpFunction": 6.0,  # the MCP SDK, Starlette and Mangum: the one function that speaks MCP
+    # The Mini App's first API request builds the tool catalog and its stores as RunTools' first tool call
+    # does (itself over 2x, docs/performance.md); the page is not on a turn's path.
+    "AppFunction (first API request)": 3.0,
 }
 LOADS_THE_SDK = {"McpFunction"}
 # Lazy imports, timed with their first use: (label, mode, target ratio to `import boto3`).
@@ -88,6 +93,7 @@ FLOOR_NAME = "floor: boto3, Powertools' Logger, a pydantic model"
 FIRST_CALLS = {
     "CallModelFunction": [("CallModelFunction (first model call)", "model")],
     "RunToolsFunction": [("RunToolsFunction (first tool call)", "tools")],
+    "AppFunction": [("AppFunction (first API request)", "app")],
 }
 # What every function imports before any of Stepwise's code, as its entry (stepwise.lambda_entry) imports it:
 # the collector paused, then frozen. Building a model loads the rest of pydantic's machinery.
@@ -138,6 +144,10 @@ if mode == "model":
 elif mode == "tools":
     from stepwise.runtime import get_runtime
     get_runtime().turn_services.tools.parse("add_task", {"title": "milk"})  # up to the first DynamoDB call
+elif mode == "app":  # the Mini App's first API request, up to its first DynamoDB call (the rate counter)
+    from stepwise.runtime import get_runtime
+    import stepwise.miniapp.actions, stepwise.miniapp.snapshot
+    get_runtime().app_services.tools().parse("complete_task", {"task_id": 1})
 sdk = any(name.split(".")[0] in ("mcp", "mcp_types") for name in sys.modules)
 voice = any(name.startswith("stepwise.voice.") for name in sys.modules)
 print(f"{middle - start:.5f} {time.perf_counter() - middle:.5f} {len(sys.modules)} {int(sdk)} {int(voice)}")
@@ -159,7 +169,8 @@ def run(function_dir: Path | None, mode: str) -> tuple[float, float, int, bool, 
         **LAMBDA_CREDENTIALS,
         **DEPLOYED_ENVIRONMENT,
         "POWERTOOLS_SERVICE_NAME": "stepwise",
-        **(TOOL_SETTINGS if mode == "tools" else {}),
+        **(TOOL_SETTINGS if mode in ("tools", "app") else {}),
+        **({"CONNECTIONS_TABLE": "bench"} if mode == "app" else {}),
     }
     out = subprocess.run(  # noqa: S603 (our own interpreter and snippet)
         [sys.executable, "-S", "-s", "-c", SNIPPET, mode],
@@ -267,9 +278,9 @@ def main() -> None:
         sdk, voice = result[5], result[6]
         function = case.function_dir.name if case.function_dir is not None and case.mode != "floor" else ""
         notes = ""
-        if sdk and case.mode in ("import", "model", "tools"):
+        if sdk and case.mode in ("import", "model", "tools", "app"):
             notes += "  (the MCP SDK, as it should)" if function in LOADS_THE_SDK else "  LOADS THE MCP SDK"
-        if voice and case.mode in ("import", "model", "tools"):
+        if voice and case.mode in ("import", "model", "tools", "app"):
             notes += "  LOADS THE VOICE PACKAGE"
         print(row(case.name, result, case.target) + notes)
     for name in missing:

@@ -1,5 +1,6 @@
 """`make webhook`: point Telegram at the deployed webhook, with the secret token and the update types handled,
-and register the command menu (setMyCommands) from the command table.
+register the command menu (setMyCommands) from the command table, and make the bot's menu button open the
+Mini App (setChatMenuButton with a `web_app` button: the stack's AppUrl).
 
 Reads the WebhookUrl output of the CloudFormation stack and the bot token and webhook secret from SSM (the
 same parameters the functions read), unless TELEGRAM_BOT_TOKEN / TELEGRAM_WEBHOOK_SECRET are set. Anything
@@ -55,9 +56,13 @@ def secret(env_var: str, parameter: str) -> str:
         raise
 
 
+MENU_BUTTON_TEXT = "Stepwise"
+
+
 def set_up(args: argparse.Namespace) -> str:
-    """setWebhook and setMyCommands; returns what the user is told."""
+    """setWebhook, setMyCommands and setChatMenuButton; returns what the user is told."""
     url = stack_output(args.stack, "WebhookUrl")
+    app_url = stack_output(args.stack, "AppUrl")
     client = BotApiClient(
         secret("TELEGRAM_BOT_TOKEN", args.token_parameter),
         os.environ.get("TELEGRAM_API_BASE_URL", "https://api.telegram.org"),
@@ -65,8 +70,13 @@ def set_up(args: argparse.Namespace) -> str:
     client.set_webhook(url, secret("TELEGRAM_WEBHOOK_SECRET", args.secret_parameter), list(HANDLED_UPDATES))
     commands = menu()
     client.call("setMyCommands", {"commands": commands})
+    button = {"type": "web_app", "text": MENU_BUTTON_TEXT, "web_app": {"url": app_url}}
+    client.call("setChatMenuButton", {"menu_button": button})
     names = " ".join(f"/{c['command']}" for c in commands)
-    return f"Telegram now delivers {', '.join(HANDLED_UPDATES)} updates to {url}; command menu: {names}"
+    return (
+        f"Telegram now delivers {', '.join(HANDLED_UPDATES)} updates to {url}; command menu: {names}; "
+        f"the menu button opens the Mini App at {app_url}"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -478,7 +478,8 @@ def run(
         ):
             print(
                 f"Stepwise, running locally with {model_description(config)}.\n"
-                f"MCP clients on this machine reach it at {endpoint.url} (a token: /connect <name>).\n"
+                f"MCP clients on this machine reach it at {endpoint.url} (a token: /connect <name>); "
+                f"the Mini App is served at {endpoint.app_url} (see docs/app.md).\n"
                 f"Logs go to {log_path}. Type a message; /summarize runs the memory summarizer now; "
                 "/clock shows the emulated time and /clock +3h (+20m, +2d, +1h30m) moves it ahead, firing "
                 "the schedules that fall due; /topic NAME moves into a topic and /topic back to the main "

@@ -1,6 +1,8 @@
-"""The emulated HTTP API's `/mcp` route on 127.0.0.1: each HTTP request becomes the API Gateway (payload 2.0)
-event the McpFunction gets in AWS, and its proxy response the HTTP answer. `make chat` serves it so that an
-MCP client on the same machine can connect with a token from /connect; the tests connect the SDK's client."""
+"""The emulated HTTP API's `/mcp` and `/app` routes on 127.0.0.1: each HTTP request becomes the API Gateway
+(payload 2.0) event the function of its route gets in AWS (McpFunction, AppFunction), and its proxy response
+the HTTP answer. `make chat` serves them so that an MCP client on the same machine can connect with a token
+from /connect, and a browser can open the Mini App; the tests connect the SDK's client and a headless
+Chromium."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ if TYPE_CHECKING:
     from stepwise_local.emulation import Emulation
 
 PATH = "/mcp"
+APP_PATH = "/app"
 JSON = {"content-type": "application/json"}
 
 
@@ -34,9 +37,15 @@ class LocalMcpEndpoint:
         host, port = self._server.server_address[:2]
         return f"http://{host!s}:{port}{PATH}"
 
+    @property
+    def app_url(self) -> str:
+        """The Mini App's page on the same server."""
+        return self.url.removesuffix(PATH) + APP_PATH
+
     def __enter__(self) -> LocalMcpEndpoint:
         self._thread.start()
         self.emulation.config.env["MCP_URL"] = self.url
+        self.emulation.config.env["APP_URL"] = self.app_url
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -44,17 +53,20 @@ class LocalMcpEndpoint:
         self._server.server_close()
 
     def answer(self, method: str, path: str, headers: dict[str, str], body: bytes) -> dict[str, Any]:
-        """The function's proxy response to one request (404 off the route, as API Gateway answers)."""
-        if urlsplit(path).path != PATH:
+        """The function's proxy response to one request (404 off the routes, as API Gateway answers)."""
+        route = urlsplit(path).path
+        try:
+            function = self.function if route == PATH else self.emulation.template.function_for_route(route)
+        except LookupError:
             return {
                 "statusCode": 404,
                 "headers": {"content-type": "application/json"},
                 "body": '{"message":"Not Found"}',
             }
         text = body.decode("utf-8", errors="replace")
-        event = http_api_event(text, {k.lower(): v for k, v in headers.items()}, PATH, method)
+        event = http_api_event(text, {k.lower(): v for k, v in headers.items()}, route, method)
         try:
-            response: dict[str, Any] = self.emulation.invoke(self.function, event)
+            response: dict[str, Any] = self.emulation.invoke(function, event)
         except Exception:  # the function failed: API Gateway answers 500 for it
             return {"statusCode": 500, "headers": JSON, "body": '{"message":"Internal Server Error"}'}
         return response
@@ -80,7 +92,7 @@ def _handler_for(endpoint: LocalMcpEndpoint) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(data)
 
-        do_POST = do_GET = do_DELETE = do_PUT = _serve
+        do_POST = do_GET = do_DELETE = do_PUT = do_OPTIONS = _serve
 
         def log_message(self, format: str, *args: Any) -> None:
             return  # quiet: the function's own log says what happened

@@ -246,6 +246,9 @@ class FakeBotApi(LoopbackServer):
         self._files: dict[str, tuple[str, bytes]] = {}  # file_id -> (file_path, bytes)
         self.downloads: list[str] = []  # file paths downloaded, in order
         self.commands: list[dict[str, Any]] = []  # the command menu, as setMyCommands left it
+        self.menu_button: dict[str, Any] | None = (
+            None  # the default menu button, as setChatMenuButton left it
+        )
         self.uploads: dict[str, bytes] = {}  # uploaded files (sendVoice) by sha256
         self._voices: list[dict[str, Any]] = []
         self.topics_enabled = True  # getMe's has_topics_enabled: threaded mode in private chats
@@ -496,6 +499,19 @@ class FakeBotApi(LoopbackServer):
         self.webhook = dict(params)
         return True
 
+    def _do_set_chat_menu_button(self, params: dict[str, Any]) -> bool:
+        button = params.get("menu_button") or {"type": "default"}
+        kind = button.get("type") if isinstance(button, dict) else None
+        if kind not in ("commands", "web_app", "default"):
+            raise _bad("Bad Request: can't parse menu button")
+        if kind == "web_app":
+            _check_web_app(button.get("web_app"))
+            if not str(button.get("text") or "").strip():
+                raise _bad("Bad Request: menu button text is empty")
+        if params.get("chat_id") is None:
+            self.menu_button = _copy(button)
+        return True
+
     def _do_set_my_commands(self, params: dict[str, Any]) -> bool:
         commands = params["commands"]
         if len(commands) > MAX_BOT_COMMANDS:
@@ -688,6 +704,16 @@ def _check_reply_markup(markup: Any) -> None:
             data = button.get("callback_data")
             if data is not None and not 1 <= len(str(data).encode("utf-8")) <= MAX_CALLBACK_DATA_BYTES:
                 raise _bad("Bad Request: BUTTON_DATA_INVALID")
+            if "web_app" in button:
+                _check_web_app(button["web_app"])
+
+
+def _check_web_app(web_app: Any) -> None:
+    """A WebAppInfo: an object with the page's URL (Telegram takes HTTPS only; the local emulation serves the
+    page on http://127.0.0.1, which the fake lets through)."""
+    url = web_app.get("url") if isinstance(web_app, dict) else None
+    if not isinstance(url, str) or not url.startswith(("https://", "http://127.0.0.1")):
+        raise _bad("Bad Request: BUTTON_URL_INVALID")
 
 
 def _coerce(name: str, value: Any, types: list[str]) -> Any:

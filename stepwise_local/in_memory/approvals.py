@@ -20,6 +20,14 @@ class InMemoryApprovalStore:
         request = self.requests.get(approval_id)
         return request.model_copy() if request else None
 
+    def pending(self, user_id: int, since: str) -> list[ApprovalRequest]:
+        found = [
+            r
+            for r in self.requests.values()
+            if r.user_id == user_id and r.status == "pending" and r.created_at >= since
+        ]
+        return [r.model_copy() for r in sorted(found, key=lambda r: r.created_at)]
+
     def attach_token(self, approval_id: str, task_token: str) -> None:
         self.requests[approval_id].task_token = task_token
 

@@ -20,6 +20,13 @@ class InMemoryUsageStore:
             self.periods[(user_id, period)] = self.periods.get((user_id, period), UsageTotals()).plus(used)
         return True
 
+    def days(self, user_id: int, first: str, last: str) -> dict[str, UsageTotals]:
+        return {
+            key: counted
+            for (user, key), counted in self.periods.items()
+            if user == user_id and key.startswith("day#") and first <= key <= last
+        }
+
     def totals(self, user_id: int, period: str) -> UsageTotals:
         if not period.startswith("month#"):
             return self.periods.get((user_id, period), UsageTotals())

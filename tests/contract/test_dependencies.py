@@ -75,6 +75,8 @@ LAYERS: list[tuple[str, frozenset[str]]] = [
     ("tools", frozenset({"tools", "remote_tools"})),  # remote_tools: outside MCP servers' tools
     # The MCP server of the tools and its /mcp endpoint (the only package that imports the MCP SDK).
     ("MCP", frozenset({"mcp"})),
+    # The Mini App's page and API (imported by its own function only).
+    ("Mini App", frozenset({"miniapp"})),
     ("commands", frozenset({"commands"})),
     ("states", frozenset({"states", "webhook"})),
     ("composition root", frozenset({"runtime"})),

@@ -33,6 +33,7 @@ TURN_CODE = [
     CORE / "offline",
     CORE / "prompt",
     CORE / "commands",
+    CORE / "miniapp",
     ROOT / "functions",
 ]
 # The ports of the stores the tools own (their models, such as stepwise.tasks.models, are plain data).

@@ -133,7 +133,7 @@ def test_only_the_functions_that_run_tools_use_the_tool_call_ledger_and_its_reco
             for kind, arguments in policy.items()
             if arguments == {"TableName": ref}
         )
-        if name in ("RunToolsFunction", "McpFunction"):  # the turn's tool calls, and MCP clients' calls
+        if name in ("RunToolsFunction", "McpFunction", "AppFunction"):  # the turn's, MCP clients', the page's
             assert env["TOOL_CALLS_TABLE"] == ref
             assert policies == ["DynamoDBReadPolicy", "DynamoDBWritePolicy"]
         else:

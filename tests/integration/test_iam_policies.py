@@ -18,6 +18,7 @@ from typing import Any
 from support.iam import allowed_actions, other_actions, other_violations, violations
 from support.mcp_client import call, connect
 from support.mcp_servers import TimeServer
+from support.miniapp import act, init_data, state
 from support.stack import Stack
 
 from stepwise_local import updates
@@ -45,6 +46,42 @@ def play_an_mcp_client(stack: Stack, user: int) -> None:
         stack.press(user, stack.buttons(user), "Approve")
         stack.emulation.wait_idle(user)
         stack.say(user, "/connect revoke laptop")
+
+
+def play_the_mini_app(stack: Stack, user: int) -> None:
+    """The Mini App's page: its data, every action, and an approval answered on the page."""
+    with LocalMcpEndpoint(stack.emulation) as endpoint:
+        data, url = init_data(user), endpoint.app_url
+        stack.say(user, "/connect phone")
+        for call, said in (
+            (("add_task", {"title": "page one"}), "add page one"),
+            (("add_task", {"title": "page two"}), "add page two"),
+            (("remember", {"fact": "Likes rooibos"}), "remember rooibos"),
+            (("set_reminder", {"text": "drink water", "in_minutes": 30}), "remind me to drink water"),
+        ):
+            stack.anthropic.script(tool_use(call), text("Done."))
+            stack.say(user, said)
+        shown = state(url, data).json()
+        tasks = sorted(t["task_id"] for t in shown["tasks"])
+        (memory,) = [m["id"] for m in shown["memories"] if "rooibos" in m["text"]]
+        (reminder,) = [r["reminder_id"] for r in shown["reminders"] if r["text"] == "drink water"]
+        for action, target in (
+            ("task_done", tasks[-2]),
+            ("memory_forget", memory),
+            ("reminder_cancel", reminder),
+            ("connection_revoke", "phone"),
+            ("set_timezone", "Europe/Paris"),
+            ("set_voice_replies", True),
+        ):
+            assert act(url, data, action, target, f"iam-{action}").status_code in (200, 404), action
+        stack.anthropic.script(tool_use(("delete_task", {"task_id": tasks[-1]})), text("Deleted."))
+        name = stack.send(user, "delete page two")
+        stack.buttons(user)
+        deadline = time.monotonic() + 20
+        while not (waiting := state(url, data).json()["approvals"]) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert act(url, data, "approve", waiting[0]["approval_id"], "iam-approve").status_code == 200
+        assert stack.emulation.wait(name)["status"] == "SUCCEEDED"
 
 
 def job_answers(request: dict[str, Any]) -> Scripted:
@@ -138,6 +175,7 @@ def play_every_kind_of_turn(stack: Stack, time_server: TimeServer) -> None:
     ):
         stack.say(user, command)  # answered where the turn starts (the last two by the rules model)
     play_an_mcp_client(stack, user)
+    play_the_mini_app(stack, user)
     play_a_voice_note(stack, user)
     play_topics(stack, user)
     stack.emulation.advance_clock(timedelta(minutes=2))
@@ -157,7 +195,7 @@ def test_every_function_has_the_dynamodb_permissions_its_code_uses(
     functions = {function for function, _, _ in used}
     assert {"WebhookFunction", "LoadContextFunction", "CallModelFunction", "RunToolsFunction"} <= functions
     assert {"RequestApprovalFunction", "FinishTurnFunction", "FireReminderFunction"} <= functions
-    assert {"UseFallbackFunction", "SummarizeFunction", "McpFunction"} <= functions
+    assert {"UseFallbackFunction", "SummarizeFunction", "McpFunction", "AppFunction"} <= functions
     assert ("RunToolsFunction", "RemoteToolsTable", "dynamodb:BatchGetItem") in used
     assert ("CallModelFunction", "RemoteToolsTable", "dynamodb:UpdateItem") in used
     assert ("RecoverChatFunction", "JobsTable", "dynamodb:UpdateItem") in used  # a stopped job's report
@@ -179,6 +217,7 @@ def test_every_function_has_the_other_aws_permissions_its_code_uses(
         ("FinishTurnFunction", "polly:SynthesizeSpeech"),  # its spoken answer
     } <= used
     assert ("WebhookFunction", "states:SendTaskSuccess") in used, "the press resumes the turn"
+    assert ("AppFunction", "states:SendTaskSuccess") in used, "so does Approve on the page"
     assert other_violations(Template(), used) == []
 
 

@@ -51,12 +51,12 @@ def test_set_webhook_reads_the_secrets_from_ssm_and_registers_the_url(
     ssm.put_parameter(Name="/set-webhook-test/secret", Value="hook-secret_1", Type="SecureString")
     script = load_script()
     url = "https://abc123.execute-api.eu-west-1.amazonaws.com/webhook"
+    app_url = "https://abc123.execute-api.eu-west-1.amazonaws.com/app"
+    outputs = {("mine", "WebhookUrl"): url, ("mine", "AppUrl"): app_url}
     monkeypatch.setattr(
         script,
         "stack_output",
-        lambda stack, key: (
-            url if (stack, key) == ("mine", "WebhookUrl") else pytest.fail(f"unexpected output {stack} {key}")
-        ),
+        lambda stack, key: outputs.get((stack, key)) or pytest.fail(f"unexpected output {stack} {key}"),
     )
     with FakeBotApi(TOKEN) as telegram:
         monkeypatch.setenv("TELEGRAM_API_BASE_URL", telegram.base_url)
@@ -76,6 +76,8 @@ def test_set_webhook_reads_the_secrets_from_ssm_and_registers_the_url(
         (call,) = telegram.calls("setWebhook")
         (commands,) = telegram.calls("setMyCommands")
         assert telegram.commands == menu()
+        # the menu button opens the Mini App (a web_app button: Telegram signs the page's initData)
+        assert telegram.menu_button == {"type": "web_app", "text": "Stepwise", "web_app": {"url": app_url}}
     assert call["params"] == {
         "url": url,
         "secret_token": "hook-secret_1",

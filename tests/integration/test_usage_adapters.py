@@ -90,3 +90,13 @@ def test_unpriced_models_are_remembered_per_period(store: Any) -> None:
         UsageTotals(input_tokens=1, calls=1, unpriced_models=frozenset({"x"})),
     )
     assert store.totals(user, "day#2026-11-23").unpriced_models == {"llama3.2", "x"}
+
+
+def test_a_range_of_days_is_read_at_once_with_only_its_days(store: Any) -> None:
+    user = next(_users)
+    for day in ("day#2026-10-28", "day#2026-10-29", "day#2026-11-27", "day#2026-11-28"):
+        store.add(user, f"call-{day}", [day], CALL)
+    store.add(next(_users), "someone-else", ["day#2026-11-01"], CALL)
+    days = store.days(user, "day#2026-10-29", "day#2026-11-27")
+    assert days == {"day#2026-10-29": CALL, "day#2026-11-27": CALL}
+    assert store.days(user, "day#2026-11-01", "day#2026-11-26") == {}

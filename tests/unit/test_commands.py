@@ -120,3 +120,44 @@ def test_reset_starts_the_next_window_after_its_answer_and_deletes_nothing(
     run_turn(services, "who am I?", 3)
     assert conversation_texts(model.requests[-1].messages) == ["who am I?"]
     assert len(services.messages.recent(7, 20)) == 6
+
+
+APP_URL = "https://example.execute-api.eu-west-1.amazonaws.com/app"
+
+
+def test_app_answers_with_a_web_app_button_in_the_private_chat_only(
+    services: TurnServices, telegram: InMemoryTelegram
+) -> None:
+    from stepwise.inbox.models import QueuedMessage
+    from stepwise.turn_ref import TurnRef
+    from stepwise.turn_start import TurnStart
+
+    run_turn(services, "/app", 1)
+    assert telegram.texts(7) == ["The Mini App is not deployed here."]
+
+    deployed = dataclasses.replace(services, app_url=APP_URL)
+    run_turn(deployed, "/app", 2)
+    sent = [m for m in telegram.sent if m.chat_id == 7][-1]
+    assert sent.text.endswith("tap the button below.")
+    assert sent.reply_markup is not None
+    assert sent.reply_markup.to_api() == {
+        "inline_keyboard": [[{"text": "Open Stepwise", "web_app": {"url": APP_URL}}]]
+    }
+    stored = deployed.messages.recent(7, 10)
+    assert stored[-1].content.endswith("tap the button below."), "the history keeps the text"
+
+    group = -100
+    deployed.sequencer().inbox.enqueue(
+        QueuedMessage(
+            chat_id=group,
+            update_id=3,
+            user_id=7,
+            id="g3",
+            text="/app",
+            received_at="2026-11-22T09:03:00.000Z",
+        ),
+        expires_at=0,
+    )
+    drive_turn(deployed, TurnStart(turn=TurnRef(turn_id="g3", chat_id=group, user_id=7, update_id=3)))
+    assert telegram.texts(group) == ["The Mini App opens from our private chat: send /app there."]
+    assert all(m.reply_markup is None for m in telegram.sent if m.chat_id == group)

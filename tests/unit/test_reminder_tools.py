@@ -268,3 +268,17 @@ def test_a_crash_between_schedule_and_record_is_repaired_by_the_retry(
 def test_the_turn_catalog_offers_the_reminder_tools(services: TurnServices) -> None:
     names = [spec["name"] for spec in services.tools.api_tools()]
     assert {"set_reminder", "list_reminders", "cancel_reminder", "set_timezone"} <= set(names)
+
+
+def test_list_reminders_gives_each_ones_next_time_in_its_zone(tools: ToolRegistry) -> None:
+    call(tools, "set_timezone", {"timezone": "America/New_York"})
+    call(tools, "set_reminder", {"text": "stand up", "repeat": {"days": [], "time": "08:00"}})
+    call(tools, "set_reminder", {"text": "call mom", "at": "2026-11-23T17:00"})
+    tool, args = tools.parse("list_reminders", {})
+    context = ToolContext(user_id=7, chat_id=7, turn_id="t", call_id="t:list", now=NOW)
+    structured = tools.run(context, tool, args).structured
+    assert structured is not None
+    assert [(r["text"], r["next_at"]) for r in structured["reminders"]] == [
+        ("stand up", "2026-11-24T08:00-05:00"),  # 09:05 there now: tomorrow
+        ("call mom", "2026-11-23T17:00-05:00"),
+    ]

@@ -20,6 +20,7 @@ DEFAULT_DAILY_TOKEN_BUDGET = 1_000_000
 SECTIONS = (
     "stepwise.warmup_settings:WarmupSettings",
     "stepwise.mcp.settings:EndpointSettings",
+    "stepwise.miniapp.settings:AppSettings",
     "stepwise.remote_tools.settings:RemoteToolSettings",
     "stepwise.voice.settings:VoiceServiceSettings",
     "stepwise.memory.settings:MemoryIndexSettings",
@@ -140,6 +141,7 @@ class Settings(EnvSettings):
     # Stepwise as an MCP server (docs/mcp.md): the tokens' table, the endpoint /connect shows, the rate limit.
     connections_table: str = ""  # empty: no /mcp endpoint, /connect says so
     mcp_url: str = ""  # the endpoint's limits: stepwise.mcp.settings
+    app_url: str = ""  # the Mini App's page (/app answers with a button that opens it); empty: not deployed
     # Outside MCP servers whose tools the model may use (docs/mcp-client.md); no parameter: none. How they
     # are reached: stepwise.remote_tools.settings.
     mcp_servers_parameter: str | None = None

@@ -58,6 +58,7 @@ class _Http(BaseModel):
     model_config = ConfigDict(defer_build=True, extra="ignore")
 
     method: str = "POST"
+    path: str = "/"
 
 
 class _RequestContext(BaseModel):
@@ -74,3 +75,7 @@ class HttpCall(HttpRequest):
     @property
     def method(self) -> str:
         return self.request_context.http.method
+
+    @property
+    def path(self) -> str:
+        return self.request_context.http.path

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from stepwise.memory.service import MemoryService
     from stepwise.memory.settings import MemoryIndexSettings
     from stepwise.memory.summarizer import SummarizeServices
+    from stepwise.miniapp.services import AppServices
     from stepwise.model.types import ChatModel
     from stepwise.reminders.dynamodb import DynamoReminderStore
     from stepwise.reminders.eventbridge import EventBridgeSchedules
@@ -437,6 +438,7 @@ class Runtime:
             daily_token_budget=s.daily_token_budget,
             connections=lazy(lambda: self.connections) if s.connections_table else None,
             mcp_url=s.mcp_url,
+            app_url=s.app_url,
             token_key=self._token_key,
             remote_tools=self._remote_tools_list if s.mcp_servers_parameter else None,
             jobs=lazy(lambda: self.jobs) if s.jobs_table else None,
@@ -618,6 +620,42 @@ class Runtime:
             limits=GateLimits(limits.mcp_max_body_bytes, limits.mcp_requests_per_minute, s.allowed_users),
             clock=clock,
             new_id=ids.new_id,
+        )
+
+    @cached_property
+    def app_services(self) -> AppServices:
+        """The Mini App's: the bot token (initData's key), the rate counter, the built-in tools, the stores
+        it shows, and a button press's services (Approve and Deny from the page)."""
+        from stepwise import secrets
+        from stepwise.miniapp.gate import AppLimits
+        from stepwise.miniapp.services import AppServices
+        from stepwise.miniapp.settings import AppSettings
+        from stepwise.states.services import JOB_STARTING_TOOLS
+        from stepwise.tools.reads import TimeZones
+
+        s, app = self.settings, AppSettings()
+        connections = self.connections
+        if connections is None:
+            raise RuntimeError("CONNECTIONS_TABLE is not configured (it keeps the page's rate counters)")
+        zones = TimeZones(self.reminders)
+        return AppServices(
+            bot_token=lambda: secrets.telegram_bot_token(s),
+            count=connections.count_request,
+            limits=AppLimits(requests_per_minute=app.app_requests_per_minute, allowed_users=s.allowed_users),
+            tools=lambda: self.tools.without(JOB_STARTING_TOOLS),
+            audit=self._audit,
+            approvals=self.approvals,
+            presses=lambda: self._press_services,
+            chats=self.chats,
+            connections=connections,
+            jobs=self.jobs,
+            usage=self.usage,
+            timezone=zones.timezone,
+            default_timezone=s.default_timezone,
+            voice_replies=s.voice_transcriber != "off" and s.voice_speaker != "off",
+            daily_token_budget=s.daily_token_budget,
+            approval_timeout_seconds=s.approval_timeout_seconds,
+            clock=clock,
         )
 
     @cached_property

@@ -1,4 +1,5 @@
-"""Approval requests in DynamoDB: partition key approval_id, TTL expires_at."""
+"""Approval requests in DynamoDB: partition key approval_id, TTL expires_at; the index ByUser (user_id,
+created_at) finds a user's recent requests."""
 
 from __future__ import annotations
 
@@ -8,6 +9,9 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from stepwise.approvals.models import ApprovalRequest, ApprovalStatus
+from stepwise.dynamodb_pages import all_items
+
+BY_USER_INDEX = "ByUser"
 
 
 class DynamoApprovalStore:
@@ -24,13 +28,18 @@ class DynamoApprovalStore:
 
     def get(self, approval_id: str) -> ApprovalRequest | None:
         item = self._table.get_item(Key={"approval_id": approval_id}, ConsistentRead=True).get("Item")
-        if item is None:
-            return None
-        data = {k: v for k, v in item.items() if k != "expires_at"}
-        for key in ("chat_id", "topic", "user_id", "step", "message_id", "decided_by"):
-            if key in data:
-                data[key] = int(data[key])
-        return ApprovalRequest.model_validate(data)
+        return None if item is None else _request(item)
+
+    def pending(self, user_id: int, since: str) -> list[ApprovalRequest]:
+        items = all_items(
+            self._table.query,
+            IndexName=BY_USER_INDEX,
+            KeyConditionExpression="user_id = :u AND created_at >= :since",
+            FilterExpression="#status = :pending",
+            ExpressionAttributeNames={"#status": "status"},
+            ExpressionAttributeValues={":u": user_id, ":since": since, ":pending": "pending"},
+        )
+        return [_request(item) for item in items]
 
     def _set(self, approval_id: str, values: dict[str, Any]) -> None:
         self._table.update_item(
@@ -71,3 +80,11 @@ class DynamoApprovalStore:
                 return False
             raise
         return True
+
+
+def _request(item: dict[str, Any]) -> ApprovalRequest:
+    data = {k: v for k, v in item.items() if k != "expires_at"}
+    for key in ("chat_id", "topic", "user_id", "step", "message_id", "decided_by"):
+        if key in data:
+            data[key] = int(data[key])
+    return ApprovalRequest.model_validate(data)

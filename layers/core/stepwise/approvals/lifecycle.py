@@ -208,21 +208,25 @@ def _decide(query: CallbackQuery, services: PressServices) -> PressOutcome:
     parsed = parse_callback(query.data)
     if parsed is None:
         return PressOutcome("ignored", NOT_ACTIVE)
-    approval_id, status = parsed
+    return decide(parsed[0], parsed[1], query.from_user.id, services)
+
+
+def decide(approval_id: str, status: ApprovalStatus, user_id: int, services: PressServices) -> PressOutcome:
+    """The press of Approve (`approved`) or Deny (`denied`) by `user_id`, from the chat's buttons or the Mini
+    App: decides the request at most once, resumes its waiting turn and edits its message to show the
+    answer (an allowed user is the caller's to check)."""
     request = services.approvals.get(approval_id)
     if request is None:
         return PressOutcome("ignored", NOT_ACTIVE)
-    if query.from_user.id != request.user_id:
-        logger.info(
-            "press by someone else", extra={"approval_id": approval_id, "user_id": query.from_user.id}
-        )
+    if user_id != request.user_id:
+        logger.info("press by someone else", extra={"approval_id": approval_id, "user_id": user_id})
         return PressOutcome("not_allowed", NOT_YOURS)
     if request.status != "pending":
         return PressOutcome("already_decided", f"Already decided: {request.status}.")
     if request.task_token is None:
         return PressOutcome("not_ready", NOT_READY)
     now = iso_utc(services.clock())
-    if not services.approvals.decide(approval_id, status, now, query.from_user.id):
+    if not services.approvals.decide(approval_id, status, now, user_id):
         return PressOutcome("already_decided", "Already decided.")
     try:
         resumed = services.resumer.resume(request.task_token, {"decision": status})

@@ -37,3 +37,8 @@ class ApprovalStore(Protocol):
     ) -> bool:
         """Move from `expected` to `status`; False when the request is no longer `expected`."""
         ...
+
+    def pending(self, user_id: int, since: str) -> list[ApprovalRequest]:
+        """The user's requests made at or after `since` (ISO time) that still wait for an answer, oldest
+        first (the Mini App lists them)."""
+        ...

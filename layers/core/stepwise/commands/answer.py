@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from stepwise.commands.handlers import CommandRequest, ShownOnce
+from stepwise.commands.handlers import CommandRequest, ShownOnce, WithAppButton
 from stepwise.commands.table import answer
 from stepwise.history.models import StoredMessage
 
@@ -18,13 +18,13 @@ if TYPE_CHECKING:
 
 def command_answer(
     meta: TurnMeta, services: CommandServices
-) -> Callable[[str, str], str | ShownOnce | OpensTopic]:
+) -> Callable[[str, str], str | ShownOnce | OpensTopic | WithAppButton]:
     """The text of the answer to the turn's command, given the reply's message id and time (a command such as
     /reset needs to know where its answer will be stored)."""
     command = meta.command
     assert command is not None
 
-    def text(message_id: str, created_at: str) -> str | ShownOnce | OpensTopic:
+    def text(message_id: str, created_at: str) -> str | ShownOnce | OpensTopic | WithAppButton:
         reply_key = StoredMessage(
             id=message_id, chat_id=meta.chat_id, role="assistant", content="", created_at=created_at
         ).sort_key

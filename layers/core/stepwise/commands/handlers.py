@@ -52,6 +52,8 @@ class CommandServices(Protocol):
     @property
     def mcp_url(self) -> str: ...
     @property
+    def app_url(self) -> str: ...
+    @property
     def skills(self) -> SkillCatalog | None: ...
     @property
     def rules_only(self) -> bool: ...
@@ -80,6 +82,16 @@ class ShownOnce:
     kept: str
     connection: str
     seed: str
+
+
+@dataclass(frozen=True)
+class WithAppButton:
+    """An answer sent with one inline button that opens the Mini App at `url` (a `web_app` button: Telegram
+    signs the page's initData; a reply keyboard's would send none)."""
+
+    text: str
+    button: str
+    url: str
 
 
 @dataclass(frozen=True)

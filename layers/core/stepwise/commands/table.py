@@ -11,8 +11,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from stepwise.commands import handlers
+from stepwise.commands.app import app
 from stepwise.commands.connect import connect
-from stepwise.commands.handlers import CommandRequest, ShownOnce
+from stepwise.commands.handlers import CommandRequest, ShownOnce, WithAppButton
 from stepwise.commands.jobs import jobs
 from stepwise.commands.new_topic import OpensTopic, new_topic
 from stepwise.commands.voice import voice
@@ -28,7 +29,7 @@ class Command:
 
     name: str
     description: str  # Telegram's menu: 1-256 characters
-    answer: Callable[[CommandRequest], str | ShownOnce | OpensTopic]
+    answer: Callable[[CommandRequest], str | ShownOnce | OpensTopic | WithAppButton]
     in_menu: bool = True
     rules_with_arguments: bool = False
 
@@ -68,6 +69,7 @@ COMMANDS: tuple[Command, ...] = (
         rules_with_arguments=True,
     ),
     Command("connect", "Tokens for your MCP clients; /connect laptop makes one", connect),
+    Command("app", "Your assistant at a glance: the Mini App", app),
 )
 _BY_NAME = {command.name: command for command in COMMANDS}
 
@@ -103,7 +105,9 @@ def unknown(name: str) -> str:
     return f"I don't know /{name}. The commands are: {known}"
 
 
-def answer(text: str, request_for: Callable[[str], CommandRequest]) -> str | ShownOnce | OpensTopic:
+def answer(
+    text: str, request_for: Callable[[str], CommandRequest]
+) -> str | ShownOnce | OpensTopic | WithAppButton:
     """The answer to a command message; `request_for(args)` builds the request its handler gets."""
     parsed = parse_command(text)
     if parsed is None:

@@ -14,6 +14,7 @@ from stepwise.ids import iso_utc
 from stepwise.telegram.conversation import Conversation
 from stepwise.telegram.errors import TelegramBadRequest, TelegramDeliveryUncertainError
 from stepwise.telegram.formatting import OutgoingChunk, render_reply
+from stepwise.telegram.keyboard import InlineKeyboardButton, InlineKeyboardMarkup
 from stepwise.turn_records.models import Reply
 
 if TYPE_CHECKING:
@@ -46,8 +47,9 @@ def deliver_reply(turn: TurnRef, reply: Reply, services: TurnServices) -> int:
     if reply.topic_thread is not None:
         where = Conversation.of(turn.chat_id, reply.topic_thread)
     for index in range(reply.sent_chunks, len(chunks)):
+        last = index == len(chunks) - 1
         try:
-            _send_chunk(where, chunks[index], index, services)
+            _send_chunk(where, chunks[index], index, services, _keyboard(reply) if last else None)
         except TelegramDeliveryUncertainError:
             logger.warning(
                 "no confirmation from Telegram: a retry sends this chunk again, which may show it twice",
@@ -59,17 +61,38 @@ def deliver_reply(turn: TurnRef, reply: Reply, services: TurnServices) -> int:
     return len(chunks)
 
 
-def _send_chunk(where: Conversation, chunk: OutgoingChunk, index: int, services: TurnServices) -> None:
-    """One chunk, in the turn's topic (if any; a deleted topic's goes to the main chat, see
-    `stepwise.telegram.client.gone_topic_note`), without a link preview unless LINK_PREVIEWS is on
-    (docs/security.md)."""
+def _keyboard(reply: Reply) -> InlineKeyboardMarkup | None:
+    """The button under the reply's last chunk: /app's, which opens the Mini App."""
+    if reply.app_button is None:
+        return None
+    button = InlineKeyboardButton(text=reply.app_button.text, web_app_url=reply.app_button.url)
+    return InlineKeyboardMarkup(inline_keyboard=[[button]])
+
+
+def _send_chunk(
+    where: Conversation,
+    chunk: OutgoingChunk,
+    index: int,
+    services: TurnServices,
+    keyboard: InlineKeyboardMarkup | None = None,
+) -> None:
+    """One chunk (the last with its keyboard, if any), in the turn's topic (if any; a deleted topic's goes to
+    the main chat, see `stepwise.telegram.client.gone_topic_note`), without a link preview unless
+    LINK_PREVIEWS is on (docs/security.md)."""
     chat_id, thread = where.chat_id, where.topic
     previews = services.link_previews
     telegram = services.telegram()
     try:
         telegram.send_message(
-            chat_id, chunk.html, parse_mode="HTML", message_thread_id=thread, link_previews=previews
+            chat_id,
+            chunk.html,
+            parse_mode="HTML",
+            reply_markup=keyboard,
+            message_thread_id=thread,
+            link_previews=previews,
         )
     except TelegramBadRequest as error:
         logger.warning("HTML rejected, sending plain text", extra={"error": str(error), "chunk": index})
-        telegram.send_message(chat_id, chunk.plain, message_thread_id=thread, link_previews=previews)
+        telegram.send_message(
+            chat_id, chunk.plain, reply_markup=keyboard, message_thread_id=thread, link_previews=previews
+        )

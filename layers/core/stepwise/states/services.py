@@ -97,6 +97,7 @@ class TurnServices:
     daily_token_budget: int = 0
     connections: ConnectionStore | None = None  # the /mcp endpoint's tokens (/connect); None: not deployed
     mcp_url: str = ""
+    app_url: str = ""  # the Mini App's page, for /app's button
     # The key FinishTurn makes a new token with (stepwise.connections.minting); None where none is made.
     token_key: Callable[[], bytes] | None = None
     clock: Callable[[], datetime] = utc_now

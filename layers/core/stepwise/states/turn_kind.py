@@ -11,13 +11,13 @@ from typing import TYPE_CHECKING, Literal
 
 from stepwise.ids import iso_utc
 from stepwise.states.contracts.base import Next
-from stepwise.turn_records.models import ModelStep, NewToken, Reply
+from stepwise.turn_records.models import AppButton, ModelStep, NewToken, Reply
 from stepwise.usage.budget import budget_message, is_over_budget
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from stepwise.commands.handlers import ShownOnce
+    from stepwise.commands.handlers import ShownOnce, WithAppButton
     from stepwise.commands.new_topic import OpensTopic
     from stepwise.states.services import TurnServices
     from stepwise.turn_records.models import ReplySource, TurnMeta
@@ -44,7 +44,7 @@ def decide_turn(meta: TurnMeta, services: TurnServices) -> tuple[TurnKind, Next]
 
 def _kind_and_text(
     meta: TurnMeta, services: TurnServices
-) -> tuple[TurnKind, Callable[[str, str], str | ShownOnce | OpensTopic] | None]:
+) -> tuple[TurnKind, Callable[[str, str], str | ShownOnce | OpensTopic | WithAppButton] | None]:
     if meta.reminder is not None:
         from stepwise.reminders.models import REMINDER_PREFIX  # imported by the turns that need it only
 
@@ -79,14 +79,15 @@ def reply_without_model(
     meta: TurnMeta,
     services: TurnServices,
     source: ReplySource,
-    text: Callable[[str, str], str | ShownOnce | OpensTopic],
+    text: Callable[[str, str], str | ShownOnce | OpensTopic | WithAppButton],
 ) -> None:
     """Make `text(message_id, created_at)` the turn's only model step and its reply, which FinishTurn sends
     and stores like any reply. A `ShownOnce` text is sent with its new token (made by FinishTurn from the
-    seed the reply keeps) and stored as its `kept` text (the step holds the kept text only). A retry keeps the
-    first attempt's reply, or, when it stopped before recording one, its step (message id, time and text) and
-    computes the text once more only for what it shows once (a command is idempotent within its turn:
-    /connect replaces the connection it made, whose token was never made)."""
+    seed the reply keeps) and stored as its `kept` text (the step holds the kept text only); a
+    `WithAppButton` text (/app) is sent with the button that opens the Mini App under its last chunk. A
+    retry keeps the first attempt's reply, or, when it stopped before recording one, its step (message id,
+    time and text) and computes the text once more only for what it shows once (a command is idempotent
+    within its turn: /connect replaces the connection it made, whose token was never made)."""
     existing = services.turns.steps(meta.turn_id)
     if existing and services.turns.get_reply(meta.turn_id) is not None:
         return
@@ -95,6 +96,13 @@ def reply_without_model(
     else:
         message_id, created_at = services.new_id(), iso_utc(services.clock())
     answer = text(message_id, created_at)
+    button = None
+    if not isinstance(answer, str):
+        from stepwise.commands.handlers import WithAppButton  # a command's answer: its module is loaded
+
+        if isinstance(answer, WithAppButton):  # /app: its text, with the button under it
+            button = AppButton(text=answer.button, url=answer.url)
+            answer = answer.text
     shown = None if isinstance(answer, str) else answer
     once, opens = _special(shown)
     if existing:
@@ -121,6 +129,7 @@ def reply_without_model(
             source=source,
             message_id=step.message_id,
             created_at=step.created_at,
+            app_button=button,
         ),
     )
 

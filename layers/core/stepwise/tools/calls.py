@@ -100,6 +100,36 @@ def call_unattended(
     return answer
 
 
+def call_confirmed(
+    tools: ToolRegistry, audit: AuditLog, context: ToolContext, name: str, arguments: dict[str, Any]
+) -> Answer:
+    """A call the user made themselves and confirmed in their own app (the Mini App's Done, Delete, Forget,
+    Cancel): parsed and run like the model's, once per `context.call_id`, and audited as approved when the
+    tool needs approval (the user's confirmation is the approval: no second prompt in the chat)."""
+    parsed = parse_call(tools, name, arguments)
+    if isinstance(parsed, Answer):
+        answer = parsed
+    else:
+        answer = run_call(
+            tools, context, *parsed, approval="approved" if parsed[0].needs_approval else "not_needed"
+        )
+    audit.record(
+        AuditEntry(
+            user_id=context.user_id,
+            chat_id=context.chat_id,
+            turn_id=context.turn_id,
+            tool_use_id=context.call_id,
+            tool=name,
+            arguments=arguments,
+            outcome=answer.outcome,
+            result=answer.result.content,
+            approval=answer.approval,
+            created_at=context.now,
+        )
+    )
+    return answer
+
+
 def _ask(
     tools: ToolRegistry,
     context: ToolContext,

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_vali
 from stepwise.approvals.arguments import worded
 from stepwise.approvals.models import Requester
 from stepwise.reminders.models import MAX_REMINDER_ID, Reminder, Weekday
+from stepwise.reminders.next_firing import next_firing
 from stepwise.reminders.timing import (
     MAX_DELAY_MINUTES,
     Timing,
@@ -130,7 +131,8 @@ class SetTimezoneInput(_Input):
 
 
 class ReminderView(BaseModel):
-    """One of the user's reminders or check-ins; `when` says its time in words, in `timezone`."""
+    """One of the user's reminders or check-ins; `when` says its time in words, in `timezone`; `next_at` is
+    its next time there (ISO 8601 with the zone's offset; None when it will not fire again)."""
 
     model_config = ConfigDict(defer_build=True)
 
@@ -143,10 +145,15 @@ class ReminderView(BaseModel):
     task_id: int | None
     created_at: str
     created_by: Requester | None = None  # who set it (None: set before this was recorded)
+    next_at: str | None = None
 
     @classmethod
-    def of(cls, reminder: Reminder) -> ReminderView:
-        return cls.model_validate(reminder.model_dump(include=set(cls.model_fields)))
+    def of(cls, reminder: Reminder, now: datetime | None = None) -> ReminderView:
+        view = cls.model_validate(reminder.model_dump(include=set(cls.model_fields)))
+        if now is not None:
+            moment = next_firing(reminder.expression, reminder.timezone, reminder.created_at, now)
+            view.next_at = moment.isoformat(timespec="minutes") if moment is not None else None
+        return view
 
 
 class ReminderList(BaseModel):
@@ -270,7 +277,7 @@ def set_reminder(
 
 def list_reminders(reminders: ReminderStore, context: ToolContext, args: NoInput) -> ToolOutput[ReminderList]:
     found = reminders.list(context.user_id)
-    data = ReminderList(reminders=[ReminderView.of(reminder) for reminder in found])
+    data = ReminderList(reminders=[ReminderView.of(reminder, _now(context)) for reminder in found])
     if not found:
         return ToolOutput("No reminders.", data)
     lines = "\n".join(r.line() for r in found)

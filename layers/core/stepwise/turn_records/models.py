@@ -144,6 +144,15 @@ class NewToken(BaseModel):
     connection: str
 
 
+class AppButton(BaseModel):
+    """The inline button under a reply that opens the Mini App (`/app`)."""
+
+    model_config = ConfigDict(defer_build=True)
+
+    text: str
+    url: str
+
+
 class Reply(BaseModel):
     """The final answer of a turn and how much of it reached Telegram."""
 
@@ -164,3 +173,4 @@ class Reply(BaseModel):
     new_topic: str | None = None
     new_topic_named: bool = False  # the user gave the name (else it is renamed after its first answer)
     topic_thread: int | None = None
+    app_button: AppButton | None = None  # sent under the reply's last chunk

@@ -95,6 +95,14 @@ class DynamoUsageStore:
         item = self._table.get_item(Key={"user_id": user_id, "sk": period}, ConsistentRead=True).get("Item")
         return UsageTotals() if item is None else _totals(item)
 
+    def days(self, user_id: int, first: str, last: str) -> dict[str, UsageTotals]:
+        items = all_items(
+            self._table.query,
+            KeyConditionExpression=Key("user_id").eq(user_id) & Key("sk").between(first, last),
+            ConsistentRead=True,
+        )
+        return {str(item["sk"]): _totals(item) for item in items}
+
     def _month(self, user_id: int, month: str) -> UsageTotals:
         """The sum of the month's day counters."""
         total = UsageTotals()

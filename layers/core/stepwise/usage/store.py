@@ -20,3 +20,8 @@ class UsageStore(Protocol):
         """The user's counters of one period (zeros when nothing was counted): a day (`day#2026-11-23`), or a
         month (`month#2026-11`), which is the sum of its days."""
         ...
+
+    def days(self, user_id: int, first: str, last: str) -> dict[str, UsageTotals]:
+        """The user's day counters from day key `first` to `last` (`day#2026-10-29`, both included), by key;
+        days without a counter are left out (the Mini App's chart, in one read)."""
+        ...

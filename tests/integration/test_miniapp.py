@@ -1,0 +1,294 @@
+"""The Mini App's page and API over real HTTP on the emulated stack (the browser's view is in
+test_miniapp_browser.py): what chat turns made shows on the page, the page's actions go through the tools
+and show in the chat's commands, an approval answered on the page resumes its turn once, and every request
+without Telegram's signature, with a forged or stale one, or of someone else, gets 401/403 and nothing."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from boto3.dynamodb.conditions import Key
+from support.miniapp import act, init_data, state
+from support.stack import NOT_ALLOWED_USER, Stack
+
+from stepwise_local.anthropic_server import text, tool_use
+from stepwise_local.mcp_http import LocalMcpEndpoint
+
+
+@pytest.fixture
+def app_url(stack: Stack) -> Iterator[str]:
+    with LocalMcpEndpoint(stack.emulation) as served:
+        yield served.app_url
+
+
+def audit(stack: Stack, user: int) -> list[dict[str, Any]]:
+    table = stack.emulation.table("AuditTable")
+    return list(table.query(KeyConditionExpression=Key("user_id").eq(user))["Items"])
+
+
+def add_by_chat(stack: Stack, user: int, title: str) -> None:
+    stack.anthropic.script(tool_use(("add_task", {"title": title})), text(f"Added {title}."))
+    assert stack.say(user, f"add {title}")["status"] == "SUCCEEDED"
+
+
+def test_the_page_is_served_with_a_strict_policy_and_no_cors(stack: Stack, app_url: str) -> None:
+    import requests
+
+    page = requests.get(app_url, headers={"Origin": "https://evil.example"}, timeout=30)
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    assert '<script src="https://telegram.org/js/telegram-web-app.js"></script>' in page.text
+    policy = page.headers["content-security-policy"]
+    assert "default-src 'none'" in policy and "script-src 'sha256-" in policy and "unsafe" not in policy
+    assert "connect-src 'self'" in policy
+    assert not any(name.lower().startswith("access-control") for name in page.headers)
+    data = init_data(stack.new_user())
+    answer = requests.get(
+        app_url + "/api/state", headers={"Authorization": f"tma {data}", "Origin": "https://evil.example"}
+    )
+    assert not any(name.lower().startswith("access-control") for name in answer.headers)
+    assert requests.options(app_url + "/api/state", timeout=30).status_code in (404, 405)
+    assert requests.post(app_url, timeout=30).status_code == 405
+
+
+def test_the_page_shows_what_chat_turns_made_and_its_actions_show_in_the_chat(
+    stack: Stack, app_url: str
+) -> None:
+    user = stack.new_user()
+    add_by_chat(stack, user, "buy milk")
+    add_by_chat(stack, user, "old plan")
+    stack.anthropic.script(tool_use(("remember", {"fact": "The user takes coffee black"})), text("Noted."))
+    stack.say(user, "remember I take my coffee black")
+    data = init_data(user)
+
+    shown = state(app_url, data)
+    assert shown.status_code == 200, shown.text
+    body = shown.json()
+    assert [t["title"] for t in body["tasks"]] == ["buy milk", "old plan"]
+    (memory,) = body["memories"]
+    assert memory["text"] == "The user takes coffee black"
+    assert body["settings"]["timezone_set"] is False and body["approvals"] == []
+    assert len(body["usage"]["days"]) == 30
+
+    done = act(app_url, data, "task_done", 1, "tap-done-0001")
+    assert done.status_code == 200 and done.json() == {"done": "Completed task #1: buy milk"}
+    deleted = act(app_url, data, "task_delete", 2, "tap-delete-0001")
+    assert deleted.status_code == 200 and deleted.json() == {"done": "Deleted task #2: old plan"}
+    again = act(app_url, data, "task_delete", 2, "tap-delete-0002")  # a second tap: nothing more
+    assert again.status_code == 404 and "no task #2" in again.json()["error"]
+    forgot = act(app_url, data, "memory_forget", memory["id"], "tap-forget-0001")
+    assert forgot.status_code == 200, forgot.text
+
+    stack.say(user, "/tasks")
+    assert "old plan" not in stack.replies(user)[-1] and "buy milk" in stack.replies(user)[-1]
+    stack.say(user, "/memory")
+    assert "coffee" not in stack.replies(user)[-1]
+    assert not any("Approval needed" in reply for reply in stack.replies(user)), "no second prompt"
+    from_page = [e for e in audit(stack, user) if e["turn_id"] == "app"]
+    assert sorted((e["tool"], e["outcome"], e["approval"]) for e in from_page) == [
+        ("complete_task", "ok", "not_needed"),
+        ("delete_task", "error", "approved"),
+        ("delete_task", "ok", "approved"),
+        ("forget", "ok", "approved"),
+    ]
+    assert all(e["tool_use_id"].startswith(f"app:{user}:tap-") for e in from_page)
+
+
+def test_a_retried_tap_runs_its_tool_once(stack: Stack, app_url: str) -> None:
+    user = stack.new_user()
+    add_by_chat(stack, user, "walk the dog")
+    data = init_data(user)
+    first = act(app_url, data, "task_delete", 1, "same-tap-000001")
+    retried = act(app_url, data, "task_delete", 1, "same-tap-000001")
+    assert first.json() == retried.json() == {"done": "Deleted task #1: walk the dog"}
+    assert stack.tasks(user) == []
+
+
+def test_an_approval_answered_on_the_page_resumes_its_turn_once(stack: Stack, app_url: str) -> None:
+    user = stack.new_user()
+    add_by_chat(stack, user, "old plan")
+    stack.anthropic.script(tool_use(("delete_task", {"task_id": 1})), text("Deleted it."))
+    stack.send(user, "delete the old plan")
+    buttons = stack.buttons(user)
+    data = init_data(user)
+
+    deadline = time.monotonic() + 20
+    while not (approvals := state(app_url, data).json()["approvals"]) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    (approval,) = approvals
+    assert approval["asks"] == "The assistant in this chat asks to delete task #1 “old plan”."
+    other = act(app_url, init_data(stack.new_user()), "approve", approval["approval_id"], "tap-other-001")
+    assert other.status_code == 404 and stack.tasks(user) != [], "another user cannot answer it"
+
+    approved = act(app_url, data, "approve", approval["approval_id"], "tap-approve-01")
+    assert approved.status_code == 200 and approved.json() == {"done": "Approved ✅"}
+    stack.emulation.wait_idle(user)
+    assert stack.tasks(user) == []
+    assert stack.replies(user)[-1] == "Deleted it."
+    prompt = next(m for m in stack.telegram.messages(user) if m["message_id"] == buttons["message_id"])
+    assert "✅ Approved" in stack.telegram.text_of(prompt) and not prompt.get("reply_markup")
+
+    twice = act(app_url, data, "approve", approval["approval_id"], "tap-approve-02")
+    assert twice.status_code == 409 and "Already decided" in twice.json()["error"]
+    stack.press(user, buttons, "Deny")  # the chat's old button changes nothing now
+    stack.emulation.wait_idle(user)
+    runs = [e for e in audit(stack, user) if e["tool"] == "delete_task" and e["outcome"] == "ok"]
+    assert len(runs) == 1 and state(app_url, data).json()["approvals"] == []
+
+
+def test_settings_and_revoke_from_the_page(stack: Stack, app_url: str) -> None:
+    user = stack.new_user()
+    data = init_data(user)
+    zone = act(app_url, data, "set_timezone", "Europe/Lisbon", "tap-zone-00001")
+    assert zone.status_code == 200 and zone.json()["done"].startswith("Time zone set to Europe/Lisbon")
+    assert act(app_url, data, "set_timezone", "Mars/Olympus", "tap-zone-00002").status_code == 404
+    settings = state(app_url, data).json()["settings"]
+    assert settings["timezone"] == "Europe/Lisbon" and settings["timezone_set"] is True
+    stack.say(user, "/timezone")
+    assert "Europe/Lisbon" in stack.replies(user)[-1]
+
+    stack.say(user, "/connect laptop")
+    assert [c["name"] for c in state(app_url, data).json()["connections"]] == ["laptop"]
+    assert act(app_url, data, "connection_revoke", "laptop", "tap-revoke-001").status_code == 200
+    assert act(app_url, data, "connection_revoke", "laptop", "tap-revoke-002").status_code == 404
+    assert state(app_url, data).json()["connections"] == []
+
+
+def test_the_usage_chart_and_its_totals_match_usage(stack: Stack, app_url: str) -> None:
+    user = stack.new_user()
+    stack.anthropic.script(text("Hello!"))
+    stack.say(user, "hi")
+    stack.say(user, "/usage")
+    report = stack.replies(user)[-1]
+    usage = state(app_url, init_data(user)).json()["usage"]
+    days = usage["days"]
+    assert sum(d["tokens"] for d in days) == usage["last_30_days"]["tokens"] > 0
+    assert usage["today"]["tokens"] == days[-1]["tokens"]
+    assert f"today: {usage['today']['tokens']:,} tokens" in report
+    assert f"this month: {usage['this_month']['tokens']:,} tokens" in report
+
+
+@pytest.mark.parametrize(
+    ("label", "status"),
+    [
+        ("no initData", 401),
+        ("a forged hash", 401),
+        ("signed with another bot's token", 401),
+        ("stale: over an hour old", 401),
+        ("from the future", 401),
+        ("a user that is not JSON", 401),
+        ("not URL-encoded", 401),
+        ("huge", 401),
+        ("another scheme", 401),
+        ("a user off the allowlist", 403),
+    ],
+)
+def test_requests_without_valid_initData_get_nothing(
+    stack: Stack, app_url: str, label: str, status: int
+) -> None:
+    import requests
+
+    owner = stack.new_user()
+    add_by_chat(stack, owner, "owner's secret")
+    good = init_data(owner)
+    now = int(time.time())
+    data: str | None = {
+        "no initData": None,
+        "a forged hash": good[: good.index("hash=") + 5] + "0" * 64,
+        "signed with another bot's token": init_data(owner, bot_token="654321:other"),
+        "stale: over an hour old": init_data(owner, auth_date=now - 3700),
+        "from the future": init_data(owner, auth_date=now + 3600),
+        "a user that is not JSON": _signed({"user": "{id: 1", "auth_date": str(now)}),
+        "not URL-encoded": "user=%ZZ&auth_date=1&hash=" + "0" * 64,
+        "huge": good + "&pad=" + "x" * 5000,
+        "another scheme": None,
+        "a user off the allowlist": init_data(NOT_ALLOWED_USER),
+    }[label]
+    headers = {"Authorization": f"Bearer {good}"} if label == "another scheme" else None
+    answers = [
+        requests.get(app_url + "/api/state", headers=headers, timeout=30)
+        if headers
+        else state(app_url, data),
+        requests.post(
+            app_url + "/api/action",
+            json={"action": "task_delete", "target": 1, "request_id": "tap-replay-001"},
+            headers=headers or ({"Authorization": f"tma {data}"} if data else {}),
+            timeout=30,
+        ),
+    ]
+    for answer in answers:
+        assert answer.status_code == status, (label, answer.text)
+        assert "secret" not in answer.text and "owner" not in answer.text
+        assert json.loads(answer.text) == {"error": "unauthorized" if status == 401 else "forbidden"}
+    if status == 401:
+        assert answers[0].headers["www-authenticate"].startswith('tma realm="stepwise"')
+    assert [t["title"] for t in stack.tasks(owner)] == ["owner's secret"]
+
+
+def _signed(fields: dict[str, str]) -> str:
+    from urllib.parse import urlencode
+
+    from support.miniapp import BOT_TOKEN
+
+    from stepwise.miniapp.init_data import sign
+
+    return urlencode({**fields, "hash": sign(fields, BOT_TOKEN)})
+
+
+@pytest.mark.parametrize(
+    ("body", "status"),
+    [
+        ("not json", 400),
+        ('{"action": "task_delete", "target": 1}', 400),  # no request id
+        ('{"action": "explode", "target": 1, "request_id": "tap-bad-0001"}', 400),
+        ('{"action": "task_delete", "target": "one", "request_id": "tap-bad-0002"}', 400),
+        ('{"action": "task_delete", "target": 999, "request_id": "tap-bad-0003"}', 404),
+        ('{"action": "approve", "target": "no-such", "request_id": "tap-bad-0004"}', 404),
+        ('{"action": "set_voice_replies", "target": "yes", "request_id": "tap-bad-0005"}', 400),
+    ],
+)
+def test_malformed_actions_get_a_clear_4xx_and_change_nothing(
+    stack: Stack, app_url: str, body: str, status: int
+) -> None:
+    import requests
+
+    user = stack.new_user()
+    add_by_chat(stack, user, "keep me")
+    answer = requests.post(
+        app_url + "/api/action",
+        data=body,
+        headers={"Authorization": f"tma {init_data(user)}", "Content-Type": "application/json"},
+        timeout=30,
+    )
+    assert answer.status_code == status, answer.text
+    assert answer.json()["error"]
+    assert [t["title"] for t in stack.tasks(user)] == ["keep me"]
+
+
+def test_another_users_ids_are_not_found(stack: Stack, app_url: str) -> None:
+    owner, other = stack.new_user(), stack.new_user()
+    add_by_chat(stack, owner, "owner's task")
+    answer = act(app_url, init_data(other), "task_delete", 1, "tap-other-0001")
+    assert answer.status_code == 404 and "owner" not in answer.text
+    assert state(app_url, init_data(other)).json()["tasks"] == []
+    assert [t["title"] for t in stack.tasks(owner)] == ["owner's task"]
+
+
+def test_the_app_command_answers_with_a_web_app_button(stack: Stack, app_url: str) -> None:
+    user = stack.new_user()
+    stack.say(user, "/app")
+    message = stack.telegram.messages(user)[-1]
+    (row,) = message["reply_markup"]["inline_keyboard"]
+    assert row == [{"text": "Open Stepwise", "web_app": {"url": app_url}}]
+    assert "tap the button below" in stack.telegram.text_of(message)
+
+
+def test_the_page_is_small() -> None:
+    """The page's own files, as served (docs/app.md says their size): well under 20 KB."""
+    from support.tools import ROOT
+
+    size = sum(path.stat().st_size for path in (ROOT / "functions" / "app" / "page").iterdir())
+    assert size < 20_000, f"the page is {size} bytes"
