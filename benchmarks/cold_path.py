@@ -11,7 +11,7 @@ bytecode, as Lambda loads it), for each function the turn uses:
   the webhook's WEBHOOK_MODELS below), the inbox, the Bot API client, memory's clients (LoadContext),
   CallModel's model client, the tools' catalog with their schemas for the API (CallModel, RunTools), and the
   HTTP pools of the Bot API and model clients with their TLS context (certifi's bundle, read once per
-  process). This is also what a warm-up prepares (`stepwise.warmup_event`). Not counted: anything else a
+  process). This is also what a warm-up prepares (`stepwise.warmups.event`). Not counted: anything else a
   first call does only once that this list misses (found by hand, by tracing which models a plain turn uses).
 Measured on the local emulation, warm: each state's own handler CPU and its AWS and Telegram requests, per
 kind of turn (a plain answer, one tool round, an approval).
@@ -95,7 +95,7 @@ ENV = {
 # list is its handler module's FIRST_CALL_MODELS, which its warm-up builds).
 WEBHOOK_MODELS = (
     "stepwise.inbox.models:QueuedMessage",
-    "stepwise.turn_start:TurnStart",
+    "stepwise.turn.start:TurnStart",
     "stepwise.webhook:WebhookOutcome",
 )
 SNIPPET = (
@@ -112,7 +112,7 @@ else:
 middle = time.perf_counter()
 after = middle
 if mode == "WebhookFunction":
-    from stepwise.events import HttpRequest
+    from stepwise.aws.events import HttpRequest
     from stepwise.runtime import get_runtime
     from stepwise.telegram.models import Update
     runtime = get_runtime()

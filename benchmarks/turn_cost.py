@@ -36,7 +36,7 @@ sys.path[:0] = [str(ROOT / "layers" / "core"), str(ROOT)]
 import boto3  # noqa: E402
 from moto.core.botocore_stubber import BotocoreStubber  # noqa: E402
 
-from stepwise.http_transport import HttpTransport  # noqa: E402
+from stepwise.aws.http_transport import HttpTransport  # noqa: E402
 from stepwise.telegram.conversation import Conversation  # noqa: E402
 from stepwise_local import updates  # noqa: E402
 from stepwise_local.anthropic_server import FakeAnthropic, text, tool_use  # noqa: E402

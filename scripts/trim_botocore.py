@@ -40,7 +40,7 @@ SERVICES = frozenset(
         "sso-oidc",
     }
 )
-# boto3's resource models: none (the tables are thin wrappers over the client, `stepwise/dynamo_tables.py`)
+# boto3's resource models: none (the tables are thin wrappers over the client: stepwise/aws/dynamo_tables.py)
 RESOURCES: frozenset[str] = frozenset()
 
 

@@ -162,7 +162,7 @@ class Invocation:
     warmup: bool = False  # the webhook's warm-up event
 
 
-WARMUP_KEY = "stepwise_warmup"  # stepwise.warmup's event key (the emulation does not import the core)
+WARMUP_KEY = "stepwise_warmup"  # stepwise.warmups.event's key (the emulation does not import the core)
 HOLD_LIMIT_SECONDS = 60.0  # a held invocation goes on after this even if its test never let it
 
 
@@ -492,7 +492,7 @@ class Emulation:
             self._running = logical_id
             if cold and logical_id == self.webhook_function:
                 # Imported under the webhook's environment, as in Lambda (its logger takes LOG_LEVEL then).
-                from stepwise.warmup import forget_container
+                from stepwise.warmups.warmer import forget_container
 
                 forget_container()  # a new container remembers no request (a module's state, in Lambda)
             try:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger
 
-from stepwise.events import HttpCall
+from stepwise.aws.events import HttpCall
 from stepwise.miniapp.endpoint import serve
 from stepwise.miniapp.page import build_page
 from stepwise.runtime import get_runtime

@@ -11,7 +11,7 @@ from stepwise.lambda_support import prepare_state
 from stepwise.runtime import get_runtime
 from stepwise.states.call_model import call_model
 from stepwise.states.contracts.call_model import CallModelInput
-from stepwise.warmup_event import answers_warmups
+from stepwise.warmups.event import answers_warmups
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.typing import LambdaContext
@@ -42,16 +42,18 @@ def first_call(services: TurnServices) -> object:
 USAGE_METRICS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
 
 
-# The webhook starts this container early after a quiet spell (stepwise.warmup): the settings, the model's
-# client (its key read from SSM), the tools' catalog and the event's validator are ready before the turn's
-# call arrives.
+# The webhook starts this container early after a quiet spell (stepwise.warmups.warmer): the settings, the
+# model's client (its key read from SSM), the tools' catalog and the event's validator are ready before the
+# turn's call arrives.
 @answers_warmups(
     prepare=lambda: (prepare_state(CallModelInput, first_call, FIRST_CALL_MODELS), get_runtime().model)
 )
 @logger.inject_lambda_context(clear_state=True)
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     """Returns the route, the step and the token usage (also published as metrics)."""
-    request = CallModelInput.model_validate(event)  # as `stepwise.events.parsed` does, minus its HTTP models
+    request = CallModelInput.model_validate(
+        event
+    )  # as `stepwise.aws.events.parsed` does, minus its HTTP models
     logger.append_keys(**request.turn.log_keys())
     result = call_model(request, get_runtime().turn_services)
     for name in USAGE_METRICS:

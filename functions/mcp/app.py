@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger
 
-from stepwise.events import HttpCall
+from stepwise.aws.events import HttpCall
 from stepwise.mcp.endpoint import serve
 from stepwise.runtime import get_runtime
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger
 
-from stepwise.events import parsed
+from stepwise.aws.events import parsed
 from stepwise.runtime import get_runtime
 from stepwise.states.sequence import ExecutionEndedEvent, recover_turn
 

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger
 
-from stepwise.events import parsed
+from stepwise.aws.events import parsed
 from stepwise.memory.summarizer import SummarizeInput, summarize_chats
 from stepwise.runtime import get_runtime
 

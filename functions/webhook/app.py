@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.metrics import MetricUnit, single_metric
 
-from stepwise.events import HttpRequest, parsed
+from stepwise.aws.events import HttpRequest, parsed
 from stepwise.runtime import get_runtime
 from stepwise.webhook import ACTION_HEADER, SECRET_HEADER, WebhookOutcome, handle_update
 

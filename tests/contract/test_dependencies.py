@@ -1,8 +1,8 @@
 """The core package's dependency direction: handlers -> runtime -> states -> commands -> the MCP server ->
-tools -> domain packages -> foundations (adapters' building blocks, Telegram, ids, config). A package may
-import its own layer and the layers below it, never one above: a store or the inbox that imported a state, a
-command or the composition root would tie the bottom of the house to its top. Imports made only for type
-checking count too: they are still knowledge of the layer above.
+tools -> domain packages -> foundations (the AWS plumbing, Telegram, the turn's identity, warm-ups, config). A
+package may import its own layer and the layers below it, never one above: a store or the inbox that imported
+a state, a command or the composition root would tie the bottom of the house to its top. Imports made only for
+type checking count too: they are still knowledge of the layer above.
 
 No module imports itself through others (an import cycle, even a lazy one inside a function), and code
 outside the offline model reaches it through its one entry point, `stepwise.offline.api`.
@@ -28,21 +28,11 @@ LAYERS: list[tuple[str, frozenset[str]]] = [
         "foundations",
         frozenset(
             {
+                "aws",  # Lambda events, boto3 clients, DynamoDB tables and paging, HTTP, secrets
                 "config",
-                "dynamo_tables",
-                "dynamodb_pages",
-                "events",
-                "http_transport",
-                "ids",
-                "lazy_client",
-                "secrets",
                 "telegram",
-                "turn_ref",
-                "turn_start",
-                "warmup",
-                "warmup_event",
-                "warmup_settings",
-                "workflow",
+                "turn",  # what names a turn, its execution's input and its start, ids and timestamps
+                "warmups",
             }
         ),
     ),
@@ -156,7 +146,7 @@ def test_the_check_allows_imports_downward_and_within_a_layer(tmp_path: Path) ->
     (tmp_path / "states").mkdir()
     (tmp_path / "states" / "ok.py").write_text(
         "from stepwise.tools.registry import ToolRegistry\nfrom stepwise.webhook import handle\n"
-        "from stepwise.inbox import sequencer\nimport stepwise.ids\n"
+        "from stepwise.inbox import sequencer\nimport stepwise.turn.ids\n"
     )
     assert upward_imports(tmp_path) == []
 

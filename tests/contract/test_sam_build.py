@@ -18,7 +18,7 @@ CLIENTS = """
 import sys, boto3
 for service in sys.argv[1:]:
     print(service, boto3.client(service).meta.endpoint_url)
-from stepwise.dynamo_tables import PlainValuesTables
+from stepwise.aws.dynamo_tables import PlainValuesTables
 PlainValuesTables(boto3.client("dynamodb")).table("any")
 """
 

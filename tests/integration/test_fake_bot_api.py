@@ -14,7 +14,7 @@ import pytest
 import requests
 from support.network import refusing_base_url
 
-from stepwise.http_transport import HttpTransport
+from stepwise.aws.http_transport import HttpTransport
 from stepwise.telegram.client import BotApiClient
 from stepwise.telegram.errors import (
     TelegramBadRequest,

@@ -14,11 +14,11 @@ from stepwise.approvals.dynamodb import DynamoApprovalStore
 from stepwise.approvals.models import ApprovalCall, ApprovalRequest, Requester
 from stepwise.audit.dynamodb import DynamoAuditLog
 from stepwise.audit.log import AuditEntry
+from stepwise.aws.dynamo_tables import PlainValuesTables
 from stepwise.chats.dynamodb import DynamoChatStore
 from stepwise.connections.dynamodb import DynamoConnectionStore
 from stepwise.connections.models import Connection, token_hash
 from stepwise.connections.store import NameTaken
-from stepwise.dynamo_tables import PlainValuesTables
 from stepwise.history.dynamodb import DynamoMessageRepository
 from stepwise.history.models import StoredMessage
 from stepwise.jobs.dynamodb import DynamoJobStore
@@ -61,7 +61,7 @@ def dynamodb() -> Iterator[Any]:
 
 class _Prefixed:
     """Hands out this suite's own tables under the template's names: boto3's resource tables, and (`plain`,
-    tables of their own) the runtime's tables over the low-level client (`stepwise.dynamo_tables`)."""
+    tables of their own) the runtime's tables over the low-level client (`stepwise.aws.dynamo_tables`)."""
 
     def __init__(self, table: Any, prefix: str, plain: _Prefixed | None = None) -> None:
         self._table = table

@@ -12,9 +12,9 @@ import pytest
 from support.network import refusing_base_url
 from support.stack import NOT_ALLOWED_USER, Stack
 
+from stepwise.aws.http_transport import HttpTransport, Response
 from stepwise.history.dynamodb import DynamoMessageRepository
 from stepwise.history.models import StoredMessage
-from stepwise.http_transport import HttpTransport, Response
 from stepwise.prompt.system import is_turn_context
 from stepwise.states.deliver import FRIENDLY_ERROR
 from stepwise_local import updates

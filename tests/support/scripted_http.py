@@ -29,7 +29,7 @@ from urllib3.exceptions import (
     ReadTimeoutError,
 )
 
-from stepwise.http_transport import HttpTransport
+from stepwise.aws.http_transport import HttpTransport
 
 
 @dataclass

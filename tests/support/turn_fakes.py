@@ -19,9 +19,9 @@ from stepwise.states.finish_turn import finish_turn
 from stepwise.states.load_context import load_context
 from stepwise.states.run_tools import run_tools
 from stepwise.states.services import TurnServices
+from stepwise.turn.ref import TurnRef
+from stepwise.turn.start import TurnStart
 from stepwise.turn_records.models import TurnMeta
-from stepwise.turn_ref import TurnRef
-from stepwise.turn_start import TurnStart
 
 
 class ScriptedModel:

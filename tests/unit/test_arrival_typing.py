@@ -6,10 +6,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from stepwise.ids import iso_utc
 from stepwise.inbox.arrival_typing import typing_on_arrival, typing_still_shown
 from stepwise.inbox.models import QueuedMessage
 from stepwise.media.models import Attachment
+from stepwise.turn.ids import iso_utc
 
 NOW = datetime(2026, 11, 25, 22, 0, tzinfo=UTC)
 

@@ -129,8 +129,8 @@ def test_app_answers_with_a_web_app_button_in_the_private_chat_only(
     services: TurnServices, telegram: InMemoryTelegram
 ) -> None:
     from stepwise.inbox.models import QueuedMessage
-    from stepwise.turn_ref import TurnRef
-    from stepwise.turn_start import TurnStart
+    from stepwise.turn.ref import TurnRef
+    from stepwise.turn.start import TurnStart
 
     run_turn(services, "/app", 1)
     assert telegram.texts(7) == ["The Mini App is not deployed here."]

@@ -21,8 +21,8 @@ from stepwise.states.finish_turn import finish_turn
 from stepwise.states.load_context import load_context
 from stepwise.states.services import TurnServices
 from stepwise.telegram.errors import TelegramForbidden, TelegramTransientError
-from stepwise.turn_ref import TurnRef
-from stepwise.turn_start import TurnStart
+from stepwise.turn.ref import TurnRef
+from stepwise.turn.start import TurnStart
 from stepwise_local.in_memory.connections import InMemoryConnectionStore
 from stepwise_local.in_memory.history import InMemoryMessageRepository
 from stepwise_local.in_memory.telegram import InMemoryTelegram

@@ -15,7 +15,7 @@ from boto3.dynamodb.conditions import Attr, Key
 from botocore.exceptions import ClientError
 from botocore.stub import Stubber
 
-from stepwise.dynamo_tables import PlainValuesTables
+from stepwise.aws.dynamo_tables import PlainValuesTables
 
 
 @pytest.fixture

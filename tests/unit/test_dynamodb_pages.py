@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from stepwise.dynamodb_pages import all_items
+from stepwise.aws.dynamodb_pages import all_items
 
 
 def test_all_items_follows_last_evaluated_key_with_the_same_arguments() -> None:

@@ -16,8 +16,8 @@ from support.fresh_python import run_fresh
 from support.scripted_http import Canned, ScriptedPool
 from urllib3.exceptions import LocationValueError, ProtocolError
 
-from stepwise import http_transport
-from stepwise.http_transport import HttpTransport, Response, form_body, json_body
+from stepwise.aws import http_transport
+from stepwise.aws.http_transport import HttpTransport, Response, form_body, json_body
 from stepwise_local.fake_speech import parse_multipart
 
 

@@ -3,7 +3,7 @@
 import string
 from datetime import UTC, datetime, timedelta, timezone
 
-from stepwise.ids import iso_utc, new_id
+from stepwise.turn.ids import iso_utc, new_id
 
 URL_SAFE = set(string.ascii_letters + string.digits + "-_")
 

@@ -19,7 +19,6 @@ from support.turn_fakes import (
 
 from stepwise.commands.handlers import CommandRequest
 from stepwise.commands.jobs import jobs as jobs_command
-from stepwise.ids import iso_utc
 from stepwise.jobs.models import Job, JobLimits, job_execution_name
 from stepwise.ledger.models import tool_call_id
 from stepwise.model.types import ModelRequest
@@ -31,9 +30,10 @@ from stepwise.states.services import TurnServices
 from stepwise.tools.catalog import build_registry
 from stepwise.tools.job_tools import JobSetup
 from stepwise.tools.registry import ToolContext
+from stepwise.turn.ids import iso_utc
+from stepwise.turn.ref import TurnRef
+from stepwise.turn.start import TurnStart
 from stepwise.turn_records.models import ModelStep, Reply
-from stepwise.turn_ref import TurnRef
-from stepwise.turn_start import TurnStart
 from stepwise_local.in_memory.jobs import InMemoryJobStore
 from stepwise_local.in_memory.ledger import InMemoryToolCallLedger
 from stepwise_local.in_memory.tasks import InMemoryTaskRepository

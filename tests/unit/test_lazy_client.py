@@ -8,7 +8,7 @@ from typing import Any
 import boto3
 import pytest
 
-from stepwise.lazy_client import LazyClient, lazy
+from stepwise.aws.lazy_client import LazyClient, lazy
 
 
 class Made:

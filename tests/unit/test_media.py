@@ -24,8 +24,8 @@ from stepwise.states.load_context import load_context
 from stepwise.states.services import TurnServices
 from stepwise.telegram.errors import TelegramTransientError
 from stepwise.telegram.models import Update
-from stepwise.turn_ref import TurnRef
-from stepwise.turn_start import TurnStart
+from stepwise.turn.ref import TurnRef
+from stepwise.turn.start import TurnStart
 from stepwise_local import updates
 from stepwise_local.anthropic_server import validate_request
 from stepwise_local.in_memory.files import InMemoryFiles

@@ -9,7 +9,7 @@ import pytest
 from support import scripted_http
 from support.canned_messages import Canned, ScriptedPool, canned_model, error_body, json_answer, message
 
-from stepwise import http_transport
+from stepwise.aws import http_transport
 from stepwise.history.models import StoredMessage
 from stepwise.model.errors import ModelPermanentError, ModelRateLimitedError, ModelTransientError
 from stepwise.model.messages_api import API_VERSION, MessagesApiModel

@@ -13,8 +13,8 @@ from stepwise.states.call_model import call_model
 from stepwise.states.contracts.call_model import CallModelInput
 from stepwise.states.load_context import load_context
 from stepwise.states.services import TurnServices
-from stepwise.turn_ref import TurnRef
-from stepwise.turn_start import TurnStart
+from stepwise.turn.ref import TurnRef
+from stepwise.turn.start import TurnStart
 from stepwise_local.in_memory.reminders import InMemoryReminderStore, InMemorySchedules
 
 USER = 7

@@ -7,7 +7,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from stepwise import ids, runtime
+from stepwise import runtime
+from stepwise.turn import ids
 
 FIXED = datetime(2026, 11, 23, 17, 0, tzinfo=UTC)
 

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from pydantic import SecretStr
 
-from stepwise import secrets
+from stepwise.aws import secrets
 
 
 def test_a_value_in_the_environment_wins_over_the_parameter() -> None:

@@ -20,7 +20,7 @@ from stepwise.memory.settings import MemoryIndexSettings
 from stepwise.remote_tools.settings import RemoteToolSettings
 from stepwise.runtime import Runtime
 from stepwise.voice.settings import VoiceServiceSettings
-from stepwise.warmup_settings import WarmupSettings
+from stepwise.warmups.settings import WarmupSettings
 
 
 def test_every_setting_is_in_exactly_one_model() -> None:

@@ -30,7 +30,7 @@ from stepwise.states.request_approval import request_approval
 from stepwise.states.run_tools import run_tools
 from stepwise.states.services import TurnServices
 from stepwise.telegram.models import CallbackQuery
-from stepwise.turn_start import TurnStart
+from stepwise.turn.start import TurnStart
 from stepwise_local.in_memory.tasks import InMemoryTaskRepository
 from stepwise_local.in_memory.telegram import InMemoryTelegram
 

@@ -13,8 +13,8 @@ from stepwise.states.load_context import load_context
 from stepwise.states.run_tools import MAX_RETAKE_RETRIES, ChatBusyError, retake_chat
 from stepwise.states.sequence import recover_turn
 from stepwise.states.services import TurnServices
+from stepwise.turn.ref import TurnRef
 from stepwise.turn_records.models import Reply
-from stepwise.turn_ref import TurnRef
 
 
 def test_a_turn_whose_load_context_never_completed_gives_its_messages_back(services: TurnServices) -> None:

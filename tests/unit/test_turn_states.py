@@ -8,7 +8,6 @@ import pytest
 from support.turn_fakes import ScriptedModel, conversation_texts, text_response, turn_start
 
 from stepwise.history.models import StoredMessage
-from stepwise.ids import iso_utc
 from stepwise.model.errors import ModelTransientError
 from stepwise.states.call_model import EMPTY_ANSWER, REFUSAL_ANSWER, call_model
 from stepwise.states.contracts.call_model import CallModelInput
@@ -24,7 +23,8 @@ from stepwise.telegram.errors import (
     TelegramTransientError,
 )
 from stepwise.tools.registry import ToolRegistry
-from stepwise.turn_ref import TurnRef
+from stepwise.turn.ids import iso_utc
+from stepwise.turn.ref import TurnRef
 from stepwise_local.in_memory.telegram import InMemoryTelegram
 
 

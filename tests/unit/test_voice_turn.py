@@ -20,8 +20,8 @@ from stepwise.states.services import TurnServices
 from stepwise.states.voice_reply import answer_text
 from stepwise.states.voice_turn import NOTICE_REJECTED, NOTICE_SILENT, NOTICE_TRANSIENT
 from stepwise.telegram.errors import TelegramBadRequest, TelegramTransientError
-from stepwise.turn_ref import TurnRef
-from stepwise.turn_start import TurnStart
+from stepwise.turn.ref import TurnRef
+from stepwise.turn.start import TurnStart
 from stepwise.usage.models import UsageTotals, day_key
 from stepwise.usage.prices import cost_budget_tokens, price_for, speech_nano_usd, transcription_nano_usd
 from stepwise.usage.report import usage_report

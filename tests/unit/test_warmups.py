@@ -12,9 +12,9 @@ import boto3
 import pytest
 from support.fresh_python import run_fresh
 
-from stepwise.lazy_client import LazyClient
-from stepwise.warmup import LambdaWarmer, Warmups, WarmupTargets, forget_container
-from stepwise.warmup_event import WARMED, WARMUP_EVENT, answers_warmups, is_warmup
+from stepwise.aws.lazy_client import LazyClient
+from stepwise.warmups.event import WARMED, WARMUP_EVENT, answers_warmups, is_warmup
+from stepwise.warmups.warmer import LambdaWarmer, Warmups, WarmupTargets, forget_container
 
 TARGETS = WarmupTargets("CallModel", "FinishTurn", "RunTools")
 
@@ -63,9 +63,9 @@ def test_warm_ups_run_concurrently_and_the_wait_is_bounded(caplog: pytest.LogCap
 
 
 def test_the_warm_ups_sent_are_logged_at_debug(caplog: pytest.LogCaptureFixture) -> None:
-    from stepwise import warmup
+    from stepwise.warmups import warmer
 
-    caplog.set_level("DEBUG", logger=warmup.logger.name)
+    caplog.set_level("DEBUG", logger=warmer.logger.name)
     warmups().send(["CallModel", "FinishTurn"])
     (line,) = [r for r in caplog.records if r.getMessage() == "warm-ups started"]
     assert line.levelname == "DEBUG" and line.functions == ["CallModel", "FinishTurn"]

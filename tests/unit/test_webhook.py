@@ -12,7 +12,7 @@ from support.turn_fakes import RecordingStarter
 
 from stepwise.approvals.lifecycle import PressServices
 from stepwise.inbox.sequencer import Sequencer
-from stepwise.warmup import Warmups, WarmupTargets, forget_container
+from stepwise.warmups.warmer import Warmups, WarmupTargets, forget_container
 from stepwise.webhook import WebhookServices, handle_update, secret_matches
 from stepwise_local import updates
 from stepwise_local.in_memory.approvals import InMemoryApprovalStore

@@ -18,7 +18,7 @@ DEFAULT_DAILY_TOKEN_BUDGET = 1_000_000
 # `EnvSettings`): `module:Class`, so that `make chat`'s check validates them all without this module importing
 # them.
 SECTIONS = (
-    "stepwise.warmup_settings:WarmupSettings",
+    "stepwise.warmups.settings:WarmupSettings",
     "stepwise.mcp.settings:EndpointSettings",
     "stepwise.miniapp.settings:AppSettings",
     "stepwise.remote_tools.settings:RemoteToolSettings",

@@ -10,7 +10,7 @@ from pydantic import BaseModel
 
 from stepwise.runtime import get_runtime
 from stepwise.states.contracts.base import TurnInput
-from stepwise.warmup_event import answers_warmups
+from stepwise.warmups.event import answers_warmups
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -49,7 +49,7 @@ def prepare_state(
     """A warm-up's preparation of a state's container: the runtime's services (settings, SDK clients; no
     request is made), what `prepare` builds of them, the validators of the event model and of `models`, and
     the TLS context of the Bot API and model clients, built now rather than by the turn's first call."""
-    from stepwise.http_transport import verified_tls_context
+    from stepwise.aws.http_transport import verified_tls_context
 
     services = get_runtime().turn_services
     if prepare is not None:

@@ -9,18 +9,18 @@ from typing import TYPE_CHECKING, Any
 
 import boto3
 
-from stepwise import ids
+from stepwise.aws.lazy_client import LazyClient, lazy
 from stepwise.config import Settings, get_settings
-from stepwise.lazy_client import LazyClient, lazy
+from stepwise.turn import ids
 
 # Adapters are imported where they are built: a function loads only the ones its state uses (cold starts).
 if TYPE_CHECKING:
     from stepwise.approvals.dynamodb import DynamoApprovalStore
     from stepwise.approvals.lifecycle import PressServices
     from stepwise.audit.dynamodb import DynamoAuditLog
+    from stepwise.aws.dynamo_tables import PlainValuesTables
     from stepwise.chats.dynamodb import DynamoChatStore
     from stepwise.connections.dynamodb import DynamoConnectionStore
-    from stepwise.dynamo_tables import PlainValuesTables
     from stepwise.inbox.sequencer import Sequencer
     from stepwise.jobs.dynamodb import DynamoJobStore
     from stepwise.jobs.models import JobLimits
@@ -44,12 +44,12 @@ if TYPE_CHECKING:
     from stepwise.tools.job_tools import JobSetup
     from stepwise.tools.registry import Tool, ToolRegistry
     from stepwise.tools.reminder_tools import ReminderSetup
+    from stepwise.turn.workflow import StepFunctionsStopper
     from stepwise.usage.dynamodb import DynamoUsageStore
     from stepwise.voice.models import Speaker, Transcriber
     from stepwise.voice.settings import VoiceServiceSettings
-    from stepwise.warmup import Warmups
+    from stepwise.warmups.warmer import Warmups
     from stepwise.webhook import WebhookServices
-    from stepwise.workflow import StepFunctionsStopper
 
 APPROVAL_RECORD_GRACE_SECONDS = 86_400  # approval records outlive their timeout by a day, then expire
 
@@ -106,13 +106,13 @@ class Runtime:
 
     @cached_property
     def _dynamodb(self) -> PlainValuesTables:
-        from stepwise.dynamo_tables import PlainValuesTables
+        from stepwise.aws.dynamo_tables import PlainValuesTables
 
         return PlainValuesTables(boto3.client("dynamodb"))
 
     @cached_property
     def telegram(self) -> BotApiClient:
-        from stepwise import secrets
+        from stepwise.aws import secrets
         from stepwise.telegram.client import BotApiClient
 
         s = self.settings
@@ -128,7 +128,7 @@ class Runtime:
     @cached_property
     def draft_telegram(self) -> BotApiClient:
         """The Bot API client for drafts: short waits and no 429 waiting (a draft is never worth a delay)."""
-        from stepwise import secrets
+        from stepwise.aws import secrets
         from stepwise.telegram.client import BotApiClient
 
         s = self.settings
@@ -142,7 +142,7 @@ class Runtime:
 
     @cached_property
     def model(self) -> ChatModel:
-        from stepwise import secrets
+        from stepwise.aws import secrets
 
         s = self.settings
         if not s.uses_anthropic:
@@ -173,7 +173,7 @@ class Runtime:
         """The chats' inboxes and leases, and the starter of the turns they call for."""
         from stepwise.inbox.dynamodb import DynamoChatInbox
         from stepwise.inbox.sequencer import Sequencer
-        from stepwise.workflow import StepFunctionsStarter
+        from stepwise.turn.workflow import StepFunctionsStarter
 
         s = self.settings
         if not s.state_machine_arn:
@@ -210,7 +210,7 @@ class Runtime:
     def job_setup(self) -> JobSetup | None:
         """What spawn_job is bound to; None where jobs are not deployed."""
         from stepwise.tools.job_tools import JobSetup
-        from stepwise.workflow import StepFunctionsStarter
+        from stepwise.turn.workflow import StepFunctionsStarter
 
         s = self.settings
         jobs = self.jobs
@@ -234,7 +234,7 @@ class Runtime:
 
     def _token_key(self) -> bytes:
         """The key FinishTurn makes new tokens with, derived from the bot token (`connections.minting`)."""
-        from stepwise import secrets
+        from stepwise.aws import secrets
         from stepwise.connections.minting import token_key
 
         return token_key(secrets.telegram_bot_token(self.settings))
@@ -530,7 +530,7 @@ class Runtime:
         return PollySpeaker(lambda: boto3.client("polly"), voice_id=voice_id, engine=s.polly_engine)
 
     def _stopper(self) -> StepFunctionsStopper:
-        from stepwise.workflow import StepFunctionsStopper
+        from stepwise.turn.workflow import StepFunctionsStopper
 
         return StepFunctionsStopper(self._stepfunctions, self.settings.state_machine_arn or "")
 
@@ -626,7 +626,7 @@ class Runtime:
     def app_services(self) -> AppServices:
         """The Mini App's: the bot token (initData's key), the rate counter, the built-in tools, the stores
         it shows, and a button press's services (Approve and Deny from the page)."""
-        from stepwise import secrets
+        from stepwise.aws import secrets
         from stepwise.miniapp.gate import AppLimits
         from stepwise.miniapp.services import AppServices
         from stepwise.miniapp.settings import AppSettings
@@ -660,7 +660,7 @@ class Runtime:
 
     @cached_property
     def webhook_services(self) -> WebhookServices:
-        from stepwise import secrets
+        from stepwise.aws import secrets
         from stepwise.webhook import WebhookServices
 
         s = self.settings
@@ -679,7 +679,7 @@ class Runtime:
     def _press_services(self) -> PressServices:
         """What a button press needs (built, and its code imported, only when one comes)."""
         from stepwise.approvals.lifecycle import PressServices
-        from stepwise.workflow import StepFunctionsResumer
+        from stepwise.turn.workflow import StepFunctionsResumer
 
         return PressServices(
             approvals=self.approvals,
@@ -691,8 +691,8 @@ class Runtime:
     @cached_property
     def warmups(self) -> Warmups | None:
         """The webhook's warm-ups of the turn's next functions; None when they are off or not deployed."""
-        from stepwise.warmup import LambdaWarmer, Warmups, WarmupTargets
-        from stepwise.warmup_settings import WarmupSettings
+        from stepwise.warmups.settings import WarmupSettings
+        from stepwise.warmups.warmer import LambdaWarmer, Warmups, WarmupTargets
 
         s = WarmupSettings()
         names = (s.call_model_function, s.finish_turn_function, s.run_tools_function)

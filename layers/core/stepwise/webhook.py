@@ -11,19 +11,19 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from stepwise.approvals.press_action import PressAction
 from stepwise.history.forwarded import forwarded_from
-from stepwise.ids import iso_utc, new_id, utc_now
 from stepwise.inbox.arrival_typing import typing_on_arrival
 from stepwise.inbox.models import QueuedMessage
 from stepwise.media.intake import MediaLimits, attachment_of
 from stepwise.telegram.commands import is_command
 from stepwise.telegram.conversation import conversation_of
 from stepwise.telegram.models import CallbackQuery, Message, Update
+from stepwise.turn.ids import iso_utc, new_id, utc_now
 
 if TYPE_CHECKING:
     from stepwise.approvals.lifecycle import PressServices
     from stepwise.chats.store import ChatStore
     from stepwise.inbox.sequencer import Sequencer
-    from stepwise.warmup import Warmups
+    from stepwise.warmups.warmer import Warmups
 
 logger = logging.getLogger(__name__)
 
@@ -73,7 +73,7 @@ class WebhookServices:
     clock: Callable[[], datetime] = utc_now
     new_id: Callable[[], str] = new_id
     media_limits: MediaLimits = field(default_factory=MediaLimits)
-    warmups: "Warmups | None" = None  # the containers a quiet chat's turn will need (stepwise.warmup)
+    warmups: "Warmups | None" = None  # the containers a quiet chat's turn will need (stepwise.warmups.warmer)
     chats: "Callable[[], ChatStore] | None" = None  # for topics Telegram named (forum_topic_created)
 
 

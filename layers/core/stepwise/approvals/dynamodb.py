@@ -9,7 +9,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from stepwise.approvals.models import ApprovalRequest, ApprovalStatus
-from stepwise.dynamodb_pages import all_items
+from stepwise.aws.dynamodb_pages import all_items
 
 BY_USER_INDEX = "ByUser"
 

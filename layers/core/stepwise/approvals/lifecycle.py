@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Literal, NamedTuple
 from stepwise.approvals.models import ApprovalCall, ApprovalRequest, ApprovalStatus, Requester
 from stepwise.approvals.press_action import PressAction
 from stepwise.approvals.wording import asks
-from stepwise.ids import iso_utc, utc_now
 from stepwise.telegram.errors import TelegramError
 from stepwise.telegram.html_escape import escape_html
 from stepwise.telegram.keyboard import InlineKeyboardButton, InlineKeyboardMarkup
+from stepwise.turn.ids import iso_utc, utc_now
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from stepwise.approvals.store import ApprovalStore
     from stepwise.telegram.client import TelegramClient
     from stepwise.telegram.models import CallbackQuery
-    from stepwise.workflow import TurnResumer
+    from stepwise.turn.workflow import TurnResumer
 
 logger = logging.getLogger(__name__)
 

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
+from stepwise.aws.dynamodb_pages import all_items
 from stepwise.chats.store import ChatRecord
-from stepwise.dynamodb_pages import all_items
 from stepwise.telegram.conversation import Conversation
 
 if TYPE_CHECKING:

@@ -22,9 +22,9 @@ if TYPE_CHECKING:
     from stepwise.telegram.bot_info import BotInfo
     from stepwise.telegram.client import TelegramClient
     from stepwise.tools.registry import ToolRegistry, ToolResult
+    from stepwise.turn.workflow import TurnStopper
     from stepwise.turn_records.models import TurnMeta
     from stepwise.usage.store import UsageStore
-    from stepwise.workflow import TurnStopper
 
 logger = logging.getLogger(__name__)
 

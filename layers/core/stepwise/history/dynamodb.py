@@ -8,7 +8,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from stepwise.dynamodb_pages import all_items
+from stepwise.aws.dynamodb_pages import all_items
 from stepwise.history.forwarded import Forwarded
 from stepwise.history.models import StoredMessage
 from stepwise.media.models import Attachment, Heard

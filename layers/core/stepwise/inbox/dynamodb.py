@@ -9,7 +9,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from stepwise.dynamodb_pages import all_items
+from stepwise.aws.dynamodb_pages import all_items
 from stepwise.inbox.models import Admission, NewLease, QueuedMessage, turn_name
 from stepwise.telegram.conversation import Conversation
 

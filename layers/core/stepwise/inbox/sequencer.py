@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
-from stepwise.ids import iso_utc, utc_now
 from stepwise.telegram.commands import is_command
-from stepwise.turn_ref import TurnRef
-from stepwise.turn_start import Limits, TurnStart
+from stepwise.turn.ids import iso_utc, utc_now
+from stepwise.turn.ref import TurnRef
+from stepwise.turn.start import Limits, TurnStart
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from stepwise.inbox.models import NewLease, QueuedMessage
     from stepwise.inbox.store import ChatInbox
     from stepwise.telegram.conversation import Conversation
-    from stepwise.workflow import TurnStarter
+    from stepwise.turn.workflow import TurnStarter
 
 logger = logging.getLogger(__name__)
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
-from stepwise.dynamodb_pages import all_items
+from stepwise.aws.dynamodb_pages import all_items
 from stepwise.jobs.models import Job
 
 if TYPE_CHECKING:

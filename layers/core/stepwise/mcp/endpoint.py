@@ -17,11 +17,11 @@ from mangum import Mangum
 from mcp.server.transport_security import TransportSecuritySettings
 
 from stepwise.approvals.models import Requester
-from stepwise.ids import iso_utc
 from stepwise.mcp.gate import GateLimits, HttpAnswer, admit
 from stepwise.mcp.outside_calls import AskInTelegram
 from stepwise.mcp.server import build_mcp_server
 from stepwise.tools.registry import ToolContext
+from stepwise.turn.ids import iso_utc
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping

@@ -11,9 +11,9 @@ import secrets
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from stepwise.ids import iso_utc
 from stepwise.inbox.models import QueuedMessage, outside_update_id
 from stepwise.inbox.outside_call import OutsideCall
+from stepwise.turn.ids import iso_utc
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from stepwise.ids import new_id
 from stepwise.memory.keys import fact_key, summary_key
 from stepwise.memory.vector_index import MetadataValue, VectorIndex, VectorMatch, VectorRecord
+from stepwise.turn.ids import new_id
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
-from stepwise.ids import iso_utc, utc_now
 from stepwise.model.types import ChatModel, ModelRequest
+from stepwise.turn.ids import iso_utc, utc_now
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence

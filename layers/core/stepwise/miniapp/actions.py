@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError
 
 from stepwise.audit.log import AuditEntry
-from stepwise.ids import iso_utc
 from stepwise.miniapp.gate import HttpAnswer, refusal
 from stepwise.telegram.conversation import Conversation
 from stepwise.tools.calls import call_confirmed
 from stepwise.tools.registry import EffectIncomplete, ToolContext
+from stepwise.turn.ids import iso_utc
 
 if TYPE_CHECKING:
     from stepwise.audit.log import Approval, Outcome

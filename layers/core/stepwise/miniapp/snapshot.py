@@ -12,9 +12,9 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from stepwise.approvals.wording import asks
-from stepwise.ids import iso_utc
 from stepwise.telegram.conversation import Conversation
 from stepwise.tools.registry import ToolContext
+from stepwise.turn.ids import iso_utc
 from stepwise.usage.models import UsageTotals, day_key, month_key
 
 if TYPE_CHECKING:

@@ -4,7 +4,7 @@ Why not the SDK on this path: `import anthropic` costs about five times `import 
 `__init__` loads every type module and the cloud clients before a caller can ask for less). Upstream the slow
 import is an open issue (anthropics/anthropic-sdk-python#1211) whose maintainers declined a lazy-export
 rewrite, and a cold start of CallModel pays it before the turn's first answer. urllib3 costs nothing more:
-botocore has loaded it for the first boto3 client (`stepwise.http_transport`), and Stepwise needs one
+botocore has loaded it for the first boto3 client (`stepwise.aws.http_transport`), and Stepwise needs one
 endpoint, with and without streaming.
 
 So this client does by hand what the SDK (2.10) does for that endpoint: the same headers and body bytes
@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from urllib3.exceptions import HTTPError
 
-from stepwise.http_transport import HttpTransport, Response
+from stepwise.aws.http_transport import HttpTransport, Response
 from stepwise.model.errors import ModelPermanentError, ModelRateLimitedError, ModelTransientError
 from stepwise.model.rate_limits import RATE_LIMIT_STATUS, retry_after_seconds
 from stepwise.model.types import ModelRequest, ModelResponse, TextSink, Usage

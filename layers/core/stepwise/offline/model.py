@@ -18,7 +18,6 @@ from datetime import UTC
 from typing import TYPE_CHECKING, Any
 
 from stepwise.history.forwarded import is_forwarded
-from stepwise.ids import utc_now
 from stepwise.jobs.models import CANNOT_DO
 from stepwise.model.types import ModelRequest, ModelResponse, TextSink
 from stepwise.offline.forget_words import forget_intent, forget_words, pointer
@@ -34,6 +33,7 @@ from stepwise.offline.task_commands import reminder_without_time
 from stepwise.offline.web_questions import web_answer
 from stepwise.prompt.clock_line import UserClock, parse_clock_line
 from stepwise.prompt.system import is_turn_context
+from stepwise.turn.ids import utc_now
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from stepwise.dynamodb_pages import all_items
+from stepwise.aws.dynamodb_pages import all_items
 from stepwise.reminders.models import Reminder
 
 COUNTER = "counter"

@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Literal
 
-from stepwise.ids import iso_utc, new_id, utc_now
 from stepwise.inbox.models import QueuedMessage, scheduled_update_id
 from stepwise.reminders.models import Reminder
 from stepwise.telegram.conversation import Conversation
+from stepwise.turn.ids import iso_utc, new_id, utc_now
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -7,7 +7,6 @@ import logging
 from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
-from stepwise.ids import iso_utc
 from stepwise.media.notices import with_notices
 from stepwise.model.errors import ModelRateLimitedError
 from stepwise.model.types import ModelRequest
@@ -19,6 +18,7 @@ from stepwise.states.contracts.call_model import CallModelInput, CallModelOutput
 from stepwise.states.spend import count_usage, wait_for_rate_limit
 from stepwise.states.typing_indicator import show_typing
 from stepwise.telegram.drafts import draft_stream
+from stepwise.turn.ids import iso_utc
 from stepwise.turn_records.models import ModelStep, Reply, TurnMeta
 from stepwise.usage.meter import call_usage
 

@@ -10,16 +10,16 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from stepwise.ids import iso_utc
 from stepwise.telegram.conversation import Conversation
 from stepwise.telegram.errors import TelegramBadRequest, TelegramDeliveryUncertainError
 from stepwise.telegram.formatting import OutgoingChunk, render_reply
 from stepwise.telegram.keyboard import InlineKeyboardButton, InlineKeyboardMarkup
+from stepwise.turn.ids import iso_utc
 from stepwise.turn_records.models import Reply
 
 if TYPE_CHECKING:
     from stepwise.states.services import TurnServices
-    from stepwise.turn_ref import TurnRef
+    from stepwise.turn.ref import TurnRef
 
 logger = logging.getLogger(__name__)
 

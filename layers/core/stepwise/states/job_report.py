@@ -17,19 +17,19 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from stepwise.ids import iso_utc
 from stepwise.inbox.models import JobEnded, QueuedMessage, outside_update_id
 from stepwise.jobs.models import CANNOT_DO
 from stepwise.states.contracts.finish_turn import FinishTurnInput, FinishTurnOutput
 from stepwise.states.job_turn import job_figures
+from stepwise.turn.ids import iso_utc
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from stepwise.jobs.models import Job, JobStatus
     from stepwise.states.services import TurnServices
+    from stepwise.turn.ref import TurnRef
     from stepwise.turn_records.models import ModelStep, Reply
-    from stepwise.turn_ref import TurnRef
 
 logger = logging.getLogger(__name__)
 

@@ -16,9 +16,9 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from stepwise.history.models import StoredMessage
-from stepwise.ids import iso_utc
 from stepwise.jobs.models import CANNOT_DO
 from stepwise.states.contracts.base import Next
+from stepwise.turn.ids import iso_utc
 from stepwise.turn_records.models import JobBrief, Reply, TurnMeta
 from stepwise.usage.budget import budget_message, is_over_budget
 
@@ -26,8 +26,8 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from stepwise.states.services import TurnServices
+    from stepwise.turn.ref import TurnRef
     from stepwise.turn_records.models import ModelStep, ReplySource
-    from stepwise.turn_ref import TurnRef
 
 logger = logging.getLogger(__name__)
 

@@ -8,7 +8,6 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, NamedTuple
 
 from stepwise.history.models import StoredMessage
-from stepwise.ids import iso_utc
 from stepwise.inbox.arrival_typing import typing_still_shown
 from stepwise.media.notices import media_notices
 from stepwise.memory.keys import summary_key
@@ -24,6 +23,7 @@ from stepwise.states.contracts.load_context import LoadContextInput
 from stepwise.states.turn_kind import decide_turn
 from stepwise.states.typing_indicator import show_typing
 from stepwise.telegram.commands import is_command
+from stepwise.turn.ids import iso_utc
 from stepwise.turn_records.models import CheckinBrief, Memory, TurnMeta
 
 if TYPE_CHECKING:
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from stepwise.media.models import Heard
     from stepwise.states.services import TurnServices
     from stepwise.telegram.conversation import Conversation
-    from stepwise.turn_ref import TurnRef
+    from stepwise.turn.ref import TurnRef
 
 logger = logging.getLogger(__name__)
 

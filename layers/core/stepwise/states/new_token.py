@@ -22,8 +22,8 @@ from stepwise.telegram.errors import TelegramBadRequest, TelegramForbidden
 
 if TYPE_CHECKING:
     from stepwise.states.services import TurnServices
+    from stepwise.turn.ref import TurnRef
     from stepwise.turn_records.models import Reply
-    from stepwise.turn_ref import TurnRef
 
 logger = logging.getLogger(__name__)
 

@@ -18,12 +18,12 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from stepwise.approvals.arguments import call_room
 from stepwise.approvals.models import ApprovalCall, Requester
 from stepwise.audit.log import call_entry
-from stepwise.ids import iso_utc
 from stepwise.ledger.models import tool_call_id
 from stepwise.states.contracts.base import Next
 from stepwise.states.contracts.run_tools import RunToolsInput
 from stepwise.tools.calls import Answer, parse_call, run_call
 from stepwise.tools.registry import ToolContext, ToolError, ToolResult
+from stepwise.turn.ids import iso_utc
 
 if TYPE_CHECKING:
     from pydantic import BaseModel

@@ -9,8 +9,8 @@ from stepwise.history.models import StoredMessage
 
 if TYPE_CHECKING:
     from stepwise.states.services import TurnServices
+    from stepwise.turn.ref import TurnRef
     from stepwise.turn_records.models import Reply
-    from stepwise.turn_ref import TurnRef
 
 logger = logging.getLogger(__name__)
 

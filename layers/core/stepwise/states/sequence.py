@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from stepwise.states.contracts.finish_turn import FinishTurnOutput
-from stepwise.turn_ref import TurnRef
-from stepwise.turn_start import TurnStart
+from stepwise.turn.ref import TurnRef
+from stepwise.turn.start import TurnStart
 
 if TYPE_CHECKING:
     from stepwise.inbox.sequencer import Ending

@@ -6,11 +6,11 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
 
-from stepwise.ids import new_id, utc_now
 from stepwise.jobs.models import JobLimits
 from stepwise.media.intake import MediaLimits
 from stepwise.model.web import WebAccess
 from stepwise.telegram.bot_info import BotInfo
+from stepwise.turn.ids import new_id, utc_now
 
 # Types only: a state imports the adapters it uses, not every port's module (cold starts).
 if TYPE_CHECKING:
@@ -32,9 +32,9 @@ if TYPE_CHECKING:
     from stepwise.telegram.drafts import DraftSender
     from stepwise.tools.reads import MemoryRecall, TimeZones
     from stepwise.tools.registry import Tool, ToolRegistry
+    from stepwise.turn.workflow import TurnStopper
     from stepwise.turn_records.store import TurnStore
     from stepwise.usage.store import UsageStore
-    from stepwise.workflow import TurnStopper
 
 
 JOB_STARTING_TOOLS = frozenset({"spawn_job"})

@@ -12,8 +12,8 @@ from stepwise.telegram.errors import TelegramBadRequest, TelegramError, Telegram
 
 if TYPE_CHECKING:
     from stepwise.states.services import TurnServices
+    from stepwise.turn.ref import TurnRef
     from stepwise.turn_records.models import Reply, TurnMeta
-    from stepwise.turn_ref import TurnRef
 
 logger = logging.getLogger(__name__)
 

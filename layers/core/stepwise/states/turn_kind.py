@@ -9,8 +9,8 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Literal
 
-from stepwise.ids import iso_utc
 from stepwise.states.contracts.base import Next
+from stepwise.turn.ids import iso_utc
 from stepwise.turn_records.models import AppButton, ModelStep, NewToken, Reply
 from stepwise.usage.budget import budget_message, is_over_budget
 

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from stepwise.inbox.models import QueuedMessage
     from stepwise.media.voice import VoiceSetup
     from stepwise.states.services import TurnServices
-    from stepwise.turn_ref import TurnRef
+    from stepwise.turn.ref import TurnRef
 
 logger = logging.getLogger(__name__)
 

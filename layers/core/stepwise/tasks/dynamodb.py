@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from boto3.dynamodb.conditions import Key
 from botocore.exceptions import ClientError
 
-from stepwise.dynamodb_pages import all_items
+from stepwise.aws.dynamodb_pages import all_items
 from stepwise.ledger.models import CallAlreadyRecorded, Once
 from stepwise.tasks.models import Task, TaskStatusFilter, task_changes
 

@@ -1,4 +1,5 @@
-"""The Telegram port (``TelegramClient``) and its Bot API adapter over urllib3 (``stepwise.http_transport``).
+"""The Telegram port (``TelegramClient``) and its Bot API adapter over urllib3
+(``stepwise.aws.http_transport``).
 
 Network failures are told apart by whether the request can have reached Telegram: a connection that was
 never made (refused, unresolvable, connect timeout) is ``TelegramTransientError`` and always safe to repeat;
@@ -17,7 +18,7 @@ from urllib.parse import quote
 from urllib3.exceptions import ConnectTimeoutError, HTTPError, NewConnectionError
 from urllib3.exceptions import TimeoutError as HttpTimeoutError
 
-from stepwise.http_transport import HttpTransport, Response, form_body, json_body
+from stepwise.aws.http_transport import HttpTransport, Response, form_body, json_body
 from stepwise.telegram.errors import (
     TelegramBadRequest,
     TelegramDeliveryUncertainError,

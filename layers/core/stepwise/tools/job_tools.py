@@ -16,17 +16,17 @@ from typing import TYPE_CHECKING, Annotated, Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
-from stepwise.ids import iso_utc
 from stepwise.jobs.models import CANNOT_DO, Job, JobLimits, is_job_execution, job_execution_name
 from stepwise.tools.registry import EffectIncomplete, Intent, Tool, ToolContext, ToolError
-from stepwise.turn_ref import TurnRef
-from stepwise.turn_start import Limits, TurnStart
+from stepwise.turn.ids import iso_utc
+from stepwise.turn.ref import TurnRef
+from stepwise.turn.start import Limits, TurnStart
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from stepwise.jobs.store import JobStore
-    from stepwise.workflow import TurnStarter
+    from stepwise.turn.workflow import TurnStarter
 
 MAX_TASK = 4000
 MAX_TITLE = 60

@@ -14,7 +14,7 @@ from typing import Any
 from boto3.dynamodb.conditions import Key
 from botocore.exceptions import ClientError
 
-from stepwise.dynamodb_pages import all_items
+from stepwise.aws.dynamodb_pages import all_items
 from stepwise.usage.models import UsageTotals, days_prefix
 
 DAY_SECONDS = 86_400

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from urllib3.exceptions import DecodeError, HTTPError, LocationValueError
 
-from stepwise.http_transport import HttpTransport, Response, form_body
+from stepwise.aws.http_transport import HttpTransport, Response, form_body
 from stepwise.voice.models import Transcript, TranscriptionRejected, TranscriptionTransient
 
 if TYPE_CHECKING:

@@ -60,7 +60,7 @@ class VoiceServiceSettings(EnvSettings):
         `cache_seconds`); "" when neither is set: a self-hosted server that takes no key."""
         if self.voice_transcription_key is None and not self.voice_transcription_key_parameter:
             return ""
-        from stepwise.secrets import resolve_secret
+        from stepwise.aws.secrets import resolve_secret
 
         return resolve_secret(
             self.voice_transcription_key,

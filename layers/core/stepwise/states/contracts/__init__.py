@@ -2,6 +2,6 @@
 so that a function builds only the models it uses (`base`: what they share, the turn and the decision).
 
 Every state that decides where the turn goes returns a `Next` (`base`); the state machine's one Choice state
-(`WhatNext`) reads its `route`. The turn's reference (`TurnRef`) is in `stepwise.turn_ref`, the execution's
-input (`TurnStart`) in `stepwise.turn_start`.
+(`WhatNext`) reads its `route`. The turn's reference (`TurnRef`) is in `stepwise.turn.ref`, the execution's
+input (`TurnStart`) in `stepwise.turn.start`.
 """

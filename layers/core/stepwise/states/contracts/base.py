@@ -4,7 +4,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from stepwise.turn_ref import TurnRef
+from stepwise.turn.ref import TurnRef
 
 # Each contract sets it rather than inheriting it from a shared base: every state's import builds each class.
 CONTRACT_CONFIG = ConfigDict(defer_build=True, extra="ignore")

@@ -1,7 +1,7 @@
 """LoadContext's input: the execution's own."""
 
 from stepwise.states.contracts.base import TurnInput
-from stepwise.turn_start import Limits
+from stepwise.turn.start import Limits
 
 
 class LoadContextInput(TurnInput):

@@ -1,6 +1,6 @@
 """What names a turn. Every state receives it and the inbox starts turns with it, so it lives below both (the
 states' own contracts are in `stepwise.states.contracts`; the execution's whole input, `TurnStart`, is in
-`stepwise.turn_start`, which only the code that starts or ends a turn builds)."""
+`stepwise.turn.start`, which only the code that starts or ends a turn builds)."""
 
 from pydantic import BaseModel, ConfigDict, Field
 

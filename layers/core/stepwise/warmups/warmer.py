@@ -5,7 +5,7 @@ default) most likely finds every container gone, and the turn would pay each sta
 other. So once the webhook has started the turn, it invokes CallModel and FinishTurn (and RunTools when the
 message looks like it needs a tool) asynchronously with a warm-up event: Lambda starts a container for each,
 whose init (importing the function's code) then runs while the earlier states work, and the handler returns
-at once without touching anything (`stepwise.warmup_event`). A warm-up helps only when its init has finished
+at once without touching anything (`stepwise.warmups.event`). A warm-up helps only when its init has finished
 before the real call arrives, since an invocation that finds every container busy (one still initializing
 included) starts another: FinishTurn and RunTools have the model's time to get ready, CallModel only
 LoadContext's.
@@ -28,7 +28,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from stepwise.warmup_event import WARMUP_PAYLOAD
+from stepwise.warmups.event import WARMUP_PAYLOAD
 
 if TYPE_CHECKING:
     import re

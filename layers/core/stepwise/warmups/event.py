@@ -1,8 +1,8 @@
 """The warm-up event and the handler decorator that answers it: the part of warm-ups every function imports.
 
-The webhook sends the event (`stepwise.warmup`); a state's handler answers it at once with `answers_warmups`,
-after preparing what its first real call would build. Kept apart so that the states do not import the code
-that decides on and sends warm-ups, which only the webhook runs.
+The webhook sends the event (`stepwise.warmups.warmer`); a state's handler answers it at once with
+`answers_warmups`, after preparing what its first real call would build. Kept apart so that the states do not
+import the code that decides on and sends warm-ups, which only the webhook runs.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ model."""
 
 from pydantic import BaseModel, Field
 
-from stepwise.turn_ref import REF_CONFIG, TurnRef
+from stepwise.turn.ref import REF_CONFIG, TurnRef
 
 
 class Limits(BaseModel):
