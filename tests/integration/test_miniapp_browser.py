@@ -172,7 +172,9 @@ def test_the_page_shows_what_chat_turns_made_and_delete_and_forget_show_in_the_c
     stack.say(user, "remind me to call mom in 90 minutes")
     checkin = {"text": "send me my open tasks", "checkin": True, "repeat": {"days": [], "time": "08:00"}}
     stack.anthropic.script(tool_use(("set_reminder", checkin)), text("Every morning."))
-    stack.say(user, "every morning at 8 send me my open tasks")
+    name = stack.send(user, "every morning at 8 send me my open tasks")
+    stack.press(user, stack.buttons(user), "Approve")  # a check-in waits for the tap (docs/security.md)
+    assert stack.emulation.wait(name)["status"] == "SUCCEEDED"
     stack.say(user, "/connect laptop")
 
     opened = open_app(browser, app_url, init_data(user))
