@@ -148,7 +148,8 @@ class Meter:
         )
         record.requests[f"{table.split('-')[-1]}.{operation}"] += 1
         if operation in ("GetItem", "Query", "Scan", "BatchGetItem"):
-            record.units["rru"] += 1
+            # an eventually consistent read of up to 4 KB is half a unit; a strongly consistent one a unit
+            record.units["rru"] += 1 if body.get("ConsistentRead") else 0.5
         elif operation == "TransactWriteItems":
             for item in body.get("TransactItems", []):
                 record.units["wru"] += 2 * write_units(next(iter(item.values())))

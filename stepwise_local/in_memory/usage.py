@@ -27,7 +27,7 @@ class InMemoryUsageStore:
             if user == user_id and key.startswith("day#") and first <= key <= last
         }
 
-    def totals(self, user_id: int, period: str) -> UsageTotals:
+    def totals(self, user_id: int, period: str, *, consistent: bool = True) -> UsageTotals:
         if not period.startswith("month#"):
             return self.periods.get((user_id, period), UsageTotals())
         total = UsageTotals()

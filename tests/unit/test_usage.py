@@ -4,6 +4,8 @@ and the API's retry-after turned into a wait of the state machine."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 from support.turn_fakes import ScriptedModel, text_response, turn_start
@@ -267,3 +269,30 @@ def test_usage_report_without_usage_or_budget_and_with_an_unpriced_model() -> No
     assert usage_report(5, store, NOW).endswith(
         "(not in the price table, priced as claude-sonnet-4-5: llama3.2)"
     )
+
+
+class _RecordingTable:
+    """A DynamoDB table that answers every GetItem with nothing and keeps what it was asked."""
+
+    def __init__(self) -> None:
+        self.reads: list[dict[str, Any]] = []
+        self.meta = SimpleNamespace(client=None)  # the store keeps its client for transactions only
+
+    def get_item(self, **kwargs: Any) -> dict[str, Any]:
+        self.reads.append(kwargs)
+        return {}
+
+
+def test_the_budget_check_reads_the_day_eventually_consistent_and_usage_reads_it_consistent() -> None:
+    # Given the DynamoDB usage store over a table that records its reads
+    from stepwise.usage.budget import is_over_budget
+    from stepwise.usage.dynamodb import DynamoUsageStore
+
+    table = _RecordingTable()
+    store = DynamoUsageStore(table, marker_ttl_days=2)
+    now = datetime(2026, 11, 27, 12, 0, tzinfo=UTC)
+    # When the turn's budget check and /usage's day read run
+    assert is_over_budget(store, 7, now, 1_000_000) is None
+    store.totals(7, "day#2026-11-27")
+    # Then the check costs half a read unit (eventually consistent), /usage's read stays strongly consistent
+    assert [read["ConsistentRead"] for read in table.reads] == [False, True]

@@ -9,7 +9,6 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from stepwise.aws.dynamodb_pages import all_items
-from stepwise.history.forwarded import Forwarded
 from stepwise.history.models import StoredMessage
 from stepwise.media.models import Attachment, Heard
 from stepwise.telegram.conversation import Conversation
@@ -41,7 +40,7 @@ class DynamoMessageRepository:
         if message.heard is not None:
             item["heard"] = message.heard.model_dump_json(exclude_none=True)
         if message.forwarded is not None:
-            item["forwarded"] = message.forwarded.model_dump_json(exclude_none=True)
+            item["forwarded"] = json.dumps(message.forwarded)
         try:
             self._table.put_item(Item=item, ConditionExpression="attribute_not_exists(sk)")
         except ClientError as error:
@@ -100,5 +99,5 @@ def _from_item(item: dict[str, Any]) -> StoredMessage:
         tool_calls=json.loads(item["tool_calls"]) if "tool_calls" in item else [],
         attachment=Attachment.model_validate_json(item["attachment"]) if "attachment" in item else None,
         heard=Heard.model_validate_json(item["heard"]) if "heard" in item else None,
-        forwarded=Forwarded.model_validate_json(item["forwarded"]) if "forwarded" in item else None,
+        forwarded=json.loads(item["forwarded"]) if "forwarded" in item else None,  # the model validates it
     )

@@ -13,16 +13,18 @@ if TYPE_CHECKING:
     from stepwise.usage.store import UsageStore
 
 
-def tokens_today(store: UsageStore, user_id: int, now: datetime) -> int:
+def tokens_today(store: UsageStore, user_id: int, now: datetime, *, consistent: bool = True) -> int:
     """The user's tokens of the current UTC day, as the budget counts them (cache reads at a tenth)."""
-    return store.totals(user_id, day_key(now)).budget_tokens
+    return store.totals(user_id, day_key(now), consistent=consistent).budget_tokens
 
 
 def is_over_budget(store: UsageStore, user_id: int, now: datetime, daily_budget: int) -> int | None:
-    """The tokens used today when they reached `daily_budget` (0: no budget), else None."""
+    """The tokens used today when they reached `daily_budget` (0: no budget), else None. The read may miss the
+    last second's counts (an eventually consistent read, half the price): a turn that starts while the one
+    before it is still being counted can run past the budget by that one turn, as it could anyway."""
     if daily_budget <= 0:
         return None
-    used = tokens_today(store, user_id, now)
+    used = tokens_today(store, user_id, now, consistent=False)
     return used if used >= daily_budget else None
 
 

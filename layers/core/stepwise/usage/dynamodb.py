@@ -89,10 +89,11 @@ class DynamoUsageStore:
             raise
         return True
 
-    def totals(self, user_id: int, period: str) -> UsageTotals:
+    def totals(self, user_id: int, period: str, *, consistent: bool = True) -> UsageTotals:
         if period.startswith("month#"):
             return self._month(user_id, period)
-        item = self._table.get_item(Key={"user_id": user_id, "sk": period}, ConsistentRead=True).get("Item")
+        key = {"user_id": user_id, "sk": period}
+        item = self._table.get_item(Key=key, ConsistentRead=consistent).get("Item")
         return UsageTotals() if item is None else _totals(item)
 
     def days(self, user_id: int, first: str, last: str) -> dict[str, UsageTotals]:

@@ -16,9 +16,10 @@ class UsageStore(Protocol):
         that call was counted already."""
         ...
 
-    def totals(self, user_id: int, period: str) -> UsageTotals:
+    def totals(self, user_id: int, period: str, *, consistent: bool = True) -> UsageTotals:
         """The user's counters of one period (zeros when nothing was counted): a day (`day#2026-11-23`), or a
-        month (`month#2026-11`), which is the sum of its days."""
+        month (`month#2026-11`), which is the sum of its days. `consistent` False allows a read that may miss
+        the last second's writes (half the price on DynamoDB): enough for the daily budget's check."""
         ...
 
     def days(self, user_id: int, first: str, last: str) -> dict[str, UsageTotals]:
