@@ -18,10 +18,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError
 
-from stepwise.audit.log import AuditEntry
 from stepwise.miniapp.gate import HttpAnswer, refusal
 from stepwise.telegram.conversation import Conversation
-from stepwise.tools.calls import call_confirmed
+from stepwise.tools.calls import call_confirmed, record_call
 from stepwise.tools.registry import EffectIncomplete, ToolContext
 from stepwise.turn.ids import iso_utc
 
@@ -157,17 +156,4 @@ def _audit(
     result: str,
     approval: Approval = "not_needed",
 ) -> None:
-    services.audit.record(
-        AuditEntry(
-            user_id=context.user_id,
-            chat_id=context.chat_id,
-            turn_id=context.turn_id,
-            tool_use_id=context.call_id,
-            tool=action,
-            arguments=arguments,
-            outcome=outcome,
-            result=result,
-            approval=approval,
-            created_at=context.now,
-        )
-    )
+    record_call(services.audit, context, action, arguments, outcome, result, approval)

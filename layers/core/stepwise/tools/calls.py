@@ -83,20 +83,7 @@ def call_unattended(
         answer = Answer(refusal, "denied", "unavailable")
     else:
         answer = run_call(tools, context, *parsed, approval="not_needed")
-    audit.record(
-        AuditEntry(
-            user_id=context.user_id,
-            chat_id=context.chat_id,
-            turn_id=context.turn_id,
-            tool_use_id=context.call_id,
-            tool=name,
-            arguments=arguments,
-            outcome=answer.outcome,
-            result=answer.result.content,
-            approval=answer.approval,
-            created_at=context.now,
-        )
-    )
+    record_call(audit, context, name, arguments, answer.outcome, answer.result.content, answer.approval)
     return answer
 
 
@@ -113,6 +100,21 @@ def call_confirmed(
         answer = run_call(
             tools, context, *parsed, approval="approved" if parsed[0].needs_approval else "not_needed"
         )
+    record_call(audit, context, name, arguments, answer.outcome, answer.result.content, answer.approval)
+    return answer
+
+
+def record_call(
+    audit: AuditLog,
+    context: ToolContext,
+    name: str,
+    arguments: dict[str, Any],
+    outcome: Outcome,
+    result: str,
+    approval: Approval,
+) -> None:
+    """The audit entry of one call made outside a turn (an MCP client's, the Mini App's), under its context's
+    ids and time."""
     audit.record(
         AuditEntry(
             user_id=context.user_id,
@@ -121,13 +123,12 @@ def call_confirmed(
             tool_use_id=context.call_id,
             tool=name,
             arguments=arguments,
-            outcome=answer.outcome,
-            result=answer.result.content,
-            approval=answer.approval,
+            outcome=outcome,
+            result=result,
+            approval=approval,
             created_at=context.now,
         )
     )
-    return answer
 
 
 def _ask(
