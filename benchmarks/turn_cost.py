@@ -274,6 +274,9 @@ def main() -> None:
             thread = topic[0] if kind == TOPIC else None
             where = Conversation.of(USER, thread)
             update = updates.text_message(USER, PROMPTS[kind], topic=thread)
+            if kind in (GROUP, GROUP_QUIET):
+                where = Conversation.of(updates.GROUP_CHAT_ID)
+                update = updates.group_message(USER, PROMPTS[kind])
             if kind == VOICE:
                 file_id = telegram.add_file(VOICE_BYTES, f"voice/bench-{before_calls}.oga")
                 update = updates.voice_message(USER, file_id=file_id, duration=VOICE_NOTE_SECONDS)
@@ -286,6 +289,8 @@ def main() -> None:
                 anthropic.default = job_answers
             api_requests = 1
             emulation.post_update(update)
+            if kind == GROUP_QUIET:  # nothing starts: the webhook's invocation is all it costs
+                return meter.invocations[before_calls:], 0, api_requests
             if kind == "approval":
                 press_approve(emulation, telegram, USER)
                 api_requests += 1
@@ -333,9 +338,13 @@ JOB = "job (1 round)"
 VOICE = "voice note (15 s)"
 VOICE_BYTES = b"OggS" + bytes(range(256)) * 90  # moto's Transcribe does not listen; the bytes only travel
 TOPIC = "plain, in a topic"  # a topic its user named: no renaming
+GROUP = "plain, in a group"  # a member's message that mentions the bot
+GROUP_QUIET = "group, not addressed"  # a member's message that does not: no turn
 PROMPTS = {
     "plain turn": "hello",
     TOPIC: "hello",
+    GROUP: "@stepwise_bot hello",
+    GROUP_QUIET: "anyone for dinner tonight?",
     "one tool round": "add a task",
     "approval": "delete task 1",
     "command (/tasks)": "/tasks",

@@ -73,9 +73,26 @@ def set_up(args: argparse.Namespace) -> str:
     button = {"type": "web_app", "text": MENU_BUTTON_TEXT, "web_app": {"url": app_url}}
     client.call("setChatMenuButton", {"menu_button": button})
     names = " ".join(f"/{c['command']}" for c in commands)
-    return (
+    delivered = (
         f"Telegram now delivers {', '.join(HANDLED_UPDATES)} updates to {url}; command menu: {names}; "
         f"the menu button opens the Mini App at {app_url}"
+    )
+    return f"{delivered}\n{group_reading(client.get_me())}"
+
+
+def group_reading(me: dict[str, object]) -> str:
+    """Whether the bot can read every group message (getMe's `can_read_all_group_messages`), and what that
+    means for groups (docs/groups.md)."""
+    name = f"@{me.get('username', 'the bot')}"
+    if me.get("can_read_all_group_messages") is True:
+        return (
+            f"Groups: {name} can read all group messages (privacy mode off, or an admin); it answers those "
+            "addressed to it (GROUP_REPLIES=mentions) or every member's (GROUP_REPLIES=all)."
+        )
+    return (
+        f"Groups: {name} cannot read all group messages (privacy mode on): it gets commands and replies to "
+        "its messages; for @mentions turn privacy mode off (@BotFather → /setprivacy → Disable, then add "
+        "the bot to the group again) or give it admin rights. See docs/groups.md."
     )
 
 

@@ -5,11 +5,14 @@ runs on the emulation; replies arrive at a local Bot API stand-in that prints th
 bot sends on its own (a reminder fired by the local EventBridge Scheduler), even while you are typing.
 `/clock +3h` moves the emulated clock ahead and fires what fell due; `/topic NAME` moves the chat into a topic
 (opened on first use, as its user would open it; its name shows in the prompt) and `/topic` back to the main
-chat; `/voice-note PATH` sends an audio file as a voice note (spoken answers, after `/voice on`, are written
-to .chat_voice/). Piped input works too: `echo hello | make chat`; each piped line is read once what the one
-before set going has finished or waits for a tap on buttons on screen (stepwise_local.settle). In a terminal,
-lines can be edited and earlier ones recalled (kept in `.chat_history`); Ctrl-D or Ctrl-C leaves. Bad settings
-stop it before it starts, naming the variable.
+chat; `/group` moves into a local group (a message reaches the bot there only when it addresses it, as
+"@stepwise_bot …", a reply or a command) and `/private` back; `/as NAME` speaks as another member, on the
+allowlist (`/as NAME unlisted`: not on it), and `/as` as yourself again; `/voice-note PATH` sends an audio
+file as a voice note (spoken answers, after `/voice on`, are written to .chat_voice/). Piped input works too:
+`echo hello | make chat`; each piped line is read once what the one before set going has finished or waits
+for a tap on buttons on screen (stepwise_local.settle). In a terminal, lines can be edited and earlier ones
+recalled (kept in `.chat_history`); Ctrl-D or Ctrl-C leaves. Bad settings stop it before it starts, naming
+the variable.
 """
 
 from __future__ import annotations
@@ -72,8 +75,24 @@ VOICE_NOTE_USAGE = (
 TOPIC_USAGE = (
     "(usage: /topic NAME moves into that topic, opened on first use; /topic goes back to the main chat)"
 )
+AS_USAGE = (
+    "(usage: /as NAME speaks as a member on the allowlist, /as NAME unlisted as one who is not, /as as you)"
+)
+GROUP_MEMBERS = 8  # local members on the allowlist besides you (/as NAME), ids after yours
+UNLISTED_BASE = 900_000_000  # ids of local members who are not on the allowlist (/as NAME unlisted)
+YOU = "Local"  # your first name, as the bot sees it in a group
 VOICE_DIR = ".chat_voice"  # where spoken answers are written, beside the log
 UTC_ZONE = ZoneInfo("UTC")
+
+
+@dataclass(frozen=True)
+class Member:
+    """Someone `make chat` speaks as (/as NAME): their id and first name."""
+
+    user_id: int
+    name: str
+
+
 _ADVANCE = re.compile(r"^\+?(?=\d)(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
 
 
@@ -132,16 +151,31 @@ class Terminal:
         self.voice_dir = Path(VOICE_DIR)
         self.topic: tuple[int, str] | None = None  # the topic the chat is in (/topic NAME): thread, name
         self.topic_names: Callable[[int], str | None] = lambda _thread: None  # a topic's name (the fake's)
+        self.group = False  # in the local group (/group), else the private chat
+        self.speaker: Member | None = None  # who is speaking (/as NAME); None: you
+
+    def chat_id(self, user_id: int) -> int:
+        """The chat the next line goes to: the local group, or the speaker's private chat."""
+        if self.group:
+            return updates.GROUP_CHAT_ID
+        return self.speaker.user_id if self.speaker else user_id
 
     def prompt(self) -> str:
-        """`you> `, or `you [Trip]> ` in a topic."""
+        """`you> `, `you [Trip]> ` in a topic, `you [group]> ` in the group, `Rui [group]> ` as Rui."""
+        who = self.speaker.name if self.speaker else PROMPT.removesuffix("> ")
+        if self.group:
+            return f"{who} [group]> "
         if self.topic is None:
-            return PROMPT
+            return f"{who}> "
         thread, name = self.topic
-        return f"you [{self.topic_names(thread) or name}]> "  # its name now (a first answer may rename it)
+        return f"{who} [{self.topic_names(thread) or name}]> "  # its name now (a first answer may rename it)
 
     def where(self, params: dict[str, Any]) -> str:
-        """` [Trip]` for a message the bot sent into a topic, "" for the main chat's."""
+        """` [Trip]` for a message the bot sent into a topic, ` [group]` into the group, "" for the main
+        chat's."""
+        chat = params.get("chat_id")
+        if isinstance(chat, int) and chat < 0:
+            return " [group]"
         thread = params.get("message_thread_id")
         return "" if thread is None else f" [{self.topic_names(thread) or f'topic #{thread}'}]"
 
@@ -176,7 +210,10 @@ class Terminal:
                     "message_id": params["message_id"],
                     "date": int(time.time()),
                     "text": text,
-                    "chat": {"id": params["chat_id"], "type": "private"},
+                    "chat": {
+                        "id": params["chat_id"],
+                        "type": "supergroup" if params["chat_id"] < 0 else "private",
+                    },
                 }
                 self.keyboard = Keyboard(message, buttons)
                 self.keyboards.add(params["message_id"])
@@ -432,7 +469,8 @@ def run(
 ) -> int:
     """The chat: check the settings, start the stack, converse; returns the process exit code."""
     terminal = Terminal(out)
-    parameters = {"AllowedUserIds": str(user_id)}
+    members = ",".join(str(user_id + n) for n in range(GROUP_MEMBERS + 1))  # you, and /as NAME's
+    parameters = {"AllowedUserIds": members}
     parameters.update(
         {param: os.environ[var] for var, param in PARAMETER_VARIABLES.items() if os.environ.get(var)}
     )
@@ -483,7 +521,9 @@ def run(
                 f"Logs go to {log_path}. Type a message; /summarize runs the memory summarizer now; "
                 "/clock shows the emulated time and /clock +3h (+20m, +2d, +1h30m) moves it ahead, firing "
                 "the schedules that fall due; /topic NAME moves into a topic and /topic back to the main "
-                "chat; /voice-note PATH sends an audio file as a voice note; Ctrl-D, "
+                "chat; /group moves into a group (address the bot there: @stepwise_bot …) and /private "
+                "back; /as NAME speaks as another member (/as NAME unlisted: one not on the allowlist); "
+                "/voice-note PATH sends an audio file as a voice note; Ctrl-D, "
                 "Ctrl-C or /quit ends the chat.",
                 file=sys.stderr,
             )
@@ -522,6 +562,7 @@ def converse(
     """Read lines until the input ends or /quit: commands run here, the rest go to the bot as updates.
     Piped input: the next line is read once what this one set going has settled (see `settle`)."""
     given_up: set[str] = set()  # piped input: what still ran when a line's time ran out
+    members: dict[str, Member] = {}  # the members /as NAME spoke as, by name
     while True:
         line = terminal.read(lines, interactive)
         if not line or line.strip() in {"/quit", "/exit"}:
@@ -538,6 +579,14 @@ def converse(
             summarize(emulation, terminal, log_path)
         elif text == "/clock" or text.startswith("/clock "):
             clock(emulation, terminal, text.removeprefix("/clock"), user_id)
+        elif text in ("/group", "/private"):
+            terminal.group = text == "/group"
+            terminal.topic = None
+            terminal.say(GROUP_ENTERED if terminal.group else "(back in the private chat)")
+        elif text == "/as" or text.startswith("/as "):
+            speak_as(terminal, text.removeprefix("/as").strip(), user_id, members)
+        elif (text == "/topic" or text.startswith("/topic ")) and telegram is not None and terminal.group:
+            terminal.say("(topics: in the private chat only, here)")
         elif (text == "/topic" or text.startswith("/topic ")) and telegram is not None:
             topic(emulation, telegram, terminal, text.removeprefix("/topic").strip(), user_id)
         elif (text == "/voice-note" or text.startswith("/voice-note ")) and telegram is not None:
@@ -546,7 +595,7 @@ def converse(
         else:
             in_time = send(emulation, terminal, text, user_id, log_path, patience)
         if not interactive:
-            where = conversation_key(user_id, terminal.topic[0] if terminal.topic else None)
+            where = conversation_key(terminal.chat_id(user_id), terminal.topic[0] if terminal.topic else None)
             settle(emulation, terminal, where, log_path, patience, given_up, said=not in_time)
         terminal.busy = False
 
@@ -574,14 +623,55 @@ def send(
     keyboard = terminal.keyboard
     button = keyboard.pick(text) if keyboard else None
     terminal.keyboard_shown.clear()
+    speaker = terminal.speaker or Member(user_id, YOU)
     if keyboard and button:
-        emulation.post_update(updates.callback_query(user_id, button["callback_data"], keyboard.message))
+        press = updates.callback_query(speaker.user_id, button["callback_data"], keyboard.message)
+        press["callback_query"]["from"]["first_name"] = speaker.name
+        answer = emulation.post_update(press)
+        if answer.get("headers", {}).get("x-stepwise-action") == "not_allowed":  # Telegram shows it a moment
+            terminal.say(f"({json.loads(answer.get('body') or '{}').get('detail', 'not allowed')})")
+            return True
         if resumed := resumed_turn(emulation, button["callback_data"]):
             return wait_for_turn(emulation, terminal, resumed, log_path, patience)
         return True
-    thread = terminal.topic[0] if terminal.topic else None
-    update = updates.text_message(user_id, text, topic=thread)
+    if terminal.group:
+        update = updates.group_message(speaker.user_id, text, first_name=speaker.name)
+    else:
+        thread = terminal.topic[0] if terminal.topic else None
+        update = updates.text_message(speaker.user_id, text, topic=thread, first_name=speaker.name)
     return post_and_wait(emulation, terminal, update, "message", log_path, patience)
+
+
+GROUP_ENTERED = (
+    "(in the group “Local group”: the bot answers what addresses it, as @stepwise_bot …, a reply or a "
+    "command; /private goes back)"
+)
+
+
+def speak_as(terminal: Terminal, argument: str, user_id: int, members: dict[str, Member]) -> None:
+    """/as NAME: speak as NAME, a member on the allowlist (given an id on first use); /as NAME unlisted: as
+    one who is not on it; /as: as yourself."""
+    words = argument.split()
+    if not words:
+        terminal.speaker = None
+        terminal.say("(speaking as yourself)")
+        return
+    unlisted = len(words) == 2 and words[1] == "unlisted"
+    if len(words) > 2 or (len(words) == 2 and not unlisted) or len(words[0]) > 64:
+        terminal.say(AS_USAGE)
+        return
+    name = words[0]
+    member = members.get(name)
+    if member is None or (member.user_id >= UNLISTED_BASE) != unlisted:
+        listed = [m for m in members.values() if m.user_id < UNLISTED_BASE]
+        if not unlisted and len(listed) >= GROUP_MEMBERS:
+            terminal.say(f"(at most {GROUP_MEMBERS} other members on the allowlist here)")
+            return
+        number = UNLISTED_BASE + len(members) + 1 if unlisted else user_id + len(listed) + 1
+        member = members[name] = Member(number, name)
+    terminal.speaker = member
+    status = "not on the allowlist" if unlisted else "on the allowlist"
+    terminal.say(f"(speaking as {name}, {status}; /as goes back to you)")
 
 
 def post_and_wait(
@@ -592,8 +682,17 @@ def post_and_wait(
     log_path: Path,
     patience: Patience,
 ) -> bool:
-    """Post the update and wait for the turn that takes it to end; False when the time ran out (said)."""
-    emulation.post_update(update)
+    """Post the update and wait for the turn that takes it to end; False when the time ran out (said). An
+    update the webhook starts nothing for (a group message not addressed to the bot, someone not on the
+    allowlist) is said in one line."""
+    from stepwise.webhook import ACTION_HEADER  # the layer is on sys.path once the stack runs
+
+    answer = emulation.post_update(update)
+    action = answer.get("headers", {}).get(ACTION_HEADER)
+    if action in ("ignored", "not_allowed", "invalid"):
+        detail = json.loads(answer.get("body") or "{}").get("detail", action)
+        terminal.say(f"(no turn: {detail})")
+        return True
     message = update["message"]
     where = conversation_key(message["chat"]["id"], message.get("message_thread_id"))
     try:

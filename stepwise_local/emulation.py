@@ -215,6 +215,7 @@ class Emulation:
         # (function, table, IAM action) of every DynamoDB request a function made: tests hold them against the
         # template's policies, which moto does not enforce.
         self.dynamodb_actions: set[tuple[str, str, str]] = set()
+        self.dynamodb_requests: list[tuple[str, str]] = []  # (function, operation) of each, in order (counts)
         self.aws_actions: set[tuple[str, str]] = set()  # (function, IAM action) of its other AWS requests
         self._recovery_threads: list[threading.Thread] = []
         self._warm_runtimes: dict[str, Any] = {}  # with config.warm_containers: each function's runtime
@@ -560,6 +561,7 @@ class Emulation:
         if self._running is None:
             return None
         body = json.loads(params.get("body") or b"{}")
+        self.dynamodb_requests.append((self._running, model.name))
         self.dynamodb_actions.update((self._running, *action) for action in iam_actions(model.name, body))
         if not self._throttles:
             return None

@@ -252,6 +252,7 @@ class FakeBotApi(LoopbackServer):
         self.uploads: dict[str, bytes] = {}  # uploaded files (sendVoice) by sha256
         self._voices: list[dict[str, Any]] = []
         self.topics_enabled = True  # getMe's has_topics_enabled: threaded mode in private chats
+        self.reads_all_group_messages = False  # getMe's can_read_all_group_messages: privacy mode off
         self._topics: dict[tuple[int, int], str] = {}  # (chat, thread) -> name, while the topic exists
 
     def handler(self) -> type[BaseHTTPRequestHandler]:
@@ -463,7 +464,7 @@ class FakeBotApi(LoopbackServer):
     def _do_get_me(self, params: dict[str, Any]) -> dict[str, Any]:
         return self._bot_user() | {
             "can_join_groups": True,
-            "can_read_all_group_messages": False,
+            "can_read_all_group_messages": self.reads_all_group_messages,
             "supports_inline_queries": False,
             "has_topics_enabled": self.topics_enabled,
             "allows_users_to_create_topics": self.topics_enabled,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import re
 import time
 from typing import Any
 
@@ -40,6 +41,40 @@ def text_message(
     if topic is not None:
         message |= {"message_thread_id": topic, "is_topic_message": True}
     return {"update_id": update_id if update_id is not None else next(_update_ids), "message": message}
+
+
+GROUP_CHAT_ID = -1001234567890  # a supergroup's id, as Telegram numbers them
+
+
+def group_message(
+    user_id: int,
+    text: str,
+    *,
+    chat_id: int = GROUP_CHAT_ID,
+    first_name: str = "Local",
+    update_id: int | None = None,
+    reply_to: dict[str, Any] | None = None,
+    topic: int | None = None,
+) -> dict[str, Any]:
+    """An update carrying a group message, each `@username` and `/command` in its text marked with its entity
+    as Telegram marks them (offsets in UTF-16 code units); `reply_to`: the message it replies to."""
+    update = text_message(
+        user_id, text, chat_id=chat_id, update_id=update_id, first_name=first_name, topic=topic
+    )
+    message = update["message"]
+    message["chat"] = {"id": chat_id, "type": "supergroup", "title": "Local group"}
+    entities = []
+    for word in re.finditer(r"(?:^|(?<=\s))[@/][A-Za-z0-9_@]+", text):
+        kind = "mention" if word.group().startswith("@") else "bot_command"
+        offset = len(text[: word.start()].encode("utf-16-le")) // 2
+        entities.append(
+            {"type": kind, "offset": offset, "length": len(word.group().encode("utf-16-le")) // 2}
+        )
+    if entities:
+        message["entities"] = entities
+    if reply_to is not None:
+        message["reply_to_message"] = reply_to
+    return update
 
 
 def topic_created(

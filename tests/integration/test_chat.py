@@ -30,6 +30,7 @@ from stepwise_local.anthropic_server import (
     text,
     tool_use,
 )
+from stepwise_local.chat import AS_USAGE
 
 SETTINGS = ("ANTHROPIC_", "AWS_", "HISTORY_LIMIT", "MAX_TOOL_STEPS")
 
@@ -569,3 +570,43 @@ def test_topic_moves_the_chat_into_a_topic_and_back(tmp_path: Path) -> None:
         f"you [Trip]> /topic {long_name}",
         "(usage: /topic NAME moves into that topic, opened on first use; /topic goes back to the main chat)",
     ]
+
+
+def test_group_and_as_speak_in_a_group_as_other_members(tmp_path: Path) -> None:
+    """/group: only what addresses the bot starts a turn; /as NAME speaks as another member (on the allowlist
+    or not); the group's list is its own; only the asker's tap answers an approval."""
+    out = chat(
+        [
+            "/group",
+            "add bread to our list",
+            "@stepwise_bot add bread to our list",
+            "@stepwise_bot delete 1",
+            "/as Rui",
+            "approve",
+            "/as",
+            "approve",
+            "/as Eve unlisted",
+            "@stepwise_bot list",
+            "/as Eve sometimes",
+            "/as",
+            "/private",
+            "list",
+        ],
+        tmp_path,
+    )
+    lines = out.splitlines()
+    assert lines[:6] == [
+        "you> /group",
+        "(in the group “Local group”: the bot answers what addresses it, as @stepwise_bot …, a reply or a "
+        "command; /private goes back)",
+        "you [group]> add bread to our list",
+        "(no turn: not addressed to the bot)",
+        "you [group]> @stepwise_bot add bread to our list",
+        "stepwise [group]> Added task #1: bread",
+    ]
+    rui = out.split("Rui [group]> approve\n")[1].split("Rui [group]> /as\n")[0]
+    assert rui == "(Only the member who asked (Local) can answer this.)\n", "Rui's tap changes nothing"
+    assert "Deleted task #1: bread" in out.split("you [group]> approve\n")[1]
+    assert "(no turn: sender is not on the allowlist)" in lines
+    assert AS_USAGE in lines
+    assert lines[-2:] == ["you> list", "stepwise> No tasks."], "the group's list is not yours"

@@ -75,7 +75,7 @@ def test_past_the_threshold_one_run_writes_one_summary_vector_per_chat_and_a_sec
     assert len(stack.stored(first)) == 4, "history is never deleted"
 
 
-def test_a_later_message_on_the_subject_brings_the_memory_and_another_users_never(
+def test_a_later_message_on_the_subject_brings_the_memory_and_a_group_or_another_user_never(
     small_window: Stack,
 ) -> None:
     stack = small_window
@@ -91,13 +91,12 @@ def test_a_later_message_on_the_subject_brings_the_memory_and_another_users_neve
     same_chat = prompt_text(stack.anthropic.requests[-1])
     assert f"## Earlier in this conversation (summary)\n{summary}" in same_chat
     assert summary not in json.dumps(stack.anthropic.requests[-1]["system"]), "not in the cached prefix"
-    # another chat of the same user (a group): recall brings the memory in
+    # a group the user is in: their private chat's summary is theirs, never recalled there (docs/groups.md)
     group = -1_000_000 - user
-    update = updates.text_message(user, "What do I know about Lisbon and Anna?", chat_id=group)
+    update = updates.group_message(user, "@stepwise_bot What do I know about Lisbon and Anna?", chat_id=group)
     stack.emulation.post_update(update)
-    stack.emulation.wait_for_update(update["message"]["chat"]["id"], update["update_id"])
-    other_chat = prompt_text(stack.anthropic.requests[-1])
-    assert f"- [{summary_key(user)}] {summary}" in other_chat
+    stack.emulation.wait_for_update(group, update["update_id"])
+    assert summary not in prompt_text(stack.anthropic.requests[-1])
     # another user asking the same never sees it
     stack.say(stranger, "What do I know about Lisbon and Anna?")
     assert summary not in prompt_text(stack.anthropic.requests[-1])

@@ -44,7 +44,7 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 def test_set_webhook_reads_the_secrets_from_ssm_and_registers_the_url(
-    aws: None, monkeypatch: pytest.MonkeyPatch
+    aws: None, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     ssm = boto3.client("ssm")
     ssm.put_parameter(Name="/set-webhook-test/token", Value=TOKEN, Type="SecureString")
@@ -85,6 +85,16 @@ def test_set_webhook_reads_the_secrets_from_ssm_and_registers_the_url(
     }
     assert commands["params"] == {"commands": menu()}
     assert [c["command"] for c in menu()][:2] == ["help", "tasks"]
+    said = capsys.readouterr().err.splitlines()
+    assert said[-1].startswith("Groups: @stepwise_bot cannot read all group messages (privacy mode on)")
+
+
+def test_make_webhook_says_whether_the_bot_reads_every_group_message() -> None:
+    script = load_script()
+    assert script.group_reading({"username": "x_bot", "can_read_all_group_messages": True}).startswith(
+        "Groups: @x_bot can read all group messages"
+    )
+    assert "/setprivacy" in script.group_reading({"username": "x_bot", "can_read_all_group_messages": False})
 
 
 def run_failing(script: ModuleType, capsys: pytest.CaptureFixture[str], *argv: str) -> str:

@@ -66,6 +66,10 @@ class Settings(EnvSettings):
     secrets_cache_seconds: Annotated[int, Interval(ge=0)] = 300
 
     allowed_user_ids: str = ""
+    # Groups (docs/groups.md): the groups served (empty: any group an allowlisted member writes in), and
+    # whether a group's messages are answered only when they address the bot or all of them.
+    allowed_chat_ids: str = ""
+    group_replies: Literal["mentions", "all"] = "mentions"
 
     anthropic_model: str = DEFAULT_MODEL
     anthropic_base_url: str | None = None
@@ -193,6 +197,16 @@ class Settings(EnvSettings):
                 raise ValueError(f"ALLOWED_USER_IDS must be comma-separated Telegram user ids, got {part!r}")
         return value
 
+    @field_validator("allowed_chat_ids")
+    @classmethod
+    def _check_chat_ids(cls, value: str) -> str:
+        for part in _split_ids(value):
+            if not (part.startswith("-") and part[1:].isdigit()):
+                raise ValueError(
+                    f"ALLOWED_CHAT_IDS must be comma-separated group chat ids (negative), got {part!r}"
+                )
+        return value
+
     @field_validator(
         "anthropic_base_url",
         "anthropic_api_key_parameter",
@@ -244,6 +258,11 @@ class Settings(EnvSettings):
     def allowed_users(self) -> frozenset[int]:
         """The allowlist; empty means nobody (fail closed)."""
         return frozenset(int(part) for part in _split_ids(self.allowed_user_ids))
+
+    @property
+    def allowed_chats(self) -> frozenset[int]:
+        """The groups served; empty means every group an allowlisted member addresses the bot in."""
+        return frozenset(int(part) for part in _split_ids(self.allowed_chat_ids))
 
     @property
     def uses_anthropic(self) -> bool:

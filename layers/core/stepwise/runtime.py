@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from stepwise.remote_tools.client import RemoteServers
     from stepwise.skills.catalog import SkillCatalog
     from stepwise.states.services import TurnServices
+    from stepwise.telegram.bot_info import BotInfo
     from stepwise.telegram.client import BotApiClient
     from stepwise.tools.job_tools import JobSetup
     from stepwise.tools.registry import Tool, ToolRegistry
@@ -673,7 +674,17 @@ class Runtime:
             media_limits=self.media_limits,
             warmups=self.warmups,
             chats=lambda: self.chats,
+            allowed_chats=s.allowed_chats,
+            group_replies=s.group_replies,
+            bot=lambda: self.bot_info.identity(self.telegram),
         )
+
+    @cached_property
+    def bot_info(self) -> BotInfo:
+        """What getMe says of the bot, asked once per container (the webhook's own; turns keep theirs)."""
+        from stepwise.telegram.bot_info import BotInfo
+
+        return BotInfo()
 
     @cached_property
     def _press_services(self) -> PressServices:

@@ -14,6 +14,13 @@ from stepwise.history.forwarded import forwarded_from
 from stepwise.inbox.arrival_typing import typing_on_arrival
 from stepwise.inbox.models import QueuedMessage
 from stepwise.media.intake import MediaLimits, attachment_of
+from stepwise.telegram.addressing import (
+    BotIdentity,
+    addressed,
+    in_group,
+    might_be_addressed,
+    without_leading_mention,
+)
 from stepwise.telegram.commands import is_command
 from stepwise.telegram.conversation import conversation_of
 from stepwise.telegram.models import CallbackQuery, Message, Update
@@ -26,6 +33,7 @@ if TYPE_CHECKING:
     from stepwise.warmups.warmer import Warmups
 
 logger = logging.getLogger(__name__)
+MAX_SENDER_NAME = 64  # a member's first name as the model sees it (Telegram's are at most 64 characters)
 
 Action = (
     Literal[
@@ -38,6 +46,7 @@ Action = (
         "forbidden",
         "invalid",
         "topic_noted",
+        "unavailable",
     ]
     | PressAction
 )
@@ -75,6 +84,10 @@ class WebhookServices:
     media_limits: MediaLimits = field(default_factory=MediaLimits)
     warmups: "Warmups | None" = None  # the containers a quiet chat's turn will need (stepwise.warmups.warmer)
     chats: "Callable[[], ChatStore] | None" = None  # for topics Telegram named (forum_topic_created)
+    # Groups (docs/groups.md): the groups served (empty: any), "mentions" or "all", who the bot is (getMe)
+    allowed_chats: frozenset[int] = frozenset()
+    group_replies: Literal["mentions", "all"] = "mentions"
+    bot: "Callable[[], BotIdentity] | None" = None
 
 
 def secret_matches(received: str | None, expected: str) -> bool:
@@ -115,18 +128,33 @@ def handle_update(secret_header: str | None, body: str | None, services: Webhook
     sender, ids = message.from_user, {"update_id": update.update_id, "chat_id": message.chat.id}
     if conversation.topic is not None:
         ids["topic"] = conversation.topic
-    if sender.is_bot or sender.id not in services.allowed_users:
+    group = in_group(message)
+    if group and services.allowed_chats and message.chat.id not in services.allowed_chats:
+        logger.info("group not served", extra=ids)
+        return WebhookOutcome(status=200, action="ignored", detail="group not served", **ids)
+    # sender_chat: a channel posting in the group, or an anonymous admin (`from` is then a placeholder)
+    if sender.is_bot or sender.id not in services.allowed_users or message.sender_chat is not None:
         logger.info("sender not allowed", extra={"user_id": sender.id, **ids})
         return WebhookOutcome(
             status=200, action="not_allowed", detail="sender is not on the allowlist", **ids
         )
+    text = message.text if message.text is not None else message.caption or ""
+    if group:
+        bot = _bot_if_addressed(message, services)
+        if isinstance(bot, WebhookOutcome):
+            return bot.model_copy(update=ids)
+        if bot is not None:
+            text = without_leading_mention(text, bot)
+        elif services.group_replies == "mentions":
+            return WebhookOutcome(status=200, action="ignored", detail="not addressed to the bot", **ids)
     queued = QueuedMessage(
         chat_id=message.chat.id,
         topic=conversation.topic,
         update_id=update.update_id,
         user_id=sender.id,
         id=services.new_id(),
-        text=message.text if message.text is not None else message.caption or "",
+        text=text,
+        sender=(sender.first_name[:MAX_SENDER_NAME] or "Member") if group else None,
         attachment=attachment,
         forwarded=forwarded_from(message.forward_origin) if message.forward_origin is not None else None,
         received_at=iso_utc(services.clock()),
@@ -150,6 +178,21 @@ def handle_update(secret_header: str | None, body: str | None, services: Webhook
     return WebhookOutcome(status=200, action=admission.action, typing=typing_on_arrival(queued), **ids)
 
 
+def _bot_if_addressed(message: Message, services: WebhookServices) -> "BotIdentity | WebhookOutcome | None":
+    """The bot, when a group message addresses it (getMe is asked only when the message could); None when it
+    does not; an `unavailable` outcome when getMe fails (answered 503: Telegram delivers the update again)."""
+    if services.bot is None or not might_be_addressed(message):
+        return None
+    from stepwise.telegram.errors import TelegramError
+
+    try:
+        bot = services.bot()
+    except TelegramError as error:
+        logger.warning("getMe failed: the update is asked for again", extra={"error": str(error)})
+        return WebhookOutcome(status=503, action="unavailable", detail="cannot tell who the bot is yet")
+    return bot if addressed(message, bot) else None
+
+
 def invalid_reason(error: ValidationError, shown: int = 3) -> str:
     """Why a body failed validation, by field and error type only (never the values: they may be private)."""
     problems = [
@@ -169,6 +212,7 @@ def _topic_service_message(update_id: int, message: Message, services: WebhookSe
     created, sender = message.forum_topic_created, message.from_user
     if (
         services.chats is None
+        or (in_group(message) and services.allowed_chats and message.chat.id not in services.allowed_chats)
         or conversation.topic is None
         or sender is None
         or sender.is_bot

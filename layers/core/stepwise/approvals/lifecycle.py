@@ -74,6 +74,7 @@ def open_request(
     requester: Requester,
     now: str,
     topic: int | None = None,
+    asker: str | None = None,
 ) -> ApprovalRequest:
     """Store a new pending request of `requester` for `calls`; the turn then waits for it (RequestApproval
     shows it)."""
@@ -83,6 +84,7 @@ def open_request(
         chat_id=chat_id,
         topic=topic,
         user_id=user_id,
+        asker=asker,
         step=step,
         calls=calls,
         requester=requester,
@@ -193,10 +195,7 @@ def handle_press(
     query: CallbackQuery, services: PressServices, allowed_users: frozenset[int]
 ) -> PressOutcome:
     """Decide a pending approval at most once; every press gets an answer, a stray one changes nothing."""
-    if query.from_user.id in allowed_users and not query.from_user.is_bot:
-        outcome = _decide(query, services)
-    else:
-        outcome = PressOutcome("not_allowed", NOT_YOURS)
+    outcome = _decide(query, services, query.from_user.id in allowed_users and not query.from_user.is_bot)
     try:
         services.telegram().answer_callback_query(query.id, outcome.answer)
     except TelegramError as error:
@@ -204,22 +203,34 @@ def handle_press(
     return outcome
 
 
-def _decide(query: CallbackQuery, services: PressServices) -> PressOutcome:
+def not_yours(request: ApprovalRequest) -> str:
+    """What a tap by anyone but the member who asked is told (in a group, naming that member)."""
+    if request.asker:
+        return f"Only the member who asked ({request.asker}) can answer this."
+    return NOT_YOURS
+
+
+def _decide(query: CallbackQuery, services: PressServices, allowed: bool) -> PressOutcome:
     parsed = parse_callback(query.data)
     if parsed is None:
         return PressOutcome("ignored", NOT_ACTIVE)
-    return decide(parsed[0], parsed[1], query.from_user.id, services)
+    return decide(parsed[0], parsed[1], query.from_user.id, services, allowed=allowed)
 
 
-def decide(approval_id: str, status: ApprovalStatus, user_id: int, services: PressServices) -> PressOutcome:
+def decide(
+    approval_id: str, status: ApprovalStatus, user_id: int, services: PressServices, *, allowed: bool = True
+) -> PressOutcome:
     """The press of Approve (`approved`) or Deny (`denied`) by `user_id`, from the chat's buttons or the Mini
     App: decides the request at most once, resumes its waiting turn and edits its message to show the
-    answer (an allowed user is the caller's to check)."""
+    answer. Only the user who asked may answer (anyone else is told who may); `allowed` is whether that user
+    is still on the allowlist (the caller's to check: the webhook by the update, the Mini App by its gate)."""
     request = services.approvals.get(approval_id)
     if request is None:
         return PressOutcome("ignored", NOT_ACTIVE)
     if user_id != request.user_id:
         logger.info("press by someone else", extra={"approval_id": approval_id, "user_id": user_id})
+        return PressOutcome("not_allowed", not_yours(request))
+    if not allowed:  # the asker, since taken off the allowlist
         return PressOutcome("not_allowed", NOT_YOURS)
     if request.status != "pending":
         return PressOutcome("already_decided", f"Already decided: {request.status}.")

@@ -37,7 +37,8 @@ class ApprovalRequest(BaseModel):
     turn_id: str
     chat_id: int
     topic: int | None = None  # the topic of the turn that asks: the buttons are shown there
-    user_id: int
+    user_id: int  # the member whose request raised it: only they may answer it
+    asker: str | None = None  # in a group: their first name, which another member's tap is told
     step: int
     calls: list[ApprovalCall]
     requester: Requester = Field(default_factory=Requester)

@@ -32,6 +32,7 @@ class Command:
     answer: Callable[[CommandRequest], str | ShownOnce | OpensTopic | WithAppButton]
     in_menu: bool = True
     rules_with_arguments: bool = False
+    personal: bool = False  # about one person: in a group it points to the private chat and does nothing
 
 
 def start(request: CommandRequest) -> str:
@@ -60,15 +61,15 @@ COMMANDS: tuple[Command, ...] = (
     Command("skills", "The skills I can use (weekly review, trip planning…)", handlers.skills),
     Command("new", "A new conversation in a topic of its own; /new Trip plans names it", new_topic),
     Command("reset", "Start a fresh conversation (nothing is deleted)", handlers.reset),
-    Command("usage", "Your usage and spend", handlers.usage),
-    Command("voice", "Spoken answers to voice notes; /voice on or /voice off", voice),
+    Command("usage", "Your usage and spend", handlers.usage, personal=True),
+    Command("voice", "Spoken answers to voice notes; /voice on or /voice off", voice, personal=True),
     Command(
         "timezone",
         "Your time zone; /timezone Europe/Lisbon sets it",
         handlers.timezone,
         rules_with_arguments=True,
     ),
-    Command("connect", "Tokens for your MCP clients; /connect laptop makes one", connect),
+    Command("connect", "Tokens for your MCP clients; /connect laptop makes one", connect, personal=True),
     Command("app", "Your assistant at a glance: the Mini App", app),
 )
 _BY_NAME = {command.name: command for command in COMMANDS}
@@ -115,4 +116,12 @@ def answer(
     command = find(parsed.name)
     if command is None:
         return unknown(parsed.name)
-    return command.answer(request_for(parsed.args))
+    request = request_for(parsed.args)
+    if command.personal and request.meta.in_group:
+        return in_private(command.name)
+    return command.answer(request)
+
+
+def in_private(name: str) -> str:
+    """A group's answer to a command about one person (docs/groups.md): where to ask instead."""
+    return f"/{name} is about you alone: ask me in our private chat (open my profile and tap Message)."

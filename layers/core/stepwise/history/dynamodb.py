@@ -41,6 +41,8 @@ class DynamoMessageRepository:
             item["heard"] = message.heard.model_dump_json(exclude_none=True)
         if message.forwarded is not None:
             item["forwarded"] = json.dumps(message.forwarded)
+        if message.sender is not None:
+            item["sender"] = message.sender
         try:
             self._table.put_item(Item=item, ConditionExpression="attribute_not_exists(sk)")
         except ClientError as error:
@@ -100,4 +102,5 @@ def _from_item(item: dict[str, Any]) -> StoredMessage:
         attachment=Attachment.model_validate_json(item["attachment"]) if "attachment" in item else None,
         heard=Heard.model_validate_json(item["heard"]) if "heard" in item else None,
         forwarded=json.loads(item["forwarded"]) if "forwarded" in item else None,  # the model validates it
+        sender=item.get("sender"),
     )

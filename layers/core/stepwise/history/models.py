@@ -28,6 +28,7 @@ class StoredMessage(BaseModel):
     attachment: Attachment | None = None  # a user's photo or document (no bytes)
     heard: Heard | None = None  # a voice note's transcript (content holds its words)
     forwarded: Forwarded | None = None  # a forwarded message's origin: the model reads it as someone else's
+    sender: str | None = None  # in a group: the member's first name, shown to the model before the message
 
     @property
     def conversation(self) -> Conversation:

@@ -217,6 +217,7 @@ def _to_item(message: QueuedMessage) -> dict[str, Any]:
                 "user_id",
                 "id",
                 "text",
+                "sender",
                 "received_at",
                 "telegram_message_id",
                 "kind",

@@ -50,6 +50,7 @@ class QueuedMessage(BaseModel):
     user_id: int
     id: str = Field(min_length=1)  # the stored message's id (ids.new_id), fixed at receipt
     text: str  # the text, or a photo's or document's caption
+    sender: str | None = None  # in a group: the member's first name, which the model sees (docs/groups.md)
     attachment: Attachment | None = None  # a photo, document, voice note...
     forwarded: Forwarded | None = None  # a forwarded message's origin: someone else's words
     received_at: str  # ISO 8601 UTC, when the webhook received it

@@ -96,10 +96,12 @@ def serve(
 
 
 def _context(connection: Connection, services: EndpointServices) -> ToolContext:
-    """A call's context: the connection's user and chat, a new call id (the ledger runs a call id once)."""
+    """A call's context: the connection's user and chat, a new call id (the ledger runs a call id once). A
+    token acts on its owner's private data only (docs/groups.md): tokens are made in the private chat, and one
+    naming a group would act in the owner's private chat all the same."""
     return ToolContext(
         user_id=connection.user_id,
-        chat_id=connection.chat_id,
+        chat_id=connection.chat_id if connection.chat_id > 0 else connection.user_id,
         turn_id=f"mcp-{connection.name}",
         call_id=f"mcp:{services.new_id()}",
         now=iso_utc(services.clock()),

@@ -45,15 +45,25 @@ def answered_now(history: Sequence[StoredMessage]) -> list[StoredMessage]:
 def content_blocks(message: StoredMessage, files: Mapping[str, bytes | None]) -> list[dict[str, Any]]:
     """The message's blocks: with its file when `files` has it (bytes), else its text (and a line about the
     file). `files` maps a file id to its bytes, or to None when fetching it failed for good. A forwarded
-    message's text follows the line naming its origin, in one block (see `stepwise.history.forwarded`)."""
+    message's text follows the line naming its origin, in one block (see `stepwise.history.forwarded`). In a
+    group, a block naming the member who wrote it comes first (docs/groups.md)."""
     blocks = _own_blocks(message, files)
-    if message.forwarded is None:
-        return blocks
-    from stepwise.history.forwarded import marker
+    if message.forwarded is not None:
+        from stepwise.history.forwarded import marker
 
-    texts = [str(block["text"]) for block in blocks if block.get("type") == "text"]
-    framed = "\n".join([marker(message.forwarded), *texts])
-    return [*(block for block in blocks if block.get("type") != "text"), _text(framed)]
+        texts = [str(block["text"]) for block in blocks if block.get("type") == "text"]
+        framed = "\n".join([marker(message.forwarded), *texts])
+        blocks = [*(block for block in blocks if block.get("type") != "text"), _text(framed)]
+    if message.sender is not None and blocks:  # a group member's message: who wrote it, first
+        return [_text(sender_line(message.sender)), *blocks]
+    return blocks
+
+
+def sender_line(name: str) -> str:
+    """The line before a group member's message: their first name, on one line (a name cannot pose as the
+    message, or as Stepwise's own context)."""
+    flat = " ".join("".join(c if c.isprintable() else " " for c in name).split()) or "Member"
+    return f"From {flat}:"
 
 
 def _own_blocks(message: StoredMessage, files: Mapping[str, bytes | None]) -> list[dict[str, Any]]:

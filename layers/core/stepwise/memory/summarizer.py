@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Protocol
 from pydantic import BaseModel, ConfigDict
 
 from stepwise.model.types import ChatModel, ModelRequest
+from stepwise.telegram.conversation import Conversation, data_owner
 from stepwise.turn.ids import iso_utc, utc_now
 
 if TYPE_CHECKING:
@@ -27,7 +28,6 @@ if TYPE_CHECKING:
     from stepwise.history.models import StoredMessage
     from stepwise.history.repository import MessageRepository
     from stepwise.memory.service import MemoryService
-    from stepwise.telegram.conversation import Conversation
 
 logger = logging.getLogger(__name__)
 
@@ -174,7 +174,8 @@ def _summarize_chat(chat_id: Conversation, force: bool, services: SummarizeServi
         return 0
     summary = services.summarizer.summarize(chat.summary, batch).strip()
     if summary:
-        services.memory.save_summary(chat.user_id, chat_id, summary, iso_utc(services.clock()))
+        owner = data_owner(Conversation(chat_id).chat_id, chat.user_id)  # a group's summary is the group's
+        services.memory.save_summary(owner, chat_id, summary, iso_utc(services.clock()))
     else:
         logger.info("nothing worth keeping; the summary stays as it was", extra={"chat_id": chat_id})
         summary = chat.summary

@@ -62,7 +62,7 @@ def fire(event: FireEvent, services: FireServices) -> FireOutcome:
         chat_id=reminder.chat_id,
         topic=reminder.topic,
         update_id=scheduled_update_id(int(fired_at.timestamp()), reminder.user_id, reminder.reminder_id),
-        user_id=reminder.user_id,
+        user_id=reminder.member if reminder.member is not None else reminder.user_id,
         id=services.new_id(),
         text=reminder.text,
         received_at=iso_utc(now),

@@ -15,8 +15,9 @@ MAX_REMINDER_ID = 2**31 - 1
 class Reminder(BaseModel):
     """One reminder (a fixed text sent at its time) or check-in (an instruction run as a turn at its time).
 
-    It belongs to `user_id` and fires into `chat_id`. `expression` and `timezone` are the EventBridge
-    Scheduler schedule's; `when` says it in words, in the user's zone.
+    It belongs to `user_id` (a person, or in a group the group's chat id) and fires into `chat_id`.
+    `expression` and `timezone` are the EventBridge Scheduler schedule's; `when` says it in words, in the
+    user's zone.
     """
 
     model_config = ConfigDict(defer_build=True)
@@ -34,6 +35,9 @@ class Reminder(BaseModel):
     task_id: int | None = None
     created_at: str
     created_by: Requester | None = None  # who set it; None: set before this was recorded
+    # In a group (whose reminders belong to the group, `user_id` its chat id): the member who set it, whose
+    # usage its check-in's turn counts against (docs/groups.md); None in a private chat
+    member: int | None = None
 
     @property
     def schedule_name(self) -> str:

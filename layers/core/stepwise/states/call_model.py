@@ -36,15 +36,23 @@ REFUSAL_ANSWER = "I can't help with that one."
 FALLBACK_NOTE = "_(My language model is unavailable right now, so I handled this with simple offline rules.)_"
 
 
-def memory_sections(meta: TurnMeta) -> list[str]:
-    """The per-turn context sections of long-term memory: the chat's rolling summary and recalled memories."""
+def memory_sections(meta: TurnMeta, whose: str = "the user") -> list[str]:
+    """The per-turn context sections of long-term memory: the chat's rolling summary and recalled memories
+    (`whose`: "this group" in a group, whose memories they are)."""
     sections = []
     if meta.summary:
         sections.append(f"## Earlier in this conversation (summary)\n{meta.summary}")
     if meta.memories:
         lines = "\n".join(f"- [{memory.id}] {memory.text}" for memory in meta.memories)
-        sections.append(f"## Memories about the user (ids for the forget tool)\n{lines}")
+        sections.append(f"## Memories about {whose} (ids for the forget tool)\n{lines}")
     return sections
+
+
+GROUP_NOTE = (
+    "## A group chat\nThis is a group: each member's message comes after a line “From <first name>:”. Answer "
+    "the member who asked, by name when it helps. The tasks, reminders and memories you reach here are the "
+    "group's, shared by its members; nobody's private ones are here."
+)
 
 
 def default_zone_note(zone: str) -> str:
@@ -116,7 +124,8 @@ def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutp
     per_turn = [
         *([job_turn.job_section(meta, max_steps)] if in_job else []),
         *([] if meta.timezone_set else [default_zone_note(meta.timezone)]),
-        *memory_sections(meta),
+        *([GROUP_NOTE] if meta.in_group else []),
+        *memory_sections(meta, "this group" if meta.in_group else "the user"),
         *([limit_note(max_steps)] if previous.final else []),
     ]
     local_now = services.clock().astimezone(ZoneInfo(meta.timezone))

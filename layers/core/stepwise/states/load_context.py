@@ -23,6 +23,7 @@ from stepwise.states.contracts.load_context import LoadContextInput
 from stepwise.states.turn_kind import decide_turn
 from stepwise.states.typing_indicator import show_typing
 from stepwise.telegram.commands import is_command
+from stepwise.telegram.conversation import data_owner
 from stepwise.turn.ids import iso_utc
 from stepwise.turn_records.models import CheckinBrief, Memory, TurnMeta
 
@@ -73,6 +74,7 @@ def load_context(start: LoadContextInput, services: TurnServices) -> Next:
             attachment=waiting.attachment,
             heard=note,
             forwarded=waiting.forwarded,
+            sender=waiting.sender,
         )
         if services.messages.add(message):  # a retried LoadContext: counted already
             written_at = waiting.received_at if typed else None
@@ -120,7 +122,9 @@ def load_context(start: LoadContextInput, services: TurnServices) -> Next:
         summary=chat.summary if chat else "",
         memories=[]
         if reminder is not None or command is not None or outside_call is not None or job_report is not None
-        else recall_memories(services, user_id, conversation, "\n".join(m.content for m in stored)),
+        else recall_memories(
+            services, data_owner(turn.chat_id, user_id), conversation, "\n".join(m.content for m in stored)
+        ),
         timezone=chosen_zone or services.default_timezone,
         timezone_set=chosen_zone is not None,
         reminder=reminder,
@@ -134,6 +138,7 @@ def load_context(start: LoadContextInput, services: TurnServices) -> Next:
         footnotes=voice.footnotes,
         voice_reply=voice.spoken,
         topic_name=name_for_topic(chat, batch) if conversation.topic is not None else None,
+        sender=batch[0].sender,  # the member `user_id` is: a folded burst counts against its first
     )
     services.turns.put_meta(meta)
     kind, next_ = decide_turn(meta, services)
@@ -270,15 +275,16 @@ def history_window(
     return recent[-keep:]
 
 
-def recall_memories(services: TurnServices, user_id: int, conversation: int, text: str) -> list[Memory]:
-    """The user's memories nearest to the message. Best effort: without memory the turn still goes on.
+def recall_memories(services: TurnServices, owner: int, conversation: int, text: str) -> list[Memory]:
+    """The memories of `owner` (the group's in a group, the user's in a private chat: `data_owner`) nearest
+    to the message. Best effort: without memory the turn still goes on.
 
     This chat's own summary is left out: the prompt shows the chat's rolling summary anyway.
     """
     if services.memory is None or services.memory_top_k <= 0:
         return []
     try:
-        matches = services.memory.recall(user_id, text, services.memory_top_k + 1)
+        matches = services.memory.recall(owner, text, services.memory_top_k + 1)
     except Exception as error:
         logger.warning("recall failed; continuing without memories", extra={"error": str(error)})
         return []

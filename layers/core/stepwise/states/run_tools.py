@@ -110,6 +110,7 @@ def run_tools(request: RunToolsInput, services: TurnServices) -> Next:
             chat_id=meta.chat_id,
             topic=meta.topic,
             user_id=meta.user_id,
+            asker=meta.sender,
             step=step.step,
             calls=asked,
             requester=requester_of(meta),

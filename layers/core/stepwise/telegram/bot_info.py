@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from stepwise.telegram.addressing import BotIdentity
+
 if TYPE_CHECKING:
     from stepwise.telegram.client import TelegramClient
 
@@ -15,6 +17,20 @@ class BotInfo:
 
     def __init__(self) -> None:
         self._topics_on = False
+        self._identity: BotIdentity | None = None
+
+    def identity(self, telegram: TelegramClient) -> BotIdentity:
+        """The bot's id and username (which never change) and whether it reads every group message, asked
+        once per container; a failed getMe raises (TelegramError) and is asked again next time."""
+        if self._identity is None:
+            me = telegram.get_me()
+            bot_id, username = me.get("id"), me.get("username")
+            if not isinstance(bot_id, int) or not isinstance(username, str):
+                from stepwise.telegram.errors import TelegramError
+
+                raise TelegramError("getMe", None, "answer has no id or username")
+            self._identity = BotIdentity(bot_id, username, me.get("can_read_all_group_messages") is True)
+        return self._identity
 
     def topics_enabled(self, telegram: TelegramClient) -> bool:
         if not self._topics_on:

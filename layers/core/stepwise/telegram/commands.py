@@ -24,6 +24,15 @@ def parse_command(text: str) -> ParsedCommand | None:
     return ParsedCommand(match["name"].lower(), (match["args"] or "").strip())
 
 
+def command_target(text: str) -> str | None:
+    """The bot a command names after "@" (`/tasks@stepwise_bot`: "stepwise_bot"), "" for a command that names
+    none (`/tasks`), None when the text is not a command."""
+    match = _COMMAND.fullmatch(text.strip())
+    if match is None:
+        return None
+    return match["bot"] or ""
+
+
 def is_command(text: str) -> bool:
     """Whether the message is a slash command (a command is always a turn of its own)."""
     return parse_command(text) is not None

@@ -71,6 +71,14 @@ class Conversation(int):
         return int.__repr__(self)
 
 
+def data_owner(chat_id: int, user_id: int) -> int:
+    """Whose tasks, reminders and memories a turn reads and writes (docs/groups.md): a group's own (its chat
+    id; groups' ids are negative) in a group, the person's own (their user id) in a private chat. Taken from
+    the turn, never from the model, so a member's private data never reaches a group's turn and the group's
+    never appears in private."""
+    return chat_id if chat_id < 0 else user_id
+
+
 def conversation_of(message: Message) -> Conversation:
     """The conversation a message belongs to: its topic only when `is_topic_message` is true (a reply in an
     ordinary group also carries a thread id); the chat itself otherwise, and for the General topic."""

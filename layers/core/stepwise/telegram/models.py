@@ -19,6 +19,8 @@ MAX_FILE_ID = 256  # Telegram's file ids are under 100 characters
 MAX_FILE_NAME = 1024  # file names and MIME types; Telegram's are far shorter
 MAX_PHOTO_SIZES = 32  # Telegram sends a handful of sizes of one photo
 MAX_DIMENSION = 100_000
+MAX_ENTITIES = 1024  # Telegram marks up a 4096-character text; more entities than this are surely forged
+MAX_ENTITY_OFFSET = 2**31 - 1  # past the text is kept (and ignored by stepwise.telegram.addressing)
 
 
 def _utf8_bytes_at_most(limit: int) -> AfterValidator:
@@ -95,6 +97,20 @@ class MessageOrigin(_TelegramModel):
     author_signature: FileText | None = None  # chat, channel
 
 
+class MessageEntity(_TelegramModel):
+    """A marked-up span of a text or caption (`mention`, `text_mention`, `bot_command`...): offset and length
+    in UTF-16 code units. Any type parses (Telegram adds types); a span past the text parses too and marks
+    nothing (`stepwise.telegram.addressing`)."""
+
+    type: Annotated[str, Field(max_length=64)]
+    offset: Annotated[int, Field(ge=0, le=MAX_ENTITY_OFFSET)]
+    length: Annotated[int, Field(ge=0, le=MAX_ENTITY_OFFSET)]
+    user: User | None = None  # text_mention: the user mentioned
+
+
+Entities = Annotated[list[MessageEntity], Field(max_length=MAX_ENTITIES)]
+
+
 class ForumTopicCreated(_TelegramModel):
     """The service message that opens a topic; `is_name_implicit`: Telegram made the name up."""
 
@@ -121,8 +137,13 @@ class Message(_TelegramModel):
     forum_topic_created: ForumTopicCreated | None = None
     forum_topic_edited: ForumTopicEdited | None = None
     from_user: User | None = Field(default=None, alias="from")
+    # In groups: the chat a message is sent on behalf of (a channel posting, an anonymous admin's group)
+    sender_chat: Chat | None = None
     text: IncomingText | None = None
+    entities: Entities | None = None
     caption: IncomingText | None = None
+    caption_entities: Entities | None = None
+    reply_to_message: "Message | None" = None  # the message this one replies to (its own reply is not kept)
     photo: Annotated[list[PhotoSize], Field(max_length=MAX_PHOTO_SIZES)] | None = None
     document: TelegramFile | None = None
     voice: TelegramFile | None = None

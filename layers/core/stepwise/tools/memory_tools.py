@@ -74,12 +74,12 @@ def remember_intent(context: ToolContext, args: RememberInput) -> Intent:
 
 
 def remember(memory: MemoryService, context: ToolContext, args: RememberInput) -> str:
-    memory.remember(context.user_id, context.chat_id, args.fact, context.now, call_id=context.call_id)
+    memory.remember(context.owner, context.chat_id, args.fact, context.now, call_id=context.call_id)
     return "remembered"
 
 
 def recall(memory: MemoryService, context: ToolContext, args: RecallInput) -> ToolOutput[MemoryList]:
-    matches = memory.recall(context.user_id, args.query, args.limit)
+    matches = memory.recall(context.owner, args.query, args.limit)
     data = MemoryList(memories=[MemoryView(id=m.key, text=m.text) for m in matches])
     if not matches:
         return ToolOutput("No memories yet.", data)
@@ -87,7 +87,7 @@ def recall(memory: MemoryService, context: ToolContext, args: RecallInput) -> To
 
 
 def _owned(memory: MemoryService, context: ToolContext, memory_id: str) -> str:
-    match = memory.get_owned(context.user_id, memory_id)
+    match = memory.get_owned(context.owner, memory_id)
     if match is None:
         raise ToolError(f"There is no memory {memory_id} for this user.")
     return match.text
@@ -103,7 +103,7 @@ def forget_intent(memory: MemoryService, context: ToolContext, args: ForgetInput
 
 
 def forget(memory: MemoryService, context: ToolContext, args: ForgetInput) -> str:
-    memory.forget(context.user_id, args.memory_id)  # on a retry the memory may be gone already
+    memory.forget(context.owner, args.memory_id)  # on a retry the memory may be gone already
     return "forgotten"
 
 

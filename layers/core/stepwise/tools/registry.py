@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from stepwise.approvals.arguments import TooLongToShowError, argument_lines, tg_len
 from stepwise.ledger.models import CallAlreadyRecorded, Once, ToolCallRecord
 from stepwise.prompt.system import ToolSummary
+from stepwise.telegram.conversation import data_owner
 
 if TYPE_CHECKING:
     from stepwise.approvals.models import Requester
@@ -63,6 +64,12 @@ class ToolContext(NamedTuple):
     recorded: ToolCallRecord | None = None
     requester: "Requester | None" = None
     topic: int | None = None  # the turn's topic: a reminder or job set in a topic reports there
+
+    @property
+    def owner(self) -> int:
+        """Whose tasks, reminders and memories the call reads and writes: the group's in a group, the user's
+        in a private chat (`stepwise.telegram.conversation.data_owner`)."""
+        return data_owner(self.chat_id, self.user_id)
 
     def once[T](self, result: Callable[[T], str]) -> Once[T]:
         """Ask a store to make its effect once for this call, recording `result(value)` with it."""

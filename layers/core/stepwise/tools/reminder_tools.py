@@ -212,9 +212,9 @@ def _checked(
     if not timing.one_time and interval_minutes(timing) < shortest:
         what = "check-ins run" if args.checkin else "repeating reminders run"
         raise ToolError(f"That is too often: {what} at most every {shortest} minutes.")
-    if args.task_id is not None and tasks.get(context.user_id, args.task_id) is None:
+    if args.task_id is not None and tasks.get(context.owner, args.task_id) is None:
         raise ToolError(f"There is no task #{args.task_id} on the user's list.")
-    if len(reminders.list(context.user_id)) >= limits.max_reminders:
+    if len(reminders.list(context.owner)) >= limits.max_reminders:
         raise ToolError(f"The user has {limits.max_reminders} reminders, the most allowed; cancel one first.")
     return timing, tz
 
@@ -245,10 +245,10 @@ def set_reminder_intent(
     """Check everything, then number the reminder; the intent carries the whole reminder, and who set it."""
     timing, tz = _checked(reminders, tasks, limits, context, args)
     reminder = Reminder(
-        user_id=context.user_id,
+        user_id=context.owner,
         chat_id=context.chat_id,
         topic=context.topic,
-        reminder_id=reminders.allocate_id(context.user_id),
+        reminder_id=reminders.allocate_id(context.owner),
         text=args.text,
         checkin=args.checkin,
         expression=timing.expression,
@@ -258,6 +258,7 @@ def set_reminder_intent(
         task_id=args.task_id,
         created_at=context.now,
         created_by=context.requester,
+        member=context.user_id if context.owner != context.user_id else None,
     )
     kind = "Check-in" if args.checkin else "Reminder"
     return Intent(
@@ -276,7 +277,7 @@ def set_reminder(
 
 
 def list_reminders(reminders: ReminderStore, context: ToolContext, args: NoInput) -> ToolOutput[ReminderList]:
-    found = reminders.list(context.user_id)
+    found = reminders.list(context.owner)
     data = ReminderList(reminders=[ReminderView.of(reminder, _now(context)) for reminder in found])
     if not found:
         return ToolOutput("No reminders.", data)
@@ -287,7 +288,7 @@ def list_reminders(reminders: ReminderStore, context: ToolContext, args: NoInput
 def cancel_reminder_intent(
     reminders: ReminderStore, context: ToolContext, args: CancelReminderInput
 ) -> Intent:
-    reminder = reminders.get(context.user_id, args.reminder_id)
+    reminder = reminders.get(context.owner, args.reminder_id)
     if reminder is None:
         raise ToolError(f"There is no reminder #{args.reminder_id} for this user.")
     return Intent(f"Cancelled reminder #{reminder.reminder_id}: {reminder.text}")
@@ -296,8 +297,8 @@ def cancel_reminder_intent(
 def cancel_reminder(
     reminders: ReminderStore, schedules: Schedules, context: ToolContext, args: CancelReminderInput
 ) -> str:
-    reminders.delete(context.user_id, args.reminder_id)
-    schedules.delete(Reminder.name_of(context.user_id, args.reminder_id))
+    reminders.delete(context.owner, args.reminder_id)
+    schedules.delete(Reminder.name_of(context.owner, args.reminder_id))
     return "cancelled"
 
 

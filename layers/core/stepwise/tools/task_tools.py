@@ -127,7 +127,7 @@ class TaskList(BaseModel):
 
 
 def _existing(tasks: TaskRepository, context: ToolContext, task_id: int) -> Task:
-    task = tasks.get(context.user_id, task_id)
+    task = tasks.get(context.owner, task_id)
     if task is None:
         raise ToolError(f"There is no task #{task_id} on the user's list.")
     return task
@@ -152,13 +152,13 @@ def _deleted(task: Task) -> str:
 
 def add_task(tasks: TaskRepository, context: ToolContext, args: AddTaskInput) -> str:
     task = tasks.add(
-        context.user_id, args.title, args.description, context.now, once=context.once(_added), due=args.due
+        context.owner, args.title, args.description, context.now, once=context.once(_added), due=args.due
     )
     return _added(task)
 
 
 def list_tasks(tasks: TaskRepository, context: ToolContext, args: ListTasksInput) -> ToolOutput[TaskList]:
-    found = tasks.list(context.user_id, args.status)
+    found = tasks.list(context.owner, args.status)
     kind = "" if args.status == "all" else f"{args.status} "
     data = TaskList(tasks=[TaskView.of(task) for task in found])
     if not found:
@@ -181,7 +181,7 @@ def get_task(tasks: TaskRepository, context: ToolContext, args: TaskIdInput) -> 
 
 def update_task(tasks: TaskRepository, context: ToolContext, args: UpdateTaskInput) -> str:
     task = tasks.update(
-        context.user_id,
+        context.owner,
         args.task_id,
         title=args.title,
         description=args.description,
@@ -212,14 +212,14 @@ def complete_task(tasks: TaskRepository, context: ToolContext, args: TaskIdInput
     task = _existing(tasks, context, args.task_id)
     if task.status == "completed":
         return f"Task #{task.task_id} was already completed: {task.title}"
-    done = tasks.complete(context.user_id, args.task_id, context.now, once=context.once(_completed))
+    done = tasks.complete(context.owner, args.task_id, context.now, once=context.once(_completed))
     if done is None:
         raise ToolError(f"There is no task #{args.task_id} on the user's list.")
     return _completed(done)
 
 
 def delete_task(tasks: TaskRepository, context: ToolContext, args: TaskIdInput) -> str:
-    task = tasks.delete(context.user_id, args.task_id, once=context.once(_deleted))
+    task = tasks.delete(context.owner, args.task_id, once=context.once(_deleted))
     if task is None:
         raise ToolError(f"There is no task #{args.task_id} on the user's list.")
     return _deleted(task)

@@ -88,11 +88,17 @@ class TurnMeta(BaseModel):
     voice_reply: bool = False  # the turn answers a voice note and the user asked for spoken answers
     footnotes: list[str] = []  # lines after the reply (rough transcripts)
     topic_name: str | None = None  # the name this turn gives its Telegram-named topic (docs/topics.md)
+    sender: str | None = None  # in a group: the first name of the member who asked (docs/groups.md)
 
     @property
     def conversation(self) -> Conversation:
         """The conversation the turn answers."""
         return Conversation.of(self.chat_id, self.topic)
+
+    @property
+    def in_group(self) -> bool:
+        """Whether the turn answers a group (groups' chat ids are negative)."""
+        return self.chat_id < 0
 
 
 class ModelStep(BaseModel):
