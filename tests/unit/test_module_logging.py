@@ -70,3 +70,21 @@ def test_core_modules_build_no_powertools_logger_but_where_they_append_keys() ->
                 builders.append(path.relative_to(CORE).as_posix())
     # The /mcp endpoint appends its client's keys to the service logger through a child logger.
     assert sorted(set(builders)) == ["mcp/endpoint.py"]
+
+
+def test_the_mcp_endpoints_child_logger_appends_to_the_service_logger_however_it_was_imported(
+    service_logger: tuple[Logger, io.StringIO],
+) -> None:
+    # Given the endpoint module, imported here with no POWERTOOLS_SERVICE_NAME set (as a unit test imports it)
+    from stepwise.mcp import endpoint
+
+    logger, stream = service_logger
+    # When the endpoint appends its client's keys and logs
+    endpoint.logger.append_keys(user_id=42, connection="laptop")
+    try:
+        endpoint.logger.info("MCP request answered")
+    finally:
+        endpoint.logger.remove_keys(["user_id", "connection"])
+    # Then the service's Logger writes the record with those keys (an orphaned child would have raised)
+    (line,) = [json.loads(line) for line in stream.getvalue().splitlines()]
+    assert line["service"] == "stepwise" and line["user_id"] == 42 and line["connection"] == "laptop"
