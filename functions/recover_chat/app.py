@@ -9,7 +9,7 @@ from aws_lambda_powertools import Logger
 
 from stepwise.aws.events import parsed
 from stepwise.runtime import get_runtime
-from stepwise.states.sequence import ExecutionEndedEvent, recover_turn
+from stepwise.states.recovery import ExecutionEndedEvent, recover_turn
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.typing import LambdaContext

@@ -30,6 +30,7 @@ LAYERS: list[tuple[str, frozenset[str]]] = [
             {
                 "aws",  # Lambda events, boto3 clients, DynamoDB tables and paging, HTTP, secrets
                 "config",
+                "record",  # the small immutable value class of the cold path's records
                 "telegram",
                 "turn",  # what names a turn, its execution's input and its start, ids and timestamps
                 "warmups",

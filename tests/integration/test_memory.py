@@ -56,7 +56,8 @@ def test_past_the_threshold_one_run_writes_one_summary_vector_per_chat_and_a_sec
     stack = small_window
     first, second, quiet = stack.new_user(), stack.new_user(), stack.new_user()
     stack.anthropic.default = answering("The user's sister Anna lives in Lisbon; a visit is planned for May.")
-    stack.emulation.run_summarizer()  # the stack is shared: other tests' chats past this threshold are done first
+    # The stack is shared: what other tests' chats left due at this threshold is summarized first.
+    stack.emulation.run_summarizer()
     chat_about_lisbon(stack, first)
     chat_about_lisbon(stack, second)
     stack.say(quiet, "just one message")

@@ -78,7 +78,7 @@ def test_the_mcp_endpoints_child_logger_appends_to_the_service_logger_however_it
     # Given the endpoint module, imported here with no POWERTOOLS_SERVICE_NAME set (as a unit test imports it)
     from stepwise.mcp import endpoint
 
-    logger, stream = service_logger
+    _service, stream = service_logger
     # When the endpoint appends its client's keys and logs
     endpoint.logger.append_keys(user_id=42, connection="laptop")
     try:

@@ -10,8 +10,8 @@ from stepwise.states.contracts.finish_turn import FinishTurnInput
 from stepwise.states.contracts.run_tools import RunToolsInput
 from stepwise.states.finish_turn import finish_turn
 from stepwise.states.load_context import load_context
+from stepwise.states.recovery import recover_turn
 from stepwise.states.run_tools import MAX_RETAKE_RETRIES, ChatBusyError, retake_chat
-from stepwise.states.sequence import recover_turn
 from stepwise.states.services import TurnServices
 from stepwise.turn.ref import TurnRef
 from stepwise.turn_records.models import Reply

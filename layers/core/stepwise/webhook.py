@@ -3,17 +3,16 @@
 import hmac
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from stepwise.approvals.press_action import PressAction
-from stepwise.history.forwarded import forwarded_from
 from stepwise.inbox.arrival_typing import typing_on_arrival
 from stepwise.inbox.models import QueuedMessage
 from stepwise.media.intake import MediaLimits, attachment_of
+from stepwise.record import Record
 from stepwise.telegram.addressing import (
     BotIdentity,
     addressed,
@@ -70,9 +69,8 @@ class WebhookOutcome(BaseModel):
     typing: bool = False  # the answer asks Telegram for "typing…" (stepwise.inbox.arrival_typing)
 
 
-# No generated __eq__ or __repr__ (see stepwise.states.services.TurnServices).
-@dataclass(eq=False, repr=False)
-class WebhookServices:
+# A Record, not a dataclass: the webhook's cold import builds it, and a dataclass compiles its __init__.
+class WebhookServices(Record):
     """What the webhook needs: the secret, the allowlist, the chats' inboxes and a way to settle approvals."""
 
     secret: str
@@ -81,7 +79,7 @@ class WebhookServices:
     presses: "Callable[[], PressServices]"  # built for a button press only (its code is not loaded otherwise)
     clock: Callable[[], datetime] = utc_now
     new_id: Callable[[], str] = new_id
-    media_limits: MediaLimits = field(default_factory=MediaLimits)
+    media_limits: MediaLimits = MediaLimits()
     warmups: "Warmups | None" = None  # the containers a quiet chat's turn will need (stepwise.warmups.warmer)
     chats: "Callable[[], ChatStore] | None" = None  # for topics Telegram named (forum_topic_created)
     # Groups (docs/groups.md): the groups served (empty: any), "mentions" or "all", who the bot is (getMe)
@@ -156,7 +154,7 @@ def handle_update(secret_header: str | None, body: str | None, services: Webhook
         text=text,
         sender=(sender.first_name[:MAX_SENDER_NAME] or "Member") if group else None,
         attachment=attachment,
-        forwarded=forwarded_from(message.forward_origin) if message.forward_origin is not None else None,
+        forwarded=_forwarded(message),
         received_at=iso_utc(services.clock()),
         telegram_message_id=message.message_id,
     )
@@ -176,6 +174,15 @@ def handle_update(secret_header: str | None, body: str | None, services: Webhook
         if early is not None:
             early.finish()
     return WebhookOutcome(status=200, action=admission.action, typing=typing_on_arrival(queued), **ids)
+
+
+def _forwarded(message: Message) -> "dict[str, Any] | None":
+    """A forwarded message's stored origin (its module is loaded only for one)."""
+    if message.forward_origin is None:
+        return None
+    from stepwise.history.forwarded import forwarded_from
+
+    return dict(forwarded_from(message.forward_origin))
 
 
 def _bot_if_addressed(message: Message, services: WebhookServices) -> "BotIdentity | WebhookOutcome | None":

@@ -10,11 +10,13 @@ the history keeps the marking.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Annotated, Literal, NotRequired, TypedDict
+from typing import TYPE_CHECKING, Annotated, Any, Literal, NotRequired, TypedDict
 
 from annotated_types import Ge, MaxLen
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from stepwise.telegram.models import Chat, MessageOrigin
 
 OriginKind = Literal["user", "hidden_user", "chat", "channel", "unknown"]
@@ -23,9 +25,9 @@ MARK = "[Forwarded message"  # how every marker line starts (the offline model s
 
 
 class Forwarded(TypedDict):
-    """Where a forwarded message came from, as the update said. A plain dict (a TypedDict, which the stored
-    messages' models validate): it is a field of the history's and the inbox's records, which every turn
-    function imports, and a TypedDict costs their import far less than a model class of its own would."""
+    """Where a forwarded message came from, as the update said: what the webhook stores. The history's and
+    the inbox's records keep it as a plain mapping, so that the turn functions, which import those records,
+    do not import this module (docs/measurements.md, "Cold imports back under 1.6x")."""
 
     kind: OriginKind
     name: NotRequired[Annotated[str, MaxLen(MAX_NAME)]]  # the user's name, the chat's or channel's title
@@ -65,7 +67,7 @@ def forwarded_from(origin: MessageOrigin) -> Forwarded:
     return _origin("unknown", origin.date)
 
 
-def origin_words(forwarded: Forwarded) -> str:
+def origin_words(forwarded: Forwarded | Mapping[str, Any]) -> str:
     """Who it came from, in words: "the user “Ada Lovelace” (@ada)", "the channel “News”, signed “Bob”"."""
     username, name, kind = forwarded.get("username"), forwarded.get("name"), forwarded["kind"]
     handle = f" (@{username})" if username else ""
@@ -81,7 +83,7 @@ def origin_words(forwarded: Forwarded) -> str:
     return "an origin Telegram did not name"
 
 
-def marker(forwarded: Forwarded) -> str:
+def marker(forwarded: Forwarded | Mapping[str, Any]) -> str:
     """The line before a forwarded message's words, as the model reads it."""
     date = forwarded.get("date")
     sent = f", first sent {datetime.fromtimestamp(date, UTC):%Y-%m-%d %H:%M} UTC" if date else ""

@@ -1,12 +1,12 @@
 """A message waiting in a chat's inbox, and what enqueueing it found."""
 
-from typing import Literal, NamedTuple
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from stepwise.history.forwarded import Forwarded
 from stepwise.inbox.outside_call import OutsideCall
 from stepwise.media.models import Attachment
+from stepwise.record import Record
 from stepwise.telegram.conversation import Conversation
 
 QueueStatus = Literal["queued", "taken"]
@@ -19,7 +19,7 @@ MessageKind = Literal["message", "reminder", "checkin", "outside_call", "job"]
 Admission = Literal["new", "queued", "taken", "done"]
 
 
-class NewLease(NamedTuple):
+class NewLease(Record):
     """A chat's lease taken for a new turn: the turn's name, and when the chat's previous turn started (epoch
     seconds; None for the chat's first), which tells how long the chat was quiet."""
 
@@ -52,7 +52,9 @@ class QueuedMessage(BaseModel):
     text: str  # the text, or a photo's or document's caption
     sender: str | None = None  # in a group: the member's first name, which the model sees (docs/groups.md)
     attachment: Attachment | None = None  # a photo, document, voice note...
-    forwarded: Forwarded | None = None  # a forwarded message's origin: someone else's words
+    # a forwarded message's origin (a `stepwise.history.forwarded.Forwarded`, kept as a plain mapping: see
+    # StoredMessage)
+    forwarded: dict[str, Any] | None = None
     received_at: str  # ISO 8601 UTC, when the webhook received it
     telegram_message_id: int | None = None
     kind: MessageKind = "message"

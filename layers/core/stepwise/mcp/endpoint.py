@@ -35,8 +35,8 @@ if TYPE_CHECKING:
     from stepwise.inbox.sequencer import Sequencer
     from stepwise.tools.registry import ToolRegistry
 
-# The service is named, not read from the environment at import: a child of an unnamed service would be orphaned
-# (it cannot append keys) whenever this module is imported before POWERTOOLS_SERVICE_NAME is set.
+# The service is named, not read from the environment at import: a child of an unnamed service would be
+# orphaned (it cannot append keys) whenever this module is imported before POWERTOOLS_SERVICE_NAME is set.
 logger = Logger(service="stepwise", child=True)
 
 PATH = "/mcp"

@@ -1,9 +1,11 @@
 """The model port and the request/response shapes it speaks (a subset of the Messages API)."""
 
 from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple, Protocol
+from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from stepwise.record import Record
 
 
 class Usage(BaseModel):
@@ -23,7 +25,7 @@ class Usage(BaseModel):
         return Usage(**{name: getattr(self, name) + getattr(other, name) for name in Usage.model_fields})
 
 
-class ModelRequest(NamedTuple):
+class ModelRequest(Record):
     """Everything one model call needs. Stepwise builds it and never parses it, so it is a plain record: a
     pydantic model would cost CallModel's cold start a class and a validator that check nothing."""
 

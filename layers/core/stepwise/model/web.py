@@ -7,8 +7,10 @@ sources as numbered Markdown links after its text (`with_sources`).
 """
 
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import Any
 from urllib.parse import quote
+
+from stepwise.record import Record
 
 WEB_SEARCH_TOOL = "web_search_20250305"
 WEB_FETCH_TOOL = "web_fetch_20250910"
@@ -21,7 +23,7 @@ MAX_SOURCES = 8
 MAX_TITLE_CHARS = 80
 
 
-class WebAccess(NamedTuple):
+class WebAccess(Record):
     """What the owner turned on (`WEB_SEARCH`, `WEB_FETCH`) and its limits."""
 
     search: bool = False

@@ -2,15 +2,16 @@
 
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Any, NamedTuple
+from typing import Any
 
 from stepwise.history.models import StoredMessage
 from stepwise.prompt.messages import build_messages
 from stepwise.prompt.system import ToolSummary, build_system_prompt, turn_context
+from stepwise.record import Record
 from stepwise.turn_records.models import ModelStep
 
 
-class Prompt(NamedTuple):
+class Prompt(Record):
     """The `system` and `messages` of one request."""
 
     system: list[dict[str, Any]]

@@ -8,9 +8,10 @@ of the last user message (see `stepwise.prompt.messages`), after everything that
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, NamedTuple
+from typing import Any
 
 from stepwise.prompt.clock_line import clock_line
+from stepwise.record import Record
 
 EPHEMERAL: dict[str, str] = {"type": "ephemeral"}  # a cache breakpoint with the default five-minute lifetime
 
@@ -57,7 +58,7 @@ def web_section(search: bool, fetch: bool) -> str:
     )
 
 
-class ToolSummary(NamedTuple):
+class ToolSummary(Record):
     """What the prompt says about one tool."""
 
     name: str

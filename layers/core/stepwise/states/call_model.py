@@ -16,7 +16,6 @@ from stepwise.prompt.layout import build_prompt
 from stepwise.states.contracts.base import Next
 from stepwise.states.contracts.call_model import CallModelInput, CallModelOutput
 from stepwise.states.spend import count_usage, wait_for_rate_limit
-from stepwise.states.typing_indicator import show_typing
 from stepwise.telegram.drafts import draft_stream
 from stepwise.turn.ids import iso_utc
 from stepwise.turn_records.models import ModelStep, Reply, TurnMeta
@@ -153,6 +152,8 @@ def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutp
         tool_choice={"type": "none"} if previous.final and tools else None,
     )
     if rounds and not in_job:  # the first call's typing indicator went out with LoadContext
+        from stepwise.states.typing_indicator import show_typing  # only after a tool round
+
         show_typing(services, turn.conversation)
     drafts = draft_stream(
         None if in_job else services.drafts, turn.conversation, turn.turn_id, services.draft_interval_seconds

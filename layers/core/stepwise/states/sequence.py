@@ -1,78 +1,24 @@
-"""Passing a chat from turn to turn: the end of a turn (FinishTurn's last step) and the recovery of a turn
-whose execution failed, timed out or was stopped (an EventBridge rule calls it). A turn back from its
-approval wait takes the chat back in RunTools (`states.run_tools.retake_chat`)."""
+"""Passing a chat from turn to turn at the end of a turn (FinishTurn's last step). A turn whose execution
+failed, timed out or was stopped is recovered by `stepwise.states.recovery`; a turn back from its approval
+wait takes the chat back in RunTools (`states.run_tools.retake_chat`)."""
+
+from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Literal
-
-from pydantic import BaseModel, ConfigDict, Field
-
-from stepwise.states.contracts.finish_turn import FinishTurnOutput
-from stepwise.turn.ref import TurnRef
-from stepwise.turn.start import TurnStart
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from stepwise.inbox.sequencer import Ending
     from stepwise.states.services import TurnServices
+    from stepwise.turn.ref import TurnRef
 
 logger = logging.getLogger(__name__)
 
 
-class ExecutionEnded(BaseModel):
-    """The detail of a "Step Functions Execution Status Change" event for an unfinished turn."""
-
-    model_config = ConfigDict(defer_build=True, extra="ignore")
-
-    executionArn: str
-    name: str
-    status: Literal["FAILED", "TIMED_OUT", "ABORTED"]
-    input: str
-
-    def turn(self) -> TurnRef:
-        """The turn the execution ran: its input's turn, named after the execution."""
-        return TurnStart.model_validate_json(self.input).turn.model_copy(update={"turn_id": self.name})
-
-
-class ExecutionEndedEvent(BaseModel):
-    """The EventBridge event the recovery rule delivers (the fields used of it)."""
-
-    model_config = ConfigDict(defer_build=True, extra="ignore", populate_by_name=True)
-
-    source: Literal["aws.states"]
-    detail_type: Literal["Step Functions Execution Status Change"] = Field(alias="detail-type")
-    detail: ExecutionEnded
-
-
-def end_turn(turn: TurnRef, ending: "Ending", services: "TurnServices") -> str | None:
+def end_turn(turn: TurnRef, ending: Ending, services: TurnServices) -> str | None:
     """The turn is over: its messages are done ("answered"), or queued again ("failed": a turn whose
     LoadContext never completed, a bounded number of times, so the next turn answers them); the chat is free
     and the next turn starts if any wait. Returns the next turn's name."""
     next_turn = services.sequencer().end_turn(turn.conversation, turn.turn_id, ending)
     logger.info("turn finished", extra={"ending": ending, "next_turn": next_turn})
     return next_turn
-
-
-def recover_turn(turn: TurnRef, status: str, services: "TurnServices") -> FinishTurnOutput:
-    """An execution ended without finishing its turn. If its reply reached the user, its messages are done;
-    otherwise they are queued again (a bounded number of times) so that the next turn answers them. Either
-    way the chat is freed and the next turn starts. A reply with a new token is settled first (its seed
-    forgotten, its connection revoked if the token never reached the chat: `states.new_token`). A background
-    job's execution holds no chat: its report says how it ended (`states.job_report`)."""
-    if turn.job is not None:
-        from stepwise.states.job_report import recover_job
-
-        return recover_job(turn, status, services)
-    reply = services.turns.get_reply(turn.turn_id)
-    if reply is not None and reply.new_token is not None:
-        from stepwise.states.new_token import deliver_new_token  # only a reply of /connect <name>
-
-        reply = deliver_new_token(turn, reply, services, deliver=False)  # its seed forgotten, or revoked
-    answered = reply is not None and reply.sent_chunks > 0
-    next_turn = services.sequencer().end_turn(
-        turn.conversation, turn.turn_id, "answered" if answered else "failed"
-    )
-    logger.warning(
-        "recovered a turn that did not finish",
-        extra={"status": status, "answered": answered, "next_turn": next_turn},
-    )
-    return FinishTurnOutput(next_turn=next_turn)

@@ -1,7 +1,8 @@
 """Reading a Telegram bot command out of a message: `/name`, `/name@BotName`, `/name arguments`."""
 
 import re
-from typing import NamedTuple
+
+from stepwise.record import Record
 
 # Telegram's command names: 1-32 letters, digits and underscores; a username may follow after "@".
 _COMMAND = re.compile(
@@ -9,7 +10,7 @@ _COMMAND = re.compile(
 )
 
 
-class ParsedCommand(NamedTuple):
+class ParsedCommand(Record):
     """A command's name (lowercase, without the slash or the bot's username) and the text after it."""
 
     name: str

@@ -15,8 +15,8 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 from html.parser import HTMLParser
-from typing import NamedTuple
 
+from stepwise.record import Record
 from stepwise.telegram.html_escape import escape_html
 
 MAX_MESSAGE_LENGTH = 4096
@@ -41,14 +41,14 @@ _ALLOWED_TAGS = frozenset(
 )
 
 
-class OutgoingChunk(NamedTuple):
+class OutgoingChunk(Record):
     """One Telegram message: ``html`` for parse_mode HTML, ``plain`` as the no-markup fallback."""
 
     html: str
     plain: str
 
 
-class _Unit(NamedTuple):
+class _Unit(Record):
     """A piece of the reply: Markdown text, or the body of a code block when ``lang`` is set."""
 
     sep: str

@@ -5,7 +5,8 @@ are priced as claude-sonnet-4-5, and `price_for` says so.
 """
 
 from decimal import Decimal
-from typing import NamedTuple
+
+from stepwise.record import Record
 
 CACHE_WRITE_FACTOR = Decimal("1.25")
 CACHE_READ_FACTOR = Decimal("0.1")
@@ -15,7 +16,7 @@ WEB_SEARCH_NANO_USD = 10_000_000
 NANO_PER_MICRO = 1000  # a price per million tokens is micro-dollars per token; costs are kept in nano-dollars
 
 
-class Price(NamedTuple):
+class Price(Record):
     """Dollars per million input and output tokens of one model; `model` is the table's entry used."""
 
     model: str
