@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from boto3.dynamodb.conditions import Key
 from support.stack import NOT_ALLOWED_USER, Stack
+from support.turn_fakes import user_texts
 
 from stepwise.prompt.system import is_turn_context
 from stepwise_local import updates
@@ -43,16 +44,6 @@ def say(stack: Stack, group: int, user: int, words: str, name: str = "Ana", **ex
     assert action(update) in ("started", "queued"), update["answer"]
     assert stack.emulation.wait_for_update(group, update["update_id"])["status"] == "SUCCEEDED"
     return stack.replies(group)
-
-
-def user_texts(request: dict[str, Any]) -> list[str]:
-    return [
-        block["text"]
-        for message in request["messages"]
-        if message["role"] == "user"
-        for block in message["content"]
-        if block.get("type") == "text" and not is_turn_context(block)
-    ]
 
 
 def context_of(request: dict[str, Any]) -> str:

@@ -7,20 +7,10 @@ import json
 from typing import Any
 
 from support.stack import Stack
+from support.turn_fakes import user_texts
 
-from stepwise.prompt.system import is_turn_context
 from stepwise_local import updates
 from stepwise_local.anthropic_server import hang, text, tool_use
-
-
-def user_texts(request: dict[str, Any]) -> list[str]:
-    return [
-        block["text"]
-        for message in request["messages"]
-        if message["role"] == "user"
-        for block in message["content"]
-        if block.get("type") == "text" and not is_turn_context(block)
-    ]
 
 
 def chat_turns(stack: Stack, chat: int) -> list[dict[str, Any]]:

@@ -73,6 +73,12 @@ def conversation_texts(messages: list[dict[str, Any]]) -> list[str]:
     ]
 
 
+def user_texts(request: dict[str, Any]) -> list[str]:
+    """The text blocks of the user's messages of a Messages API request as the fake API received it, oldest
+    first, without Stepwise's per-turn context block."""
+    return conversation_texts([m for m in request["messages"] if m["role"] == "user"])
+
+
 def turn_context_text(request: ModelRequest) -> str:
     """The per-turn context block that ends the request's newest user message."""
     (context,) = [b["text"] for b in request.messages[-1]["content"] if is_turn_context(b)]
