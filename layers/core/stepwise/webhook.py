@@ -115,7 +115,9 @@ def handle_update(secret_header: str | None, body: str | None, services: Webhook
     if update.callback_query is not None:
         return _handle_press(update.update_id, update.callback_query, services)
     message = update.message
-    if message is not None and (message.forum_topic_created or message.forum_topic_edited):
+    if message is not None and (
+        message.forum_topic_created is not None or message.forum_topic_edited is not None
+    ):
         return _topic_service_message(update.update_id, message, services)
     attachment = attachment_of(message, services.media_limits) if message is not None else None
     if message is None or (message.text is None and attachment is None) or message.from_user is None:
@@ -214,9 +216,24 @@ def _topic_service_message(update_id: int, message: Message, services: WebhookSe
     """A topic was opened or renamed. A topic Telegram named itself (`is_name_implicit`) waits for a name,
     which its first answer gives it (`states.topic_name`); one its user named (or renamed) keeps its name.
     Nothing to answer: no turn."""
+    from stepwise.telegram.topic_events import ForumTopicCreated, ForumTopicEdited  # only for such an update
+
+    try:
+        created = (
+            None
+            if message.forum_topic_created is None
+            else ForumTopicCreated.model_validate(message.forum_topic_created)
+        )
+        if message.forum_topic_edited is not None:
+            ForumTopicEdited.model_validate(message.forum_topic_edited)
+    except ValidationError as error:  # answered as the update's own models answer a malformed update
+        reason = invalid_reason(error)
+        logger.warning("malformed topic service message; dropped", extra={"reason": reason})
+        detail = f"malformed topic service message: {reason}"
+        return WebhookOutcome(status=200, action="invalid", detail=detail, update_id=update_id)
     conversation = conversation_of(message)
     ids = {"update_id": update_id, "chat_id": message.chat.id, "topic": conversation.topic}
-    created, sender = message.forum_topic_created, message.from_user
+    sender = message.from_user
     if (
         services.chats is None
         or (in_group(message) and services.allowed_chats and message.chat.id not in services.allowed_chats)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 from types import MappingProxyType
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from stepwise.history.models import StoredMessage
 from stepwise.inbox.arrival_typing import typing_still_shown
@@ -18,6 +18,7 @@ from stepwise.prompt.caching import (
     history_tokens,
     window_floor,
 )
+from stepwise.record import Record
 from stepwise.states.contracts.base import Next
 from stepwise.states.contracts.load_context import LoadContextInput
 from stepwise.states.turn_kind import decide_turn
@@ -186,7 +187,7 @@ def hear_voice_notes(turn: TurnRef, batch: list[QueuedMessage], services: TurnSe
     return hear_notes(turn, batch, services)
 
 
-class VoiceLines(NamedTuple):
+class VoiceLines(Record):
     """What a turn's voice notes add to it: the notices of notes not heard (by message id), the offline
     recognizer's "I heard" lines and footnote, and whether the answer is also spoken."""
 
