@@ -10,13 +10,11 @@ Each function's handler is imported in a fresh interpreter, as Lambda imports it
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+from support.fresh_python import run_clean
 
 ROOT = Path(__file__).resolve().parents[2]
 TURN_FUNCTIONS = ("webhook", "load_context", "call_model", "run_tools", "finish_turn")
@@ -52,21 +50,11 @@ PROBE = textwrap.dedent(
 
 
 def cold_import(function: str) -> dict[str, list[str]]:
-    env = {
-        "PATH": os.environ.get("PATH", ""),
-        "PYTHONPATH": str(ROOT / "layers" / "core"),
-        "AWS_DEFAULT_REGION": "us-east-1",
-        "POWERTOOLS_SERVICE_NAME": "stepwise",
-    }
-    out = subprocess.run(
-        [sys.executable, "-c", PROBE, str(ROOT / "functions" / function)],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=ROOT,
+    """The `stepwise` modules loaded, and the NamedTuples and dataclasses defined, by `function`'s import."""
+    loaded: dict[str, list[str]] = json.loads(
+        run_clean(PROBE, str(ROOT / "functions" / function)).splitlines()[-1]
     )
-    return json.loads(out.stdout.splitlines()[-1])  # type: ignore[no-any-return]
+    return loaded
 
 
 @pytest.fixture(scope="module")

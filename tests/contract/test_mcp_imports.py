@@ -19,6 +19,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+from support.fresh_python import run_clean
+
 ROOT = Path(__file__).resolve().parents[2]
 CORE = ROOT / "layers" / "core" / "stepwise"
 SDK = ("mcp", "mcp_types")
@@ -110,21 +112,7 @@ PROBE = textwrap.dedent(
 
 
 def first_to_load_the_sdk(handlers: list[Path]) -> str | None:
-    env = {
-        "PATH": os.environ.get("PATH", ""),
-        "PYTHONPATH": os.pathsep.join([str(ROOT / "layers" / "core"), str(ROOT)]),
-        "AWS_DEFAULT_REGION": "us-east-1",
-        "POWERTOOLS_SERVICE_NAME": "stepwise",
-    }
-    out = subprocess.run(
-        [sys.executable, "-c", PROBE, *map(str, handlers)],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=ROOT,
-    )
-    first: str | None = json.loads(out.stdout)
+    first: str | None = json.loads(run_clean(PROBE, *map(str, handlers)))
     return first
 
 

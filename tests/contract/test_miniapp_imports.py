@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import ast
 import json
-import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
+
+from support.fresh_python import run_clean
 
 ROOT = Path(__file__).resolve().parents[2]
 CORE = ROOT / "layers" / "core" / "stepwise"
@@ -48,20 +47,7 @@ def imports_of_the_package(path: Path) -> list[str]:
 
 
 def loaded_after(handlers: list[Path]) -> dict[str, bool]:
-    env = {
-        "PATH": os.environ.get("PATH", ""),
-        "PYTHONPATH": os.pathsep.join([str(ROOT / "layers" / "core"), str(ROOT)]),
-        "AWS_DEFAULT_REGION": "us-east-1",
-        "POWERTOOLS_SERVICE_NAME": "stepwise",
-    }
-    out = subprocess.run(
-        [sys.executable, "-c", PROBE, *map(str, handlers)],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    loaded: dict[str, bool] = json.loads(out.stdout)
+    loaded: dict[str, bool] = json.loads(run_clean(PROBE, *map(str, handlers)))
     return loaded
 
 
