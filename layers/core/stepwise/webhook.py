@@ -108,10 +108,7 @@ def handle_update(secret_header: str | None, body: str | None, services: Webhook
     try:
         update = Update.model_validate_json(body or "")
     except ValidationError as error:
-        # 200, not 400: Telegram redelivers every non-2xx answer for hours, and this body will never validate.
-        reason = invalid_reason(error)
-        logger.warning("body is not a Telegram update; dropped", extra={"reason": reason})
-        return WebhookOutcome(status=200, action="invalid", detail=f"body is not a Telegram update: {reason}")
+        return _dropped("body is not a Telegram update", error)
     if update.callback_query is not None:
         return _handle_press(update.update_id, update.callback_query, services)
     message = update.message
@@ -202,6 +199,14 @@ def _bot_if_addressed(message: Message, services: WebhookServices) -> "BotIdenti
     return bot if addressed(message, bot) else None
 
 
+def _dropped(what: str, error: ValidationError, update_id: int | None = None) -> WebhookOutcome:
+    """A body that will never validate, logged and answered 200, not 400: Telegram redelivers every non-2xx
+    answer for hours."""
+    reason = invalid_reason(error)
+    logger.warning("%s; dropped", what, extra={"reason": reason})
+    return WebhookOutcome(status=200, action="invalid", detail=f"{what}: {reason}", update_id=update_id)
+
+
 def invalid_reason(error: ValidationError, shown: int = 3) -> str:
     """Why a body failed validation, by field and error type only (never the values: they may be private)."""
     problems = [
@@ -227,10 +232,7 @@ def _topic_service_message(update_id: int, message: Message, services: WebhookSe
         if message.forum_topic_edited is not None:
             ForumTopicEdited.model_validate(message.forum_topic_edited)
     except ValidationError as error:  # answered as the update's own models answer a malformed update
-        reason = invalid_reason(error)
-        logger.warning("malformed topic service message; dropped", extra={"reason": reason})
-        detail = f"malformed topic service message: {reason}"
-        return WebhookOutcome(status=200, action="invalid", detail=detail, update_id=update_id)
+        return _dropped("malformed topic service message", error, update_id)
     conversation = conversation_of(message)
     ids = {"update_id": update_id, "chat_id": message.chat.id, "topic": conversation.topic}
     sender = message.from_user
