@@ -133,24 +133,29 @@ def turn_start(
     message_id: str | None = None,
     created_at: str = "2026-11-22T09:00:00.000Z",
     topic: int | None = None,
+    user_id: int | None = None,
+    sender: str | None = None,
 ) -> TurnStart:
     """Put a message in the conversation's inbox (as the webhook does) and return the start of a turn for it
-    (named `turn-<update_id>`)."""
+    (named `turn-<update_id>`). `user_id` is the chat's by default (a private chat); in a group (a negative
+    `chat_id`) give the member's, and `sender`, their first name."""
+    user = chat_id if user_id is None else user_id
     services.sequencer().inbox.enqueue(
         QueuedMessage(
             chat_id=chat_id,
             topic=topic,
             update_id=update_id,
-            user_id=chat_id,
+            user_id=user,
             id=message_id or f"msg-{update_id}",
             text=text,
+            sender=sender,
             received_at=created_at,
         ),
         expires_at=0,
     )
     return TurnStart(
         turn=TurnRef(
-            turn_id=f"turn-{update_id}", chat_id=chat_id, topic=topic, user_id=chat_id, update_id=update_id
+            turn_id=f"turn-{update_id}", chat_id=chat_id, topic=topic, user_id=user, update_id=update_id
         )
     )
 

@@ -156,6 +156,26 @@ def test_a_user_over_the_daily_budget_gets_the_budget_message_and_no_model_call(
     assert "at midnight UTC (00:00 on Mon 23 Nov your time, Europe/Lisbon)" in reply.text
 
 
+def test_in_a_group_the_budget_message_shows_neither_the_members_figures_nor_their_zone(
+    services: TurnServices, model: ScriptedModel, usage: InMemoryUsageStore
+) -> None:
+    services.daily_token_budget = 1000
+    services.reminders.reminders.set_timezone(7, "Europe/Lisbon")
+    first = turn_start(services, "hello")
+    load_context(first, services)
+    model.responses.append(answer("Hi"))
+    call_model(CallModelInput(turn=first.turn), services)  # Ana's private turn spends her budget
+    in_group = turn_start(
+        services, "@stepwise_bot hi all", chat_id=-100, user_id=7, sender="Ana", update_id=2
+    )
+    assert load_context(in_group, services).route == "reply"
+    reply = services.turns.get_reply(in_group.turn.turn_id)
+    assert reply is not None and reply.source == "budget"
+    assert reply.text.startswith("Ana, you've reached your daily usage limit")
+    assert "at midnight UTC, in 14 h 30 min; /usage in our private chat shows more." in reply.text
+    assert "1,900" not in reply.text and "Europe/Lisbon" not in reply.text
+
+
 def test_a_turn_under_the_budget_finishes_its_tool_rounds(
     services: TurnServices, model: ScriptedModel, usage: InMemoryUsageStore
 ) -> None:

@@ -370,6 +370,17 @@ class Runtime:
         return load_persona(Path(directory) if directory else None)
 
     @cached_property
+    def group_persona(self) -> str:
+        """The persona of a group's prompt, read once: the same files but `GROUP.md` instead of `USER.md`,
+        the owner's notes, which a group never gets (docs/groups.md)."""
+        from pathlib import Path
+
+        from stepwise.prompt.persona import load_persona
+
+        directory = self.settings.persona_dir
+        return load_persona(Path(directory) if directory else None, group=True)
+
+    @cached_property
     def skills(self) -> SkillCatalog:
         """The skills (SKILLS_DIR, or the shipped folder), read on first use; invalid ones logged and
         skipped."""
@@ -421,6 +432,7 @@ class Runtime:
             summary_threshold=s.summary_threshold,
             default_timezone=s.default_timezone,
             persona=self.persona,
+            group_persona=self.group_persona,
             skills=lazy(lambda: self.skills),
             web=WebAccess(
                 search=s.web_search,

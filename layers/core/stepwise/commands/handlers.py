@@ -32,6 +32,8 @@ MEMORY_LIST_LIMIT = 50  # the most memories /memory shows
 MEMORY_LINE_CHARS = 300
 MEMORY_QUERY = "what I know about the user"  # any text: the query is only a way to list the user's memories
 USAGE_NOT_COUNTED = "Usage is not counted in this deployment."
+# In a group only what addresses the bot starts a turn: a group's empty list says how to add to it.
+MENTION_ME = "mention me (or reply to one of my messages) with it, for example"
 
 
 class CommandServices(Protocol):
@@ -128,9 +130,11 @@ def _run_tool(request: CommandRequest, name: str, arguments: dict[str, object]) 
 
 
 def tasks(request: CommandRequest) -> str:
-    """The user's tasks, through the list_tasks tool."""
+    """The user's tasks (a group's own in a group), through the list_tasks tool."""
     listed = _run_tool(request, "list_tasks", {"status": "all"})
     if listed is None or listed.content.startswith("No "):
+        if request.meta.in_group:
+            return f"The group has no tasks. To add one, {MENTION_ME} “add bread”."
         return "You have no tasks. Add one by writing, for example, “add buy milk”."
     return listed.content
 
@@ -141,6 +145,8 @@ def reminders(request: CommandRequest) -> str:
     if listed is None:
         return "Reminders are not set up in this deployment."
     if listed.content.startswith("No "):
+        if request.meta.in_group:
+            return f"The group has no reminders. To set one, {MENTION_ME} “remind us at 5pm to call grandma”."
         return "You have no reminders. Set one by writing, for example, “remind me at 5pm to call mom”."
     return listed.content
 
@@ -155,10 +161,17 @@ def memory(request: CommandRequest) -> str:
         logger.warning("listing memories failed", extra={"error": recalled.content})
         return "I can't reach my long-term memory right now. Try /memory again in a minute."
     found = recalled.structured["memories"]
+    group = request.meta.in_group
     if not found:
+        if group:
+            return (
+                f"I don't remember anything for this group yet. To keep something, {MENTION_ME} "
+                "“remember that …”."
+            )
         return "I don't remember anything about you yet. Ask me to remember something: “remember that …”."
     lines = [f"- [{m['id']}] {_short(m['text'])}" for m in sorted(found, key=lambda m: m["id"])]
-    return f"What I remember about you ({len(found)}):\n" + "\n".join(lines)
+    whose = "for this group" if group else "about you"
+    return f"What I remember {whose} ({len(found)}):\n" + "\n".join(lines)
 
 
 def _short(text: str) -> str:
@@ -189,6 +202,11 @@ def skills(request: CommandRequest) -> str:
 def reset(request: CommandRequest) -> str:
     """Start the next turn's history window after this answer; nothing is deleted."""
     request.services.chats.set_window(request.meta.conversation, request.reply_key)
+    if request.meta.in_group:
+        return (
+            "Fresh start: from the next message on I no longer see the earlier messages here. Nothing was "
+            "deleted; the group's tasks, reminders and memories stay."
+        )
     return (
         "Fresh start: from your next message on I no longer see our earlier messages. Nothing was deleted; "
         "your tasks, reminders and memories stay."

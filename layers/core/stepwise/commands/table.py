@@ -57,7 +57,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("tasks", "Your tasks", handlers.tasks),
     Command("reminders", "Your reminders and check-ins", handlers.reminders),
     Command("memory", "What I remember about you", handlers.memory),
-    Command("jobs", "Your background jobs; /jobs stop 3 stops one", jobs),
+    Command("jobs", "Your background jobs; /jobs stop 3 stops one", jobs, personal=True),
     Command("skills", "The skills I can use (weekly review, trip planning…)", handlers.skills),
     Command("new", "A new conversation in a topic of its own; /new Trip plans names it", new_topic),
     Command("reset", "Start a fresh conversation (nothing is deleted)", handlers.reset),
@@ -68,6 +68,7 @@ COMMANDS: tuple[Command, ...] = (
         "Your time zone; /timezone Europe/Lisbon sets it",
         handlers.timezone,
         rules_with_arguments=True,
+        personal=True,
     ),
     Command("connect", "Tokens for your MCP clients; /connect laptop makes one", connect, personal=True),
     Command("app", "Your assistant at a glance: the Mini App", app),
@@ -89,14 +90,17 @@ def menu() -> list[dict[str, str]]:
     return [{"command": c.name, "description": c.description} for c in COMMANDS if c.in_menu]
 
 
-def route(text: str) -> Route | None:
+def route(text: str, in_group: bool = False) -> Route | None:
     """How a message is answered: "answer" (by the table, no model), "rules" (by the offline rules model,
-    which calls a tool), or None when it is not a command."""
+    which calls a tool), or None when it is not a command. In a group a command about one person is
+    answered by the table, which points to the private chat (`/timezone Europe/Lisbon` changes nothing)."""
     parsed = parse_command(text)
     if parsed is None:
         return None
     command = find(parsed.name)
-    if command is not None and command.rules_with_arguments and parsed.args:
+    if command is None or (command.personal and in_group):
+        return "answer"
+    if command.rules_with_arguments and parsed.args:
         return "rules"
     return "answer"
 

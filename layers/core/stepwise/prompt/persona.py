@@ -1,9 +1,11 @@
 """The persona: the assistant's character, facts about its owner and house rules, from Markdown files.
 
-`persona/SOUL.md`, `USER.md` and `AGENTS.md` ship in the layer (see docs/persona.md). They are read once per
-container and go into the byte-stable system prompt, before its cache breakpoint, so editing them changes
-the assistant's behaviour without a code change. HTML comments (`<!-- … -->`) are left out; a missing or
-empty file is skipped; a file over `MAX_PERSONA_FILE_CHARS` is refused with an error naming it.
+`persona/SOUL.md`, `USER.md`, `GROUP.md` and `AGENTS.md` ship in the layer (see docs/persona.md). They are
+read once per container and go into the byte-stable system prompt, before its cache breakpoint, so editing
+them changes the assistant's behaviour without a code change. `USER.md`, the owner's notes, goes to private
+chats only and `GROUP.md`, notes for groups, to groups only (docs/groups.md): a group's prompt holds nobody's
+personal notes. HTML comments (`<!-- … -->`) are left out; a missing or empty file is skipped; a file over
+`MAX_PERSONA_FILE_CHARS` is refused with an error naming it.
 """
 
 from __future__ import annotations
@@ -16,8 +18,11 @@ SHIPPED_PERSONA_DIR = Path(__file__).resolve().parent.parent.parent / "persona"
 PERSONA_FILES = (
     ("SOUL.md", "## Character"),
     ("USER.md", "## About the user (written by the user)"),
+    ("GROUP.md", "## About this group (written by the owner)"),
     ("AGENTS.md", "## House rules"),
 )
+PRIVATE_ONLY = "USER.md"  # the owner's notes: never in a group's prompt
+GROUP_ONLY = "GROUP.md"  # notes for groups: never in a private chat's prompt
 MAX_PERSONA_FILE_CHARS = 12_000  # about 3,000 tokens: each file, after comments are removed
 _COMMENT = re.compile(r"<!--.*?-->", re.S)
 
@@ -43,12 +48,16 @@ def read_persona_file(path: Path) -> str:
     return text
 
 
-def load_persona(directory: Path | None = None) -> str:
+def load_persona(directory: Path | None = None, *, group: bool = False) -> str:
     """The persona section of the system prompt from `directory` (the shipped folder by default): each
-    non-empty file under its heading, in a fixed order; "" when every file is missing or empty."""
+    non-empty file under its heading, in a fixed order; "" when every file is missing or empty. A private
+    chat's (`group` false) has `USER.md` and not `GROUP.md`; a group's has `GROUP.md` and not `USER.md`."""
     folder = directory if directory is not None else SHIPPED_PERSONA_DIR
+    left_out = PRIVATE_ONLY if group else GROUP_ONLY
     sections = []
     for name, heading in PERSONA_FILES:
+        if name == left_out:
+            continue
         text = read_persona_file(folder / name)
         if text:
             sections.append(f"{heading}\n{text}")

@@ -54,8 +54,15 @@ GROUP_NOTE = (
 )
 
 
-def default_zone_note(zone: str) -> str:
-    """The per-turn context section while the user has not chosen a time zone."""
+def default_zone_note(zone: str, in_group: bool = False) -> str:
+    """The per-turn context section while the user (in a group: the member who asked) has not chosen a time
+    zone."""
+    if in_group:
+        return (
+            f"## Time zone\nThe member who asked has not set a time zone; times are in {zone}, the default. "
+            "When a time of day matters, say that you use it; they set their own with /timezone in their "
+            "private chat with you."
+        )
     return (
         f"## Time zone\nThe user has not set a time zone; times are in {zone}, the default. When a time of "
         "day matters (a reminder at 5pm, a daily check-in), ask which zone they are in and call set_timezone."
@@ -122,7 +129,7 @@ def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutp
     ]  # server tools last: the cached prefix is stable
     per_turn = [
         *([job_turn.job_section(meta, max_steps)] if in_job else []),
-        *([] if meta.timezone_set else [default_zone_note(meta.timezone)]),
+        *([] if meta.timezone_set else [default_zone_note(meta.timezone, meta.in_group)]),
         *([GROUP_NOTE] if meta.in_group else []),
         *memory_sections(meta, "this group" if meta.in_group else "the user"),
         *([limit_note(max_steps)] if previous.final else []),
@@ -136,7 +143,7 @@ def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutp
         rounds,
         per_turn,
         files,
-        persona=services.persona,
+        persona=services.group_persona if meta.in_group else services.persona,
         skills=services.skills.prompt_section if services.skills is not None else "",
         cache_history=meta.history_cached,
         web=(web.search, web.fetch),

@@ -113,7 +113,7 @@ def job_must_stop(meta: TurnMeta, services: TurnServices) -> Next | None:
             _stop(
                 meta,
                 services,
-                budget_message(services.daily_token_budget, used, now, meta.timezone),
+                budget_message(services.daily_token_budget, used, now, meta.timezone, meta.group_member),
                 "budget",
             )
             logger.warning("background job stopped by the daily token budget", extra={"job": meta.job.number})

@@ -99,7 +99,7 @@ def load_context(start: LoadContextInput, services: TurnServices) -> Next:
     job_report = batch[0].text if batch[0].kind == "job" else None
     chosen_zone = services.reminders.timezone(user_id)
     command = (
-        command_route(batch[0].text)
+        command_route(batch[0].text, turn.chat_id < 0)
         if len(batch) == 1 and batch[0].kind == "message" and not heard and batch[0].forwarded is None
         else None
     )
@@ -168,13 +168,13 @@ def name_for_topic(chat: ChatRecord | None, batch: list[QueuedMessage]) -> str |
     return next((name for text in typed if (name := topic_name(text))), None)
 
 
-def command_route(text: str) -> Route | None:
+def command_route(text: str, in_group: bool) -> Route | None:
     """How a slash command is answered (`stepwise.commands.table`, loaded only for a command), or None."""
     if not is_command(text):
         return None
     from stepwise.commands.table import route
 
-    return route(text)
+    return route(text, in_group)
 
 
 def hear_voice_notes(turn: TurnRef, batch: list[QueuedMessage], services: TurnServices) -> dict[str, Heard]:

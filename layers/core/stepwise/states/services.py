@@ -84,6 +84,7 @@ class TurnServices:
     summary_threshold: int = 20
     web: WebAccess = field(default_factory=WebAccess)  # Anthropic's web tools; off unless the owner says
     persona: str = ""  # the persona section of the system prompt, read once per container
+    group_persona: str = ""  # a group's: without the owner's USER.md (stepwise.prompt.persona)
     skills: SkillCatalog | None = None  # the skills (their section of the system prompt); None: no skills
     rules_model: Callable[[], ChatModel] = offline_model
     rules_only: bool = False  # no Messages API is configured: `model` is the offline rules model

@@ -61,7 +61,9 @@ def _kind_and_text(
         return "command", command_answer(meta, services)
     if meta.model_override is None and (used := _over_budget(meta, services)) is not None:
         now = services.clock()
-        return "budget", lambda *_: budget_message(services.daily_token_budget, used, now, meta.timezone)
+        return "budget", lambda *_: budget_message(
+            services.daily_token_budget, used, now, meta.timezone, meta.group_member
+        )
     return "model", None
 
 

@@ -100,6 +100,11 @@ class TurnMeta(BaseModel):
         """Whether the turn answers a group (groups' chat ids are negative)."""
         return self.chat_id < 0
 
+    @property
+    def group_member(self) -> str | None:
+        """In a group, the first name of the member who asked ("" when unknown); None in a private chat."""
+        return (self.sender or "") if self.in_group else None
+
 
 class ModelStep(BaseModel):
     """One model response within a turn, and the tool results that answered it (if any)."""

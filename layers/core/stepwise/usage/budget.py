@@ -47,8 +47,19 @@ def reset_phrase(now: datetime, timezone: str) -> str:
     return f"at midnight UTC ({local.strftime('%H:%M on %a %d %b')} your time, {timezone}), in {wait}"
 
 
-def budget_message(daily_budget: int, used: int, now: datetime, timezone: str) -> str:
-    """The reply of a turn refused for the budget."""
+def budget_message(
+    daily_budget: int, used: int, now: datetime, timezone: str, group_member: str | None = None
+) -> str:
+    """The reply of a turn refused for the budget. In a group (`group_member`: the first name of the member
+    who asked, "" when unknown) it names neither their figures nor their time zone: /usage, in the private
+    chat, shows them."""
+    if group_member is not None:
+        lead = f"{group_member}, you've" if group_member else "You've"
+        return (
+            f"{lead} reached your daily usage limit, so I'm pausing the language model for your messages to "
+            f"keep costs in check. It resets {reset_phrase(now, 'UTC')}; /usage in our private chat shows "
+            "more. Your message is saved; write to me again after that."
+        )
     return (
         f"I've reached today's usage limit for you ({used:,} of {daily_budget:,} tokens), so I'm pausing the "
         f"language model to keep costs in check. The limit resets {reset_phrase(now, timezone)}. Your "
