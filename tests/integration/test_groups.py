@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 import json
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -93,8 +94,8 @@ def test_a_mention_a_reply_to_the_bot_and_a_command_for_it_are_answered(stack: S
     assert say(stack, group, ana, "@stepwise_bot hello") == ["Hello, Ana."]
     assert user_texts(stack.anthropic.requests[-1]) == ["From Ana:", "hello"], "the mention is taken off"
     assert say(stack, group, ana, "and milk", reply_to=sent_by_bot(stack, group))[-1] == "Milk it is."
-    assert say(stack, group, ana, "/tasks@stepwise_bot")[-1].startswith("You have no tasks")
-    assert say(stack, group, ana, "/tasks")[-1].startswith("You have no tasks")
+    assert say(stack, group, ana, "/tasks@stepwise_bot")[-1].startswith("The group has no tasks")
+    assert say(stack, group, ana, "/tasks")[-1].startswith("The group has no tasks")
     answered = len(stack.replies(group))
     assert action(post(stack, group, ana, "/tasks@otherbot")) == "ignored"
     assert len(stack.anthropic.requests) == 2 and len(stack.replies(group)) == answered
@@ -240,7 +241,25 @@ def test_only_the_askers_tap_resumes_an_approval(stack: Stack) -> None:
     assert stack.tasks(group) == [] and stack.replies(group)[-1] == "Deleted."
 
 
-@pytest.mark.parametrize("command", ["/usage", "/voice on", "/connect laptop"])
+def test_a_groups_model_request_holds_none_of_the_owners_notes(stack: Stack, tmp_path: Path) -> None:
+    (tmp_path / "SOUL.md").write_text("Warm and brief.", encoding="utf-8")
+    (tmp_path / "USER.md").write_text("- My name is Ada; my bank PIN hint is the cat.", encoding="utf-8")
+    (tmp_path / "GROUP.md").write_text("- This is the Silva family.", encoding="utf-8")
+    stack.emulation.config.env["PERSONA_DIR"] = str(tmp_path)
+    ana, group = stack.new_user(), new_group()
+    stack.anthropic.script(text("Hi all."), text("Hi Ada."))
+    say(stack, group, ana, "@stepwise_bot what do you know about the owner?")
+    request = json.dumps(stack.anthropic.requests[-1])
+    assert "bank PIN" not in request and "My name is Ada" not in request
+    assert "Silva family" in request and "Warm and brief." in request
+    stack.say(ana, "hello")
+    private = json.dumps(stack.anthropic.requests[-1])
+    assert "bank PIN" in private and "Silva family" not in private
+
+
+@pytest.mark.parametrize(
+    "command", ["/usage", "/voice on", "/connect laptop", "/jobs", "/timezone Asia/Tokyo"]
+)
 def test_commands_about_one_person_point_to_the_private_chat(stack: Stack, command: str) -> None:
     ana, group = stack.new_user(), new_group()
     name = command.split()[0]
