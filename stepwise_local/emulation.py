@@ -462,10 +462,10 @@ class Emulation:
                     handler.setStream(self.config.log_stream)
 
     # ------------------------------------------------------------------ invoking functions
-    def invoke(self, logical_id: str, event: Any) -> Any:
-        """Run one function's handler in-process with its environment (one invocation at a time)."""
+    def _context(self, logical_id: str) -> Any:
+        """The Lambda context object of one invocation."""
         spec = self.functions[logical_id]
-        context = types.SimpleNamespace(
+        return types.SimpleNamespace(
             function_name=logical_id,
             function_version="$LATEST",
             invoked_function_arn=spec.arn,
@@ -475,6 +475,11 @@ class Emulation:
             log_stream_name=logical_id,
             get_remaining_time_in_millis=lambda: spec.timeout * 1000,
         )
+
+    def invoke(self, logical_id: str, event: Any) -> Any:
+        """Run one function's handler in-process with its environment (one invocation at a time)."""
+        spec = self.functions[logical_id]
+        context = self._context(logical_id)
         warmup = isinstance(event, dict) and event.get(WARMUP_KEY) is True
         hold = None if warmup else self._holds.get(logical_id)
         if hold is not None and (
@@ -507,6 +512,20 @@ class Emulation:
             finally:
                 self._running = None
                 self.containers.give_back(container)
+
+    def warm_up(self, logical_id: str) -> Any:
+        """Send the function the webhook's warm-up event and let it prepare as in its Lambda container: in its
+        environment, one invocation at a time, and (with `warm_containers`) its runtime kept for its next
+        invocation, with what the preparation read. The webhook's own warm-ups answer outside the functions'
+        environments (their threads run while the webhook's invocation holds the lock): they keep nothing."""
+        spec = self.functions[logical_id]
+        container, cold = self.containers.take(logical_id)
+        self.invocations.append(Invocation(logical_id, {WARMUP_KEY: True}, cold=cold, warmup=True))
+        try:
+            with self._lock, self._environment(spec):
+                return self._handlers[logical_id]({WARMUP_KEY: True}, self._context(logical_id))
+        finally:
+            self.containers.give_back(container)
 
     def crash(self, logical_id: str, when: str, times: int = 1) -> None:
         """Make the next `times` invocations of a function die "before" its handler runs (no side effect)

@@ -11,12 +11,15 @@ from stepwise.remote_tools.state import ServerRecord
 
 
 class InMemoryRemoteToolCache:
-    """RemoteToolCache in a dict keyed by server name."""
+    """RemoteToolCache in a dict keyed by server name (always consistent); `reads` notes each `get_many` as
+    (servers, consistent)."""
 
     def __init__(self) -> None:
         self.records: dict[str, ServerRecord] = {}
+        self.reads: list[tuple[tuple[str, ...], bool]] = []
 
-    def get_many(self, servers: Sequence[str]) -> dict[str, ServerRecord]:
+    def get_many(self, servers: Sequence[str], *, consistent: bool = False) -> dict[str, ServerRecord]:
+        self.reads.append((tuple(servers), consistent))
         return {name: self.records[name] for name in servers if name in self.records}
 
     def put_tools(

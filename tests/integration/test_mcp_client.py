@@ -198,6 +198,64 @@ def test_an_outside_email_with_a_long_body_asks_showing_its_recipient_and_sends_
     assert not result["is_error"] and "sent to eve@example.com" in result["content"]
 
 
+class GrowingServer(TimeServer):
+    """An outside server with one read-only tool, `ping`; `add(name)` gives it another (read-only, answering
+    "<name> ran") while it runs."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        from mcp.server.mcpserver import MCPServer
+        from mcp_types import ToolAnnotations
+
+        self._mcp = MCPServer("growing")
+        self._read_only = ToolAnnotations(readOnlyHint=True)
+
+        def ping() -> str:
+            """Answers pong."""
+            return "pong"
+
+        self._mcp.add_tool(ping, annotations=self._read_only)
+        self._app = self._mcp.streamable_http_app()
+
+    def add(self, name: str) -> None:
+        def added() -> str:
+            return f"{name} ran"
+
+        self._mcp.add_tool(added, name=name, description=f"The {name} tool.", annotations=self._read_only)
+
+
+def test_a_tool_added_to_a_known_server_works_on_its_first_call_after_run_tools_was_warmed(
+    stack: Stack, servers: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    user = stack.new_user()
+    stack.emulation.config.env["REMOTE_TOOLS_REFRESH_SECONDS"] = "600"
+    with GrowingServer() as growing:
+        servers([{"name": "grow", "url": growing.url}])
+        stack.anthropic.script(text("Hi"))
+        stack.say(user, "hi")  # CallModel fetched the list (ping), its labels pinned as first seen
+        # From here each function's container keeps its runtime; RunTools' is warmed up: it reads the lists
+        monkeypatch.setattr(stack.emulation.config, "warm_containers", True)
+        monkeypatch.setattr(stack.emulation, "_warm_runtimes", {})
+        stack.emulation.warm_up("RunToolsFunction")
+        # The server gains a tool; the list is stale by the next turn, so its CallModel fetches and offers it
+        growing.add("pong")
+        stack.emulation.advance_clock(timedelta(minutes=11))
+        stack.anthropic.script(tool_use(("grow__pong", {})), text("Pong ran."))
+        name = stack.send(user, "pong please")
+        # A tool that was not there when the labels were pinned asks for the tap (it is not "Unknown tool")
+        message = stack.buttons(user)
+        assert "grow__pong" in tool_names(stack.anthropic.requests[1])
+        assert "asks to call pong on the outside MCP server “grow”" in stack.telegram.text_of(message)
+        assert growing.count("tools/call") == 0
+        stack.press(user, message, "Approve")
+        assert stack.emulation.wait(name)["status"] == "SUCCEEDED"
+        (result,) = tool_results(stack.anthropic.requests[2])
+        assert not result["is_error"] and result["content"] == marker("grow") + "\npong ran"
+        assert growing.count("tools/call") == 1
+        assert growing.count("tools/list") == 2  # CallModel's two fetches: RunTools lists nothing
+    assert stack.replies(user)[-1] == "Pong ran."
+
+
 def test_a_server_that_stops_answering_gives_error_results_then_is_skipped_without_a_request(
     stack: Stack, servers: Any, time_server: TimeServer
 ) -> None:

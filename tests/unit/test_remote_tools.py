@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 import logging
+from dataclasses import replace
 from typing import Any
 
 import pytest
+from support.turn_fakes import ScriptedModel, tool_use, turn_start
 
 from stepwise.remote_tools.calls import INTENT, RemoteLimits, RemoteToolCaller
 from stepwise.remote_tools.catalog import RemoteTools
@@ -15,6 +17,13 @@ from stepwise.remote_tools.client import RemoteCallError
 from stepwise.remote_tools.config import ServerEntry, parse_servers
 from stepwise.remote_tools.results import marker, render
 from stepwise.remote_tools.ssm import token_headers
+from stepwise.states.call_model import call_model
+from stepwise.states.contracts.base import Next
+from stepwise.states.contracts.call_model import CallModelInput
+from stepwise.states.contracts.run_tools import RunToolsInput
+from stepwise.states.load_context import load_context
+from stepwise.states.run_tools import run_tools
+from stepwise.states.services import TurnServices
 from stepwise.tools.calls import parse_call, run_call
 from stepwise.tools.registry import ToolContext, ToolRegistry
 from stepwise_local.in_memory.ledger import InMemoryToolCallLedger
@@ -38,13 +47,17 @@ class Clock:
 
 
 def setup(
-    entries: list[dict[str, Any]], servers: FakeRemoteServers, *, refresh: bool = True
+    entries: list[dict[str, Any]],
+    servers: FakeRemoteServers,
+    *,
+    refresh: bool = True,
+    ledger: InMemoryToolCallLedger | None = None,
 ) -> tuple[RemoteTools, RemoteToolCaller, Clock]:
     clock = Clock()
     caller = RemoteToolCaller(
         cache=InMemoryRemoteToolCache(),
         servers=lambda: servers,
-        ledger=InMemoryToolCallLedger(),
+        ledger=ledger or InMemoryToolCallLedger(),
         headers=lambda entry: {},
         now=clock,
         limits=RemoteLimits(
@@ -350,3 +363,143 @@ def test_labels_written_before_pinning_are_pinned_at_the_next_refresh() -> None:
     servers.listings["s"] = relabelled("zap", READ)
     clock.now += 3600
     assert approvals(tools)["s__zap"] is True  # pinned as not read-only at that refresh
+
+
+# ---------------------------------------------------------------- RunTools read its lists before the offer
+# RunTools keeps what it read for 20 s (a warm-up's read, made before CallModel fetched a list): the model may
+# be offered, and call, a tool that read lacks.
+PING = {"name": "ping", "inputSchema": {"type": "object"}, "annotations": READ}
+
+
+class Sides:
+    """One deployment's CallModel and RunTools containers: CallModel's tools refresh lists (read anew at each
+    call); RunTools' keep what they read (an hour here, so that nothing depends on the test's speed)."""
+
+    def __init__(
+        self,
+        services: TurnServices,
+        entries: list[dict[str, Any]],
+        servers: FakeRemoteServers,
+        ledger: InMemoryToolCallLedger,
+    ) -> None:
+        self.call_side, self.caller, self.clock = setup(entries, servers, ledger=ledger)
+        self.run_side = RemoteTools(self.call_side._servers, self.caller, refresh=False, memo_seconds=3600)
+        self.call_model_services = replace(services, remote_tools=self.call_side.tools)
+        self.run_tools_services = replace(
+            services, remote_tools=self.run_side.tools, reread_remote_tools=self.run_side.reread
+        )
+        self.services = services
+        self.turns = 0
+
+    def round(self, model: ScriptedModel, *calls: tuple[str, dict[str, Any]]) -> tuple[Next, list[Any]]:
+        """A turn whose model makes these calls: CallModel, then RunTools (or RunToolsOrAskApproval, as
+        CallModel routes); RunTools' route and the step's results."""
+        model.responses.append(tool_use(*calls))
+        self.turns += 1
+        begin = turn_start(self.services, "please", update_id=self.turns)
+        load_context(begin, self.services)
+        routed = call_model(CallModelInput(turn=begin.turn), self.call_model_services)
+        offered = [tool["name"] for tool in model.requests[-1].tools or []]
+        assert {name for name, _ in calls if "__" in name} <= set(offered) | {"s__nope"}
+        request = RunToolsInput(turn=begin.turn, next=routed, approvals=routed.route == "tools_with_approval")
+        after = run_tools(request, self.run_tools_services)
+        step = self.services.turns.get_step(begin.turn.turn_id, 0)
+        return after, step.tool_results
+
+
+def consistent_reads(caller: RemoteToolCaller) -> int:
+    return sum(1 for _, consistent in caller.cache.reads if consistent)  # type: ignore[attr-defined]
+
+
+def test_a_new_servers_tool_runs_on_its_first_call_after_run_tools_read_the_lists_before_it_was_fetched(
+    services: TurnServices, model: ScriptedModel, ledger: InMemoryToolCallLedger
+) -> None:
+    servers = FakeRemoteServers(listings={"n": LISTING})
+    sides = Sides(services, [{"name": "n", "url": "https://n.example/mcp"}], servers, ledger)
+    assert sides.run_side.tools() == []  # RunTools' warm-up: the server's list was never fetched
+    after, (result,) = sides.round(model, ("n__look", {}))  # CallModel fetched it and offered n__look
+    assert after.route == "model"
+    assert result == {
+        "type": "tool_result",
+        "tool_use_id": "toolu_0_n__look",
+        "content": marker("n") + "\nlook ran",
+        "is_error": False,
+    }
+    # RunTools read the records again, once, strongly consistent, and asked the server nothing but the call
+    assert consistent_reads(sides.caller) == 1
+    assert servers.requests == [("n", "tools/list"), ("n", "tools/call")]
+    # What it read is kept: the next call of the tool reads nothing more
+    _, (again,) = sides.round(model, ("n__look", {}))
+    assert not again["is_error"] and consistent_reads(sides.caller) == 1
+
+
+def test_a_tool_added_to_a_known_server_asks_for_the_tap_on_its_first_call_as_a_new_tool_does(
+    services: TurnServices, model: ScriptedModel, ledger: InMemoryToolCallLedger
+) -> None:
+    servers = FakeRemoteServers(listings={"s": LISTING})
+    entry = {"name": "s", "url": "https://s.example/mcp", "approval": "never"}
+    sides = Sides(services, [entry], servers, ledger)
+    sides.call_side.tools()  # an earlier turn fetched the list (and pinned its labels)
+    assert "s__ping" not in {tool.name for tool in sides.run_side.tools()}  # RunTools' warm-up read it
+    servers.listings["s"] = [*LISTING, PING]
+    sides.clock.now += 3600  # stale: CallModel fetches it again and offers s__ping
+    after, results = sides.round(model, ("s__ping", {}))
+    # A new tool asks under every policy (`never` too), with its labels as the server lists them now
+    assert after.route == "approval" and results == []
+    request = services.approvals.get(after.approval_id or "")
+    assert request is not None
+    (asked,) = request.calls
+    assert asked.description.startswith("Call ping on the outside MCP server “s” with:")
+    assert servers.requests.count(("s", "tools/call")) == 0
+
+
+def test_a_server_listed_after_run_tools_read_the_servers_list_is_read_again_past_its_cache(
+    services: TurnServices, model: ScriptedModel, ledger: InMemoryToolCallLedger
+) -> None:
+    servers = FakeRemoteServers(listings={"s": LISTING, "n": [PING]})
+    old = (ServerEntry(name="s", url="https://s.example/mcp"),)
+    new = (*old, ServerEntry(name="n", url="https://n.example/mcp"))
+    sides = Sides(services, [], servers, ledger)
+    call_side = RemoteTools(lambda: new, sides.caller, refresh=True, memo_seconds=0)
+    sides.call_model_services.remote_tools = call_side.tools
+    # RunTools' cached copy of the servers list is older than the owner's addition of "n"
+    run_side = RemoteTools(
+        lambda: old, sides.caller, refresh=False, memo_seconds=3600, fresh_servers=lambda: new
+    )
+    sides.run_tools_services.remote_tools = run_side.tools
+    sides.run_tools_services.reread_remote_tools = run_side.reread
+    run_side.tools()
+    after, (result,) = sides.round(model, ("n__ping", {}))
+    assert after.route == "model"
+    assert result["content"] == marker("n") + "\nping ran" and not result["is_error"]
+
+
+def test_a_tool_missing_from_the_current_lists_too_is_unknown_after_one_read_and_the_server_has_its_say(
+    services: TurnServices, model: ScriptedModel, ledger: InMemoryToolCallLedger
+) -> None:
+    def answer(server: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any] | RemoteCallError:
+        if tool == "zap":  # removed from the server after CallModel listed it
+            return RemoteCallError(
+                "the server answered with an error: Unknown tool: zap (code -32602)", counts=False
+            )
+        return {"content": [{"type": "text", "text": f"{tool} ran"}]}
+
+    servers = FakeRemoteServers(listings={"s": LISTING}, answer=answer)
+    sides = Sides(
+        services, [{"name": "s", "url": "https://s.example/mcp", "approval": "never"}], servers, ledger
+    )
+    sides.call_side.tools()
+    sides.run_side.tools()
+    # A built-in name no tool has: nothing is read again
+    _, (result,) = sides.round(model, ("add_tsk", {}))
+    assert result["content"].startswith("Unknown tool 'add_tsk'") and consistent_reads(sides.caller) == 0
+    # An outside name no list has, called twice in a round: read again once, then unknown
+    _, results = sides.round(model, ("s__nope", {}), ("s__nope", {}))
+    assert [r["content"].split(".")[0] for r in results] == ["Unknown tool 's__nope'"] * 2
+    assert consistent_reads(sides.caller) == 1
+    # A tool the server removed after CallModel listed it: it is in the list, so it is called, and the
+    # server's refusal is the answer
+    _, (refused,) = sides.round(model, ("s__zap", {}))
+    assert refused["is_error"] and "Unknown tool: zap (code -32602)" in refused["content"]
+    assert sides.caller.cache.get_many(["s"])["s"].failures == 0  # a refusal, not a failure of the server
+    assert consistent_reads(sides.caller) == 1  # zap was in the list RunTools had: no read again

@@ -454,6 +454,7 @@ class Runtime:
             app_url=s.app_url,
             token_key=self._token_key,
             remote_tools=self._remote_tools_list if s.mcp_servers_parameter else None,
+            reread_remote_tools=self._reread_remote_tools if s.mcp_servers_parameter else None,
             jobs=lazy(lambda: self.jobs) if s.jobs_table else None,
             job_limits=self.job_limits,
             stopper=self._stopper,
@@ -567,10 +568,14 @@ class Runtime:
     def _remote_tools_list(self) -> list[Tool[Any]]:
         return self.remote_tools.tools()
 
+    def _reread_remote_tools(self) -> list[Tool[Any]]:
+        return self.remote_tools.reread()
+
     @cached_property
     def remote_tools(self) -> RemoteTools:
         """The outside MCP servers' tools. CallModel refreshes stale lists (it has no tool-call ledger table,
-        and never calls a tool); RunTools calls the tools and only reads the lists."""
+        and never calls a tool); RunTools calls the tools and only reads the lists (again, past the caches,
+        when the model called a tool missing from its read: `TurnServices.tools_for_calls`)."""
         from stepwise.remote_tools.calls import RemoteLimits, RemoteToolCaller
         from stepwise.remote_tools.catalog import RemoteTools
         from stepwise.remote_tools.dynamodb import DynamoRemoteToolCache
@@ -597,6 +602,9 @@ class Runtime:
             lambda: load_servers(parameter, r.mcp_parameters_path, s.secrets_cache_seconds),
             caller,
             refresh=r.remote_tools_refresh,
+            fresh_servers=lambda: load_servers(
+                parameter, r.mcp_parameters_path, s.secrets_cache_seconds, force=True
+            ),
         )
 
     @property

@@ -2,7 +2,11 @@
 
 CallModel builds the model's tool list from the cache (no SDK import) and refreshes a server's list when it is
 stale, its entry changed, or it was never fetched, unless the server's breaker is open; a failed refresh keeps
-serving the list it had. RunTools only reads the cache: the tools it can run are those the model was offered.
+serving the list it had. RunTools only reads the cache: the tools it can run are those the model was offered,
+since CallModel writes each list it fetches to the table before offering its tools. A container keeps what it
+read for `MEMO_SECONDS`, so RunTools may hold an older read than the offer (a warm-up's, made before CallModel
+fetched a new server's list or a list with a new tool): when the model calls a tool that read lacks, RunTools
+reads again (`reread`) before it answers "Unknown tool".
 """
 
 from __future__ import annotations
@@ -33,7 +37,8 @@ MAX_DESCRIPTION = 1000
 
 
 class RemoteTools:
-    """The tools of the configured servers, sorted by name; `refresh` lets stale lists be fetched again."""
+    """The tools of the configured servers, sorted by name; `refresh` lets stale lists be fetched again.
+    `fresh_servers` reads the servers list past its cache (for `reread`; default: `servers`)."""
 
     def __init__(
         self,
@@ -42,8 +47,10 @@ class RemoteTools:
         *,
         refresh: bool,
         memo_seconds: float = MEMO_SECONDS,
+        fresh_servers: Callable[[], tuple[ServerEntry, ...]] | None = None,
     ) -> None:
         self._servers = servers
+        self._fresh_servers = fresh_servers or servers
         self._caller = caller
         self._refresh = refresh
         self._memo_seconds = memo_seconds
@@ -57,12 +64,19 @@ class RemoteTools:
         self._memo = (monotonic(), tools)
         return tools
 
-    def _build(self) -> list[Tool[Any]]:
-        entries = sorted(self._servers(), key=lambda entry: entry.name)
+    def reread(self) -> list[Tool[Any]]:
+        """The tools read again now, past the memo and the servers list's cache, the records read strongly
+        consistent: every list CallModel offered before this call is seen (kept as the memo)."""
+        tools = self._build(fresh=True)
+        self._memo = (monotonic(), tools)
+        return tools
+
+    def _build(self, *, fresh: bool = False) -> list[Tool[Any]]:
+        entries = sorted((self._fresh_servers if fresh else self._servers)(), key=lambda entry: entry.name)
         if not entries:
             return []
         caller = self._caller
-        records = caller.cache.get_many([entry.name for entry in entries])
+        records = caller.cache.get_many([entry.name for entry in entries], consistent=fresh)
         caller.known.update(records)
         tools: list[Tool[Any]] = []
         for entry in entries:

@@ -22,12 +22,12 @@ class DynamoRemoteToolCache:
     def _expires(self) -> int:
         return int(time.time()) + RECORD_DAYS * 86_400
 
-    def get_many(self, servers: Sequence[str]) -> dict[str, ServerRecord]:
+    def get_many(self, servers: Sequence[str], *, consistent: bool = False) -> dict[str, ServerRecord]:
         if not servers:
             return {}
         keys = [{"server": server} for server in dict.fromkeys(servers)]
         items: list[dict[str, Any]] = []
-        request: dict[str, Any] = {self.table.name: {"Keys": keys}}
+        request: dict[str, Any] = {self.table.name: {"Keys": keys, "ConsistentRead": consistent}}
         while request:  # at most 100 keys per request: more servers than that would be a strange list
             answer = self.table.meta.client.batch_get_item(RequestItems=request)
             items += answer["Responses"].get(self.table.name, [])

@@ -17,8 +17,11 @@ logger = logging.getLogger(__name__)
 HEADER = re.compile(r"^([A-Za-z0-9-]+):\s*(\S.*)$")
 
 
-def load_servers(parameter: str, parameters_path: str, cache_seconds: int) -> tuple[ServerEntry, ...]:
-    """The valid entries of the servers list; none (after one log line) when it cannot be read."""
+def load_servers(
+    parameter: str, parameters_path: str, cache_seconds: int, *, force: bool = False
+) -> tuple[ServerEntry, ...]:
+    """The valid entries of the servers list; none (after one log line) when it cannot be read. `force`: read
+    from SSM now, past the cache (which then keeps this value)."""
     if not parameter.startswith(parameters_path):
         logger.warning(
             f"MCP servers parameter {parameter} is not under {parameters_path} (McpParametersPath), which "
@@ -28,7 +31,7 @@ def load_servers(parameter: str, parameters_path: str, cache_seconds: int) -> tu
     from aws_lambda_powertools.utilities import parameters
 
     try:
-        document = parameters.get_parameter(parameter, decrypt=True, max_age=cache_seconds)
+        document = parameters.get_parameter(parameter, decrypt=True, max_age=cache_seconds, force_fetch=force)
     except Exception as error:
         logger.warning(f"MCP servers parameter {parameter} could not be read ({error}); no outside tools")
         return ()

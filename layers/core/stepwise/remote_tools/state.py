@@ -60,8 +60,9 @@ def canonical_tools(tools: Sequence[dict[str, Any]]) -> str:
 class RemoteToolCache(Protocol):
     """The servers' records. Implementations: DynamoDB (with TTL), and in memory for tests."""
 
-    def get_many(self, servers: Sequence[str]) -> dict[str, ServerRecord]:
-        """The records of these servers that exist (one request)."""
+    def get_many(self, servers: Sequence[str], *, consistent: bool = False) -> dict[str, ServerRecord]:
+        """The records of these servers that exist (one request); `consistent`: a strongly consistent read,
+        which sees every write made before it."""
         ...
 
     def put_tools(

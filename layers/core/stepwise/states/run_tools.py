@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
     from stepwise.approvals.lifecycle import Decision
     from stepwise.states.services import TurnServices
-    from stepwise.tools.registry import Tool
+    from stepwise.tools.registry import Tool, ToolRegistry
     from stepwise.turn_records.models import ModelStep, TurnMeta
 
 logger = logging.getLogger(__name__)
@@ -73,9 +73,9 @@ def run_tools(request: RunToolsInput, services: TurnServices) -> Next:
             return ask.model_copy(update={"approval_id": step.approval_id})
         decision = lifecycle.settle(services.approvals, services.telegram, step.approval_id, now)
     waiting: list[Pending] = []
-    for call in step.tool_uses:
-        if call["id"] in step.partial_results:
-            continue
+    to_run = [call for call in step.tool_uses if call["id"] not in step.partial_results]
+    tools = services.tools_for_calls([call["name"] for call in to_run], meta.job is not None)
+    for call in to_run:
         context = ToolContext(
             user_id=meta.user_id,
             chat_id=meta.chat_id,
@@ -85,13 +85,12 @@ def run_tools(request: RunToolsInput, services: TurnServices) -> Next:
             requester=requester_of(meta),
             topic=meta.topic,
         )
-        answer = _run_one(call, decision, context, services, meta, waiting, request.approvals)
+        answer = _run_one(call, decision, context, tools, waiting, request.approvals)
         if answer is not None:
             _record(call, answer, step, meta, services)
     # The calls waiting for approval are described together: each gets its share of the message's room.
     asked: list[ApprovalCall] = []
     for call, tool, args, context in waiting:
-        tools = services.turn_tools(meta.job is not None)
         try:
             description = tools.describe(context, tool, args, call_room(len(waiting)))
         except ToolError as error:  # nothing to approve (no such task), or too much to show: fails at once
@@ -172,8 +171,7 @@ def _run_one(
     call: dict[str, Any],
     decision: Decision | None,
     context: ToolContext,
-    services: TurnServices,
-    meta: TurnMeta,
+    tools: ToolRegistry,
     waiting: list[Pending],
     may_ask: bool,
 ) -> Answer | None:
@@ -181,7 +179,6 @@ def _run_one(
     in `waiting`, to be described with the round's other such calls). A call that
     needs approval where none may be asked (`may_ask` False and no decision) is refused, never run. Calls are
     parsed and run through `stepwise.tools.calls`, as an MCP client's calls are."""
-    tools = services.turn_tools(meta.job is not None)
     parsed = parse_call(tools, call["name"], call.get("input"))
     if isinstance(parsed, Answer):
         return parsed

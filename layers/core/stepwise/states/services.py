@@ -105,6 +105,8 @@ class TurnServices:
     new_id: Callable[[], str] = new_id
     # The outside MCP servers' tools (stepwise.remote_tools), offered after the built-in ones; None: none.
     remote_tools: Callable[[], Sequence[Tool[Any]]] | None = None
+    # Reads them again past every cache (RemoteTools.reread): RunTools, when the model called one they lack.
+    reread_remote_tools: Callable[[], object] | None = None
     jobs: JobStore | None = None  # background jobs (stepwise.jobs); None: not deployed
     job_limits: JobLimits = field(default_factory=JobLimits)
     stopper: Callable[[], TurnStopper] | None = None  # stops a job's execution (/jobs stop)
@@ -154,6 +156,23 @@ class TurnServices:
 
             self._job_tools = (tools, tools.without(JOB_STARTING_TOOLS).with_tools([CANNOT_DO_TOOL]))
         return self._job_tools[1]
+
+    def tools_for_calls(self, names: Sequence[str], in_job: bool) -> ToolRegistry:
+        """The tools of a turn (or job) that runs calls of these tools. The outside servers' lists this
+        container read may be older than the ones the model was offered (read up to 20 s ago, by a warm-up
+        say, before CallModel fetched a new list): when a call names an outside tool (`<server>__<tool>`)
+        they lack, they are read again first, once, so that "Unknown tool" is the answer only when the
+        current lists lack it too."""
+        tools = self.turn_tools(in_job)
+        missing = [name for name in names if tools.get(name) is None]
+        if not missing or self.reread_remote_tools is None:
+            return tools
+        from stepwise.remote_tools.config import SEPARATOR  # an outside tool's name: only on a miss
+
+        if any(SEPARATOR in name for name in missing):
+            self.reread_remote_tools()
+            tools = self.turn_tools(in_job)
+        return tools
 
     def max_steps(self, in_job: bool) -> int:
         """The tool rounds a turn (MAX_TOOL_STEPS) or a background job (JOB_MAX_TOOL_STEPS) may make."""
