@@ -38,22 +38,24 @@ def shown(value: Any) -> str:
 
 
 def describe(error: Mapping[str, Any]) -> str:
-    """One pydantic error of Settings as a line naming the environment variable."""
+    """One pydantic error of Settings as a line naming the environment variable (and the value given, unless
+    the section hides it: it may be a secret)."""
     name = str(error["loc"][0]).upper() if error.get("loc") else "a setting"
-    kind, ctx, value = error["type"], error.get("ctx") or {}, error.get("input")
+    kind, ctx = error["type"], error.get("ctx") or {}
+    got = f" (got {shown(error['input'])})" if "input" in error else ""
     if kind in _BOUNDS and _BOUNDS[kind][0] in ctx:
         key, phrase = _BOUNDS[kind]
         bound = ctx[key]
         bound = int(bound) if isinstance(bound, float) and bound.is_integer() else bound  # 0, not 0.0
-        return f"{name} {phrase.format(bound)} (got {shown(value)})"
+        return f"{name} {phrase.format(bound)}{got}"
     if kind in _KINDS:
-        return f"{name} {_KINDS[kind]} (got {shown(value)})"
+        return f"{name} {_KINDS[kind]}{got}"
     if kind == "literal_error":
-        return f"{name} must be {ctx.get('expected', 'one of its allowed values')} (got {shown(value)})"
+        return f"{name} must be {ctx.get('expected', 'one of its allowed values')}{got}"
     message = str(error.get("msg", "is invalid")).removeprefix("Value error, ")
     if not message.startswith(name):  # the core's own validators name the variable themselves
         message = f"{name}: {message}"
-    return message if "got" in message else f"{message} (got {shown(value)})"
+    return message if "got" in message else f"{message}{got}"
 
 
 def settings_problems(environments: Iterable[Mapping[str, str]]) -> list[str]:
@@ -73,7 +75,9 @@ def settings_problems(environments: Iterable[Mapping[str, str]]) -> list[str]:
                 try:
                     made = kind()
                 except ValidationError as error:
-                    problems += [describe(e) for e in error.errors() if describe(e) not in problems]
+                    shows_input = not kind.model_config.get("hide_input_in_errors", False)
+                    lines = [describe(e) for e in error.errors(include_input=shows_input)]
+                    problems += [line for line in lines if line not in problems]
                 else:
                     voice = made if isinstance(made, VoiceServiceSettings) else voice
         if voice is not None:  # the rule across it and Settings, whatever else is wrong

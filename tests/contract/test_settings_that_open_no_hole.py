@@ -1,6 +1,6 @@
 """Settings that cannot open a hole (docs/security.md): the template's patterns and the settings' validation
-refuse a speech-to-text URL in clear text to another host, and an MCP parameters path that would let the
-functions read the secrets."""
+refuse a speech-to-text URL in clear text to another host (as urllib3, which sends it, reads it) or with a
+backslash or a user-info part, and an MCP parameters path that would let the functions read the secrets."""
 
 from __future__ import annotations
 
@@ -26,6 +26,8 @@ REFUSED_URLS = [
     "http://localhost.example.com/v1",
     "http://localhost@stt.example.com/v1",
     "http://127.0.0.1:8000@stt.example.com",
+    "http://192.0.2.2:8099\\@localhost",  # to 192.0.2.2 as urllib3 (which sends it) reads it
+    "https://user:password@api.openai.com/v1",
     "ftp://speech",
     "https://",
 ]
@@ -42,7 +44,7 @@ ACCEPTED_URLS = [
 @pytest.mark.parametrize("url", REFUSED_URLS)
 def test_a_speech_to_text_url_in_clear_text_to_another_host_is_refused(url: str) -> None:
     assert not allowed("VoiceTranscriptionUrl", url)
-    with pytest.raises(ValidationError, match="must be an https:// URL"):
+    with pytest.raises(ValidationError, match=r"VOICE_TRANSCRIPTION_URL must (be an https:// URL|not hold)"):
         VoiceServiceSettings(voice_transcription_url=url)
 
 

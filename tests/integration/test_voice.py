@@ -16,7 +16,7 @@ import soundfile as sf
 from support.ogg import lengthened
 from support.stack import Stack
 
-from stepwise.states.voice_turn import NOTICE_REJECTED, NOTICE_SILENT, NOTICE_TRANSIENT
+from stepwise.states.voice_turn import NOTICE_CHAINED, NOTICE_REJECTED, NOTICE_SILENT, NOTICE_TRANSIENT
 from stepwise_local import updates
 from stepwise_local.anthropic_server import text as answer
 from stepwise_local.fake_speech import FakeSpeechToText
@@ -239,6 +239,27 @@ def test_a_note_that_claims_3_s_but_lasts_10_minutes_is_refused_before_any_trans
     assert speech.requests == [] and len(stack.anthropic.requests) == models
     (item,) = user_items(stack, user)
     assert json.loads(item["heard"])["problem"] == "too_long"
+    usage = stack.emulation.table("UsageTable").scan()["Items"]
+    assert not [i for i in usage if i["user_id"] == user and int(i.get("voice_notes", 0))]
+
+
+def test_a_short_note_with_ten_minutes_chained_after_it_is_refused_before_any_transcription(
+    openai_stack: Stack, speech: FakeSpeechToText
+) -> None:
+    # Given a real 1.9 s note with a second Ogg stream of ten minutes chained after it (its update says 2 s)
+    stack = openai_stack
+    chained = (FIXTURES / "hello.ogg").read_bytes() + lengthened((FIXTURES / "silence.ogg").read_bytes(), 600)
+    speech.add_transcript(chained, "hello, how are you today, and ten minutes more")
+    user = stack.new_user()
+    models = len(stack.anthropic.requests)
+    # When it arrives
+    execution = send_note(stack, user, chained, duration=2)
+    # Then it is refused with one clear reply: no transcription request, no model call, nothing counted
+    assert execution["status"] == "SUCCEEDED"
+    assert stack.replies(user) == [NOTICE_CHAINED]
+    assert speech.requests == [] and len(stack.anthropic.requests) == models
+    (item,) = user_items(stack, user)
+    assert json.loads(item["heard"])["problem"] == "chained"
     usage = stack.emulation.table("UsageTable").scan()["Items"]
     assert not [i for i in usage if i["user_id"] == user and int(i.get("voice_notes", 0))]
 

@@ -216,6 +216,12 @@ def test_piped_input_keeps_no_history(tmp_path: Path) -> None:
             "VOICE_TRANSCRIBER=openai needs VOICE_TRANSCRIPTION_URL, the API's base URL such as "
             "https://api.openai.com/v1",
         ),
+        (  # the voice section hides its values: a URL's user-info may be a password
+            {"VOICE_TRANSCRIPTION_URL": "https://me:hunter2@api.openai.com/v1"},
+            "VOICE_TRANSCRIPTION_URL must not hold a backslash or a user-info part (user@ or "
+            "user:password@); put the key in VOICE_TRANSCRIPTION_KEY or its _PARAMETER",
+        ),
+        ({"VOICE_TRANSCRIBE_TIMEOUT_SECONDS": "900"}, "VOICE_TRANSCRIBE_TIMEOUT_SECONDS must be at most 800"),
     ],
 )
 def test_a_bad_setting_is_one_line_naming_the_variable(environment: dict[str, str], problem: str) -> None:

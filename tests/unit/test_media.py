@@ -130,6 +130,32 @@ def test_a_voice_note_over_telegrams_download_limit_is_refused_before_any_downlo
     assert "too large for me to download (25 MB" in attachment.refusal
 
 
+def test_a_voice_note_larger_than_its_longest_length_could_be_is_refused_before_any_download() -> None:
+    # 5 min at 320 kb/s is 12 MB: a "3 s" voice note of 12.5 MB is not what it says
+    update = updates.voice_message(42, duration=3, file_size=12_500_000)
+    attachment = attachment_of(message_of(update), MediaLimits(voice_max_seconds=300))
+    assert attachment is not None and attachment.refusal == (
+        "That voice note is 12.5 MB, larger than 5 min of audio should be (12 MB at most); "
+        "I transcribe up to 5 min. Could you send a shorter one, or type it?"
+    )
+
+
+@pytest.mark.parametrize(
+    ("kind", "taken", "refused"), [("voice", 12_000_000, 12_000_001), ("video_note", 15_000_000, 15_000_001)]
+)
+def test_the_size_bound_is_the_longest_length_at_a_generous_bitrate(
+    kind: str, taken: int, refused: int
+) -> None:
+    # 320 kb/s for a voice note or an audio file; a round video message (60 s at most) has a picture: 2 Mb/s
+    limits = MediaLimits(voice_max_seconds=300 if kind == "voice" else 60)
+    ok = attachment_of(message_of(updates.voice_message(42, kind=kind, duration=3, file_size=taken)), limits)
+    assert ok is not None and ok.taken
+    too_large = attachment_of(
+        message_of(updates.voice_message(42, kind=kind, duration=3, file_size=refused)), limits
+    )
+    assert too_large is not None and too_large.refusal is not None and "larger than" in too_large.refusal
+
+
 def test_with_voice_off_a_voice_note_gets_the_notice_it_always_had() -> None:
     attachment = attachment_of(message_of(updates.voice_message(42)), MediaLimits(voice_on=False))
     assert attachment is not None

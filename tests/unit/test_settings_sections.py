@@ -66,6 +66,26 @@ def test_a_bad_value_in_a_section_is_a_clear_error(
         section()
 
 
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://192.0.2.2:8099\\@localhost",  # urllib3, which sends the request, goes to 192.0.2.2
+        "http://localhost\\@stt.example.com/v1",
+        "https://api.openai.com\\v1",
+        "http://user@localhost:9000/v1",
+        "http://@localhost:9000/v1",
+        "https://user:hunter2@api.openai.com/v1",
+    ],
+)
+def test_a_speech_to_text_url_with_a_backslash_or_user_info_is_refused_without_repeating_it(
+    monkeypatch: pytest.MonkeyPatch, url: str
+) -> None:
+    monkeypatch.setenv("VOICE_TRANSCRIPTION_URL", url)
+    with pytest.raises(ValidationError, match="VOICE_TRANSCRIPTION_URL must not hold a backslash") as refused:
+        VoiceServiceSettings()
+    assert url not in str(refused.value) and "hunter2" not in str(refused.value)
+
+
 def test_the_openai_transcriber_without_its_url_is_named_when_a_note_is_first_transcribed(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

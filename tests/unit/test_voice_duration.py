@@ -11,7 +11,7 @@ import pytest
 import soundfile as sf
 from support.ogg import HEADER, lengthened, ogg_crc, page, pages
 
-from stepwise.voice.duration import audio_seconds
+from stepwise.voice.duration import ChainedOgg, audio_seconds
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "voice"
 SILENCE = (FIXTURES / "silence.ogg").read_bytes()
@@ -43,6 +43,35 @@ def test_a_damaged_page_in_the_middle_does_not_hide_the_pages_after_it() -> None
     middle = ten.find(b"OggS", len(ten) // 2)
     damaged = ten[:middle] + b"junk" + ten[middle + 4 :]
     assert audio_seconds(damaged) == pytest.approx(600, abs=2)
+
+
+def test_a_short_note_chained_to_a_long_one_is_refused_not_measured_by_its_first_part() -> None:
+    # A chained Ogg file: a second logical stream (its own serial number, its own headers) after the first
+    # ends. Measured by its first stream alone, 1.9 s of "hello" hid ten minutes.
+    hello = (FIXTURES / "hello.ogg").read_bytes()
+    chained = hello + lengthened(SILENCE, 600)
+    assert len({serial for _flags, _granule, serial, _rest in pages(chained)}) == 2
+    with pytest.raises(ChainedOgg, match="2 logical streams"):
+        audio_seconds(chained)
+
+
+def test_a_second_stream_that_reuses_the_first_ones_serial_number_is_refused_too() -> None:
+    hello = (FIXTURES / "hello.ogg").read_bytes()
+    serial = pages(hello)[0][2]
+    second = b"".join(
+        page(flags, granule, serial, sequence, rest)
+        for sequence, (flags, granule, _serial, rest) in enumerate(pages(lengthened(SILENCE, 600)))
+    )
+    with pytest.raises(ChainedOgg):
+        audio_seconds(hello + second)
+
+
+def test_two_copies_of_one_short_note_are_refused_as_well() -> None:
+    # Refused whatever the parts' lengths: decoders disagree about a chained file (libsndfile reads the one
+    # above as millions of years), and no Telegram client records one.
+    hello = (FIXTURES / "hello.ogg").read_bytes()
+    with pytest.raises(ChainedOgg):
+        audio_seconds(hello + (FIXTURES / "add_milk.ogg").read_bytes())
 
 
 def test_wav_and_flac_are_measured_from_their_headers() -> None:

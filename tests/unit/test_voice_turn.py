@@ -4,8 +4,10 @@ be heard; FinishTurn speaks the answer once after the text; /voice; voice in /us
 from __future__ import annotations
 
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
+from support.ogg import lengthened
 from support.turn_fakes import ScriptedModel, drive_turn, text_response, turn_meta
 
 from stepwise.commands.voice import voice as voice_command
@@ -18,7 +20,12 @@ from stepwise.states.finish_turn import finish_turn
 from stepwise.states.load_context import load_context
 from stepwise.states.services import TurnServices
 from stepwise.states.voice_reply import answer_text
-from stepwise.states.voice_turn import NOTICE_REJECTED, NOTICE_SILENT, NOTICE_TRANSIENT
+from stepwise.states.voice_turn import (
+    NOTICE_CHAINED,
+    NOTICE_REJECTED,
+    NOTICE_SILENT,
+    NOTICE_TRANSIENT,
+)
 from stepwise.telegram.errors import TelegramBadRequest, TelegramTransientError
 from stepwise.turn.ref import TurnRef
 from stepwise.turn.start import TurnStart
@@ -38,6 +45,7 @@ from stepwise_local.in_memory.usage import InMemoryUsageStore
 
 CHAT = 7
 NOTE = b"OggS-a-voice-note"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "voice"
 
 
 class FakeTranscriber:
@@ -102,10 +110,17 @@ def voice_services(
 
 
 def queue_note(
-    services: TurnServices, files: InMemoryFiles, *, update_id: int = 1, caption: str = "", seconds: int = 15
+    services: TurnServices,
+    files: InMemoryFiles,
+    *,
+    update_id: int = 1,
+    caption: str = "",
+    seconds: int = 15,
+    data: bytes = NOTE,
+    size: int | None = len(NOTE),
 ) -> TurnStart:
-    """A voice note waiting in the chat's inbox, its bytes on the fake Telegram."""
-    file_id = files.add(f"voice-{update_id}", NOTE)
+    """A voice note waiting in the chat's inbox, its bytes on the fake Telegram (`size`: the update's)."""
+    file_id = files.add(f"voice-{update_id}", data)
     services.sequencer().inbox.enqueue(
         QueuedMessage(
             chat_id=CHAT,
@@ -113,7 +128,7 @@ def queue_note(
             user_id=CHAT,
             id=f"msg-{update_id}",
             text=caption,
-            attachment=Attachment(kind="voice", file_id=file_id, size=len(NOTE), seconds=seconds),
+            attachment=Attachment(kind="voice", file_id=file_id, size=size, seconds=seconds),
             received_at="2026-11-22T09:00:00.000Z",
         ),
         expires_at=0,
@@ -182,6 +197,57 @@ def test_a_note_that_cannot_be_transcribed_is_one_notice_and_no_model_call(
     assert stored.heard is not None and stored.heard.status == "failed" and stored.content == ""
     assert voice_services.usage is not None
     assert voice_services.usage.totals(CHAT, day_key(voice_services.clock())).voice_notes == 0
+
+
+def test_a_short_note_chained_to_ten_minutes_is_refused_before_any_transcription(
+    voice_services: TurnServices,
+    files: InMemoryFiles,
+    transcriber: FakeTranscriber,
+    model: ScriptedModel,
+    telegram: InMemoryTelegram,
+) -> None:
+    # Given a real 1.9 s note with ten minutes of audio chained after it, said to last 2 s
+    chained = (FIXTURES / "hello.ogg").read_bytes() + lengthened((FIXTURES / "silence.ogg").read_bytes(), 600)
+    start = queue_note(voice_services, files, data=chained, size=len(chained), seconds=2)
+    # When its turn runs
+    drive_turn(voice_services, start)
+    # Then it is refused with one clear reply: no transcription, no model call, nothing counted
+    assert telegram.texts(CHAT) == [NOTICE_CHAINED]
+    assert transcriber.calls == [] and model.requests == []
+    (stored,) = [m for m in voice_services.messages.recent(CHAT, 5) if m.role == "user"]
+    assert stored.heard is not None and (stored.heard.status, stored.heard.problem) == ("failed", "chained")
+    assert voice_services.usage is not None
+    assert voice_services.usage.totals(CHAT, day_key(voice_services.clock())).voice_notes == 0
+
+
+def test_a_note_larger_than_the_longest_length_could_be_is_refused_unmeasured(
+    voice_services: TurnServices,
+    files: InMemoryFiles,
+    transcriber: FakeTranscriber,
+    telegram: InMemoryTelegram,
+) -> None:
+    # Given a 10 s limit (at most 400,000 bytes at 320 kb/s) and an MP3 of 400,001 bytes whose update gave no
+    # size (so the webhook could not refuse it): a format whose length is not read from its bytes
+    assert voice_services.voice is not None
+    voice_services.voice = voice_services.voice._replace(max_seconds=10)
+    mp3 = b"ID3\x04\x00" + bytes(400_001 - 5)
+    drive_turn(voice_services, queue_note(voice_services, files, data=mp3, size=None, seconds=3))
+    assert telegram.texts(CHAT) == [
+        "That voice note is larger than 10 s of audio should be; I transcribe up to 10 s. "
+        "Could you send a shorter one, or type it?"
+    ]
+    assert transcriber.calls == []
+
+
+def test_a_note_at_that_size_is_transcribed(
+    voice_services: TurnServices, files: InMemoryFiles, transcriber: FakeTranscriber, model: ScriptedModel
+) -> None:
+    assert voice_services.voice is not None
+    voice_services.voice = voice_services.voice._replace(max_seconds=10)
+    model.responses.append(text_response("Added."))
+    mp3 = b"ID3\x04\x00" + bytes(400_000 - 5)
+    drive_turn(voice_services, queue_note(voice_services, files, data=mp3, size=None, seconds=3))
+    assert transcriber.calls == ["msg-1"]
 
 
 def test_a_silent_note_is_told_so(

@@ -14,6 +14,14 @@ if TYPE_CHECKING:
 DEFAULT_MAX_IMAGE_BYTES = 3_750_000
 DEFAULT_MAX_DOCUMENT_BYTES = 10_000_000
 TELEGRAM_MAX_DOWNLOAD_BYTES = 20_000_000  # bots download files up to 20 MB
+# The most bytes a second of a note may take: a note larger than VOICE_MAX_SECONDS of that is refused.
+# 40,000 B/s is 320 kb/s (MP3's highest bitrate, ten times a Telegram voice note's Opus); a round video
+# message carries its picture too: 250,000 B/s (2 Mb/s).
+GENEROUS_BYTES_PER_SECOND: dict[AttachmentKind, int] = {
+    "voice": 40_000,
+    "audio": 40_000,
+    "video_note": 250_000,
+}
 # Notes that are transcribed unless VOICE_TRANSCRIBER=off, when they get these notices.
 NOT_HEARD: dict[AttachmentKind, str] = {
     "voice": "I can't listen to voice notes here — could you type it instead?",
@@ -55,10 +63,24 @@ def attachment_of(message: "Message", limits: MediaLimits) -> Attachment | None:
     return None
 
 
+def max_audio_bytes(kind: AttachmentKind, max_seconds: int) -> int:
+    """The largest note of `kind` taken: `max_seconds` (VOICE_MAX_SECONDS) at a generous bitrate."""
+    return max_seconds * GENEROUS_BYTES_PER_SECOND.get(kind, GENEROUS_BYTES_PER_SECOND["audio"])
+
+
+def too_large_notice(label: str, size: int, max_seconds: int, cap: int) -> str:
+    """The reply to a note larger than `max_seconds` of audio could be (`cap` bytes)."""
+    limit = clock_length(max_seconds)
+    return (
+        f"That {label} is {megabytes(size)}, larger than {limit} of audio should be ({megabytes(cap)} at "
+        f"most); I transcribe up to {limit}. Could you send a shorter one, or type it?"
+    )
+
+
 def audio_attachment(kind: AttachmentKind, note: "TelegramFile", limits: MediaLimits) -> Attachment:
     """A voice note, audio file or round video message, to be transcribed; refused with a notice when voice
-    is off, when it is longer than VOICE_MAX_SECONDS or larger than Telegram lets bots download (decided from
-    the update: nothing is downloaded then)."""
+    is off, when it is longer than VOICE_MAX_SECONDS, larger than that length could be (`max_audio_bytes`)
+    or larger than Telegram lets bots download (decided from the update: nothing is downloaded then)."""
     if not limits.voice_on:
         return _attachment(kind, note, refusal=NOT_HEARD[kind])
     label = LABELS[kind]
@@ -73,6 +95,10 @@ def audio_attachment(kind: AttachmentKind, note: "TelegramFile", limits: MediaLi
             f"That {label} is too large for me to download ({megabytes(note.file_size)}; Telegram lets me "
             f"fetch files up to {megabytes(TELEGRAM_MAX_DOWNLOAD_BYTES)}). Could you send a shorter one?"
         )
+        return _attachment(kind, note, refusal=notice)
+    cap = max_audio_bytes(kind, limits.voice_max_seconds)
+    if note.file_size is not None and note.file_size > cap:
+        notice = too_large_notice(label, note.file_size, limits.voice_max_seconds, cap)
         return _attachment(kind, note, refusal=notice)
     return _attachment(kind, note)
 

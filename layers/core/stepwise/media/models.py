@@ -52,4 +52,6 @@ class Heard(BaseModel):
     seconds: float = Field(default=0.0, ge=0)
     transcriber: str = ""
     language: str | None = None
-    problem: str | None = None  # why it failed: `transient`, `rejected` or `too_long` (by its audio)
+    # why it failed: `transient`, `rejected`, or refused before transcription: `too_long` (by its audio),
+    # `too_large` (more bytes than VOICE_MAX_SECONDS of audio should take), `chained` (several Ogg streams)
+    problem: str | None = None

@@ -17,12 +17,12 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from stepwise.media.intake import clock_length
+from stepwise.media.intake import clock_length, max_audio_bytes
 from stepwise.media.models import Heard
 from stepwise.telegram.errors import TelegramError, TelegramTransientError
 from stepwise.usage.budget import is_over_budget
 from stepwise.usage.meter import count_totals, transcription_usage
-from stepwise.voice.duration import audio_seconds
+from stepwise.voice.duration import ChainedOgg, audio_seconds
 from stepwise.voice.models import TranscriptionRejected, TranscriptionTransient, VoiceError
 
 if TYPE_CHECKING:
@@ -45,6 +45,14 @@ NOTICE_TOO_LONG = (
     "That voice note is {length} long; I transcribe up to {limit}. Could you send a shorter one, or type it?"
 )
 LENGTH_GRACE_SECONDS = 1.0  # Telegram rounds a note's length to whole seconds
+NOTICE_TOO_LARGE = (
+    "That voice note is larger than {limit} of audio should be; I transcribe up to {limit}. "
+    "Could you send a shorter one, or type it?"
+)
+NOTICE_CHAINED = (
+    "That voice note is several recordings joined into one file, which I can't measure or transcribe "
+    "reliably. Could you send it as a single recording, or type it?"
+)
 NOTICE_REJECTED = (
     "I couldn't make out that voice note: it couldn't be read as audio. "
     "Could you record it again, or type it?"
@@ -105,20 +113,27 @@ def _transcribe(turn: TurnRef, waiting: QueuedMessage, voice: VoiceSetup, servic
     except TelegramError as error:
         logger.warning("voice note not fetched from Telegram", extra={**ids, "error": str(error)})
         return Heard(status="failed", caption=waiting.text, problem="rejected")
-    measured = audio_seconds(audio)
+    cap = max_audio_bytes(attachment.kind, voice.max_seconds)
+    if len(audio) > cap:  # bounds what a length that cannot be measured (MP3, MP4) may cost
+        logger.warning(
+            "voice note larger than VOICE_MAX_SECONDS of audio should be: not transcribed",
+            extra={**ids, "bytes": len(audio), "max_bytes": cap},
+        )
+        return _refused(waiting, voice, "too_large")
+    try:
+        measured = audio_seconds(audio)
+    except ChainedOgg as error:
+        logger.warning(
+            "voice note of more than one Ogg stream: not transcribed", extra={**ids, "error": str(error)}
+        )
+        return _refused(waiting, voice, "chained")
     if measured is not None and measured > voice.max_seconds + LENGTH_GRACE_SECONDS:
         # The update's length is the client's word; the audio's own is what a transcriber would bill.
         logger.warning(
             "voice note longer than VOICE_MAX_SECONDS by its audio: not transcribed",
             extra={**ids, "measured_seconds": round(measured, 2), "max_seconds": voice.max_seconds},
         )
-        return Heard(
-            status="failed",
-            caption=waiting.text,
-            problem="too_long",
-            seconds=round(measured, 2),
-            transcriber=voice.transcriber_name,
-        )
+        return _refused(waiting, voice, "too_long", seconds=measured)
     if measured is None:
         logger.info("voice note's length not measured from its audio (format not read)", extra=ids)
     mime_type = attachment.mime_type or ("video/mp4" if attachment.kind == "video_note" else None)
@@ -160,6 +175,17 @@ def _transcribe(turn: TurnRef, waiting: QueuedMessage, voice: VoiceSetup, servic
     )
 
 
+def _refused(waiting: QueuedMessage, voice: VoiceSetup, problem: str, seconds: float = 0.0) -> Heard:
+    """A note refused before any transcription, for `problem` (its notice is `notice_for`'s)."""
+    return Heard(
+        status="failed",
+        caption=waiting.text,
+        problem=problem,
+        seconds=round(seconds, 2),
+        transcriber=voice.transcriber_name,
+    )
+
+
 def _count(waiting: QueuedMessage, voice: VoiceSetup, seconds: float, services: TurnServices) -> None:
     """Add the transcription to the user's day, once per note (its message id is the key)."""
     if services.usage is None:
@@ -178,6 +204,10 @@ def notice_for(heard: Heard, max_seconds: int = 300) -> str | None:
     if heard.status == "failed" and heard.problem == "too_long":
         length = clock_length(round(heard.seconds))
         return NOTICE_TOO_LONG.format(length=length, limit=clock_length(max_seconds))
+    if heard.status == "failed" and heard.problem == "too_large":
+        return NOTICE_TOO_LARGE.format(limit=clock_length(max_seconds))
+    if heard.status == "failed" and heard.problem == "chained":
+        return NOTICE_CHAINED
     if heard.status == "failed" and heard.problem == "transient":
         return NOTICE_TRANSIENT
     if heard.status == "failed" and heard.problem == "rejected":

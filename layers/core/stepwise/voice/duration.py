@@ -5,9 +5,13 @@ Ogg (Opus, as Telegram records voice notes, and Vorbis): the pages are walked fr
 (resynchronizing on the next `OggS` after a damaged page, as decoders do) and the length is the largest
 granule position of the stream (48,000 a second for Opus, less its pre-skip; the identification header's rate
 for Vorbis); for Opus also the frames of every audio packet counted from their TOC bytes, whichever is
-longer. WAV: the data chunk's size over the format's bytes a second. FLAC: STREAMINFO's samples over its
-rate. Anything else (MP3, MP4, a file that is not what it claims) is not measured: None, and the caller
-decides.
+longer. An Ogg file of more than one logical stream (a chained file: a second stream, with its own serial
+number, after the first ends; or streams multiplexed side by side) raises `ChainedOgg`: its length is not its
+first stream's, and decoders disagree about it (libsndfile reads one made of 1.9 s and 10 minutes as millions
+of years), so the caller refuses it rather than measuring it (a damaged page's garbage read as a page of
+another stream refuses the note too). WAV: the data chunk's size over the format's bytes a second. FLAC:
+STREAMINFO's samples over its rate. Anything else (MP3, MP4, a file that is not what it claims) is not
+measured: None, and the caller decides.
 
 The standard library only (struct): a voice turn reads this before it loads the transcriber.
 """
@@ -22,11 +26,16 @@ _PAGE_HEADER = struct.Struct(
 )  # capture, version, flags, granule, serial, sequence, crc, segments
 _NO_GRANULE = -1  # a page on which no packet ends
 _MAX_OPUS_PACKET = 0.120  # seconds: RFC 6716 caps a packet at 120 ms
+_BEGINNING_OF_STREAM = 0x02  # the flag of a logical stream's first page
+
+
+class ChainedOgg(ValueError):
+    """An Ogg file that holds more than one logical stream: never measured (nor transcribed)."""
 
 
 def audio_seconds(data: bytes) -> float | None:
     """The length of `data` in seconds, or None when its format is not one measured here (or it is damaged
-    beyond reading its length)."""
+    beyond reading its length). `ChainedOgg` for an Ogg file of more than one logical stream."""
     if data.startswith(b"OggS"):
         return _ogg_seconds(data)
     if data[:4] == b"RIFF" and data[8:12] == b"WAVE":
@@ -64,14 +73,17 @@ def _ogg_seconds(data: bytes) -> float | None:
     pages = _ogg_pages(data)
     if not pages:
         return None
-    _flags, _granule, serial, lacing, body = pages[0]
+    _flags, _granule, _serial, lacing, body = pages[0]
+    serials = {page[2] for page in pages}
+    beginnings = sum(1 for page in pages if page[0] & _BEGINNING_OF_STREAM)
+    if len(serials) > 1 or beginnings > 1:
+        raise ChainedOgg(f"{max(len(serials), beginnings)} logical streams in one Ogg file")
     first = body[: lacing[0]] if lacing else b""
-    stream = [page for page in pages if page[2] == serial]
-    granules = [page[1] for page in stream if page[1] != _NO_GRANULE and page[1] >= 0]
+    granules = [page[1] for page in pages if page[1] != _NO_GRANULE and page[1] >= 0]
     if first.startswith(b"OpusHead") and len(first) >= 12:
         pre_skip = int(struct.unpack_from("<H", first, 10)[0])
         by_granule = max(0, max(granules, default=0) - pre_skip) / OPUS_RATE
-        return max(by_granule, _opus_packet_seconds(stream))
+        return max(by_granule, _opus_packet_seconds(pages))
     if first.startswith(b"\x01vorbis") and len(first) >= 16:
         rate = int(struct.unpack_from("<I", first, 12)[0])
         return max(granules, default=0) / rate if rate else None

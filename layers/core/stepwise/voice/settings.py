@@ -5,7 +5,9 @@ from typing import Annotated
 from urllib.parse import urlsplit
 
 from annotated_types import Interval
-from pydantic import SecretStr, field_validator
+from pydantic import ConfigDict, SecretStr, field_validator
+from urllib3.exceptions import LocationParseError
+from urllib3.util import parse_url
 
 from stepwise.config import EnvSettings, blank_is_none
 
@@ -13,6 +15,9 @@ from stepwise.config import EnvSettings, blank_is_none
 class VoiceServiceSettings(EnvSettings):
     """Amazon Transcribe's bucket and languages, an OpenAI-compatible API's URL, key and model, Polly's
     voice."""
+
+    # A refused value is not repeated in the error: a URL's user-info may be a password.
+    model_config = ConfigDict(hide_input_in_errors=True)
 
     # empty: Transcribe identifies the language; else en-US, pt-PT... (openai: en, pt)
     voice_language: str = ""
@@ -37,6 +42,12 @@ class VoiceServiceSettings(EnvSettings):
     @classmethod
     def _http_url(cls, value: str) -> str:
         url = value.strip()
+        if url and _backslash_or_user_info(url):
+            # Not echoed (the part before the `@` may be a password): the key has its own settings.
+            raise ValueError(
+                "VOICE_TRANSCRIPTION_URL must not hold a backslash or a user-info part (user@ or "
+                "user:password@); put the key in VOICE_TRANSCRIPTION_KEY or its _PARAMETER"
+            )
         if url and not _safe_url(url):
             # The key and the audio go there: plain http would carry them in clear text.
             raise ValueError(
@@ -70,16 +81,28 @@ class VoiceServiceSettings(EnvSettings):
         )
 
 
-LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
+LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "[::1]"})  # as urllib3 writes them
+
+
+def _backslash_or_user_info(url: str) -> bool:
+    """A backslash anywhere, or an `@` in the authority as either parser splits it. Parsers disagree about
+    both: `http://192.0.2.2:8099\\@localhost` is a request to 192.0.2.2 for urllib3 (which sends it) and to
+    localhost for `urllib.parse`."""
+    if "\\" in url:
+        return True
+    try:
+        return parse_url(url).auth is not None or "@" in urlsplit(url).netloc
+    except (LocationParseError, ValueError):
+        return False  # `_safe_url` refuses it
 
 
 def _safe_url(url: str) -> bool:
-    """https to any host, or http to this machine only (`hostname` is what follows any `user@`)."""
+    """https to any host, or http to this machine only, as urllib3 (the client that sends the request)
+    reads the URL."""
     try:
-        parts = urlsplit(url)
-        parts.port  # noqa: B018 (a malformed port raises here)
-    except ValueError:
+        parts = parse_url(url)
+    except LocationParseError:
         return False
     if parts.scheme == "https":
-        return bool(parts.hostname)
-    return parts.scheme == "http" and parts.hostname in LOCAL_HOSTS
+        return bool(parts.host)
+    return parts.scheme == "http" and parts.host in LOCAL_HOSTS
