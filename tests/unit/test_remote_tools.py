@@ -112,6 +112,28 @@ def test_each_bad_entry_is_one_log_line_naming_it_and_the_others_are_kept(
     assert lines[5] == "MCP server entry 6 (None) skipped: an entry must be a JSON object"
 
 
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://192.0.2.2:8099\\@localhost/mcp",  # urllib3 (and httpx) send it to 192.0.2.2
+        "https://a.example\\@b.example/mcp",
+        "https://user:secret@a.example/mcp",
+        "http://user@127.0.0.1:9/mcp",
+        "https://@a.example/mcp",
+    ],
+)
+def test_a_server_url_with_a_backslash_or_user_info_is_skipped_without_repeating_it(
+    url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    document = json.dumps([{"name": "odd", "url": url}, {"name": "ok", "url": "http://[::1]:9/mcp"}])
+    with caplog.at_level(logging.WARNING):
+        entries = parse_servers(document, PATH)
+    assert [entry.name for entry in entries] == ["ok"]
+    (line,) = [record.getMessage() for record in caplog.records]
+    assert line.startswith("MCP server entry 0 ('odd') skipped: url: must not hold a backslash or a user-info")
+    assert "secret" not in line
+
+
 @pytest.mark.parametrize("document", ["{not json", '{"servers": 3}', '"a string"'])
 def test_an_unreadable_document_is_one_line_and_no_servers(
     caplog: pytest.LogCaptureFixture, document: str

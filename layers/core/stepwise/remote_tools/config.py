@@ -10,15 +10,15 @@ import logging
 import re
 from functools import lru_cache
 from typing import Any, Literal
-from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from stepwise.aws.outbound_url import backslash_or_user_info, https_or_local
 
 logger = logging.getLogger(__name__)
 
 TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")  # the Messages API's rule for tool names
 SEPARATOR = "__"
-LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 MAX_SERVER_NAME = 40  # leaves room for the tool's own name within 64 characters
 Approval = Literal["writes", "always", "never"]
 
@@ -50,10 +50,11 @@ class ServerEntry(BaseModel):
     @field_validator("url")
     @classmethod
     def _url(cls, value: str) -> str:
-        parts = urlsplit(value)
-        if parts.scheme == "https" and parts.hostname:
-            return value
-        if parts.scheme == "http" and parts.hostname in LOCAL_HOSTS:
+        if backslash_or_user_info(value):
+            raise ValueError(
+                "must not hold a backslash or a user-info part (user@): put a token in token_parameter"
+            )
+        if https_or_local(value):
             return value
         raise ValueError("must be https:// (http:// only to 127.0.0.1 or localhost)")
 

@@ -2,13 +2,11 @@
 spoken. Which services are used, and the limits every turn checks, are in `stepwise.config.Settings`."""
 
 from typing import Annotated
-from urllib.parse import urlsplit
 
 from annotated_types import Interval
 from pydantic import ConfigDict, SecretStr, field_validator
-from urllib3.exceptions import LocationParseError
-from urllib3.util import parse_url
 
+from stepwise.aws.outbound_url import backslash_or_user_info, https_or_local
 from stepwise.config import EnvSettings, blank_is_none
 
 
@@ -42,13 +40,13 @@ class VoiceServiceSettings(EnvSettings):
     @classmethod
     def _http_url(cls, value: str) -> str:
         url = value.strip()
-        if url and _backslash_or_user_info(url):
+        if url and backslash_or_user_info(url):
             # Not echoed (the part before the `@` may be a password): the key has its own settings.
             raise ValueError(
                 "VOICE_TRANSCRIPTION_URL must not hold a backslash or a user-info part (user@ or "
                 "user:password@); put the key in VOICE_TRANSCRIPTION_KEY or its _PARAMETER"
             )
-        if url and not _safe_url(url):
+        if url and not https_or_local(url):
             # The key and the audio go there: plain http would carry them in clear text.
             raise ValueError(
                 "VOICE_TRANSCRIPTION_URL must be an https:// URL (http:// only to localhost, 127.0.0.1 or "
@@ -79,30 +77,3 @@ class VoiceServiceSettings(EnvSettings):
             "VOICE_TRANSCRIPTION_KEY",
             cache_seconds,
         )
-
-
-LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "[::1]"})  # as urllib3 writes them
-
-
-def _backslash_or_user_info(url: str) -> bool:
-    """A backslash anywhere, or an `@` in the authority as either parser splits it. Parsers disagree about
-    both: `http://192.0.2.2:8099\\@localhost` is a request to 192.0.2.2 for urllib3 (which sends it) and to
-    localhost for `urllib.parse`."""
-    if "\\" in url:
-        return True
-    try:
-        return parse_url(url).auth is not None or "@" in urlsplit(url).netloc
-    except (LocationParseError, ValueError):
-        return False  # `_safe_url` refuses it
-
-
-def _safe_url(url: str) -> bool:
-    """https to any host, or http to this machine only, as urllib3 (the client that sends the request)
-    reads the URL."""
-    try:
-        parts = parse_url(url)
-    except LocationParseError:
-        return False
-    if parts.scheme == "https":
-        return bool(parts.host)
-    return parts.scheme == "http" and parts.host in LOCAL_HOSTS
