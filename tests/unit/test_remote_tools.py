@@ -130,7 +130,7 @@ def test_a_server_url_with_a_backslash_or_user_info_is_skipped_without_repeating
         entries = parse_servers(document, PATH)
     assert [entry.name for entry in entries] == ["ok"]
     (line,) = [record.getMessage() for record in caplog.records]
-    assert line.startswith("MCP server entry 0 ('odd') skipped: url: must not hold a backslash or a user-info")
+    assert line.startswith("MCP server entry 0 ('odd') skipped: url: must not hold a backslash or a user")
     assert "secret" not in line
 
 
