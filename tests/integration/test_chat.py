@@ -208,9 +208,9 @@ def test_memory_works_offline_in_the_chat(tmp_path: Path) -> None:
     assert "(memory: summarized 1 chat(s), 4 message(s))" in out
     recalled = out.split("you> what do you remember about coffee\n")[1].split("you>")[0]
     assert "I take my coffee black" in recalled
-    # Text the rules do not understand gets their help, not recalled memories presented as its answer
+    # Text the rules do not understand gets the closest commands, not recalled memories presented as its answer
     unknown = out.split("you> tell me about Anna\n")[1].split("you>")[0]
-    assert unknown.startswith("stepwise> I'm in offline mode") and "Offline I understand" in unknown
+    assert unknown.startswith("stepwise> I'm in offline mode") and "Closest commands: " in unknown
     assert "Anna lives in Lisbon" not in unknown
     # "forget <words>" points to the memory and the command that forgets it; nothing is forgotten yet
     fact = re.search(r"Remembered \((fact-\S+)\): I take my coffee black", out)
