@@ -2,12 +2,12 @@
 
 It drives the same task and reminder tools the real model would ("add buy milk", "done 3", "remind me at 5pm
 to call mom", "every friday at 17:00 ask me how my week went"...), reports their results, answers greetings,
-help and the time, and says plainly what it does not understand, with the two or three commands closest to it
-(in a background job, by calling `cannot_do`: the job then reports that it could not do its task). A task named by its words
-("done buy milk") takes two rounds: the list, then the call on the one task it names (or a question when
-several match); "forget the birthday" recalls, then points to the memory and the command that forgets it; a
-near miss ("lst") gets "Did you mean …?". Times are the user's, from the clock line of the per-turn context
-(`stepwise.prompt.clock_line`); without one, UTC by the model's own clock.
+help and the time, and says plainly what it does not understand, with the three commands closest to it (in a
+background job, by calling `cannot_do`: the job then reports that it could not do its task). A task named by
+its words ("done buy milk") takes two rounds: the list, then the call on the one task it names (or a question
+when several match); "forget the birthday" recalls, then points to the memory and the command that forgets
+it; a near miss ("lst") gets "Did you mean …?". Times are the user's, from the clock line of the per-turn
+context (`stepwise.prompt.clock_line`); without one, UTC by the model's own clock.
 """
 
 from __future__ import annotations
