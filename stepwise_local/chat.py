@@ -615,8 +615,9 @@ def converse(
 
 
 def summarize(emulation: Emulation, terminal: Terminal, log_path: Path) -> None:
-    """/summarize: run the scheduled summarizer now over everything said; a failure is one line (its
-    traceback goes to the log) and the chat goes on."""
+    """/summarize: run the scheduled summarizer now over everything said, and say what memory kept (or that
+    it kept nothing, or that nothing was new); a failure is one line (its traceback goes to the log) and the
+    chat goes on."""
     try:
         summary = emulation.run_summarizer(force=True)
     except Exception as error:
@@ -624,8 +625,16 @@ def summarize(emulation: Emulation, terminal: Terminal, log_path: Path) -> None:
         logging.getLogger("stepwise_local.scheduler").exception("the summarizer failed")
         terminal.say(f"(memory: the summarizer failed: {error}; see {log_path})")
         return
-    line = f"(memory: summarized {summary['summarized']} chat(s), {summary['messages']} message(s)"
     failed = summary.get("failed") or []
+    if summary["summarized"] and not summary.get("kept", 1):
+        line = (
+            f"(memory: read {summary['messages']} message(s) in {summary['summarized']} chat(s), nothing worth "
+            "keeping (small talk, questions and commands are left out): memory is as it was"
+        )
+    elif not summary["summarized"] and not failed:
+        line = "(memory: nothing new to summarize since the last run"
+    else:
+        line = f"(memory: summarized {summary['summarized']} chat(s), {summary['messages']} message(s)"
     terminal.say(f"{line}; {len(failed)} failed, see {log_path})" if failed else f"{line})")
 
 
