@@ -628,8 +628,8 @@ def summarize(emulation: Emulation, terminal: Terminal, log_path: Path) -> None:
     failed = summary.get("failed") or []
     if summary["summarized"] and not summary.get("kept", 1):
         line = (
-            f"(memory: read {summary['messages']} message(s) in {summary['summarized']} chat(s), nothing worth "
-            "keeping (small talk, questions and commands are left out): memory is as it was"
+            f"(memory: read {summary['messages']} message(s) in {summary['summarized']} chat(s), nothing "
+            "worth keeping (small talk, questions and commands are left out): memory is as it was"
         )
     elif not summary["summarized"] and not failed:
         line = "(memory: nothing new to summarize since the last run"

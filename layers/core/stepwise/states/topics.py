@@ -43,9 +43,9 @@ def topic_name(text: str) -> str | None:
 
 def open_topic(turn: TurnRef, reply: Reply, services: TurnServices) -> Reply:
     """The topic the reply of /new opens, made once: its thread is recorded before anything is sent in it,
-    so a retried FinishTurn sends in the same topic. When Telegram refuses (threads off, or a group that is not
-    a forum) the reply says that no topic was opened and how to turn topics on, where /new was written, and
-    the history keeps that answer (not "Opened a new topic")."""
+    so a retried FinishTurn sends in the same topic. When Telegram refuses (threads off, or a group that is
+    not a forum) the reply says that no topic was opened and how to turn topics on, where /new was written,
+    and the history keeps that answer (not "Opened a new topic")."""
     if reply.topic_thread is not None or reply.new_topic is None:
         return reply
     try:
