@@ -11,9 +11,7 @@ from zoneinfo import ZoneInfo
 import pytest
 from support.offline_requests import offline_request, on_a_list, with_results
 
-from stepwise.offline.api import OfflineModel, parse_intent
-from stepwise.offline.model import COMMAND_EXAMPLES
-from stepwise.offline.near_misses import closest_commands
+from stepwise.offline.api import COMMAND_EXAMPLES, OfflineModel, closest_commands, parse_intent
 from stepwise.prompt.clock_line import UserClock
 
 LISBON = ZoneInfo("Europe/Lisbon")
