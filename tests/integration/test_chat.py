@@ -222,10 +222,11 @@ def test_memory_works_offline_in_the_chat(tmp_path: Path) -> None:
     ), pointer
 
 
-def test_summarize_after_small_talk_only_goes_on(tmp_path: Path) -> None:
+def test_summarize_after_small_talk_only_says_it_kept_nothing_and_goes_on(tmp_path: Path) -> None:
     out = chat(["hello", "/summarize", "list"], tmp_path)
     assert (
-        "you> /summarize\n(memory: summarized 1 chat(s), 2 message(s))\nyou> list\nstepwise> No tasks." in out
+        "you> /summarize\n(memory: read 2 message(s) in 1 chat(s), nothing worth keeping (small talk, "
+        "questions and commands are left out): memory is as it was)\nyou> list\nstepwise> No tasks." in out
     )
 
 
