@@ -23,6 +23,7 @@ import json
 import logging
 import os
 import re
+import signal
 import sys
 import threading
 import time
@@ -31,16 +32,19 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from stepwise_local import updates
-from stepwise_local.emulation import LAYER_DIR, Emulation, LocalConfig
-from stepwise_local.mcp_http import LocalMcpEndpoint
-from stepwise_local.scheduler import Fired
-from stepwise_local.settings_check import chat_problems, settings_problems
-from stepwise_local.settle import wait_until_settled
 from stepwise_local.telegram_server import MAX_TOPIC_NAME, FakeBotApi
+from stepwise_local.web_app import init_data, launch_url
+
+# The stack's modules (moto, boto3: a second or more) load where they are used, once main() can take a
+# Ctrl-C: pressed while they load, it leaves as it does later (exit status 0, no traceback).
+if TYPE_CHECKING:
+    from stepwise_local.emulation import Emulation, LocalConfig
+    from stepwise_local.mcp_http import LocalMcpEndpoint
+    from stepwise_local.scheduler import Fired
 
 BOT_TOKEN = "123456:local-bot-token"
 # Host variables that map to template parameters, so `HISTORY_LIMIT=5 make chat` behaves like a deployment.
@@ -121,9 +125,9 @@ class Keyboard:
     """Inline buttons the bot showed, waiting for a choice."""
 
     message: dict[str, Any]
-    buttons: list[dict[str, str]]
+    buttons: list[dict[str, Any]]
 
-    def pick(self, choice: str) -> dict[str, str] | None:
+    def pick(self, choice: str) -> dict[str, Any] | None:
         """The button meant by "1", "2" or (the start of) its label, case-insensitive."""
         choice = choice.strip().lower()
         if choice.isdigit() and 1 <= int(choice) <= len(self.buttons):
@@ -392,6 +396,8 @@ def settle(
     """Piped input: wait until what the line set going has finished (background jobs and the turns that
     report them included) or waits for a tap on buttons on screen. When the time runs out, say what still
     runs (unless the line's own wait `said` so) and go on: what runs then is not waited for again."""
+    from stepwise_local.settle import wait_until_settled
+
     deadline = time.monotonic() if said else patience.deadline
     busy = wait_until_settled(emulation, chat_id, terminal.shown_keyboards, deadline, given_up)
     given_up.update(busy)
@@ -451,6 +457,8 @@ def fake_messages_api(environ: Mapping[str, str]) -> Iterator[str | None]:
     if environ.get("ANTHROPIC_API_KEY") != FAKE_KEY:
         yield None
         return
+    from stepwise_local.emulation import LAYER_DIR
+
     if str(LAYER_DIR) not in sys.path:  # the fake reads the prompt's shapes from the layer
         sys.path.insert(0, str(LAYER_DIR))
     from stepwise_local.anthropic_server import FakeAnthropic
@@ -468,6 +476,9 @@ def run(
     history_path: Path | None = None,
 ) -> int:
     """The chat: check the settings, start the stack, converse; returns the process exit code."""
+    from stepwise_local.emulation import Emulation, LocalConfig
+    from stepwise_local.settings_check import chat_problems, settings_problems
+
     terminal = Terminal(out)
     members = ",".join(str(user_id + n) for n in range(GROUP_MEMBERS + 1))  # you, and /as NAME's
     parameters = {"AllowedUserIds": members}
@@ -539,14 +550,17 @@ def run(
 
 
 def mcp_endpoint(emulation: Emulation) -> LocalMcpEndpoint:
-    """The emulated /mcp route on 127.0.0.1: on STEPWISE_MCP_PORT (default 8765; 0: any free port), or on a
-    free port when that one is taken (a second `make chat`, say)."""
+    """The emulated /mcp and /app routes on 127.0.0.1, with the stand-in for Telegram's script the Mini App's
+    link needs: on STEPWISE_MCP_PORT (default 8765; 0: any free port), or on a free port when that one is
+    taken (a second `make chat`, say)."""
+    from stepwise_local.mcp_http import LocalMcpEndpoint
+
     port = int(os.environ.get("STEPWISE_MCP_PORT", "").strip() or DEFAULT_MCP_PORT)
     try:
-        return LocalMcpEndpoint(emulation, port)
+        return LocalMcpEndpoint(emulation, port, telegram_stand_in=True)
     except OSError:
         print(f"(port {port} is taken: the MCP endpoint takes a free one)", file=sys.stderr)
-        return LocalMcpEndpoint(emulation, 0)
+        return LocalMcpEndpoint(emulation, 0, telegram_stand_in=True)
 
 
 def converse(
@@ -601,8 +615,9 @@ def converse(
 
 
 def summarize(emulation: Emulation, terminal: Terminal, log_path: Path) -> None:
-    """/summarize: run the scheduled summarizer now over everything said; a failure is one line (its
-    traceback goes to the log) and the chat goes on."""
+    """/summarize: run the scheduled summarizer now over everything said, and say what memory kept (or that
+    it kept nothing, or that nothing was new); a failure is one line (its traceback goes to the log) and the
+    chat goes on."""
     try:
         summary = emulation.run_summarizer(force=True)
     except Exception as error:
@@ -610,8 +625,16 @@ def summarize(emulation: Emulation, terminal: Terminal, log_path: Path) -> None:
         logging.getLogger("stepwise_local.scheduler").exception("the summarizer failed")
         terminal.say(f"(memory: the summarizer failed: {error}; see {log_path})")
         return
-    line = f"(memory: summarized {summary['summarized']} chat(s), {summary['messages']} message(s)"
     failed = summary.get("failed") or []
+    if summary["summarized"] and not summary.get("kept", 1):
+        line = (
+            f"(memory: read {summary['messages']} message(s) in {summary['summarized']} chat(s), nothing "
+            "worth keeping (small talk, questions and commands are left out): memory is as it was"
+        )
+    elif not summary["summarized"] and not failed:
+        line = "(memory: nothing new to summarize since the last run"
+    else:
+        line = f"(memory: summarized {summary['summarized']} chat(s), {summary['messages']} message(s)"
     terminal.say(f"{line}; {len(failed)} failed, see {log_path})" if failed else f"{line})")
 
 
@@ -624,6 +647,9 @@ def send(
     button = keyboard.pick(text) if keyboard else None
     terminal.keyboard_shown.clear()
     speaker = terminal.speaker or Member(user_id, YOU)
+    if keyboard and button and "callback_data" not in button:
+        open_link(terminal, button, speaker, int(emulation.now().timestamp()))
+        return True
     if keyboard and button:
         press = updates.callback_query(speaker.user_id, button["callback_data"], keyboard.message)
         press["callback_query"]["from"]["first_name"] = speaker.name
@@ -640,6 +666,25 @@ def send(
         thread = terminal.topic[0] if terminal.topic else None
         update = updates.text_message(speaker.user_id, text, topic=thread, first_name=speaker.name)
     return post_and_wait(emulation, terminal, update, "message", log_path, patience)
+
+
+def open_link(terminal: Terminal, button: dict[str, Any], speaker: Member, now: int) -> None:
+    """A button that opens a page rather than answering the bot (`web_app`, `url`): Telegram opens it and
+    tells the bot nothing, so the chat prints its link, and the buttons on screen stay as they were. A
+    `web_app` link carries initData signed for the speaker at `now` (the emulated clock's, which the page's
+    check reads), as Telegram hands it to the page."""
+    label = str(button.get("text", ""))
+    web_app = button.get("web_app")
+    if isinstance(web_app, dict) and isinstance(web_app.get("url"), str):
+        data = init_data(speaker.user_id, BOT_TOKEN, first_name=speaker.name, auth_date=now)
+        terminal.say(
+            f"(“{label}” opens the Mini App: open this link in a browser, signed in as {speaker.name} for an "
+            f"hour; /app again gives a new one) {launch_url(web_app['url'], data)}"
+        )
+    elif isinstance(button.get("url"), str):
+        terminal.say(f"(“{label}” opens a link) {button['url']}")
+    else:
+        terminal.say(f"(“{label}” does nothing in the local chat)")
 
 
 GROUP_ENTERED = (
@@ -713,7 +758,8 @@ def voice_note(
     patience: Patience,
 ) -> bool:
     """/voice-note PATH: the file as a voice note of the local Telegram (its length read from the audio, as a
-    phone would record it), then wait for its turn; False when the time ran out (said)."""
+    phone would record it), sent where the chat is (the topic, the group) by who is speaking (/as NAME), then
+    wait for its turn; False when the time ran out (said)."""
     if not argument:
         terminal.say(VOICE_NOTE_USAGE)
         return True
@@ -724,9 +770,18 @@ def voice_note(
         terminal.say(f"(can't read {path}: {error.strerror or error})")
         return True
     file_id = telegram.add_file(data, f"voice/{path.name}")
+    speaker = terminal.speaker or Member(user_id, YOU)
     update = updates.voice_message(
-        user_id, file_id=file_id, duration=audio_seconds(data), file_size=len(data), mime_type="audio/ogg"
+        speaker.user_id,
+        file_id=file_id,
+        duration=audio_seconds(data),
+        file_size=len(data),
+        mime_type="audio/ogg",
+        first_name=speaker.name,
+        topic=terminal.topic[0] if terminal.topic else None,
     )
+    if terminal.group:
+        updates.in_group(update)
     terminal.say(f"(sending {path.name} as a voice note, {len(data):,} bytes)")
     return post_and_wait(emulation, terminal, update, "voice note", log_path, patience)
 
@@ -800,6 +855,10 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:  # Ctrl-C while starting or shutting down
         print(file=sys.stderr)
         return 0
+    finally:
+        # Leaving: one more Ctrl-C while the interpreter cleans up (most of a second after a chat) would
+        # only end the process by the signal, with status 130 instead of the chat's.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 if __name__ == "__main__":

@@ -2,17 +2,20 @@
 (payload 2.0) event the function of its route gets in AWS (McpFunction, AppFunction), and its proxy response
 the HTTP answer. `make chat` serves them so that an MCP client on the same machine can connect with a token
 from /connect, and a browser can open the Mini App; the tests connect the SDK's client and a headless
-Chromium."""
+Chromium. With `telegram_stand_in` (make chat) the server also plays Telegram's part for the page: it serves
+the stand-in for `telegram-web-app.js` and points the page at it (`stepwise_local.web_app`)."""
 
 from __future__ import annotations
 
 import base64
+import re
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from stepwise_local.emulation import http_api_event
+from stepwise_local.web_app import STAND_IN_PATH, STAND_IN_SCRIPT, with_stand_in
 
 if TYPE_CHECKING:
     from stepwise_local.emulation import Emulation
@@ -20,13 +23,17 @@ if TYPE_CHECKING:
 PATH = "/mcp"
 APP_PATH = "/app"
 JSON = {"content-type": "application/json"}
+_HOST = re.compile(r"^[A-Za-z0-9.-]+(:\d{1,5})?$")  # a Host header fit to name the stand-in's URL
 
 
 class LocalMcpEndpoint:
     """`with LocalMcpEndpoint(emulation) as endpoint:` serves `endpoint.url` and points /connect at it."""
 
-    def __init__(self, emulation: Emulation, port: int = 0, host: str = "127.0.0.1") -> None:
+    def __init__(
+        self, emulation: Emulation, port: int = 0, host: str = "127.0.0.1", *, telegram_stand_in: bool = False
+    ) -> None:
         self.emulation = emulation
+        self.telegram_stand_in = telegram_stand_in
         self.function = emulation.template.function_for_route(PATH)
         self._server = ThreadingHTTPServer((host, port), _handler_for(self))
         self._server.daemon_threads = True
@@ -55,6 +62,13 @@ class LocalMcpEndpoint:
     def answer(self, method: str, path: str, headers: dict[str, str], body: bytes) -> dict[str, Any]:
         """The function's proxy response to one request (404 off the routes, as API Gateway answers)."""
         route = urlsplit(path).path
+        lower = {k.lower(): v for k, v in headers.items()}
+        if self.telegram_stand_in and route == STAND_IN_PATH:
+            return {
+                "statusCode": 200,
+                "headers": {"content-type": "text/javascript; charset=utf-8", "cache-control": "no-cache"},
+                "body": STAND_IN_SCRIPT,
+            }
         try:
             function = self.function if route == PATH else self.emulation.template.function_for_route(route)
         except LookupError:
@@ -64,12 +78,21 @@ class LocalMcpEndpoint:
                 "body": '{"message":"Not Found"}',
             }
         text = body.decode("utf-8", errors="replace")
-        event = http_api_event(text, {k.lower(): v for k, v in headers.items()}, route, method)
+        event = http_api_event(text, lower, route, method)
         try:
             response: dict[str, Any] = self.emulation.invoke(function, event)
         except Exception:  # the function failed: API Gateway answers 500 for it
             return {"statusCode": 500, "headers": JSON, "body": '{"message":"Internal Server Error"}'}
+        if self.telegram_stand_in and route == APP_PATH:
+            return with_stand_in(response, self._origin(lower.get("host", "")) + STAND_IN_PATH)
         return response
+
+    def _origin(self, host: str) -> str:
+        """This server as the browser reached it (its Host header, when it is a plain host name)."""
+        if not _HOST.match(host):
+            address, port = self._server.server_address[:2]
+            host = f"{address!s}:{port}"
+        return f"http://{host}"
 
 
 def _handler_for(endpoint: LocalMcpEndpoint) -> type[BaseHTTPRequestHandler]:

@@ -7,7 +7,8 @@ injected with ``fail_next`` and ``reject_html_next``, late answers with ``slow_n
 ``add_file`` are answered by ``getFile`` and downloaded from ``/file/bot<token>/<file_path>``, as from
 Telegram (up to 20 MB). Topics: ``message_thread_id`` is checked as Telegram does (a topic the chat does
 not have, or a forum's General topic 1, is "Bad Request: message thread not found"); ``createForumTopic``
-opens one (refused in a private chat while ``topics_enabled``, getMe's ``has_topics_enabled``, is off),
+opens one (refused in a private chat while ``topics_enabled``, getMe's ``has_topics_enabled``, is off, and
+in a group that is not one of the ``forums``),
 ``add_topic`` opens one as its user would and ``delete_topic`` deletes one. Standard library only.
 """
 
@@ -253,6 +254,7 @@ class FakeBotApi(LoopbackServer):
         self._voices: list[dict[str, Any]] = []
         self.topics_enabled = True  # getMe's has_topics_enabled: threaded mode in private chats
         self.reads_all_group_messages = False  # getMe's can_read_all_group_messages: privacy mode off
+        self.forums: set[int] = set()  # the groups that are forums (topics on); the others have none
         self._topics: dict[tuple[int, int], str] = {}  # (chat, thread) -> name, while the topic exists
 
     def handler(self) -> type[BaseHTTPRequestHandler]:
@@ -472,7 +474,8 @@ class FakeBotApi(LoopbackServer):
 
     def _do_create_forum_topic(self, params: dict[str, Any]) -> dict[str, Any]:
         chat_id = params["chat_id"]
-        if isinstance(chat_id, int) and chat_id > 0 and not self.topics_enabled:
+        private = isinstance(chat_id, int) and chat_id > 0
+        if (private and not self.topics_enabled) or (not private and chat_id not in self.forums):
             raise _bad("Bad Request: the chat is not a forum")
         name = str(params["name"])
         if not 1 <= len(name) <= MAX_TOPIC_NAME:

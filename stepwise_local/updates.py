@@ -46,6 +46,12 @@ def text_message(
 GROUP_CHAT_ID = -1001234567890  # a supergroup's id, as Telegram numbers them
 
 
+def in_group(update: dict[str, Any], chat_id: int = GROUP_CHAT_ID) -> dict[str, Any]:
+    """The update's message moved into the local group (a supergroup that is not a forum)."""
+    update["message"]["chat"] = {"id": chat_id, "type": "supergroup", "title": "Local group"}
+    return update
+
+
 def group_message(
     user_id: int,
     text: str,
@@ -61,8 +67,7 @@ def group_message(
     update = text_message(
         user_id, text, chat_id=chat_id, update_id=update_id, first_name=first_name, topic=topic
     )
-    message = update["message"]
-    message["chat"] = {"id": chat_id, "type": "supergroup", "title": "Local group"}
+    message = in_group(update, chat_id)["message"]
     entities = []
     for word in re.finditer(r"(?:^|(?<=\s))[@/][A-Za-z0-9_@]+", text):
         kind = "mention" if word.group().startswith("@") else "bot_command"
@@ -93,8 +98,15 @@ def topic_created(
     return update
 
 
-def _media_message(user_id: int, caption: str | None, update_id: int | None) -> dict[str, Any]:
-    update = text_message(user_id, "", update_id=update_id)
+def _media_message(
+    user_id: int,
+    caption: str | None,
+    update_id: int | None,
+    *,
+    first_name: str = "Local",
+    topic: int | None = None,
+) -> dict[str, Any]:
+    update = text_message(user_id, "", update_id=update_id, first_name=first_name, topic=topic)
     del update["message"]["text"]
     if caption is not None:
         update["message"]["caption"] = caption
@@ -158,9 +170,12 @@ def voice_message(
     caption: str | None = None,
     kind: str = "voice",
     mime_type: str | None = "audio/ogg",
+    first_name: str = "Local",
+    topic: int | None = None,
 ) -> dict[str, Any]:
-    """An update with a voice note (or, with `kind`, an `audio` file or a round `video_note`)."""
-    update = _media_message(user_id, caption, update_id)
+    """An update with a voice note (or, with `kind`, an `audio` file or a round `video_note`), from
+    `first_name`, in the topic `topic` when given."""
+    update = _media_message(user_id, caption, update_id, first_name=first_name, topic=topic)
     note: dict[str, Any] = {"file_id": file_id, "file_unique_id": f"u-{file_id}"[:64], "duration": duration}
     if mime_type is not None and kind != "video_note":
         note["mime_type"] = mime_type

@@ -52,6 +52,7 @@ class InMemoryTelegram:
     webhook: dict[str, Any] | None = None
     voices: list[tuple[int, bytes]] = field(default_factory=list)  # (chat_id, Ogg Opus) of each voice sent
     topics_enabled: bool = True  # getMe's has_topics_enabled
+    forums: set[int] = field(default_factory=set)  # the groups that are forums; the others have no topics
     topics: dict[tuple[int, int], str] = field(default_factory=dict)  # (chat, thread) -> name, as created
     _failures: dict[str, list[Exception]] = field(default_factory=dict, init=False, repr=False)
     _last_id: dict[int, int] = field(default_factory=dict, init=False, repr=False)
@@ -152,9 +153,10 @@ class InMemoryTelegram:
         return {"id": 1, "is_bot": True, "first_name": "Stepwise", "has_topics_enabled": self.topics_enabled}
 
     def create_forum_topic(self, chat_id: int, name: str) -> int:
-        """Create a topic (refused, as Telegram does, when threaded mode is off); return its thread id."""
+        """Create a topic (refused, as Telegram does, when threaded mode is off, or in a group that is not a
+        forum); return its thread id."""
         self._record("create_forum_topic", chat_id=chat_id, name=name)
-        if not self.topics_enabled:
+        if not self.topics_enabled if chat_id > 0 else chat_id not in self.forums:
             raise TelegramBadRequest("createForumTopic", 400, "Bad Request: the chat is not a forum")
         thread = self._next_id(chat_id)  # the topic's first message (its service message) names it
         if thread == 1:  # 1 is a forum's General topic

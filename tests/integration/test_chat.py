@@ -208,9 +208,9 @@ def test_memory_works_offline_in_the_chat(tmp_path: Path) -> None:
     assert "(memory: summarized 1 chat(s), 4 message(s))" in out
     recalled = out.split("you> what do you remember about coffee\n")[1].split("you>")[0]
     assert "I take my coffee black" in recalled
-    # Text the rules do not understand gets their help, not recalled memories presented as its answer
+    # Text the rules do not understand gets the closest commands, not recalled memories given as its answer
     unknown = out.split("you> tell me about Anna\n")[1].split("you>")[0]
-    assert unknown.startswith("stepwise> I'm in offline mode") and "Offline I understand" in unknown
+    assert unknown.startswith("stepwise> I'm in offline mode") and "Closest commands: " in unknown
     assert "Anna lives in Lisbon" not in unknown
     # "forget <words>" points to the memory and the command that forgets it; nothing is forgotten yet
     fact = re.search(r"Remembered \((fact-\S+)\): I take my coffee black", out)
@@ -222,10 +222,11 @@ def test_memory_works_offline_in_the_chat(tmp_path: Path) -> None:
     ), pointer
 
 
-def test_summarize_after_small_talk_only_goes_on(tmp_path: Path) -> None:
+def test_summarize_after_small_talk_only_says_it_kept_nothing_and_goes_on(tmp_path: Path) -> None:
     out = chat(["hello", "/summarize", "list"], tmp_path)
     assert (
-        "you> /summarize\n(memory: summarized 1 chat(s), 2 message(s))\nyou> list\nstepwise> No tasks." in out
+        "you> /summarize\n(memory: read 2 message(s) in 1 chat(s), nothing worth keeping (small talk, "
+        "questions and commands are left out): memory is as it was)\nyou> list\nstepwise> No tasks." in out
     )
 
 
@@ -610,3 +611,62 @@ def test_group_and_as_speak_in_a_group_as_other_members(tmp_path: Path) -> None:
     assert "(no turn: sender is not on the allowlist)" in lines
     assert AS_USAGE in lines
     assert lines[-2:] == ["you> list", "stepwise> No tasks."], "the group's list is not yours"
+
+
+def test_a_voice_note_goes_where_the_chat_is_as_who_is_speaking(tmp_path: Path) -> None:
+    """/voice-note in a topic is answered in that topic; in the group it is a group message (which, like any
+    not addressed to the bot, starts no turn); as a member not on the allowlist it is theirs."""
+    note = ROOT / "tests" / "fixtures" / "voice" / "hello.ogg"
+    out = chat(
+        [
+            "/topic Trip",
+            f"/voice-note {note}",
+            "/topic",
+            "/as Eve unlisted",
+            f"/voice-note {note}",
+            "/as",
+            "/group",
+            f"/voice-note {note}",
+        ],
+        tmp_path,
+    )
+    in_topic = out.split(f"you [Trip]> /voice-note {note}\n")[1].split("you [Trip]> /topic\n")[0]
+    assert in_topic.startswith("(sending hello.ogg as a voice note, ")
+    assert "\nstepwise [Trip]> 🎙 I heard: “" in in_topic, in_topic
+    as_eve = out.split(f"Eve> /voice-note {note}\n")[1].split("Eve> /as\n")[0]
+    assert as_eve.endswith("(no turn: sender is not on the allowlist)\n"), as_eve
+    in_group = out.split(f"you [group]> /voice-note {note}\n")[1]
+    assert in_group.endswith("(no turn: not addressed to the bot)\n"), in_group
+
+
+def test_ctrl_c_however_often_pressed_leaves_with_status_0(tmp_path: Path) -> None:
+    """docs/local-mode.md: Ctrl-C ends the chat with status 0. Pressed again and again, one lands while the
+    interpreter cleans up after the chat (most of a second), which must not end it by the signal (130)."""
+    with subprocess.Popen(
+        chat_command(tmp_path),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        env=chat_env(),
+    ) as process:
+        assert process.stderr is not None
+        while "ends the chat." not in process.stderr.readline():  # the banner: the stack is up
+            assert process.poll() is None
+        while process.poll() is None:
+            process.send_signal(signal.SIGINT)
+            time.sleep(0.05)
+        err = process.stderr.read()
+    assert process.returncode == 0 and "Traceback" not in err, err[-3000:]
+
+
+def test_the_chat_loads_the_stack_only_once_it_can_take_a_ctrl_c() -> None:
+    """Importing the chat's module loads neither moto nor the emulation: they load inside main(), where a
+    Ctrl-C pressed while they load leaves with status 0 rather than a traceback."""
+    stack = ("moto", "stepwise_local.emulation")
+    probe = f"import sys, stepwise_local.chat; print(sorted(m for m in {stack!r} if m in sys.modules))"
+    loaded = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, env=chat_env(), check=True
+    )
+    assert loaded.stdout.strip() == "[]"

@@ -15,6 +15,7 @@ from boto3.dynamodb.conditions import Key
 from support.stack import NOT_ALLOWED_USER, Stack
 from support.turn_fakes import user_texts
 
+from stepwise.commands.new_topic import NOT_A_FORUM
 from stepwise.prompt.system import is_turn_context
 from stepwise_local import updates
 from stepwise_local.anthropic_server import text, tool_use
@@ -351,3 +352,13 @@ def test_usage_counts_against_the_member_who_asked(stack: Stack) -> None:
     mine = table.query(KeyConditionExpression=Key("user_id").eq(ana))["Items"]
     assert any(item["sk"].startswith("day#") for item in mine), "counted against Ana"
     assert table.query(KeyConditionExpression=Key("user_id").eq(group))["Items"] == [], "never the group"
+
+
+def test_new_in_a_group_that_is_not_a_forum_opens_nothing_and_says_so(stack: Stack) -> None:
+    ana, group = stack.new_user(), new_group()
+    assert say(stack, group, ana, "/new Trip") == [NOT_A_FORUM]
+    assert stack.telegram.topics(group) == {}
+    assert all("message_thread_id" not in m for m in stack.telegram.messages(group))
+    stack.telegram.forums.add(group)  # an admin turns Topics on
+    say(stack, group, ana, "/new Trip")
+    assert list(stack.telegram.topics(group).values()) == ["Trip"]

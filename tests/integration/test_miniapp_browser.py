@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
@@ -295,3 +298,59 @@ def test_opened_outside_telegram_the_page_says_how_to_open_it(
     assert opened.errors == []
     assert opened.status().startswith("Open this page from the bot's menu button")
     assert [url for url in opened.requests if "/app/api/" in url] == []
+
+
+def test_make_chats_app_button_prints_a_link_a_browser_opens_signed_in_with_nothing_off_the_machine(
+    browser: Browser, tmp_path: Path
+) -> None:
+    """`make chat` as a person runs it: /app, then its button, prints a link; opened in a plain browser (no
+    Telegram, nothing routed by the test) the page is signed in as the local user and shows their tasks, and
+    every request it makes stays on 127.0.0.1 (the stand-in for Telegram's script included)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "AWS_", "STEPWISE_"))}
+    env |= {
+        "PYTHONPATH": os.pathsep.join([str(ROOT / "layers" / "core"), str(ROOT)]),
+        "STEPWISE_MCP_PORT": "0",
+    }
+    command = [sys.executable, "-m", "stepwise_local.chat", "--log", str(tmp_path / "chat.log")]
+    pipes = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE, "stderr": subprocess.DEVNULL}
+    with subprocess.Popen(command, **pipes, text=True, cwd=ROOT, env=env) as chat:
+        assert chat.stdin is not None and chat.stdout is not None
+        chat.stdin.write("add buy milk\n/app\n1\n")
+        chat.stdin.flush()
+        shown = []
+        while not (shown and shown[-1].startswith("(“Open Stepwise” opens the Mini App")):
+            line = chat.stdout.readline()
+            assert line, f"the chat ended before printing the link: {shown}"
+            shown.append(line.rstrip("\n"))
+        link = shown[-1].rsplit(" ", 1)[1]
+        origin = re.match(r"http://127\.0\.0\.1:\d+", link)
+        assert origin is not None and link.startswith(origin.group() + "/app#tgWebAppData="), link
+
+        context = browser.new_context(viewport=PHONE, device_scale_factor=1)
+        off_the_machine: list[str] = []
+        requests: list[str] = []
+
+        def only_local(route: Any) -> None:
+            url = route.request.url
+            requests.append(url)
+            if url.startswith(origin.group() + "/"):
+                route.continue_()
+            else:
+                off_the_machine.append(url)
+                route.abort()
+
+        context.route("**/*", only_local)
+        page = context.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.goto(link)
+        expect(page.locator("#app")).to_have_attribute("aria-busy", "false")
+        assert page.locator("#status").text_content() == "Hello, Local."
+        assert page.locator("#tasks li").all_inner_texts()[0].startswith("#1 buy milk")
+        shoot(page, "app-from-make-chat.png", tmp_path)
+        context.close()
+        chat.stdin.close()
+        assert chat.wait(timeout=60) == 0
+    assert off_the_machine == [] and errors == []
+    assert origin.group() + "/js/telegram-web-app.js" in requests, "the stand-in for Telegram's script"
+    assert [url for url in requests if "/app/api/" in url] == [origin.group() + "/app/api/state"]

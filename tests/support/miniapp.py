@@ -3,14 +3,11 @@ of the tests' stack), and the page's API over real HTTP."""
 
 from __future__ import annotations
 
-import json
-import time
 from typing import Any
-from urllib.parse import urlencode
 
 import requests
 
-from stepwise.miniapp.init_data import sign
+from stepwise_local import web_app
 
 BOT_TOKEN = "123456:integration-token"  # the integration stack's (tests/integration/conftest.py)
 
@@ -23,15 +20,9 @@ def init_data(
     bot_token: str = BOT_TOKEN,
     extra: dict[str, str] | None = None,
 ) -> str:
-    """Telegram.WebApp.initData for `user_id`, signed with `bot_token` (a wrong one forges it)."""
-    fields = {
-        "query_id": "AAHdF6IQAAAAAN0XohDhrOrc",
-        "user": json.dumps({"id": user_id, "first_name": first_name, "language_code": "en"}),
-        "auth_date": str(int(time.time()) if auth_date is None else auth_date),
-        **(extra or {}),
-    }
-    fields["hash"] = sign(fields, bot_token)
-    return urlencode(fields)
+    """Telegram.WebApp.initData for `user_id`, signed with `bot_token` (a wrong one forges it), as the local
+    chat's Mini App link carries it (`stepwise_local.web_app`)."""
+    return web_app.init_data(user_id, bot_token, first_name=first_name, auth_date=auth_date, extra=extra)
 
 
 def state(app_url: str, data: str | None) -> requests.Response:

@@ -9,6 +9,7 @@ import pytest
 from support.turn_fakes import ScriptedModel, conversation_texts, drive_turn, text_response, turn_start
 
 from stepwise.commands.table import COMMANDS, menu, route
+from stepwise.memory.service import MemoryService
 from stepwise.states.load_context import load_context
 from stepwise.states.services import TurnServices
 from stepwise.telegram.commands import ParsedCommand, is_command, parse_command
@@ -161,3 +162,22 @@ def test_app_answers_with_a_web_app_button_in_the_private_chat_only(
     drive_turn(deployed, TurnStart(turn=TurnRef(turn_id="g3", chat_id=group, user_id=7, update_id=3)))
     assert telegram.texts(group) == ["The Mini App opens from our private chat: send /app there."]
     assert all(m.reply_markup is None for m in telegram.sent if m.chat_id == group)
+
+
+def test_memory_lists_a_summarys_bullets_as_lines_of_their_own(
+    services: TurnServices, telegram: InMemoryTelegram, memory: MemoryService
+) -> None:
+    now = "2026-11-22T09:00:00.000Z"
+    fact = memory.remember(7, 7, "I take my coffee black", now)
+    summary = "- Said: my sister Anna lives in Lisbon\n- Done: Remembered: I take my coffee black"
+    summary_id = memory.save_summary(7, 7, summary, now)
+    run_turn(services, "/memory", 1)
+    (shown,) = telegram.texts(7)
+    lines = shown.splitlines()
+    assert lines[0] == "What I remember about you (2):"
+    assert f"• [{fact}] I take my coffee black" in lines
+    at = lines.index(f"• [{summary_id}]")
+    assert lines[at + 1 : at + 3] == [
+        "  • Said: my sister Anna lives in Lisbon",
+        "  • Done: Remembered: I take my coffee black",
+    ]

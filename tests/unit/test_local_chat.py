@@ -133,8 +133,17 @@ class SummarizerEmulation:
     ("emulation", "line"),
     [
         (
-            SummarizerEmulation({"summarized": 1, "messages": 4, "failed": []}),
+            SummarizerEmulation({"summarized": 1, "messages": 4, "kept": 1, "failed": []}),
             "(memory: summarized 1 chat(s), 4 message(s))",
+        ),
+        (
+            SummarizerEmulation({"summarized": 1, "messages": 2, "kept": 0, "failed": []}),
+            "(memory: read 2 message(s) in 1 chat(s), nothing worth keeping (small talk, questions and "
+            "commands are left out): memory is as it was)",
+        ),
+        (
+            SummarizerEmulation({"summarized": 0, "messages": 0, "kept": 0, "failed": []}),
+            "(memory: nothing new to summarize since the last run)",
         ),
         (
             SummarizerEmulation({"summarized": 0, "messages": 0, "failed": [1001]}),
@@ -145,7 +154,7 @@ class SummarizerEmulation:
             "(memory: the summarizer failed: VECTOR_BUCKET_NAME is not configured; see .chat.log)",
         ),
     ],
-    ids=["done", "a-chat-failed", "the-run-failed"],
+    ids=["done", "kept-nothing", "nothing-new", "a-chat-failed", "the-run-failed"],
 )
 def test_summarize_says_what_it_did_or_that_it_failed_in_one_line(
     emulation: SummarizerEmulation, line: str

@@ -108,6 +108,24 @@ def test_one_run_writes_one_summary_vector_and_a_second_run_writes_nothing(
     assert len(summarize.messages.recent(CHAT, 100)) == 9, "history is never deleted"
 
 
+def test_a_run_that_reads_only_small_talk_says_it_kept_nothing(
+    summarize: SummarizeServices, index: InMemoryVectorIndex
+) -> None:
+    for n, (role, text) in enumerate([("user", "hello"), ("assistant", "Hello! How can I help?")]):
+        summarize.messages.add(
+            StoredMessage(
+                id=f"m-{n}", chat_id=CHAT, role=role, content=text, created_at=f"2026-11-22T09:00:0{n}.000Z"
+            )
+        )
+        summarize.chats.record_message(CHAT, CHAT, 100)
+    run = summarize_chats(SummarizeInput(force=True), summarize)
+    assert (run.summarized, run.messages, run.kept) == (1, 2, 0)
+    assert index.records == {}
+    chat_messages(summarize, 2, start=10)  # then something worth keeping
+    again = summarize_chats(SummarizeInput(force=True), summarize)
+    assert (again.summarized, again.messages, again.kept) == (1, 2, 1)
+
+
 def test_the_next_summary_folds_the_previous_one_in(
     summarize: SummarizeServices, index: InMemoryVectorIndex
 ) -> None:

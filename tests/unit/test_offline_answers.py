@@ -11,7 +11,7 @@ from zoneinfo import ZoneInfo
 import pytest
 from support.offline_requests import offline_request, on_a_list, with_results
 
-from stepwise.offline.api import OfflineModel, parse_intent
+from stepwise.offline.api import COMMAND_EXAMPLES, OfflineModel, closest_commands, parse_intent
 from stepwise.prompt.clock_line import UserClock
 
 LISBON = ZoneInfo("Europe/Lisbon")
@@ -117,11 +117,40 @@ def test_forget_it_is_no_memory(text: str) -> None:
     assert parse_intent(text) is None
 
 
-def test_text_it_does_not_understand_gets_the_offline_help() -> None:
+def test_text_it_does_not_understand_gets_one_line_with_the_closest_commands_not_all_of_them() -> None:
     answer = words(OfflineModel().complete(offline_request("what should I cook tonight with leeks")))
     assert answer.startswith("I'm in offline mode (no model API is configured), so I didn't understand that.")
-    assert "Offline I understand these task commands: *add* buy milk" in answer
-    assert "Did you mean" not in answer
+    assert "\n" not in answer and len(answer) < 250
+    offered = answer.split("Closest commands: ")[1].removesuffix(" (“help” lists them all).").split(" · ")
+    assert len(offered) == 3 and all(example in COMMAND_EXAMPLES_SHORT for example in offered), offered
+    assert "Offline I understand" not in answer and "Did you mean" not in answer
+
+
+COMMAND_EXAMPLES_SHORT = {example.split(" (")[0] for example in COMMAND_EXAMPLES}
+
+
+@pytest.mark.parametrize(
+    ("text", "first"),
+    [
+        ("delete the thing", "*delete* 3"),
+        ("finished 3", "*done* 3"),
+        ("remind mom tomorrow", "*remind me to* call mom"),
+        ("cancel it", "*cancel reminder* 2"),
+        ("show me everything", "*show task* 2"),
+    ],
+)
+def test_the_commands_offered_are_the_closest_by_similarity_one_per_command(text: str, first: str) -> None:
+    offered = closest_commands(text, COMMAND_EXAMPLES)
+    assert offered[0] == first
+    assert len(offered) == 3
+    command_words = [example.split("*")[1].split()[0] for example in offered]
+    assert len(set(command_words)) == 3, "one example per command"
+    assert not any("(" in example for example in offered), "without their asides"
+
+
+def test_nothing_to_compare_still_offers_three_commands_and_a_long_text_is_cut() -> None:
+    assert len(closest_commands("", COMMAND_EXAMPLES)) == 3
+    assert len(closest_commands("🙂 " + "x" * 10_000, COMMAND_EXAMPLES)) == 3
 
 
 def test_remind_me_without_a_time_adds_a_task_and_says_how_to_give_one() -> None:

@@ -17,6 +17,7 @@ from support.turn_fakes import (
     turn_start,
 )
 
+from stepwise.commands.new_topic import NOT_A_FORUM
 from stepwise.history.models import StoredMessage
 from stepwise.memory.keys import summary_key
 from stepwise.memory.service import MemoryService
@@ -141,8 +142,10 @@ def test_a_reminder_set_in_a_topic_fires_in_that_topic(
     assert services.sequencer().inbox.pending(Conversation.of(USER)) == []
 
 
-def command(services: TurnServices, text: str, update_id: int, topic: int | None = None) -> None:
-    drive_turn(services, turn_start(services, text, chat_id=USER, update_id=update_id, topic=topic))
+def command(
+    services: TurnServices, text: str, update_id: int, topic: int | None = None, chat_id: int = USER
+) -> None:
+    drive_turn(services, turn_start(services, text, chat_id=chat_id, update_id=update_id, topic=topic))
 
 
 def test_new_opens_a_named_topic_and_answers_inside_it(
@@ -249,3 +252,21 @@ def test_a_topics_older_messages_get_a_rolling_summary_of_their_own() -> None:
     assert in_topic is not None and "Lisbon" in in_topic.summary and "groceries" not in in_topic.summary
     assert in_chat is not None and "groceries" in in_chat.summary and "Lisbon" not in in_chat.summary
     assert {summary_key(topic), summary_key(Conversation.of(USER))} == set(index.records)
+
+
+def test_new_in_a_group_that_is_not_a_forum_opens_nothing_says_so_and_keeps_no_claim_of_one(
+    services: TurnServices, telegram: InMemoryTelegram
+) -> None:
+    group = -100_555
+    command(services, "/new Trip", 1, chat_id=group)
+    assert telegram.topics == {}
+    (answer,) = telegram.sent
+    assert answer.chat_id == group and answer.message_thread_id is None
+    assert answer.text == NOT_A_FORUM
+    kept = services.messages.recent(Conversation.of(group), 5)
+    assert [m.content for m in kept] == ["/new Trip", NOT_A_FORUM], "the history says no topic was opened"
+
+    telegram.forums.add(group)  # an admin turns Topics on: /new opens one there
+    command(services, "/new Trip", 2, chat_id=group)
+    ((chat, thread),) = telegram.topics
+    assert chat == group and telegram.sent[-1].message_thread_id == thread

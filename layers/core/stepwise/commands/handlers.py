@@ -169,9 +169,18 @@ def memory(request: CommandRequest) -> str:
                 "“remember that …”."
             )
         return "I don't remember anything about you yet. Ask me to remember something: “remember that …”."
-    lines = [f"- [{m['id']}] {_short(m['text'])}" for m in sorted(found, key=lambda m: m["id"])]
+    lines = [_listed(m["id"], m["text"]) for m in sorted(found, key=lambda m: m["id"])]
     whose = "for this group" if group else "about you"
     return f"What I remember {whose} ({len(found)}):\n" + "\n".join(lines)
+
+
+def _listed(memory_id: str, text: str) -> str:
+    """One memory as a list item: a fact on its line; a summary's bullets (or any text of several lines) as
+    lines of their own under its id, never run together."""
+    parts = [_short(line.strip().removeprefix("- ")) for line in text.splitlines() if line.strip()]
+    if len(parts) <= 1:
+        return f"- [{memory_id}] {parts[0] if parts else ''}".rstrip()
+    return f"- [{memory_id}]\n" + "\n".join(f"  - {part}" for part in parts)
 
 
 def _short(text: str) -> str:

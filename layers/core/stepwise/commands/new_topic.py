@@ -1,5 +1,6 @@
-"""`/new [title]`: a new conversation, as a topic of the private chat (docs/topics.md). The topic is opened
-when FinishTurn sends the answer, which goes inside it (`states.topics.open_topic`)."""
+"""`/new [title]`: a new conversation, as a topic of the private chat (or of a group that is a forum;
+docs/topics.md). The topic is opened when FinishTurn sends the answer, which goes inside it
+(`states.topics.open_topic`); where Telegram opens none, the answer says so instead."""
 
 from __future__ import annotations
 
@@ -14,6 +15,9 @@ MAX_NAME = 128  # Telegram: a topic's name has 1-128 characters
 THREADS_OFF = (
     "Topics are off for this bot, so /new can't open one: its owner turns them on in @BotFather → the bot → "
     "Bot Settings → Threads Settings."
+)
+NOT_A_FORUM = (
+    "This group has no topics, so /new opened none: a group admin can turn on Topics in its settings."
 )
 
 

@@ -99,13 +99,16 @@ class SummarizeInput(BaseModel):
 
 
 class SummarizeOutput(BaseModel):
-    """What one run did. `failed`: the chats that failed (logged, retried by a later run)."""
+    """What one run did. `summarized`/`messages`: the chats whose messages were read and folded in, and how
+    many; `kept`: of those, the chats whose summary changed (the rest held nothing worth keeping: small talk,
+    questions, commands); `failed`: the chats that failed (logged, retried by a later run)."""
 
     model_config = ConfigDict(defer_build=True)
 
     visited: int = 0
     summarized: int = 0
     messages: int = 0
+    kept: int = 0
     failed: list[int] = []
 
 
@@ -131,7 +134,7 @@ def summarize_chats(request: SummarizeInput, services: SummarizeServices) -> Sum
     for chat_id in chat_ids:
         result.visited += 1
         try:
-            count = _summarize_chat(chat_id, request.force, services)
+            count, kept = _summarize_chat(chat_id, request.force, services)
         except Exception:
             result.failed.append(chat_id.key)
             _count_failure(chat_id, services)
@@ -139,6 +142,7 @@ def summarize_chats(request: SummarizeInput, services: SummarizeServices) -> Sum
         if count:
             result.summarized += 1
             result.messages += count
+            result.kept += kept
     logger.info("summarizer run", extra=result.model_dump())
     return result
 
@@ -160,10 +164,11 @@ def _count_failure(chat_id: Conversation, services: SummarizeServices) -> None:
     )
 
 
-def _summarize_chat(chat_id: Conversation, force: bool, services: SummarizeServices) -> int:
+def _summarize_chat(chat_id: Conversation, force: bool, services: SummarizeServices) -> tuple[int, bool]:
+    """(the messages folded in, whether the summary changed)."""
     chat = services.chats.get(chat_id)
     if chat is None:
-        return 0
+        return 0, False
     pending = services.messages.after(chat_id, chat.summarized_key)
     window = 0 if force else services.history_limit
     older = pending[: max(len(pending) - window, 0)]
@@ -171,8 +176,9 @@ def _summarize_chat(chat_id: Conversation, force: bool, services: SummarizeServi
     if not batch or (not force and len(older) < services.threshold):
         if chat.due:
             _advance(chat, services, chat.summarized_key, 0, chat.summary, still_due=False)
-        return 0
+        return 0, False
     summary = services.summarizer.summarize(chat.summary, batch).strip()
+    kept = bool(summary) and summary != (chat.summary or "").strip()
     if summary:
         owner = data_owner(Conversation(chat_id).chat_id, chat.user_id)  # a group's summary is the group's
         services.memory.save_summary(owner, chat_id, summary, iso_utc(services.clock()))
@@ -188,7 +194,7 @@ def _summarize_chat(chat_id: Conversation, force: bool, services: SummarizeServi
         summary,
         still_due=remaining >= max(services.threshold, 1),
     )
-    return len(batch)
+    return len(batch), kept
 
 
 def _advance(

@@ -2,12 +2,12 @@
 
 It drives the same task and reminder tools the real model would ("add buy milk", "done 3", "remind me at 5pm
 to call mom", "every friday at 17:00 ask me how my week went"...), reports their results, answers greetings,
-help and the time, and says plainly what it does not understand, with the commands it knows (in a background
-job, by calling `cannot_do`: the job then reports that it could not do its task). A task named by its words
-("done buy milk") takes two rounds: the list, then the call on the one task it names (or a question when
-several match); "forget the birthday" recalls, then points to the memory and the command that forgets it; a
-near miss ("lst") gets "Did you mean …?". Times are the user's, from the clock line of the per-turn context
-(`stepwise.prompt.clock_line`); without one, UTC by the model's own clock.
+help and the time, and says plainly what it does not understand, with the three commands closest to it (in a
+background job, by calling `cannot_do`: the job then reports that it could not do its task). A task named by
+its words ("done buy milk") takes two rounds: the list, then the call on the one task it names (or a question
+when several match); "forget the birthday" recalls, then points to the memory and the command that forgets
+it; a near miss ("lst") gets "Did you mean …?". Times are the user's, from the clock line of the per-turn
+context (`stepwise.prompt.clock_line`); without one, UTC by the model's own clock.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from stepwise.offline.intents import parse_intent, reminder_intent, task_intent
 from stepwise.offline.job_rules import job_intent
 from stepwise.offline.media_rules import media_answer
 from stepwise.offline.named_tasks import named_task_intent, resolve
-from stepwise.offline.near_misses import corrected, did_you_mean
+from stepwise.offline.near_misses import closest_commands, corrected, did_you_mean
 from stepwise.offline.reminder_rules import last_reminder
 from stepwise.offline.replies import phrase_results, tool_inputs, tool_names
 from stepwise.offline.small_talk import small_talk
@@ -48,14 +48,27 @@ HELP = re.compile(r"^\s*(/help|help|what can you do)\b", re.IGNORECASE)
 TIME = re.compile(
     r"\b(what time|what's the time|what is the time|what day|what's the date|today's date)\b", re.IGNORECASE
 )
-COMMANDS = (
-    "*add* buy milk (tomorrow, by friday, 2026-12-03…) · *remind me to* call mom · "
-    "*list* (or: what's on my list) · *show task* 2 · *rename* 2 to new title · *done* 3 · *delete* 3 · "
-    "*remember* that … · *what do you remember* · "
-    "*forget* fact-… · *remind me* at 5pm to call mom · *remind me* in 20 minutes to … · "
-    "*every* friday at 17:00 ask me how my week went · *reminders* · *cancel reminder* 2 · "
-    "*snooze* 10 minutes · */timezone* Europe/Lisbon · *in the background:* add buy milk"
+COMMAND_EXAMPLES = (
+    "*add* buy milk (tomorrow, by friday, 2026-12-03…)",
+    "*remind me to* call mom",
+    "*list* (or: what's on my list)",
+    "*show task* 2",
+    "*rename* 2 to new title",
+    "*done* 3",
+    "*delete* 3",
+    "*remember* that …",
+    "*what do you remember*",
+    "*forget* fact-…",
+    "*remind me* at 5pm to call mom",
+    "*remind me* in 20 minutes to …",
+    "*every* friday at 17:00 ask me how my week went",
+    "*reminders*",
+    "*cancel reminder* 2",
+    "*snooze* 10 minutes",
+    "*/timezone* Europe/Lisbon",
+    "*in the background:* add buy milk",
 )
+COMMANDS = " · ".join(COMMAND_EXAMPLES)
 HELP_ANSWER = (
     f"Offline I understand these task commands: {COMMANDS}. Set `ANTHROPIC_API_KEY` to talk to Claude."
 )
@@ -170,7 +183,14 @@ class OfflineModel:
             if clock is None or clock.zone == "UTC":
                 return f"It is {self._clock().isoformat(timespec='seconds')} (UTC)."
             return f"It is {clock.now:%H:%M} on {clock.now:%A, %d %B %Y} ({clock.zone})."
-        return f"{NOT_UNDERSTOOD} {HELP_ANSWER}"
+        return not_understood(text)
+
+
+def not_understood(text: str) -> str:
+    """One line saying the rules did not understand `text`, with the commands closest to it (not all of
+    them: "help" lists those)."""
+    offered = " · ".join(closest_commands(text, COMMAND_EXAMPLES))
+    return f"{NOT_UNDERSTOOD} Closest commands: {offered} (“help” lists them all)."
 
 
 def _offered(request: ModelRequest, tool: str) -> bool:

@@ -5,6 +5,9 @@ A near miss is a first word one typing slip away from a command word (a letter m
 two swapped; two slips for the long words), or "remind" followed by a slip of "me", where the corrected text
 is a command the rules understand. Common words that are one slip from a command ("had", "and", "one", "dad")
 are words, not slips. The rules never act on a guess: the user sends the command again.
+
+Text that is no near miss either gets the few commands closest to it (`closest_commands`), by how alike the
+two read (difflib's ratio), one per command.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from stepwise.offline.decorations import undecorated
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
     from stepwise.offline.calls import ToolCall
 
@@ -128,3 +131,24 @@ def did_you_mean(command: str, call: ToolCall | None) -> str:
     else:
         does = "show the commands I know offline" if command == "help" else "do it"
     return f"Did you mean “{command}”? Send that and I'll {does}."
+
+
+OFFERED = 3  # the commands offered to text the rules do not understand
+_ASIDE = re.compile(r"\s*\([^)]*\)")
+
+
+def closest_commands(text: str, examples: Sequence[str], count: int = OFFERED) -> list[str]:
+    """The `count` examples (`*command* words`) that read most like `text`, one per command word, best
+    first, each without its aside in brackets; ties keep the examples' order."""
+    from difflib import SequenceMatcher
+
+    said = " ".join(undecorated(text).lower().split())[:MAX_LENGTH]
+    ranked: dict[str, tuple[float, str]] = {}
+    for example in examples:
+        short = _ASIDE.sub("", example)
+        command = short.split("*")[1].split()[0] if short.count("*") >= 2 else short
+        score = SequenceMatcher(None, said, short.replace("*", "").lower()).ratio()
+        if command not in ranked or score > ranked[command][0]:
+            ranked[command] = (score, short)
+    best = sorted(ranked.values(), key=lambda ranked_example: -ranked_example[0])
+    return [short for _, short in best[:count]]

@@ -43,17 +43,19 @@ def topic_name(text: str) -> str | None:
 
 def open_topic(turn: TurnRef, reply: Reply, services: TurnServices) -> Reply:
     """The topic the reply of /new opens, made once: its thread is recorded before anything is sent in it,
-    so a retried FinishTurn sends in the same topic. When Telegram refuses (threads off, or not a forum) the
-    reply says how to turn topics on, where /new was written."""
+    so a retried FinishTurn sends in the same topic. When Telegram refuses (threads off, or a group that is
+    not a forum) the reply says that no topic was opened and how to turn topics on, where /new was written,
+    and the history keeps that answer (not "Opened a new topic")."""
     if reply.topic_thread is not None or reply.new_topic is None:
         return reply
     try:
         thread = services.telegram().create_forum_topic(turn.chat_id, reply.new_topic)
     except (TelegramBadRequest, TelegramForbidden) as error:
-        from stepwise.commands.new_topic import THREADS_OFF
+        from stepwise.commands.new_topic import NOT_A_FORUM, THREADS_OFF
 
         logger.warning("no topic opened", extra={"error": str(error)})
-        return reply.model_copy(update={"text": THREADS_OFF, "new_topic": None})
+        refusal = THREADS_OFF if turn.chat_id > 0 else NOT_A_FORUM
+        return reply.model_copy(update={"text": refusal, "kept_text": None, "new_topic": None})
     services.turns.set_topic_thread(turn.turn_id, thread)
     if not reply.new_topic_named:
         services.chats.set_topic_unnamed(Conversation.of(turn.chat_id, thread), True)
