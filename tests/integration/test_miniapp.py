@@ -176,6 +176,10 @@ def test_the_usage_chart_and_its_totals_match_usage(stack: Stack, app_url: str) 
     [
         ("no initData", 401),
         ("a forged hash", 401),
+        ("a non-ASCII hash", 401),
+        ("a non-ASCII hash, percent-encoded", 401),
+        ("a hash of 64 characters that are not hex", 401),
+        ("a hash of the wrong length", 401),
         ("signed with another bot's token", 401),
         ("stale: over an hour old", 401),
         ("from the future", 401),
@@ -198,6 +202,10 @@ def test_requests_without_valid_initData_get_nothing(
     data: str | None = {
         "no initData": None,
         "a forged hash": good[: good.index("hash=") + 5] + "0" * 64,
+        "a non-ASCII hash": good[: good.index("hash=") + 5] + "é" * 64,
+        "a non-ASCII hash, percent-encoded": good[: good.index("hash=") + 5] + "%C3%A9" * 64,
+        "a hash of 64 characters that are not hex": good[: good.index("hash=") + 5] + "z" * 64,
+        "a hash of the wrong length": good + "00",
         "signed with another bot's token": init_data(owner, bot_token="654321:other"),
         "stale: over an hour old": init_data(owner, auth_date=now - 3700),
         "from the future": init_data(owner, auth_date=now + 3600),
