@@ -17,7 +17,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstra
 from pydantic_core import PydanticCustomError
 
 from stepwise.approvals.arguments import worded
-from stepwise.tasks.models import Task, TaskStatus, TaskStatusFilter
+from stepwise.tasks.models import Task, TaskStatus, TaskStatusFilter, blank
 from stepwise.tools.registry import Tool, ToolContext, ToolError, ToolOutput
 
 if TYPE_CHECKING:
@@ -25,7 +25,24 @@ if TYPE_CHECKING:
 
 MAX_TITLE = 200
 MAX_DESCRIPTION = 2000
-Title = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_TITLE)]
+
+
+def _visible(title: str) -> str:
+    if blank(title):
+        raise PydanticCustomError(
+            "blank_title",
+            "the title is blank once invisible characters (zero-width spaces, joiners) are removed: "
+            "give it some visible text",
+        )
+    return title
+
+
+# Kept as given when it has something to see (a zero-width joiner inside an emoji is part of it).
+Title = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_TITLE),
+    AfterValidator(_visible),
+]
 Description = Annotated[str, StringConstraints(strip_whitespace=True, max_length=MAX_DESCRIPTION)]
 MAX_TASK_ID = 2**31 - 1  # far more tasks than anyone keeps; well inside DynamoDB's 38 digits
 
