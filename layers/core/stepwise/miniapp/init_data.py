@@ -7,8 +7,9 @@
   (compared in constant time).
 
 The query string is URL-decoded once, strictly; a repeated key, a field that is not `key=value`, a `hash`
-that is not 64 hex digits, or a `user` that is not a JSON object with an integer id is refused. Telegram sets no maximum age: `auth_date` is checked
-here against `max_age_seconds`, and a date in the future (beyond a minute of clock skew) is refused.
+that is not 64 hex digits, or a `user` that is not a JSON object with an integer id is refused. Telegram sets
+no maximum age: `auth_date` is checked here against `max_age_seconds`, and a date in the future (beyond a
+minute of clock skew) is refused.
 """
 
 from __future__ import annotations
