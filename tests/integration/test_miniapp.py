@@ -119,7 +119,7 @@ def test_an_approval_answered_on_the_page_resumes_its_turn_once(stack: Stack, ap
     while not (approvals := state(app_url, data).json()["approvals"]) and time.monotonic() < deadline:
         time.sleep(0.05)
     (approval,) = approvals
-    assert approval["asks"] == "The assistant in this chat asks to delete task #1 “old plan”."
+    assert approval["asks"] == "The assistant in your private chat asks to delete task #1 “old plan”."
     other = act(app_url, init_data(stack.new_user()), "approve", approval["approval_id"], "tap-other-001")
     assert other.status_code == 404 and stack.tasks(user) != [], "another user cannot answer it"
 
@@ -139,12 +139,40 @@ def test_an_approval_answered_on_the_page_resumes_its_turn_once(stack: Stack, ap
     assert len(runs) == 1 and state(app_url, data).json()["approvals"] == []
 
 
+def test_a_groups_pending_approval_on_a_members_page_names_the_group(stack: Stack, app_url: str) -> None:
+    from stepwise_local import updates
+
+    ana, group = stack.new_user(), -1_009_100_000_001
+    stack.anthropic.script(tool_use(("add_task", {"title": "bread"})), text("Added."))
+    stack.anthropic.script(tool_use(("delete_task", {"task_id": 1})), text("Deleted the bread."))
+    for words in ("@stepwise_bot add bread", "@stepwise_bot delete the bread task"):
+        update = updates.group_message(ana, words, chat_id=group, first_name="Ana")
+        update["message"]["chat"]["title"] = "Family 🏡"
+        assert stack.emulation.post_update(update)["statusCode"] == 200
+        stack.emulation.wait_until_taken(group, update["update_id"])  # one turn each, not a folded burst
+    stack.buttons(group)  # the request is shown in the group
+    data = init_data(ana)
+    deadline = time.monotonic() + 20
+    while not (approvals := state(app_url, data).json()["approvals"]) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    (approval,) = approvals
+    assert approval["asks"] == "The assistant in the group “Family 🏡” asks to delete task #1 “bread”."
+    assert approval["group"] == "Family 🏡"
+    approved = act(app_url, data, "approve", approval["approval_id"], "tap-group-0001")
+    assert approved.status_code == 200, approved.text
+    stack.emulation.wait_idle(group)
+    assert stack.tasks(group) == [] and stack.replies(group)[-1] == "Deleted the bread."
+
+
 def test_settings_and_revoke_from_the_page(stack: Stack, app_url: str) -> None:
     user = stack.new_user()
     data = init_data(user)
     zone = act(app_url, data, "set_timezone", "Europe/Lisbon", "tap-zone-00001")
     assert zone.status_code == 200 and zone.json()["done"].startswith("Time zone set to Europe/Lisbon")
-    assert act(app_url, data, "set_timezone", "Mars/Olympus", "tap-zone-00002").status_code == 404
+    bad = act(app_url, data, "set_timezone", "Mars/Olympus", "tap-zone-00002")
+    assert bad.status_code == 400 and bad.json() == {
+        "error": "'Mars/Olympus' is not a time zone I know; use an IANA name such as Europe/Lisbon."
+    }
     settings = state(app_url, data).json()["settings"]
     assert settings["timezone"] == "Europe/Lisbon" and settings["timezone_set"] is True
     stack.say(user, "/timezone")
