@@ -15,7 +15,12 @@ class InMemoryChatStore:
         self.chats: dict[int, ChatRecord] = {}
 
     def record_message(
-        self, conversation: int, user_id: int, due_at: int, written_at: str | None = None
+        self,
+        conversation: int,
+        user_id: int,
+        due_at: int,
+        written_at: str | None = None,
+        title: str | None = None,
     ) -> ChatRecord:
         chat = self.chats.setdefault(
             int(conversation), ChatRecord(chat_id=int(conversation), user_id=user_id)
@@ -23,6 +28,8 @@ class InMemoryChatStore:
         chat.user_id = user_id
         if written_at is not None:
             chat.last_user_at = written_at
+        if title:
+            chat.title = title
         chat.message_count += 1
         chat.due = chat.due or chat.unsummarized >= due_at
         return chat.model_copy()

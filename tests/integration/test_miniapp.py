@@ -119,7 +119,7 @@ def test_an_approval_answered_on_the_page_resumes_its_turn_once(stack: Stack, ap
     while not (approvals := state(app_url, data).json()["approvals"]) and time.monotonic() < deadline:
         time.sleep(0.05)
     (approval,) = approvals
-    assert approval["asks"] == "The assistant in this chat asks to delete task #1 “old plan”."
+    assert approval["asks"] == "The assistant in your private chat asks to delete task #1 “old plan”."
     other = act(app_url, init_data(stack.new_user()), "approve", approval["approval_id"], "tap-other-001")
     assert other.status_code == 404 and stack.tasks(user) != [], "another user cannot answer it"
 
@@ -139,12 +139,40 @@ def test_an_approval_answered_on_the_page_resumes_its_turn_once(stack: Stack, ap
     assert len(runs) == 1 and state(app_url, data).json()["approvals"] == []
 
 
+def test_a_groups_pending_approval_on_a_members_page_names_the_group(stack: Stack, app_url: str) -> None:
+    from stepwise_local import updates
+
+    ana, group = stack.new_user(), -1_009_100_000_001
+    stack.anthropic.script(tool_use(("add_task", {"title": "bread"})), text("Added."))
+    stack.anthropic.script(tool_use(("delete_task", {"task_id": 1})), text("Deleted the bread."))
+    for words in ("@stepwise_bot add bread", "@stepwise_bot delete the bread task"):
+        update = updates.group_message(ana, words, chat_id=group, first_name="Ana")
+        update["message"]["chat"]["title"] = "Family 🏡"
+        assert stack.emulation.post_update(update)["statusCode"] == 200
+        stack.emulation.wait_until_taken(group, update["update_id"])  # one turn each, not a folded burst
+    stack.buttons(group)  # the request is shown in the group
+    data = init_data(ana)
+    deadline = time.monotonic() + 20
+    while not (approvals := state(app_url, data).json()["approvals"]) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    (approval,) = approvals
+    assert approval["asks"] == "The assistant in the group “Family 🏡” asks to delete task #1 “bread”."
+    assert approval["group"] == "Family 🏡"
+    approved = act(app_url, data, "approve", approval["approval_id"], "tap-group-0001")
+    assert approved.status_code == 200, approved.text
+    stack.emulation.wait_idle(group)
+    assert stack.tasks(group) == [] and stack.replies(group)[-1] == "Deleted the bread."
+
+
 def test_settings_and_revoke_from_the_page(stack: Stack, app_url: str) -> None:
     user = stack.new_user()
     data = init_data(user)
     zone = act(app_url, data, "set_timezone", "Europe/Lisbon", "tap-zone-00001")
     assert zone.status_code == 200 and zone.json()["done"].startswith("Time zone set to Europe/Lisbon")
-    assert act(app_url, data, "set_timezone", "Mars/Olympus", "tap-zone-00002").status_code == 404
+    bad = act(app_url, data, "set_timezone", "Mars/Olympus", "tap-zone-00002")
+    assert bad.status_code == 400 and bad.json() == {
+        "error": "'Mars/Olympus' is not a time zone I know; use an IANA name such as Europe/Lisbon."
+    }
     settings = state(app_url, data).json()["settings"]
     assert settings["timezone"] == "Europe/Lisbon" and settings["timezone_set"] is True
     stack.say(user, "/timezone")
@@ -176,6 +204,10 @@ def test_the_usage_chart_and_its_totals_match_usage(stack: Stack, app_url: str) 
     [
         ("no initData", 401),
         ("a forged hash", 401),
+        ("a non-ASCII hash", 401),
+        ("a non-ASCII hash, percent-encoded", 401),
+        ("a hash of 64 characters that are not hex", 401),
+        ("a hash of the wrong length", 401),
         ("signed with another bot's token", 401),
         ("stale: over an hour old", 401),
         ("from the future", 401),
@@ -198,6 +230,10 @@ def test_requests_without_valid_initData_get_nothing(
     data: str | None = {
         "no initData": None,
         "a forged hash": good[: good.index("hash=") + 5] + "0" * 64,
+        "a non-ASCII hash": good[: good.index("hash=") + 5] + "é" * 64,
+        "a non-ASCII hash, percent-encoded": good[: good.index("hash=") + 5] + "%C3%A9" * 64,
+        "a hash of 64 characters that are not hex": good[: good.index("hash=") + 5] + "z" * 64,
+        "a hash of the wrong length": good + "00",
         "signed with another bot's token": init_data(owner, bot_token="654321:other"),
         "stale: over an hour old": init_data(owner, auth_date=now - 3700),
         "from the future": init_data(owner, auth_date=now + 3600),

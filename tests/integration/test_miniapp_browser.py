@@ -152,10 +152,11 @@ def add_by_chat(stack: Stack, user: int, title: str, due: str | None = None) -> 
     assert stack.say(user, f"add {title}")["status"] == "SUCCEEDED"
 
 
-def shoot(page: Page, name: str, tmp_path: Path) -> None:
-    """A full-page screenshot: into STEPWISE_SCREENSHOTS (a folder, relative to the project) when it is set,
-    else beside the test's other temporary files; either way the picture is checked to be a PNG."""
-    folder = ROOT / SCREENSHOTS_TO if SCREENSHOTS_TO else tmp_path
+def shoot(page: Page, name: str, tmp_path: Path, *, for_docs: bool = True) -> None:
+    """A full-page screenshot: one docs/app.md shows into STEPWISE_SCREENSHOTS (a folder, relative to the
+    project) when it is set, else (and every other one) beside the test's other temporary files; either way
+    the picture is checked to be a PNG."""
+    folder = ROOT / SCREENSHOTS_TO if SCREENSHOTS_TO and for_docs else tmp_path
     folder.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(folder / name), full_page=True)
     assert (folder / name).read_bytes().startswith(b"\x89PNG")
@@ -186,27 +187,38 @@ def test_the_page_shows_what_chat_turns_made_and_delete_and_forget_show_in_the_c
     assert page.evaluate("window.__ready") is True, "the page called Telegram.WebApp.ready()"
     assert opened.status() == "Hello, Ada."
     tasks = page.locator("#tasks li")
-    assert tasks.all_inner_texts()[0].startswith("#1 buy milk\ndue 2026-12-01")
+    assert tasks.all_inner_texts()[0].startswith("#1 buy milk\ndue Tue 01 Dec 2026")
     reminders = page.locator("#reminders li").all_inner_texts()
     assert reminders[0].startswith("call mom\non ") and "next" not in reminders[0]
     assert reminders[1].startswith("Check-in: send me my open tasks\nevery day at 08:00 (UTC) · next ")
+    assert re.search(r"· next \w{3} \d\d \w{3} 20\d\d at 08:00\n", reminders[1] + "\n"), reminders[1]
+    assert page.locator("#times").text_content() == "Times are in UTC."
+    on_screen = str(page.locator("#sections").inner_text())
+    assert not re.search(r"fact-|summary-|\d{4}-\d\d-\d\dT", on_screen), "no internal id, no raw ISO time"
     assert "The user takes coffee black" in str(page.locator("#memories").text_content())
     assert "laptop" in str(page.locator("#connections").text_content())
     assert page.locator("svg.chart rect.bar").count() == 30
+    assert page.locator("svg.chart text.tokens-axis").all_text_contents()[0] == "0", "an axis with values"
+    assert len(page.locator("svg.chart text.cost-axis").all_text_contents()) == 3
+    assert len(page.locator("svg.chart text.day").all_text_contents()) == 5, "a day label a week apart"
+    assert page.locator("#usage-empty").count() == 0
     api_calls = [url for url in opened.requests if "/app/api/" in url]
     assert api_calls == [app_url + "/api/state"], "the page's data in one request"
     shoot(page, "app-light.png", tmp_path)
 
     page.get_by_role("button", name="Delete task #2 old plan").click()
-    expect(page.locator("#status")).to_contain_text("Deleted")
+    # the result shows where the task was: a line in its place in the list, not at the top of the page
+    expect(page.locator("#tasks li.gone .result.ok")).to_have_text("Deleted task #2: old plan")
     assert page.evaluate("window.__confirms") == ["Delete task #2 old plan?"]
-    assert opened.status() == "Deleted task #2: old plan"
+    assert opened.status() == "Hello, Ada."
     assert page.get_by_role("button", name="Delete task #2 old plan").count() == 0
+    assert page.locator("#tasks li").all_inner_texts()[1] == "Deleted task #2: old plan"
     page.get_by_role("button", name="Forget: The user takes coffee black").click()
-    expect(page.locator("#status")).to_contain_text("Forgot")
+    expect(page.locator("#memories .result.ok")).to_contain_text("Forgot")
     page.get_by_role("button", name="Done: task #1 buy milk").click()
-    expect(page.locator("#status")).to_contain_text("Completed")
+    expect(page.locator("#tasks .result.ok")).to_have_text("Completed task #1: buy milk")
     assert "No open tasks." in str(page.locator("#tasks").text_content())
+    shoot(page, "app-after-taps.png", tmp_path, for_docs=False)
     assert opened.errors == []
 
     stack.say(user, "/tasks")
@@ -228,12 +240,13 @@ def test_an_approval_answered_on_the_page_resumes_its_turn_once(
 
     opened = open_app(browser, app_url, init_data(user), "dark")
     page = opened.page
-    approve = page.get_by_role("button", name="Approve: The assistant in this chat asks to delete task #1")
+    asks = "The assistant in your private chat asks to delete task #1"
+    approve = page.get_by_role("button", name=f"Approve: {asks}")
     assert approve.count() == 1, page.content()
     shoot(page, "app-dark.png", tmp_path)
     approve.click()
-    expect(page.locator("#status")).to_contain_text("Approved")
-    assert page.evaluate("window.__confirms")[0].startswith("Approve? The assistant in this chat asks")
+    expect(page.locator("#approvals .result.ok")).to_have_text("Approved ✅")
+    assert page.evaluate("window.__confirms")[0].startswith(f"Approve? {asks}")
     stack.emulation.wait_idle(user)
     assert stack.tasks(user) == []
     assert stack.replies(user)[-1] == "Deleted the old plan."
@@ -354,3 +367,70 @@ def test_make_chats_app_button_prints_a_link_a_browser_opens_signed_in_with_noth
     assert off_the_machine == [] and errors == []
     assert origin.group() + "/js/telegram-web-app.js" in requests, "the stand-in for Telegram's script"
     assert [url for url in requests if "/app/api/" in url] == [origin.group() + "/app/api/state"]
+
+
+def test_a_bad_time_zone_is_refused_next_to_the_field_with_the_reason(
+    stack: Stack, app_url: str, browser: Browser, tmp_path: Path
+) -> None:
+    user = stack.new_user()
+    opened = open_app(browser, app_url, init_data(user))
+    page = opened.page
+    zone = page.get_by_role("textbox", name="Time zone")
+    zone.fill("Mars/Olympus")
+    page.get_by_role("button", name="Set time zone").click()
+    reason = "'Mars/Olympus' is not a time zone I know; use an IANA name such as Europe/Lisbon."
+    note = page.locator("#settings .result.error")
+    expect(note).to_have_text(reason)
+    assert note.get_attribute("role") == "alert"
+    expect(zone).to_have_value("Mars/Olympus")  # what was typed stays, marked, described by the reason
+    assert zone.get_attribute("aria-invalid") == "true"
+    assert zone.get_attribute("aria-describedby") == note.get_attribute("id")
+    assert opened.status() == "Hello, Ada.", "not at the top of the page"
+    shoot(page, "app-bad-zone.png", tmp_path)
+    zone.fill("America/New_York")
+    page.get_by_role("button", name="Set time zone").click()
+    expect(page.locator("#settings .result.ok")).to_contain_text("Time zone set to America/New_York")
+    expect(page.locator("#times")).to_have_text("Times are in America/New_York.")
+    # the browser logs the refused request itself; the page's script raised nothing
+    refused = "Failed to load resource: the server responded with a status of 400 (Bad Request)"
+    assert opened.errors == [refused]
+
+
+def test_no_usage_yet_is_said_in_words_not_an_empty_chart(
+    stack: Stack, app_url: str, browser: Browser, tmp_path: Path
+) -> None:
+    opened = open_app(browser, app_url, init_data(stack.new_user()))
+    page = opened.page
+    expect(page.locator("#usage-empty")).to_contain_text("No usage yet in the last 30 days")
+    assert page.locator("#usage svg.chart").count() == 0 and page.locator("#usage dl.totals").count() == 0
+    shoot(page, "app-empty.png", tmp_path, for_docs=False)
+    assert opened.errors == []
+
+
+def test_a_groups_approval_on_the_page_names_the_group(
+    stack: Stack, app_url: str, browser: Browser, tmp_path: Path
+) -> None:
+    from stepwise_local import updates
+
+    ana, group = stack.new_user(), -1_009_200_000_001
+    stack.anthropic.script(tool_use(("add_task", {"title": "bread"})), text("Added."))
+    stack.anthropic.script(tool_use(("delete_task", {"task_id": 1})), text("Deleted the bread."))
+    for words in ("@stepwise_bot add bread", "@stepwise_bot delete the bread task"):
+        update = updates.group_message(ana, words, chat_id=group, first_name="Ana")
+        update["message"]["chat"]["title"] = "Family"
+        assert stack.emulation.post_update(update)["statusCode"] == 200
+        stack.emulation.wait_until_taken(group, update["update_id"])
+    stack.buttons(group)
+    time.sleep(0.2)  # the request is shown: its task token is stored before the message is sent
+    opened = open_app(browser, app_url, init_data(ana))
+    page = opened.page
+    row = page.locator("#approvals li")
+    expect(row).to_contain_text("The assistant in the group “Family” asks to delete task #1 “bread”.")
+    approve = page.get_by_role("button", name="Approve: The assistant in the group “Family” asks")
+    assert approve.count() == 1
+    shoot(page, "app-group-approval.png", tmp_path, for_docs=False)
+    approve.click()
+    expect(page.locator("#approvals .result.ok")).to_have_text("Approved ✅")
+    stack.emulation.wait_idle(group)
+    assert stack.tasks(group) == []
+    assert opened.errors == []

@@ -171,6 +171,11 @@ def test_chats(kind: str, dynamodb: Any) -> None:
     store.set_stable_prefix_tokens(chat, 2738)
     measured = store.get(chat)
     assert measured.stable_prefix_tokens == 2738 and measured.window_key == "2026-11-22T09:00:00.000Z#m1"
+    assert measured.title == "", "no group title given yet"
+    store.record_message(chat, 5, due_at=3, written_at="2026-11-23T09:01:00.000Z", title="Family")
+    store.record_message(chat, 5, due_at=3)  # the reply: the title stays
+    titled = store.get(chat)
+    assert titled.title == "Family" and titled.last_user_at == "2026-11-23T09:01:00.000Z"
 
 
 @pytest.mark.parametrize("kind", ADAPTERS)

@@ -70,6 +70,44 @@ def test_bad_init_data_is_refused(raw: str, token: str, now: int, why: str) -> N
         check_init_data(raw, token, now, HOUR)
 
 
+def with_hash(given: str) -> str:
+    """The sample with its `hash` replaced by `given` (percent-encoded, as a client would send it)."""
+    return SAMPLE[: SAMPLE.index("hash=") + 5] + quote(given, safe="")
+
+
+# A `hash` that is not 64 hex digits: refused as unsigned before any comparison (a non-ASCII one used to
+# reach hmac.compare_digest, which raises TypeError for non-ASCII text: a 503 with a traceback).
+BAD_HASHES = {
+    "non-ASCII, 64 characters": "é" * 64,
+    "non-ASCII in a hex hash": "c501b71e775f74ce10e377dea85a7ea24ecd640b223ea86dfe453e0eaed2e2b" + "é",
+    "fullwidth digits": "\uff10" * 64,
+    "64 characters, not hex": "g" * 64,
+    "hex with spaces": " " * 4 + "c501b71e775f74ce10e377dea85a7ea24ecd640b223ea86dfe453e0eaed2",
+    "too short": "c501b71e",
+    "too long": "c501b71e775f74ce10e377dea85a7ea24ecd640b223ea86dfe453e0eaed2e2b2" + "00",
+    "empty": "",
+}
+
+
+@pytest.mark.parametrize("given", BAD_HASHES.values(), ids=BAD_HASHES.keys())
+def test_a_hash_that_is_not_64_hex_digits_is_refused(given: str) -> None:
+    with pytest.raises(InitDataError, match="no hash"):
+        check_init_data(with_hash(given), SAMPLE_TOKEN, SIGNED_AT, HOUR)
+
+
+@pytest.mark.parametrize("given", BAD_HASHES.values(), ids=BAD_HASHES.keys())
+def test_the_gate_answers_401_to_a_hash_that_is_not_64_hex_digits(given: str) -> None:
+    fields = user_fields()
+    raw = urlencode({**fields, "hash": given})
+    answer = gate({"authorization": f"tma {raw}"})
+    assert isinstance(answer, HttpAnswer) and answer.status == 401
+
+
+def test_the_hash_may_be_upper_case_hex() -> None:
+    upper = with_hash("c501b71e775f74ce10e377dea85a7ea24ecd640b223ea86dfe453e0eaed2e2b2".upper())
+    assert check_init_data(upper, SAMPLE_TOKEN, SIGNED_AT, HOUR).user_id == 279058397
+
+
 @pytest.mark.parametrize(
     ("fields", "why"),
     [

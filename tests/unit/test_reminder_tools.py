@@ -282,3 +282,12 @@ def test_list_reminders_gives_each_ones_next_time_in_its_zone(tools: ToolRegistr
         ("stand up", "2026-11-24T08:00-05:00"),  # 09:05 there now: tomorrow
         ("call mom", "2026-11-23T17:00-05:00"),
     ]
+
+
+def test_a_tasks_created_moment_is_written_as_the_chat_writes_moments_in_the_users_zone() -> None:
+    tools = registry(InMemoryReminderStore(), InMemorySchedules())
+    assert "Created: Mon 23 Nov 2026 at 14:05 (UTC)" in call(tools, "get_task", {"task_id": 1})[0]
+    assert call(tools, "set_timezone", {"timezone": "America/New_York"})[1] is False
+    details, _ = call(tools, "get_task", {"task_id": 1})
+    assert "Created: Mon 23 Nov 2026 at 09:05 (America/New_York)" in details
+    assert "2026-11-23T14:05" not in details

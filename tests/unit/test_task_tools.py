@@ -228,3 +228,34 @@ def test_tasks_may_have_a_due_time_that_lists_show(tasks: InMemoryTaskRepository
 def test_a_due_time_must_be_a_real_date(tasks: InMemoryTaskRepository, due: str) -> None:
     content, is_error = call(tasks, "add_task", {"title": "x", "due": due})
     assert is_error and "due" in content and tasks.list(1, "all") == []
+
+
+INVISIBLE_TITLES = {
+    "zero-width space": "\u200b",
+    "zero-width non-joiner and joiner": "\u200c\u200d",
+    "word joiner between spaces": " \u2060 ",
+    "byte order mark": "\ufeff",
+    "soft hyphen and a no-break space": "\u00ad\u00a0",
+    "many format characters": "\u200b\u200e\u200f\u2061\u2062\u2063\u2064" * 3,
+}
+
+
+@pytest.mark.parametrize("title", INVISIBLE_TITLES.values(), ids=INVISIBLE_TITLES.keys())
+def test_a_title_of_only_invisible_characters_is_refused_on_add_and_rename(
+    tasks: InMemoryTaskRepository, title: str
+) -> None:
+    content, is_error = call(tasks, "add_task", {"title": title})
+    assert is_error and "title is blank" in content, content
+    assert tasks.list(1, "all") == []
+    call(tasks, "add_task", {"title": "buy milk"})
+    content, is_error = call(tasks, "update_task", {"task_id": 1, "title": title})
+    assert is_error and "title is blank" in content, content
+    assert [t.title for t in tasks.list(1, "all")] == ["buy milk"]
+
+
+def test_a_title_with_invisible_characters_and_visible_text_is_kept_as_given(
+    tasks: InMemoryTaskRepository,
+) -> None:
+    family = "\U0001f468\u200d\U0001f469\u200d\U0001f467 picnic"  # an emoji joined by U+200D
+    assert call(tasks, "add_task", {"title": family}) == (f"Added task #1: {family}", False)
+    assert call(tasks, "update_task", {"task_id": 1, "title": "\u200bpicnic"})[1] is False

@@ -45,18 +45,59 @@
     else if (window.confirm(message)) proceed();
   }
 
-  // One tap: the button stays disabled until the answer, so a double tap sends one request.
-  function action(name, target, button, confirmText) {
+  // Where a tap's result goes: the row or form it was tapped in (its data-key), or, when the redraw took
+  // that row away (a deleted task), a line in its place in the same list.
+  function placeOf(button) {
+    const holder = button.closest("[data-key]");
+    const box = button.closest("section");
+    const row = button.closest("li");
+    return { key: holder ? holder.dataset.key : null, section: box ? box.id : null,
+      index: row && row.parentNode ? Array.prototype.indexOf.call(row.parentNode.children, row) : 0 };
+  }
+
+  function showResult(place, text, ok) {
+    const note = el("p", { class: "result " + (ok ? "ok" : "error"), role: ok ? "status" : "alert", tabindex: "-1", text: text });
+    const holder = place.key ? sections.querySelector('[data-key="' + CSS.escape(place.key) + '"]') : null;
+    const box = place.section ? document.getElementById(place.section) : null;
+    if (holder) {
+      const form = holder.querySelector("form");
+      if (form) form.after(note); else (holder.querySelector(".item") || holder).append(note);
+      const input = holder.querySelector("input");
+      if (input) { note.id = input.id + "-result"; input.setAttribute("aria-describedby", note.id); }
+    } else if (box) {
+      const list = box.querySelector("ul");
+      if (list) list.insertBefore(el("li", { class: "gone" }, note), list.children[place.index] || null);
+      else box.insertBefore(note, box.children[1] || null);
+    } else {
+      say(text);
+      return;
+    }
+    note.focus({ preventScroll: true });
+    note.scrollIntoView({ block: "nearest" });
+  }
+
+  // One tap: the button stays disabled until the answer, so a double tap sends one request. The result,
+  // done or refused, shows next to what was tapped.
+  function action(name, target, button, confirmText, keep) {
     const run = async () => {
+      const place = placeOf(button);
       button.disabled = true;
-      const answer = await api("/app/api/action", {
-        method: "POST",
-        headers: { "Content-Type": "application/json" },
-        body: JSON.stringify({ action: name, target: target, request_id: requestId() }),
-      });
+      let answer;
+      try {
+        answer = await api("/app/api/action", {
+          method: "POST",
+          headers: { "Content-Type": "application/json" },
+          body: JSON.stringify({ action: name, target: target, request_id: requestId() }),
+        });
+      } catch (e) {
+        button.disabled = false;
+        showResult(place, "Could not reach Stepwise: check your connection and tap again.", false);
+        return;
+      }
       if (tg && tg.HapticFeedback) tg.HapticFeedback.notificationOccurred(answer.ok ? "success" : "error");
       await load(true);
-      say(answer.body.done || answer.body.error || "Something went wrong (" + answer.status + ").");
+      if (keep && !answer.ok) keep();
+      showResult(place, answer.body.done || answer.body.error || "Something went wrong (" + answer.status + ").", answer.ok);
     };
     if (confirmText) confirmThen(confirmText, run); else run();
   }
@@ -74,8 +115,8 @@
     return box;
   }
 
-  function line(text, meta, ...buttons) {
-    return el("li", {}, el("div", { class: "item" }, el("div", { text: text }), meta ? el("div", { class: "meta", text: meta }) : null), ...buttons);
+  function line(key, text, meta, ...buttons) {
+    return el("li", { "data-key": key }, el("div", { class: "item" }, el("div", { text: text }), meta ? el("div", { class: "meta", text: meta }) : null), ...buttons);
   }
 
   function render(data) {
@@ -84,49 +125,55 @@
     parts.push(section("approvals", "Waiting for your approval", null, data.approvals, "Nothing is waiting.", (a) => {
       const approve = button("Approve", "Approve: " + a.asks, "", () => action("approve", a.approval_id, approve, "Approve? " + a.asks));
       const deny = button("Deny", "Deny: " + a.asks, "quiet", () => action("deny", a.approval_id, deny));
-      return line(a.asks, "asked " + when(a.created_at), approve, deny);
+      return line("approval:" + a.approval_id, a.asks, [a.where, a.asked ? "asked " + a.asked : ""].filter(Boolean).join(" · "), approve, deny);
     }));
     parts.push(section("tasks", "Open tasks", null, data.tasks, "No open tasks.", (t) => {
       const label = "task #" + t.task_id + " " + t.title;
       const done = button("Done", "Done: " + label, "", () => action("task_done", t.task_id, done));
       const del = button("Delete", "Delete " + label, "danger", () => action("task_delete", t.task_id, del, "Delete " + label + "?"));
-      return line("#" + t.task_id + " " + t.title, t.due ? "due " + t.due.replace("T", " ") : "", done, del);
+      return line("task:" + t.task_id, "#" + t.task_id + " " + t.title, t.due_text ? "due " + t.due_text : "", done, del);
     }));
     parts.push(section("reminders", "Reminders and check-ins", null, data.reminders, "No reminders.", (r) => {
       const label = (r.checkin ? "check-in #" : "reminder #") + r.reminder_id + " " + r.text;
       const cancel = button("Cancel", "Cancel " + label, "danger", () => action("reminder_cancel", r.reminder_id, cancel, "Cancel " + label + "?"));
       const when = r.when.includes(r.timezone) ? r.when : r.when + " (" + r.timezone + ")";
-      const next = r.next_at && !r.one_time ? " · next " + r.next_at.slice(0, 16).replace("T", " ") : "";
-      return line((r.checkin ? "Check-in: " : "") + r.text, when + next, cancel);
+      const next = r.next_text && !r.one_time ? " · next " + r.next_text : "";
+      return line("reminder:" + r.reminder_id, (r.checkin ? "Check-in: " : "") + r.text, when + next, cancel);
     }));
     parts.push(section("memories", "What I remember", null, data.memories, "Nothing yet.", (m) => {
       const forget = button("Forget", "Forget: " + m.text, "danger", () => action("memory_forget", m.id, forget, "Forget “" + m.text + "”?"));
-      return line(m.text, m.id, forget);
+      return line("memory:" + m.id, m.text, m.kind === "summary" ? "summary of a conversation" : "", forget);
     }));
     parts.push(section("jobs", "Background jobs", null, data.jobs, "No background jobs.", (j) =>
-      line("#" + j.number + " " + j.title, j.status.replace("_", " ") + " · started " + when(j.created_at) + " · " + tokens(j.tokens) + " tokens")));
+      line("job:" + j.number, "#" + j.number + " " + j.title, j.status.replace("_", " ") + (j.started ? " · started " + j.started : "") + " · " + tokens(j.tokens) + " tokens")));
     parts.push(section("connections", "MCP clients", null, data.connections, "No MCP clients. /connect in the chat makes one.", (c) => {
       const revoke = button("Revoke", "Revoke MCP client " + c.name, "danger", () => action("connection_revoke", c.name, revoke, "Revoke “" + c.name + "”? Its token stops working at once."));
-      return line(c.name, (c.pending ? "never delivered · " : "") + "made " + when(c.created_at), revoke);
+      return line("connection:" + c.name, c.name, (c.pending ? "never delivered · " : "") + (c.made ? "made " + c.made : ""), revoke);
     }));
     parts.push(settings(s));
     parts.push(usage(data.usage));
-    sections.replaceChildren(...parts);
+    sections.replaceChildren(el("p", { class: "meta", id: "times", text: "Times are in " + s.timezone + "." }), ...parts);
   }
-
-  function when(iso) { return iso ? iso.slice(0, 16).replace("T", " ") + " UTC" : ""; }
 
   function settings(s) {
     const box = el("section", { id: "settings", "aria-labelledby": "settings-title" }, el("h2", { id: "settings-title", text: "Settings" }));
     const zone = el("input", { type: "text", id: "zone", value: s.timezone, autocomplete: "off", spellcheck: "false" });
     const save = el("button", { type: "submit", "aria-label": "Set time zone", text: "Set" });
     const form = el("form", { "aria-label": "Time zone" }, el("label", { for: "zone", text: "Time zone" }), zone, save);
-    form.addEventListener("submit", (event) => { event.preventDefault(); action("set_timezone", zone.value.trim(), save); });
-    box.append(form, el("p", { class: "meta", text: s.timezone_set ? "Set by you." : "Not set yet: the deployment's default." }));
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      const typed = zone.value;
+      // a refused zone stays in the field, marked, with the reason under it
+      action("set_timezone", typed.trim(), save, null, () => {
+        const field = document.getElementById("zone");
+        if (field) { field.value = typed; field.setAttribute("aria-invalid", "true"); }
+      });
+    });
+    box.append(el("div", { "data-key": "settings:timezone" }, form, el("p", { class: "meta", text: s.timezone_set ? "Set by you." : "Not set yet: the deployment's default." })));
     if (s.voice_available) {
       const on = s.voice_replies;
       const toggle = button(on ? "Turn off" : "Turn on", (on ? "Turn off" : "Turn on") + " spoken replies", "quiet", () => action("set_voice_replies", !on, toggle));
-      box.append(el("form", {}, el("span", { class: "item", text: "Spoken replies to voice notes: " + (on ? "on" : "off") }), toggle));
+      box.append(el("div", { "data-key": "settings:voice" }, el("form", {}, el("span", { class: "item", text: "Spoken replies to voice notes: " + (on ? "on" : "off") }), toggle)));
     }
     return box;
   }
@@ -134,11 +181,18 @@
   function usage(u) {
     const box = el("section", { id: "usage", "aria-labelledby": "usage-title" }, el("h2", { id: "usage-title", text: "Usage, last 30 days" }));
     if (!u) { box.append(el("p", { class: "empty", text: "Usage is not counted in this deployment." })); return box; }
-    box.append(chart(u.days));
-    const totals = el("dl", { class: "totals" });
-    const row = (name, t) => totals.append(el("dt", { text: name }), el("dd", { text: tokens(t.tokens) + " tokens ≈ " + dollars(t.cost_usd) }));
-    row("30 days", u.last_30_days); row("Today", u.today); row("This month", u.this_month);
-    box.append(totals, el("p", { class: "meta", text: "Days are UTC; costs are estimated at list prices, as /usage shows them." }));
+    const used = u.days.some((d) => d.tokens > 0);
+    if (!used) box.append(el("p", { class: "empty", id: "usage-empty", text: "No usage yet in the last 30 days: the chart fills in as you talk with the assistant." }));
+    else box.append(chart(u.days), el("p", { class: "legend meta" },
+      el("span", {}, el("span", { class: "key bar-key", "aria-hidden": "true" }), " tokens per day (left axis)"),
+      el("span", {}, el("span", { class: "key cost-key", "aria-hidden": "true" }), " estimated cost (right axis)")));
+    if (used || u.this_month.tokens > 0) {
+      const totals = el("dl", { class: "totals" });
+      const row = (name, t) => totals.append(el("dt", { text: name }), el("dd", { text: tokens(t.tokens) + " tokens ≈ " + dollars(t.cost_usd) }));
+      row("30 days", u.last_30_days); row("Today", u.today); row("This month", u.this_month);
+      box.append(totals);
+    }
+    box.append(el("p", { class: "meta", text: "Days are UTC; costs are estimated at list prices, as /usage shows them." }));
     return box;
   }
 
@@ -150,26 +204,53 @@
     return node;
   }
 
-  // Bars: tokens per day; the line: estimated cost per day (each on its own scale).
+  // The top of an axis: the smallest of 1, 2, 2.5 or 5 times a power of ten that holds `x`.
+  function niceTop(x) {
+    if (!(x > 0)) return 1;
+    const power = Math.pow(10, Math.floor(Math.log10(x)));
+    const step = [1, 2, 2.5, 5, 10].find((f) => f * power >= x * (1 - 1e-9));
+    return step * power;
+  }
+  function shortTokens(n) {
+    if (n >= 1e6) return +(n / 1e6).toFixed(2) + "M";
+    if (n >= 1e3) return +(n / 1e3).toFixed(2) + "k";
+    return String(+n.toFixed(2));
+  }
+  function shortDollars(x) { return x === 0 ? "$0" : "$" + +x.toPrecision(3); }
+  const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+  function dayLabel(day) { return +day.slice(8, 10) + " " + MONTHS[+day.slice(5, 7) - 1]; }
+
+  // Bars: tokens per day on the left axis; the line: estimated cost per day on the right axis. Days along the
+  // bottom (UTC), a label a week apart.
   function chart(days) {
-    const w = 300, h = 120, top = 12, bottom = 14, step = w / days.length;
-    const maxTokens = Math.max(1, ...days.map((d) => d.tokens));
-    const maxCost = Math.max(1e-9, ...days.map((d) => d.cost_usd));
+    const w = 320, h = 160, left = 34, right = 38, top = 8, bottom = 20;
+    const plotW = w - left - right, plotH = h - top - bottom, step = plotW / days.length, base = top + plotH;
+    const tokenTop = niceTop(Math.max(...days.map((d) => d.tokens)));
+    const costTop = niceTop(Math.max(...days.map((d) => d.cost_usd)));
     const total = days.reduce((sum, d) => sum + d.tokens, 0);
     const figure = svg("svg", { viewBox: "0 0 " + w + " " + h, class: "chart", role: "img", "aria-labelledby": "chart-title" });
-    figure.append(svg("title", { id: "chart-title" }, "Tokens and estimated cost per day, " + days[0].day + " to " + days[days.length - 1].day + ": " + tokens(total) + " tokens in all"));
+    figure.append(svg("title", { id: "chart-title" }, "Tokens and estimated cost per day, " + dayLabel(days[0].day) + " to " + dayLabel(days[days.length - 1].day) + ": " + tokens(total) + " tokens in all"));
+    for (const share of [0, 0.5, 1]) {
+      const y = (base - plotH * share).toFixed(1);
+      figure.append(svg("line", { class: share ? "grid" : "baseline", x1: left, x2: w - right, y1: y, y2: y }));
+      figure.append(svg("text", { class: "axis tokens-axis", x: left - 3, y: +y + 3, "text-anchor": "end" }, shortTokens(tokenTop * share)));
+      figure.append(svg("text", { class: "axis cost-axis", x: w - right + 3, y: +y + 3 }, shortDollars(costTop * share)));
+    }
     const points = [];
     days.forEach((d, i) => {
-      const height = (h - top - bottom) * d.tokens / maxTokens;
-      const bar = svg("rect", { class: "bar", x: (i * step + 1).toFixed(1), y: (h - bottom - height).toFixed(1), width: (step - 2).toFixed(1), height: height.toFixed(1), "data-day": d.day, "data-tokens": d.tokens });
-      bar.append(svg("title", {}, d.day + ": " + tokens(d.tokens) + " tokens, " + dollars(d.cost_usd)));
+      const height = plotH * d.tokens / tokenTop;
+      const bar = svg("rect", { class: "bar", x: (left + i * step + 0.75).toFixed(1), y: (base - height).toFixed(1), width: Math.max(step - 1.5, 0.5).toFixed(1), height: height.toFixed(1), "data-day": d.day, "data-tokens": d.tokens });
+      bar.append(svg("title", {}, dayLabel(d.day) + ": " + tokens(d.tokens) + " tokens, " + dollars(d.cost_usd)));
       figure.append(bar);
-      points.push((i * step + step / 2).toFixed(1) + "," + (h - bottom - (h - top - bottom) * d.cost_usd / maxCost).toFixed(1));
+      points.push((left + i * step + step / 2).toFixed(1) + "," + (base - plotH * d.cost_usd / costTop).toFixed(1));
     });
     figure.append(svg("polyline", { class: "cost", points: points.join(" ") }));
-    figure.append(svg("text", { class: "axis", x: 0, y: 9 }, "max " + tokens(maxTokens) + " tokens, " + dollars(maxCost)));
-    figure.append(svg("text", { class: "axis", x: 0, y: h - 2 }, days[0].day.slice(5)));
-    figure.append(svg("text", { class: "axis", x: w, y: h - 2, "text-anchor": "end" }, days[days.length - 1].day.slice(5)));
+    const last = days.length - 1;
+    for (let i = last; i >= 0; i -= 7) {
+      const anchor = i === last ? "end" : i < 4 ? "start" : "middle";
+      const x = i === last ? w - right : left + i * step + step / 2;
+      figure.append(svg("text", { class: "axis day", x: x.toFixed(1), y: h - 6, "text-anchor": anchor }, dayLabel(days[i].day)));
+    }
     return figure;
   }
 

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 MAX_SENDER_NAME = 64  # a member's first name as the model sees it (Telegram's are at most 64 characters)
+MAX_CHAT_TITLE = 128  # a group's title (Telegram's are at most 128 characters)
 
 Action = (
     Literal[
@@ -152,6 +153,7 @@ def handle_update(secret_header: str | None, body: str | None, services: Webhook
         id=services.new_id(),
         text=text,
         sender=(sender.first_name[:MAX_SENDER_NAME] or "Member") if group else None,
+        chat_title=(message.chat.title or "")[:MAX_CHAT_TITLE] or None if group else None,
         attachment=attachment,
         forwarded=_forwarded(message),
         received_at=iso_utc(services.clock()),

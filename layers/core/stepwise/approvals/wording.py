@@ -16,9 +16,10 @@ if TYPE_CHECKING:
 MAX_NAME = 60  # a job's title or a check-in's instruction, as the request names it
 
 
-def requester_name(requester: Requester) -> str:
+def requester_name(requester: Requester, chat_name: str | None = None) -> str:
     """Who asks, as the subject of a sentence: "The assistant in this chat", "Background job #1 “Tidy up”",
-    "Your MCP client “laptop”", "Your check-in #2 “review my week”"."""
+    "Your MCP client “laptop”", "Your check-in #2 “review my week”". Outside the chat (the Mini App),
+    `chat_name` says which chat the assistant asks in ("The assistant in the group “Family”")."""
     name = _short(requester.name)
     number = f" #{requester.number}" if requester.number is not None else ""
     if requester.kind == "job":
@@ -27,7 +28,7 @@ def requester_name(requester: Requester) -> str:
         return f"Your MCP client “{name}”"
     if requester.kind == "checkin":
         return f"Your check-in{number} “{name}”"
-    return "The assistant in this chat"
+    return f"The assistant in {chat_name or 'this chat'}"
 
 
 def set_by(requester: Requester) -> str:
@@ -50,15 +51,19 @@ def in_sentence(description: str) -> str:
     return text
 
 
-def asks(requester: Requester, descriptions: Sequence[str], *, asked: bool = False) -> str:
+def asks(
+    requester: Requester, descriptions: Sequence[str], *, asked: bool = False, chat_name: str | None = None
+) -> str:
     """The sentence that says who asks to do what ("… asks to delete task #4 “old plan”."); with `asked`, in
-    the past, as the line after the answer. Several calls are listed one a line."""
+    the past, as the line after the answer; with `chat_name`, naming the chat (see `requester_name`). Several
+    calls are listed one a line."""
     verb = "asked to" if asked else "asks to"
+    who = requester_name(requester, chat_name)
     clauses = [in_sentence(description) for description in descriptions]
     if len(clauses) == 1:
         stop = "" if "\n" in clauses[0] else "."  # arguments listed a line each end with the last value
-        return f"{requester_name(requester)} {verb} {clauses[0]}{stop}"
-    return f"{requester_name(requester)} {verb}:\n" + "\n".join(f"• {clause}" for clause in clauses)
+        return f"{who} {verb} {clauses[0]}{stop}"
+    return f"{who} {verb}:\n" + "\n".join(f"• {clause}" for clause in clauses)
 
 
 def _short(text: str) -> str:

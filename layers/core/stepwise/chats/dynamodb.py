@@ -25,12 +25,19 @@ class DynamoChatStore:
         self._table = table
 
     def record_message(
-        self, conversation: Conversation, user_id: int, due_at: int, written_at: str | None = None
+        self,
+        conversation: Conversation,
+        user_id: int,
+        due_at: int,
+        written_at: str | None = None,
+        title: str | None = None,
     ) -> ChatRecord:
         values: dict[str, Any] = {":u": user_id, ":one": 1}
         written = ""
         if written_at is not None:
             written, values[":w"] = ", last_user_at = :w", written_at
+        if title:
+            written, values[":t"] = f"{written}, title = :t", title
         response = self._table.update_item(
             Key={"chat_id": int(conversation)},
             UpdateExpression=f"SET user_id = :u{written} ADD message_count :one",
@@ -178,4 +185,5 @@ def _from_item(item: dict[str, Any]) -> ChatRecord:
         stable_prefix_tokens=int(item.get("stable_prefix_tokens", 0)),
         voice_replies=bool(item.get("voice_replies", False)),
         topic_unnamed=bool(item.get("topic_unnamed", False)),
+        title=item.get("title", ""),
     )

@@ -42,6 +42,7 @@ class ChatRecord(BaseModel):
     # a topic Telegram named (forum_topic_created.is_name_implicit), or /new without a title: its first
     # answer gives it a name (docs/topics.md)
     topic_unnamed: bool = False
+    title: str = ""  # a group's title, as its newest message gave it (the Mini App names the group with it)
 
     @property
     def conversation(self) -> Conversation:
@@ -57,10 +58,16 @@ class ChatStore(Protocol):
     """Chat records. Implementations: DynamoDB, and in memory for tests."""
 
     def record_message(
-        self, conversation: Conversation, user_id: int, due_at: int, written_at: str | None = None
+        self,
+        conversation: Conversation,
+        user_id: int,
+        due_at: int,
+        written_at: str | None = None,
+        title: str | None = None,
     ) -> ChatRecord:
         """Count one stored message; mark the chat due once `due_at` messages are unsummarized. `written_at`
-        is given for a message the user wrote (it becomes `last_user_at`)."""
+        is given for a message the user wrote (it becomes `last_user_at`); `title` for a group's message (the
+        group's title, kept as the chat's)."""
         ...
 
     def get(self, conversation: Conversation) -> ChatRecord | None:

@@ -218,6 +218,7 @@ def _to_item(message: QueuedMessage) -> dict[str, Any]:
                 "id",
                 "text",
                 "sender",
+                "chat_title",
                 "received_at",
                 "telegram_message_id",
                 "kind",

@@ -51,6 +51,7 @@ class QueuedMessage(BaseModel):
     id: str = Field(min_length=1)  # the stored message's id (ids.new_id), fixed at receipt
     text: str  # the text, or a photo's or document's caption
     sender: str | None = None  # in a group: the member's first name, which the model sees (docs/groups.md)
+    chat_title: str | None = None  # in a group: its title, kept on the chat's record (the Mini App shows it)
     attachment: Attachment | None = None  # a photo, document, voice note...
     # a forwarded message's origin (a `stepwise.history.forwarded.Forwarded`, kept as a plain mapping: see
     # StoredMessage)

@@ -62,8 +62,9 @@ class ActionRequest(BaseModel):
 
 
 def act(user: WebAppUser, body: str, services: AppServices) -> HttpAnswer:
-    """Do one action for `user`; 200 with what was done, or a clear 4xx (400 malformed, 404 no such thing of
-    this user's, 409 already decided), 503 when a store could not make the effect now (retry the tap)."""
+    """Do one action for `user`; 200 with what was done, or a clear 4xx (400 malformed, or a zone that is not
+    one, with the reason; 404 no such thing of this user's; 409 already decided), 503 when a store could not
+    make the effect now (retry the tap)."""
     try:
         request = ActionRequest.model_validate_json(body)
     except ValidationError as error:
@@ -99,8 +100,8 @@ def _tool(request: ActionRequest, context: ToolContext, services: AppServices) -
     if answer.outcome in ("unknown_tool", "invalid_arguments"):
         status = 404 if answer.outcome == "unknown_tool" else 400
         return refusal(status, answer.result.content)
-    if answer.result.is_error:
-        return refusal(404, answer.result.content)
+    if answer.result.is_error:  # set_timezone's errors say what is wrong with the zone; others: no such item
+        return refusal(400 if request.action == "set_timezone" else 404, answer.result.content)
     return HttpAnswer(200, {"done": answer.result.content})
 
 

@@ -6,9 +6,10 @@
 - the data is Telegram's when the hex HMAC-SHA256 of that string under the secret key equals `hash`
   (compared in constant time).
 
-The query string is URL-decoded once, strictly; a repeated key, a field that is not `key=value`, or a `user`
-that is not a JSON object with an integer id is refused. Telegram sets no maximum age: `auth_date` is checked
-here against `max_age_seconds`, and a date in the future (beyond a minute of clock skew) is refused.
+The query string is URL-decoded once, strictly; a repeated key, a field that is not `key=value`, a `hash`
+that is not 64 hex digits, or a `user` that is not a JSON object with an integer id is refused. Telegram sets
+no maximum age: `auth_date` is checked here against `max_age_seconds`, and a date in the future (beyond a
+minute of clock skew) is refused.
 """
 
 from __future__ import annotations
@@ -16,12 +17,16 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import re
 from dataclasses import dataclass
 from urllib.parse import parse_qsl
 
 MAX_INIT_DATA_CHARS = 4096  # Telegram's initData is a few hundred characters
 CLOCK_SKEW_SECONDS = 60
 SECRET_LABEL = b"WebAppData"
+# A hex HMAC-SHA256, ASCII only (`re.ASCII`: no other script's digits); anything else is not a signature, and
+# is refused before the comparison (hmac.compare_digest raises TypeError for non-ASCII text).
+HASH = re.compile(r"[0-9a-fA-F]{64}", re.ASCII)
 
 
 class InitDataError(ValueError):
@@ -73,8 +78,8 @@ def check_init_data(raw: str, bot_token: str, now: int, max_age_seconds: int) ->
     InitDataError when it is malformed, not signed with this bot's token, stale or from the future."""
     fields = parse_fields(raw)
     given = fields.get("hash", "")
-    if len(given) != 64:
-        raise InitDataError("initData has no hash")
+    if HASH.fullmatch(given) is None:
+        raise InitDataError("initData has no hash (64 hex digits)")
     if not hmac.compare_digest(sign(fields, bot_token), given.lower()):
         raise InitDataError("initData's hash does not match")
     try:

@@ -3,23 +3,28 @@ memories, background jobs, MCP clients, pending approvals, the settings, and usa
 
 The tools' data is read through the read tools of the registry (as /tasks, /reminders and /memory read it);
 the usage totals are the counters /usage reads, so the chart, its totals and /usage agree.
+
+Every moment the page shows is written here in one style, in the user's time zone (their /timezone, else the
+deployment's default), as the chat writes moments: "Mon 23 Nov 2026 at 17:00"; a due date without a time is
+"Tue 01 Dec 2026". The page shows no internal ids: the ids an action needs travel beside the words it shows.
 """
 
 from __future__ import annotations
 
 import logging
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
+from zoneinfo import ZoneInfo
 
 from stepwise.approvals.wording import asks
+from stepwise.reminders.timing import TimingError, describe_moment, zone
 from stepwise.telegram.conversation import Conversation
 from stepwise.tools.registry import ToolContext
 from stepwise.turn.ids import iso_utc
 from stepwise.usage.models import UsageTotals, day_key, month_key
 
 if TYPE_CHECKING:
-    from datetime import datetime
-
+    from stepwise.approvals.models import ApprovalRequest
     from stepwise.miniapp.init_data import WebAppUser
     from stepwise.miniapp.services import AppServices
 
@@ -37,26 +42,66 @@ def snapshot(user: WebAppUser, services: AppServices) -> dict[str, Any]:
     context = ToolContext(
         user_id=user.user_id, chat_id=user.user_id, turn_id="app", call_id="app:read", now=iso_utc(now)
     )
-    zone = services.timezone(user.user_id)
+    chosen = services.timezone(user.user_id)
+    name = chosen or services.default_timezone
+    tz = _zone(name)
     chat = services.chats.get(Conversation.of(user.user_id))  # the private chat itself (its voice setting)
+    tasks = _read(services, context, "list_tasks", {"status": "pending"}, "tasks")
+    reminders = _read(services, context, "list_reminders", {}, "reminders")
+    memories = _read(services, context, "recall", {"query": MEMORY_QUERY, "limit": MEMORY_LIMIT}, "memories")
     return {
         "user": {"id": user.user_id, "first_name": user.first_name},
         "settings": {
-            "timezone": zone or services.default_timezone,
-            "timezone_set": zone is not None,
+            "timezone": name,
+            "timezone_set": chosen is not None,
             "voice_replies": bool(chat is not None and chat.voice_replies),
             "voice_available": services.voice_replies,
         },
-        "tasks": _read(services, context, "list_tasks", {"status": "pending"}, "tasks"),
-        "reminders": _read(services, context, "list_reminders", {}, "reminders"),
-        "memories": _read(
-            services, context, "recall", {"query": MEMORY_QUERY, "limit": MEMORY_LIMIT}, "memories"
-        ),
-        "jobs": _jobs(user.user_id, services),
-        "connections": _connections(user.user_id, services),
-        "approvals": _approvals(user.user_id, services, now),
+        "tasks": None if tasks is None else [{**t, "due_text": _due(t.get("due"))} for t in tasks],
+        "reminders": None
+        if reminders is None
+        else [{**r, "next_text": moment(r.get("next_at"), tz)} for r in reminders],
+        "memories": None
+        if memories is None
+        else [{**m, "kind": "summary" if str(m["id"]).startswith("summary-") else "fact"} for m in memories],
+        "jobs": _jobs(user.user_id, services, tz),
+        "connections": _connections(user.user_id, services, tz),
+        "approvals": _approvals(user.user_id, services, now, tz),
         "usage": usage_days(user.user_id, services, now),
     }
+
+
+def _zone(name: str) -> ZoneInfo:
+    try:
+        return zone(name)
+    except TimingError:  # a zone this runtime does not know (stored by an older one): UTC, not a failed page
+        logger.warning("an unknown time zone; the page shows UTC", extra={"timezone": name})
+        return ZoneInfo("UTC")
+
+
+def moment(iso: str | None, tz: ZoneInfo) -> str | None:
+    """An ISO 8601 moment (UTC `…Z`, or with an offset) in `tz`, as the page writes every moment: "Mon 23 Nov
+    2026 at 17:00"; None for None or what is not a moment."""
+    if not iso:
+        return None
+    try:
+        parsed = datetime.fromisoformat(iso.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if parsed.tzinfo is None:
+        return None
+    return describe_moment(parsed.astimezone(tz))
+
+
+def _due(due: str | None) -> str | None:
+    """A task's due date or date-time, already the user's local one: "Tue 01 Dec 2026" (at 09:00)."""
+    if not due:
+        return None
+    try:
+        parsed = datetime.fromisoformat(due)
+    except ValueError:
+        return due
+    return describe_moment(parsed) if "T" in due else parsed.strftime("%a %d %b %Y")
 
 
 def _read(
@@ -76,7 +121,7 @@ def _read(
     return items
 
 
-def _jobs(user_id: int, services: AppServices) -> list[dict[str, Any]] | None:
+def _jobs(user_id: int, services: AppServices, tz: ZoneInfo) -> list[dict[str, Any]] | None:
     if services.jobs is None:
         return None
     return [
@@ -84,36 +129,57 @@ def _jobs(user_id: int, services: AppServices) -> list[dict[str, Any]] | None:
             "number": job.number,
             "title": job.title,
             "status": job.status,
-            "created_at": job.created_at,
-            "finished_at": job.finished_at,
+            "started": moment(job.created_at, tz),
+            "finished": moment(job.finished_at, tz),
             "tokens": job.tokens,
         }
         for job in services.jobs.recent(user_id, JOBS_LIMIT)
     ]
 
 
-def _connections(user_id: int, services: AppServices) -> list[dict[str, Any]] | None:
+def _connections(user_id: int, services: AppServices, tz: ZoneInfo) -> list[dict[str, Any]] | None:
     if services.connections is None:
         return None
     return [
-        {"name": c.name, "created_at": c.created_at, "pending": c.pending}
+        {"name": c.name, "made": moment(c.created_at, tz), "pending": c.pending}
         for c in services.connections.list(user_id)
     ]
 
 
-def _approvals(user_id: int, services: AppServices, now: datetime) -> list[dict[str, Any]]:
-    """The user's requests still waiting for Approve or Deny (shown in the chat, with a turn waiting)."""
+def _approvals(user_id: int, services: AppServices, now: datetime, tz: ZoneInfo) -> list[dict[str, Any]]:
+    """The user's requests still waiting for Approve or Deny (shown in the chat, with a turn waiting). Each
+    says which chat it waits in: a group's by its title, as the group's chat record keeps it."""
     since = iso_utc(now - timedelta(seconds=services.approval_timeout_seconds))
-    return [
-        {
-            "approval_id": request.approval_id,
-            "asks": asks(request.requester, [call.description for call in request.calls]),
-            "requester": request.requester.kind,
-            "created_at": request.created_at,
-        }
-        for request in services.approvals.pending(user_id, since)
-        if request.task_token is not None
-    ]
+    titles: dict[Conversation, str] = {}
+    shown = []
+    for request in services.approvals.pending(user_id, since):
+        if request.task_token is None:
+            continue
+        group = _group_title(request, services, titles) if request.chat_id < 0 else None
+        where = "your private chat" if request.chat_id > 0 else f"the group “{group}”" if group else "a group"
+        kind = request.requester.kind
+        shown.append(
+            {
+                "approval_id": request.approval_id,
+                "asks": asks(request.requester, [c.description for c in request.calls], chat_name=where),
+                "group": group,
+                "where": None if kind == "chat" else f"in {where}",  # the sentence names it already
+                "requester": kind,
+                "asked": moment(request.created_at, tz),
+            }
+        )
+    return shown
+
+
+def _group_title(request: ApprovalRequest, services: AppServices, titles: dict[Conversation, str]) -> str:
+    """The group's title as its newest message gave it ("" before any did), read once per conversation."""
+    conversation = Conversation.of(request.chat_id, request.topic)
+    if conversation not in titles:
+        chat = services.chats.get(conversation)
+        if (chat is None or not chat.title) and conversation.topic is not None:
+            chat = services.chats.get(conversation.main)
+        titles[conversation] = chat.title if chat is not None else ""
+    return titles[conversation]
 
 
 def usage_days(user_id: int, services: AppServices, now: datetime) -> dict[str, Any] | None:

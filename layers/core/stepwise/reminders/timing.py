@@ -68,6 +68,18 @@ def describe_moment(moment: datetime) -> str:
     return moment.strftime("%a %d %b %Y at %H:%M")
 
 
+def describe_instant(iso: str, tz: ZoneInfo) -> str:
+    """A stored moment (ISO 8601 UTC, `…Z`) as the chat writes moments, in `tz`: "Mon 23 Nov 2026 at 17:00
+    (Europe/Lisbon)"; the text as given when it is not a moment."""
+    try:
+        moment = datetime.fromisoformat(iso.replace("Z", "+00:00"))
+    except ValueError:
+        return iso
+    if moment.tzinfo is None:
+        return iso
+    return f"{describe_moment(moment.astimezone(tz))} ({tz.key})"
+
+
 def once_at(text: str, tz: ZoneInfo, now: datetime) -> Timing:
     """A one-time schedule at a local date-time "YYYY-MM-DDTHH:MM" (or with an offset, converted)."""
     moment = _parse_local(text, tz)

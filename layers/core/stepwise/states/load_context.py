@@ -80,7 +80,7 @@ def load_context(start: LoadContextInput, services: TurnServices) -> Next:
         if services.messages.add(message):  # a retried LoadContext: counted already
             written_at = waiting.received_at if typed else None
             chat = services.chats.record_message(
-                conversation, waiting.user_id, services.summary_due_at, written_at
+                conversation, waiting.user_id, services.summary_due_at, written_at, waiting.chat_title
             )
         stored.append(message)
     chat = chat or services.chats.get(conversation)

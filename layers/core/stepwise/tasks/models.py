@@ -1,5 +1,6 @@
 """A task on a user's list."""
 
+import unicodedata
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -28,6 +29,12 @@ class Task(BaseModel):
         mark = "x" if self.status == "completed" else " "
         due = f" (due {self.due.replace('T', ' ')})" if self.due else ""
         return f"#{self.task_id} [{mark}] {self.title}{due}"
+
+
+def blank(text: str) -> bool:
+    """Whether `text` shows nothing: only whitespace and invisible format characters (Unicode category Cf,
+    such as U+200B zero-width space, U+200D zero-width joiner, U+2060 word joiner, U+FEFF)."""
+    return all(char.isspace() or unicodedata.category(char) == "Cf" for char in text)
 
 
 def task_changes(now: str, title: str | None, description: str | None, due: str | None) -> dict[str, object]:

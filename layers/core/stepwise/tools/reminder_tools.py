@@ -164,6 +164,11 @@ class ReminderList(BaseModel):
     reminders: list[ReminderView]
 
 
+def user_zone_name(setup: ReminderSetup, user_id: int) -> str:
+    """The name of the user's zone, or of the deployment's default until they set one."""
+    return setup.reminders.timezone(user_id) or setup.limits.default_timezone
+
+
 def user_zone(reminders: ReminderStore, limits: ReminderLimits, user_id: int) -> ZoneInfo:
     """The user's zone, or the deployment's default until they set one."""
     return zone(reminders.timezone(user_id) or limits.default_timezone)

@@ -17,15 +17,37 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstra
 from pydantic_core import PydanticCustomError
 
 from stepwise.approvals.arguments import worded
-from stepwise.tasks.models import Task, TaskStatus, TaskStatusFilter
+from stepwise.tasks.models import Task, TaskStatus, TaskStatusFilter, blank
 from stepwise.tools.registry import Tool, ToolContext, ToolError, ToolOutput
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from stepwise.tasks.repository import TaskRepository
+
+    type ZoneOf = Callable[[int], str]
+    """The time zone a user's moments are written in (their /timezone, else the deployment's default)."""
 
 MAX_TITLE = 200
 MAX_DESCRIPTION = 2000
-Title = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_TITLE)]
+
+
+def _visible(title: str) -> str:
+    if blank(title):
+        raise PydanticCustomError(
+            "blank_title",
+            "the title is blank once invisible characters (zero-width spaces, joiners) are removed: "
+            "give it some visible text",
+        )
+    return title
+
+
+# Kept as given when it has something to see (a zero-width joiner inside an emoji is part of it).
+Title = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_TITLE),
+    AfterValidator(_visible),
+]
 Description = Annotated[str, StringConstraints(strip_whitespace=True, max_length=MAX_DESCRIPTION)]
 MAX_TASK_ID = 2**31 - 1  # far more tasks than anyone keeps; well inside DynamoDB's 38 digits
 
@@ -167,15 +189,25 @@ def list_tasks(tasks: TaskRepository, context: ToolContext, args: ListTasksInput
     return ToolOutput(text, data)
 
 
-def get_task(tasks: TaskRepository, context: ToolContext, args: TaskIdInput) -> ToolOutput[TaskView]:
+def get_task(
+    tasks: TaskRepository, zone_of: ZoneOf | None, context: ToolContext, args: TaskIdInput
+) -> ToolOutput[TaskView]:
+    """One task; its created and completed moments as the chat writes moments, in the user's zone ("Mon 23
+    Nov 2026 at 17:00 (Europe/Lisbon)"; UTC where no zone is kept)."""
+    from stepwise.reminders.timing import TimingError, describe_instant, zone  # only for this tool's call
+
     task = _existing(tasks, context, args.task_id)
-    lines = [task.line(), f"Status: {task.status}", f"Created: {task.created_at}"]
+    try:
+        tz = zone(zone_of(context.user_id) if zone_of is not None else "UTC")
+    except TimingError:
+        tz = zone("UTC")
+    lines = [task.line(), f"Status: {task.status}", f"Created: {describe_instant(task.created_at, tz)}"]
     if task.description:
         lines.insert(1, f"Description: {task.description}")
     if task.due:
         lines.append(f"Due: {task.due.replace('T', ' ')} (the user's time zone)")
     if task.completed_at:
-        lines.append(f"Completed: {task.completed_at}")
+        lines.append(f"Completed: {describe_instant(task.completed_at, tz)}")
     return ToolOutput("\n".join(lines), TaskView.of(task))
 
 
@@ -230,8 +262,9 @@ def describe_delete(tasks: TaskRepository, context: ToolContext, args: TaskIdInp
     return worded(f"Delete task #{task.task_id} “{{}}”.", [task.title], room)
 
 
-def task_tools(tasks: TaskRepository) -> list[Tool[Any]]:
-    """The task tools, bound to the user's task store."""
+def task_tools(tasks: TaskRepository, zone_of: ZoneOf | None = None) -> list[Tool[Any]]:
+    """The task tools, bound to the user's task store and, for the moments get_task writes, to where the
+    user's time zone is kept (None: UTC)."""
     return [
         Tool(
             "add_task", "Add a task to the user's list.", AddTaskInput, partial(add_task, tasks), writes=True
@@ -248,7 +281,7 @@ def task_tools(tasks: TaskRepository) -> list[Tool[Any]]:
             "get_task",
             "Show one task with its details.",
             TaskIdInput,
-            partial(get_task, tasks),
+            partial(get_task, tasks, zone_of),
             read_only=True,
             output_model=TaskView,
         ),
