@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from stepwise.approvals.arguments import visible
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
@@ -67,5 +69,5 @@ def asks(
 
 
 def _short(text: str) -> str:
-    one_line = " ".join(text.split())
+    one_line = visible(" ".join(text.split()))
     return one_line if len(one_line) <= MAX_NAME else one_line[: MAX_NAME - 1].rstrip() + "…"
