@@ -30,7 +30,7 @@ def requester_name(requester: Requester, chat_name: str | None = None) -> str:
         return f"Your MCP client “{name}”"
     if requester.kind == "checkin":
         return f"Your check-in{number} “{name}”"
-    return f"The assistant in {visible(chat_name) if chat_name else 'this chat'}"
+    return f"The assistant in {chat_name or 'this chat'}"
 
 
 def set_by(requester: Requester) -> str:
