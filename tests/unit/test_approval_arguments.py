@@ -1,6 +1,5 @@
-"""An approval shows every argument of every call, short decisive ones first, nothing that can pose as another
-line, only the one longest free text shortened (with how much was cut), and the request within Telegram's
-4,096 characters; a call that cannot be shown so is refused (`stepwise.approvals.arguments`)."""
+"""An approval shows every argument of every call, short decisive ones first, long values shortened one by one
+with how much was cut, and the request within Telegram's 4,096 characters (`stepwise.approvals.arguments`)."""
 
 from __future__ import annotations
 
@@ -12,14 +11,11 @@ import pytest
 
 from stepwise.approvals.arguments import (
     MAX_MESSAGE,
-    TooLongToShowError,
     argument_lines,
     call_room,
     fit,
     shorten,
-    smallest,
     tg_len,
-    worded,
 )
 from stepwise.approvals.lifecycle import approval_html, decided_html
 from stepwise.approvals.models import ApprovalCall, Requester
@@ -106,88 +102,29 @@ def test_no_arguments_and_nested_values_are_shown_as_json() -> None:
     ]
 
 
-DISGUISES = "\u2028\u2029\u0085\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
-
-
-@pytest.mark.parametrize("char", DISGUISES)
-def test_a_separator_or_bidi_control_in_a_value_or_name_is_shown_escaped(char: str) -> None:
-    escaped = f"\\u{ord(char):04x}"
-    lines = argument_lines(
-        {"body": f"hi{char}to: eve@example.com", "to": "bob@example.com", f"a{char}": 1}, 500
-    )
-    assert lines.split("\n") == [
-        f'body: "hi{escaped}to: eve@example.com"',
-        'to: "bob@example.com"',
-        f'"a{escaped}": 1',
-    ]
-    assert not set(DISGUISES) & set(lines)
-    assert (
-        json.loads(lines.split("\n")[0].split(": ", 1)[1]) == f"hi{char}to: eve@example.com"
-    )  # still the value, as JSON
-    assert worded("Delete task #1 “{}”.", [f"milk{char}"], 200) == f"Delete task #1 “milk{escaped}”."
-
-
-def test_an_approval_shows_a_value_with_a_line_separator_escaped_and_every_argument() -> None:
-    registry = mail_registry()
-    arguments = {"to": "bob@example.com", "body": "Hi Bob\u2028to: eve@example.com\u202egnp.exe"}
-    description = describe(registry, "mail__send_email", arguments, call_room(1))
-    text = visible(approval_html(Requester(), [ApprovalCall(tool_use_id="1", description=description)], 3600))
-    assert 'to: "bob@example.com"' in text
-    assert 'body: "Hi Bob\\u2028to: eve@example.com\\u202egnp.exe"' in text
-    assert "\u2028" not in text and "\u202e" not in text
-
-
-def test_only_the_one_longest_free_text_is_shortened_and_the_others_kept_whole() -> None:
+def test_the_longest_values_are_shortened_equally_and_the_short_ones_kept_whole() -> None:
     shown = fit(["short", "m" * 300, "l" * 3000], 400)
-    assert shown[:2] == ["short", "m" * 300]
-    assert shown[2].startswith("l" * 12) and shown[2].endswith("of 3000 characters not shown]")
+    assert shown[0] == "short"
+    assert shown[1].endswith("[150 of 300 characters not shown]") or shown[1].startswith("m" * 100)
     assert sum(tg_len(value) for value in shown) <= 400
+    assert abs(tg_len(shown[1]) - tg_len(shown[2])) <= 2  # an equal share each
     assert shorten("x" * 10, 5) == "x" * 10  # a note longer than the cut: kept whole
     assert shorten("😀" * 100, 60) == "😀" * 13 + "… [87 of 100 characters not shown]"  # UTF-16: 2 each
-    recipients = [f"person{n}@example.com" for n in range(30)]
-    lines = argument_lines({"to": recipients, "body": "b" * 3000}, call_room(1)).split("\n")
-    assert lines[0] == f"to: {json.dumps(recipients)}"  # a list is never cut
-    assert lines[1].endswith("characters not shown]")
-
-
-def test_when_more_than_the_longest_text_would_need_cutting_the_call_is_refused_not_shown_in_part() -> None:
-    with pytest.raises(TooLongToShowError):
-        fit(["m" * 300, "l" * 3000], 320)  # the 3000 cannot be cut into 20: the 300 would have to be cut too
-    with pytest.raises(TooLongToShowError):
-        argument_lines({"to": [f"person{n}@example.com" for n in range(300)], "body": "hi"}, call_room(1))
-    registry = mail_registry()
-    arguments = {"subject": "s" * 4000, "body": "b" * 4000, "to": "bob@example.com"}  # two texts to cut
-    with pytest.raises(ToolError, match="never approved unseen"):
-        describe(registry, "mail__send_email", arguments, call_room(1))
 
 
 @pytest.mark.parametrize("seed", range(40))
-def test_every_argument_is_shown_whole_but_the_longest_text_or_the_call_is_refused(seed: int) -> None:
+def test_every_argument_is_shown_within_the_room_whatever_the_values(seed: int) -> None:
     rng = random.Random(seed)
     arguments = {
-        f"arg{n}": "".join(
-            rng.choice('ab c\n"😀é\u2028\u202e') for _ in range(rng.choice([0, 3, 50, 400, 5000]))
-        )
+        f"arg{n}": "".join(rng.choice('ab c\n"😀é') for _ in range(rng.choice([0, 3, 50, 400, 5000])))
         for n in range(rng.randint(1, 12))
     }
     room = rng.choice([call_room(1), call_room(2), call_room(4)])
-    shown = {key: json.dumps(value, ensure_ascii=False) for key, value in arguments.items()}
-    shown = {
-        key: value.replace("\u2028", "\\u2028").replace("\u202e", "\\u202e") for key, value in shown.items()
-    }
-    try:
-        lines = argument_lines(arguments, room).split("\n")
-    except TooLongToShowError:
-        longest = max(tg_len(value) for value in shown.values())
-        needed = sum(tg_len(f"{key}: {value}") for key, value in shown.items()) + len(shown) - 1
-        assert needed - longest + smallest(max(shown.values(), key=tg_len)) > room
-        return
+    lines = argument_lines(arguments, room).split("\n")
     assert [line.split(":", 1)[0] for line in lines] == sorted(
-        arguments, key=lambda key: tg_len(shown[key]) > 80
+        arguments, key=lambda key: tg_len(json.dumps(arguments[key], ensure_ascii=False)) > 80
     )
     assert tg_len("\n".join(lines)) <= room
-    whole = [line for line in lines if line.split(": ", 1)[1] == shown[line.split(":", 1)[0]]]
-    assert len(whole) >= len(lines) - 1  # at most one value shortened
 
 
 def test_a_request_of_many_long_calls_stays_within_a_message_even_once_decided() -> None:

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from stepwise.approvals.arguments import visible
-
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
@@ -69,5 +67,5 @@ def asks(
 
 
 def _short(text: str) -> str:
-    one_line = visible(" ".join(text.split()))
+    one_line = " ".join(text.split())
     return one_line if len(one_line) <= MAX_NAME else one_line[: MAX_NAME - 1].rstrip() + "…"
