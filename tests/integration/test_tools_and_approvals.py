@@ -187,6 +187,46 @@ def test_no_answer_within_the_timeout_counts_as_deny(stack: Stack) -> None:
     assert [t["title"] for t in stack.tasks(user)] == ["buy milk"]
 
 
+def test_calls_too_long_to_show_whole_are_refused_end_to_end_with_one_line_and_no_card(stack: Stack) -> None:
+    # Given eight tasks with long titles, and a model renaming them all in one round: each call's share of the
+    # request cannot hold both titles and the words, and only the description may be shortened
+    user = stack.new_user()
+    for n in range(8):
+        seed_task(stack, user, f"old title {n} " + "o" * 186)
+    update = {"title": "new title " + "n" * 190, "description": "details, " * 200}
+    stack.anthropic.script(
+        tool_use(*[("update_task", {"task_id": n + 1, **update}) for n in range(8)]),
+        text("I could not ask you about those changes."),
+    )
+    # When the turn runs, it does not wait for a tap: nothing is asked
+    assert stack.say(user, "rename them all")["status"] == "SUCCEEDED"
+    # Then the chat gets one line saying why, no card with buttons, and then the model's reply
+    messages = stack.telegram.messages(user)
+    assert not any(m.get("reply_markup") for m in messages), "no approval card"
+    (line,) = [stack.telegram.text_of(m) for m in messages if "Not asked" in stack.telegram.text_of(m)]
+    assert line.startswith("🔐 Not asked, refused: The assistant in this chat wanted to call update_task")
+    assert "\n" not in line
+    assert stack.replies(user)[-1] == "I could not ask you about those changes."
+    results = tool_results(stack.anthropic.requests[1])
+    assert len(results) == 8 and all(
+        r["is_error"] and "never approved unseen" in r["content"] for r in results
+    )
+    assert all(t["title"].startswith("old title") for t in stack.tasks(user)), "nothing changed"
+    entries = stack.emulation.table("AuditTable").query(
+        KeyConditionExpression="user_id = :u", ExpressionAttributeValues={":u": user}
+    )["Items"]
+    assert (
+        sorted((e["tool"], e["outcome"], e["approval"]) for e in entries)
+        == [("update_task", "denied", "unavailable")] * 8
+    )
+    assert (
+        stack.emulation.table("ApprovalsTable").scan(
+            FilterExpression="user_id = :u", ExpressionAttributeValues={":u": user}
+        )["Items"]
+        == []
+    )
+
+
 def test_a_double_press_decides_once(stack: Stack) -> None:
     user = stack.new_user()
     name, message = delete_with_approval(stack, user)

@@ -8,7 +8,7 @@ from support.turn_fakes import turn_meta
 
 from stepwise.approvals.lifecycle import approval_html
 from stepwise.approvals.models import ApprovalCall, Requester
-from stepwise.approvals.wording import asks, in_sentence, requester_name
+from stepwise.approvals.wording import asks, in_sentence, not_shown, requester_name
 from stepwise.inbox.outside_call import OutsideCall
 from stepwise.states.run_tools import requester_of
 from stepwise.turn_records.models import CheckinBrief, JobBrief
@@ -84,3 +84,28 @@ def test_a_turn_names_its_requester_from_what_it_carries_out() -> None:
     assert requester_of(turn_meta(checkin=checkin)) == Requester(
         kind="checkin", number=2, name="review my week"
     )
+
+
+@pytest.mark.parametrize("char", ["\u202e", "\u2066", "\u2069", "\u200f"])
+def test_a_name_with_a_bidi_control_is_shown_escaped_and_still_cut_to_one_short_line(char: str) -> None:
+    code = f"\\u{ord(char):04x}"
+    assert requester_name(Requester(kind="job", number=1, name=f"Tidy{char}up")) == (
+        f"Background job #1 “Tidy{code}up”"
+    )
+    named = requester_name(Requester(kind="checkin", number=3, name=char * 100))
+    assert char not in named and named.endswith("…”")
+    assert named[len("Your check-in #3 “") : -2].replace(code, "") == ""  # escapes are never cut in two
+    assert len(named) < 90
+
+
+def test_a_call_refused_unseen_is_told_in_one_line_naming_who_wanted_what() -> None:
+    job = Requester(kind="job", number=2, name="Mail\u202eout")
+    line = not_shown(job, ["mail__send_email"])
+    assert line == (
+        "🔐 Not asked, refused: Background job #2 “Mail\\u202eout” wanted to call mail__send_email, but "
+        "its arguments cannot all be shown in one approval request, and nothing is approved unseen. "
+        "Nothing was done."
+    )
+    several = not_shown(Requester(), ["update_task", "update_task", "forget"])
+    assert "wanted to call update_task (2 calls), forget, but their arguments" in several
+    assert "\n" not in several

@@ -30,6 +30,7 @@ from stepwise.states.request_approval import request_approval
 from stepwise.states.run_tools import run_tools
 from stepwise.states.services import TurnServices
 from stepwise.telegram.models import CallbackQuery
+from stepwise.tools.registry import TOO_LONG_TO_SHOW
 from stepwise.turn.start import TurnStart
 from stepwise_local.in_memory.tasks import InMemoryTaskRepository
 from stepwise_local.in_memory.telegram import InMemoryTelegram
@@ -224,6 +225,35 @@ def test_a_call_that_cannot_succeed_fails_without_asking(
     outcome = round_of(services, begin)
     assert outcome.route == "model" and errors(services, begin) == 1
     assert services.approvals.requests == {}  # type: ignore[attr-defined]
+
+
+def test_calls_that_cannot_all_be_shown_are_refused_without_a_card_and_the_chat_told_why(
+    services: TurnServices, tasks: InMemoryTaskRepository, model: ScriptedModel, telegram: InMemoryTelegram
+) -> None:
+    # Eight renames in one round: each call's share of the message cannot hold its two 200-character titles
+    # and the words, and only its description may be shortened.
+    for n in range(8):
+        tasks.add(7, f"old title {n} " + "o" * 186, "", "now")
+    begin = start(services)
+    update = {"title": "new title " + "n" * 190, "description": "details, " * 200}
+    model.responses.append(tool_use(*[("update_task", {"task_id": n + 1, **update}) for n in range(8)]))
+    outcome = round_of(services, begin)
+    assert outcome.route == "model", "nothing waits for approval"
+    assert services.approvals.requests == {}  # type: ignore[attr-defined]
+    (line,) = telegram.sent  # one line, no card
+    assert line.reply_markup is None and "\n" not in line.text
+    assert line.text.startswith(
+        "🔐 Not asked, refused: The assistant in this chat wanted to call update_task"
+    )
+    assert "(8 calls)" in line.text and "cannot all be shown" in line.text
+    results = services.turns.get_step(begin.turn.turn_id, 0).tool_results
+    assert all(r["is_error"] and r["content"].startswith(TOO_LONG_TO_SHOW) for r in results)
+    assert [t.title.startswith("old title") for t in tasks.list(7, "all")] == [True] * 8
+    audit = services.audit.entries(7)
+    assert {(e.tool, e.outcome, e.approval) for e in audit} == {("update_task", "denied", "unavailable")}
+    assert len(audit) == 8 and all(e.result.startswith(TOO_LONG_TO_SHOW) for e in audit)
+    run_tools(RunToolsInput(turn=begin.turn, next=outcome.model_copy(update={"route": "tools"})), services)
+    assert len(telegram.sent) == 1, "a retried RunTools does not say it again"
 
 
 def test_a_retried_run_tools_never_runs_a_call_twice(

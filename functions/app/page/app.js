@@ -123,7 +123,9 @@
     const s = data.settings;
     const parts = [];
     parts.push(section("approvals", "Waiting for your approval", null, data.approvals, "Nothing is waiting.", (a) => {
-      const approve = button("Approve", "Approve: " + a.asks, "", () => action("approve", a.approval_id, approve, "Approve? " + a.asks));
+      // Telegram's confirm shows at most 256 characters: a longer request is read in full in the list.
+      const confirmText = a.asks.length <= 246 ? "Approve? " + a.asks : "Approve the request shown in full in the list?";
+      const approve = button("Approve", "Approve: " + a.asks, "", () => action("approve", a.approval_id, approve, confirmText));
       const deny = button("Deny", "Deny: " + a.asks, "quiet", () => action("deny", a.approval_id, deny));
       return line("approval:" + a.approval_id, a.asks, [a.where, a.asked ? "asked " + a.asked : ""].filter(Boolean).join(" · "), approve, deny);
     }));

@@ -1,12 +1,15 @@
 """How an approval says who asks and what for, in one way for every source (the chat's own model, a background
 job, the user's MCP client, a check-in): the request before the tap ("Background job #1 “Tidy up” asks to
-delete task #4 “old plan”."), the line that tells what came of it ("… asked to delete …"), and who set a
-reminder ("set by your MCP client “laptop”").
+delete task #4 “old plan”."), the line that tells what came of it ("… asked to delete …"), the line that
+says why a call was refused without asking (`not_shown`), and who set a reminder ("set by your MCP client
+“laptop”").
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
+
+from stepwise.approvals.arguments import escaped
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -66,6 +69,25 @@ def asks(
     return f"{who} {verb}:\n" + "\n".join(f"• {clause}" for clause in clauses)
 
 
+def not_shown(requester: Requester, tools: Sequence[str]) -> str:
+    """The one line the chat gets instead of a request that cannot be shown whole: who wanted to call what
+    (each tool once, with how many calls), and that it was refused without asking."""
+    counts = {tool: tools.count(tool) for tool in tools}
+    named = ", ".join(escaped(tool) + (f" ({n} calls)" if n > 1 else "") for tool, n in counts.items())
+    whose = "its" if len(tools) == 1 else "their"
+    return (
+        f"🔐 Not asked, refused: {requester_name(requester)} wanted to call {named}, but {whose} arguments "
+        "cannot all be shown in one approval request, and nothing is approved unseen. Nothing was done."
+    )
+
+
 def _short(text: str) -> str:
-    one_line = " ".join(text.split())
-    return one_line if len(one_line) <= MAX_NAME else one_line[: MAX_NAME - 1].rstrip() + "…"
+    """One line of at most MAX_NAME characters, its bidi and other controls escaped (never cut in two)."""
+    one_line = escaped(" ".join(text.split()))
+    if len(one_line) <= MAX_NAME:
+        return one_line
+    words = " ".join(text.split())
+    keep = MAX_NAME - 1
+    while len(escaped(words[:keep])) > MAX_NAME - 1:
+        keep -= 1
+    return escaped(words[:keep]).rstrip() + "…"

@@ -5,9 +5,11 @@ so), then the model is called again. `RunToolsOrAskApproval` runs the safe calls
 approval-needing ones into one approval request, and the state machine waits (RequestApproval).
 `RunApprovedTools` comes back from that wait: it takes the chat back first, then the approval lifecycle
 (`stepwise.approvals.lifecycle`) gives the decision: approved calls run, denied or unanswered ones return
-"denied by the user" and change nothing. Results are recorded per call as they happen, so a retried RunTools
-never runs a call twice; a crash between a call's effect and the recording of its result is covered by the
-tool-call ledger (each call runs with its own `call_id`).
+"denied by the user" and change nothing. A call whose arguments cannot all be shown in the request is refused
+before anything waits: the model gets the reason, the chat one line saying why, and the audit files it as
+denied (approval `unavailable`), with the reason. Results are recorded per call as they happen, so a retried
+RunTools never runs a call twice; a crash between a call's effect and the recording of its result is covered
+by the tool-call ledger (each call runs with its own `call_id`).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from stepwise.ledger.models import tool_call_id
 from stepwise.states.contracts.base import Next
 from stepwise.states.contracts.run_tools import RunToolsInput
 from stepwise.tools.calls import Answer, parse_call, run_call
-from stepwise.tools.registry import ToolContext, ToolError, ToolResult
+from stepwise.tools.registry import NotShownError, ToolContext, ToolError, ToolResult
 from stepwise.turn.ids import iso_utc
 
 if TYPE_CHECKING:
@@ -90,15 +92,25 @@ def run_tools(request: RunToolsInput, services: TurnServices) -> Next:
             _record(call, answer, step, meta, services)
     # The calls waiting for approval are described together: each gets its share of the message's room.
     asked: list[ApprovalCall] = []
+    refused: list[tuple[dict[str, Any], Answer]] = []
     for call, tool, args, context in waiting:
         try:
             description = tools.describe(context, tool, args, call_room(len(waiting)))
-        except ToolError as error:  # nothing to approve (no such task), or too much to show: fails at once
+        except NotShownError as error:  # refused: never shown in part, nothing waits for it
+            refused.append(
+                (call, Answer(ToolResult(content=str(error), is_error=True), "denied", "unavailable"))
+            )
+            continue
+        except ToolError as error:  # nothing to approve (no such task): fails at once
             _record(
                 call, Answer(ToolResult(content=str(error), is_error=True), "error"), step, meta, services
             )
             continue
         asked.append(ApprovalCall(tool_use_id=call["id"], description=description))
+    if refused:
+        _tell_not_shown(meta, [call["name"] for call, _ in refused], services)
+        for call, answer in refused:
+            _record(call, answer, step, meta, services)
     if asked:
         from stepwise.approvals import lifecycle
 
@@ -142,6 +154,23 @@ def _record(
     )
     step.partial_results[call["id"]] = answer.result.block(call["id"])
     services.turns.put_step(meta.turn_id, step)
+
+
+def _tell_not_shown(meta: TurnMeta, tools: list[str], services: TurnServices) -> None:
+    """The chat's one line about the round's calls refused because they cannot be shown. Sent before the
+    refusals are recorded, so a retried state sends it again rather than never (a transient failure raises:
+    the state is retried); a lasting one (the bot blocked) only logs, the model still hears why."""
+    from stepwise.approvals.wording import not_shown
+    from stepwise.telegram.errors import TelegramError, TelegramTransientError
+
+    try:
+        services.telegram().send_message(
+            meta.chat_id, not_shown(requester_of(meta), tools), message_thread_id=meta.topic
+        )
+    except TelegramTransientError:
+        raise
+    except TelegramError as error:
+        logger.warning("could not say why a call was refused", extra={"error": str(error)})
 
 
 def requester_of(meta: TurnMeta) -> Requester:

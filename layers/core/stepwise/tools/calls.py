@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from stepwise.approvals.arguments import call_room
 from stepwise.audit.log import AuditEntry
-from stepwise.tools.registry import ToolError, ToolResult
+from stepwise.tools.registry import NotShownError, ToolError, ToolResult
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -72,7 +72,7 @@ def call_unattended(
     """A call made outside a conversation (an MCP client's): parsed and run like the model's, and audited
     under `context.call_id` at `context.now`. A tool that needs approval is not run here: with `ask`, it is
     handed to the user (outcome `not_run`, approval `requested`; the turn that runs it audits the run), else
-    refused (outcome `denied`, approval `unavailable`)."""
+    refused (outcome `denied`, approval `unavailable`), as is one whose arguments cannot all be shown."""
     parsed = parse_call(tools, name, arguments)
     if isinstance(parsed, Answer):
         answer = parsed
@@ -142,6 +142,8 @@ def _ask(
 ) -> Answer:
     try:
         description = tools.describe(context, tool, args, call_room(1))
+    except NotShownError as error:  # refused, as a denied call is: nothing waits for approval
+        return Answer(ToolResult(content=str(error), is_error=True), "denied", "unavailable")
     except ToolError as error:  # e.g. no such task: nothing to approve
         return Answer(ToolResult(content=str(error), is_error=True), "error")
     told = ask(context, name, arguments, description)

@@ -95,7 +95,8 @@ def _owned(memory: MemoryService, context: ToolContext, memory_id: str) -> str:
 
 def describe_forget(memory: MemoryService, context: ToolContext, args: ForgetInput, room: int) -> str:
     text = _owned(memory, context, args.memory_id)
-    return worded("Forget the memory {}: “{}”.", [args.memory_id, shorten(text, FORGET_SHOWN)], room)
+    shown = shorten(text, FORGET_SHOWN)  # the memory is quoted, not an argument: its beginning is enough
+    return worded("Forget the memory {}: “{}”.", [args.memory_id, shown], room, whole=[0])
 
 
 def forget_intent(memory: MemoryService, context: ToolContext, args: ForgetInput) -> Intent:

@@ -32,13 +32,19 @@ logger = logging.getLogger(__name__)
 
 MAX_RESULT_CHARS = 8000
 TOO_LONG_TO_SHOW = (
-    "Not run: this call's arguments are too many or too long to show the user in one approval request, and "
-    "a call is never approved unseen. Nothing was done; make fewer calls at once or shorter arguments"
+    "Refused: this call needs the user's approval, and its arguments cannot all be shown in one approval "
+    "request (only the single longest text may be shortened; recipients, ids and every other value are "
+    "shown whole), and a call is never approved unseen. Nothing was done and nothing waits for approval; "
+    "make fewer calls at once or shorter arguments"
 )
 
 
 class ToolError(Exception):
     """A failure the model should explain to the user ("there is no task 42")."""
+
+
+class NotShownError(ToolError):
+    """A call that needs approval whose arguments cannot all be shown: refused, never asked about in part."""
 
 
 class EffectIncomplete(RuntimeError):
@@ -322,12 +328,12 @@ class ToolRegistry:
 
     def describe(self, context: ToolContext, tool: Tool[Any], args: BaseModel, room: int) -> str:
         """What an approval-needing call will do, in words the user can approve, every argument shown within
-        `room` (see `stepwise.approvals.arguments`). Raises ToolError when it cannot be shown (nothing to
-        approve, or too many arguments to show)."""
+        `room` (see `stepwise.approvals.arguments`). Raises ToolError when there is nothing to approve (no
+        such task), NotShownError when the arguments cannot all be shown."""
         try:
             if tool.describe is not None:
                 return tool.describe(context, args, room)
             head = f"Call {tool.name} with:\n"
             return head + argument_lines(args.model_dump(mode="json"), room - tg_len(head))
         except TooLongToShowError as error:
-            raise ToolError(f"{TOO_LONG_TO_SHOW} ({error})") from None
+            raise NotShownError(f"{TOO_LONG_TO_SHOW} ({error}).") from None
