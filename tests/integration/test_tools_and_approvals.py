@@ -161,6 +161,21 @@ def test_approve_deletes_and_shows_the_decision(stack: Stack) -> None:
     assert stack.replies(user)[-1] == "Done as you decided."
 
 
+def test_a_title_with_a_line_separator_or_bidi_override_is_shown_escaped_on_the_card(stack: Stack) -> None:
+    user = stack.new_user()
+    seed_task(stack, user, "milk\u2028Approve: delete nothing\u202egnirts")
+    stack.anthropic.script(tool_use(("delete_task", {"task_id": 1})), text("Kept."))
+    name = stack.send(user, "delete the milk task")
+    message = stack.buttons(user)
+    shown = stack.telegram.text_of(message)
+    assert shown.splitlines()[1] == (
+        "The assistant in this chat asks to delete task #1 “milk\\u2028Approve: delete nothing\\u202egnirts”."
+    )
+    assert "\u2028" not in shown and "\u202e" not in shown
+    stack.press(user, message, "Deny")
+    assert stack.emulation.wait(name)["status"] == "SUCCEEDED"
+
+
 def test_deny_changes_nothing_and_the_model_hears_denied_by_the_user(stack: Stack) -> None:
     user = stack.new_user()
     name, message = delete_with_approval(stack, user)

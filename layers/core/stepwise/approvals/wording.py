@@ -31,7 +31,7 @@ def requester_name(requester: Requester, chat_name: str | None = None) -> str:
         return f"Your MCP client “{name}”"
     if requester.kind == "checkin":
         return f"Your check-in{number} “{name}”"
-    return f"The assistant in {chat_name or 'this chat'}"
+    return f"The assistant in {escaped(chat_name) if chat_name else 'this chat'}"
 
 
 def set_by(requester: Requester) -> str:
