@@ -323,8 +323,9 @@ def test_the_app_command_answers_with_a_web_app_button(stack: Stack, app_url: st
 
 
 def test_the_page_is_small() -> None:
-    """The page's own files, as served (docs/app.md says their size): well under 20 KB."""
+    """The page's own files, as served (docs/app.md says their size): under 24 KB (20.1 KB since issue 39 gave
+    the usage chart its axes and each tap its result beside it)."""
     from support.tools import ROOT
 
     size = sum(path.stat().st_size for path in (ROOT / "functions" / "app" / "page").iterdir())
-    assert size < 20_000, f"the page is {size} bytes"
+    assert size < 24_000, f"the page is {size} bytes"
