@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
 from stepwise.approvals.wording import asks
-from stepwise.reminders.timing import TimingError, describe_moment, zone
+from stepwise.reminders.timing import TimingError, describe_moment, parse_instant, zone
 from stepwise.telegram.conversation import Conversation
 from stepwise.tools.registry import ToolContext
 from stepwise.turn.ids import iso_utc
@@ -82,15 +82,8 @@ def _zone(name: str) -> ZoneInfo:
 def moment(iso: str | None, tz: ZoneInfo) -> str | None:
     """An ISO 8601 moment (UTC `…Z`, or with an offset) in `tz`, as the page writes every moment: "Mon 23 Nov
     2026 at 17:00"; None for None or what is not a moment."""
-    if not iso:
-        return None
-    try:
-        parsed = datetime.fromisoformat(iso.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if parsed.tzinfo is None:
-        return None
-    return describe_moment(parsed.astimezone(tz))
+    parsed = parse_instant(iso) if iso else None
+    return describe_moment(parsed.astimezone(tz)) if parsed is not None else None
 
 
 def _due(due: str | None) -> str | None:

@@ -68,14 +68,21 @@ def describe_moment(moment: datetime) -> str:
     return moment.strftime("%a %d %b %Y at %H:%M")
 
 
-def describe_instant(iso: str, tz: ZoneInfo) -> str:
-    """A stored moment (ISO 8601 UTC, `…Z`) as the chat writes moments, in `tz`: "Mon 23 Nov 2026 at 17:00
-    (Europe/Lisbon)"; the text as given when it is not a moment."""
+def parse_instant(iso: str) -> datetime | None:
+    """A stored moment (ISO 8601, UTC `…Z` or with an offset) as an aware datetime; None when it is not one
+    (no offset, or not a date-time)."""
     try:
         moment = datetime.fromisoformat(iso.replace("Z", "+00:00"))
     except ValueError:
-        return iso
-    if moment.tzinfo is None:
+        return None
+    return moment if moment.tzinfo is not None else None
+
+
+def describe_instant(iso: str, tz: ZoneInfo) -> str:
+    """A stored moment (ISO 8601 UTC, `…Z`) as the chat writes moments, in `tz`: "Mon 23 Nov 2026 at 17:00
+    (Europe/Lisbon)"; the text as given when it is not a moment."""
+    moment = parse_instant(iso)
+    if moment is None:
         return iso
     return f"{describe_moment(moment.astimezone(tz))} ({tz.key})"
 
