@@ -11,6 +11,7 @@ from support.ogg import lengthened
 from support.turn_fakes import ScriptedModel, drive_turn, text_response, turn_meta
 
 from stepwise.commands.voice import voice as voice_command
+from stepwise.history.models import StoredMessage
 from stepwise.inbox.models import QueuedMessage
 from stepwise.media.models import Attachment
 from stepwise.media.voice import VoiceSetup
@@ -193,10 +194,16 @@ def test_a_note_that_cannot_be_transcribed_is_one_notice_and_no_model_call(
     drive_turn(voice_services, queue_note(voice_services, files))
     assert telegram.texts(CHAT) == [notice]
     assert model.requests == []
-    (stored,) = [m for m in voice_services.messages.recent(CHAT, 5) if m.role == "user"]
+    stored = uncounted_note(voice_services)
     assert stored.heard is not None and stored.heard.status == "failed" and stored.content == ""
-    assert voice_services.usage is not None
-    assert voice_services.usage.totals(CHAT, day_key(voice_services.clock())).voice_notes == 0
+
+
+def uncounted_note(services: TurnServices) -> StoredMessage:
+    """The chat's one stored user message, after checking that no voice note was counted today."""
+    (stored,) = [m for m in services.messages.recent(CHAT, 5) if m.role == "user"]
+    assert services.usage is not None
+    assert services.usage.totals(CHAT, day_key(services.clock())).voice_notes == 0
+    return stored
 
 
 def test_a_short_note_chained_to_ten_minutes_is_refused_before_any_transcription(
@@ -214,10 +221,8 @@ def test_a_short_note_chained_to_ten_minutes_is_refused_before_any_transcription
     # Then it is refused with one clear reply: no transcription, no model call, nothing counted
     assert telegram.texts(CHAT) == [NOTICE_CHAINED]
     assert transcriber.calls == [] and model.requests == []
-    (stored,) = [m for m in voice_services.messages.recent(CHAT, 5) if m.role == "user"]
+    stored = uncounted_note(voice_services)
     assert stored.heard is not None and (stored.heard.status, stored.heard.problem) == ("failed", "chained")
-    assert voice_services.usage is not None
-    assert voice_services.usage.totals(CHAT, day_key(voice_services.clock())).voice_notes == 0
 
 
 def test_a_note_larger_than_the_longest_length_could_be_is_refused_unmeasured(
