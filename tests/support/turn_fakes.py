@@ -9,15 +9,9 @@ from typing import Any
 from stepwise.inbox.models import QueuedMessage
 from stepwise.model.types import ModelRequest, ModelResponse, TextSink
 from stepwise.prompt.system import is_turn_context
-from stepwise.states.call_model import call_model
-from stepwise.states.contracts.base import Next
-from stepwise.states.contracts.call_model import CallModelInput
-from stepwise.states.contracts.finish_turn import FinishTurnInput, FinishTurnOutput
+from stepwise.states.contracts.finish_turn import FinishTurnOutput
 from stepwise.states.contracts.load_context import LoadContextInput
-from stepwise.states.contracts.run_tools import RunToolsInput
-from stepwise.states.finish_turn import finish_turn
-from stepwise.states.load_context import load_context
-from stepwise.states.run_tools import run_tools
+from stepwise.states.loop import Ended, Hooks, run_turn
 from stepwise.states.services import TurnServices
 from stepwise.turn.ref import TurnRef
 from stepwise.turn.start import TurnStart
@@ -161,17 +155,15 @@ def turn_start(
 
 
 def drive_turn(services: TurnServices, start: TurnStart | LoadContextInput) -> FinishTurnOutput:
-    """Run a turn without approvals the way the state machine's WhatNext does: LoadContext, then CallModel and
-    RunTools as their routes say, then FinishTurn."""
-    next_: Next = load_context(LoadContextInput(turn=start.turn), services)
-    for _ in range(2 * services.max_tool_steps + 3):
-        if next_.route == "reply":
-            return finish_turn(FinishTurnInput(turn=start.turn), services)
-        if next_.route == "model":
-            next_ = call_model(CallModelInput(turn=start.turn, next=next_), services)
-        elif next_.route == "tools":
-            run_tools(RunToolsInput(turn=start.turn, next=next_), services)  # ResultPath null: then CallModel
-            next_ = next_.model_copy(update={"route": "model"})
-        else:
-            raise AssertionError(f"drive_turn does not follow route {next_.route!r}")
-    raise AssertionError("the turn did not reach its reply")
+    """Run a turn through the turn's loop in code (`stepwise.states.loop`, every route of the state machine's
+    WhatNext) until it ends; what its FinishTurn (or FailTurn) returned. A turn that parks on an approval
+    fails the test: give it to `stepwise_local.in_memory.workflow.InProcessTurns` instead."""
+    tokens = iter(range(1, 1_000))
+    outcome = run_turn(
+        TurnStart(turn=start.turn, limits=start.limits),
+        services,
+        Hooks(task_token=lambda: f"token-{next(tokens)}"),
+    )
+    assert isinstance(outcome, Ended), f"the turn parked on approval {outcome.next.approval_id}"
+    assert outcome.finished is not None, f"the turn's execution failed: {outcome.error}"
+    return outcome.finished

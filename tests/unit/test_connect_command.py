@@ -174,8 +174,9 @@ def test_a_send_whose_record_failed_shows_the_same_token_again(
 ) -> None:
     services = dataclasses.replace(with_mcp, turns=ForgetfulTurns())
     start = turn_start(services, "/connect laptop", update_id=1)
-    with pytest.raises(TimeoutError):
-        drive_turn(services, start)
+    load_context(LoadContextInput(turn=start.turn), services)  # a command: its reply is ready
+    with pytest.raises(TimeoutError):  # FinishTurn fails: the state machine retries it
+        finish_turn(FinishTurnInput(turn=start.turn), services)
     reply = services.turns.get_reply("turn-1")
     assert reply is not None and reply.token_seed is not None  # not settled: it may not have arrived
     finish_turn(FinishTurnInput(turn=start.turn), services)  # the state machine's retry
