@@ -23,7 +23,7 @@ export SAM_CLI_TELEMETRY := 0
 # sam build (without Docker) needs a python3.13 on PATH: the project's venv has one.
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: help chat test lint format typecheck pytest unit integration contract bench build deploy webhook clean
+.PHONY: help chat test lint format typecheck pytest unit behaviour integration contract bench build deploy webhook clean
 .DEFAULT_GOAL := help
 
 ## This list: each target and what it does.
@@ -53,7 +53,7 @@ $(SAM_INSTALLED): requirements-sam.txt
 chat: $(INSTALLED)
 	@$(BIN)/python -m stepwise_local.chat
 
-## Every check: lint, format, types, unit, integration and contract tests.
+## Every check: lint, format, types, unit, behaviour, integration and contract tests.
 test: lint typecheck pytest
 
 ## Lint and check formatting (ruff).
@@ -70,7 +70,7 @@ format: $(INSTALLED)
 typecheck: $(INSTALLED)
 	$(BIN)/mypy layers/core/stepwise
 
-## All the tests (unit, integration, contract), without the linters.
+## All the tests (unit, behaviour, integration, contract), without the linters.
 pytest: $(INSTALLED) $(SAM_INSTALLED)
 	@command -v chromium >/dev/null || command -v chromium-browser >/dev/null || [ -n "$$STEPWISE_CHROMIUM" ] || \
 		echo "make test: no Chromium found (apt-get install chromium): the Mini App's browser tests are SKIPPED"
@@ -79,6 +79,10 @@ pytest: $(INSTALLED) $(SAM_INSTALLED)
 ## Unit tests only (no network, no moto).
 unit: $(INSTALLED)
 	$(BIN)/pytest tests/unit
+
+## Behaviour tests only (whole turns on the in-memory stack: the turn's loop in code, no moto).
+behaviour: $(INSTALLED)
+	$(BIN)/pytest tests/behaviour
 
 ## Integration tests only (the real state machine on the local emulation).
 integration: $(INSTALLED)

@@ -20,7 +20,7 @@ import re
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -276,6 +276,23 @@ class PromptCache:
         }
 
 
+@dataclass
+class Answered:
+    """The fake's answer to one request: a status and a JSON body (an error, or the message), or, when
+    `streamed` is set, the message to stream as that scripted answer says (its pace, where it breaks off)."""
+
+    status: int
+    body: dict[str, Any]
+    headers: dict[str, str] = field(default_factory=dict)
+    streamed: Scripted | None = None
+
+
+def _api_error(status: int, error_type: str, message: str, headers: dict[str, str] | None = None) -> Answered:
+    return Answered(
+        status, {"type": "error", "error": {"type": error_type, "message": message}}, headers or {}
+    )
+
+
 class FakeAnthropic:
     """`with FakeAnthropic() as api:` then api.script(...) answers, api.requests holds what arrived.
 
@@ -298,21 +315,25 @@ class FakeAnthropic:
         self.given: dict[str, str] = {}  # the server tool blocks given out, to check they come back unchanged
         self._script: deque[Scripted] = deque()
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._server: ThreadingHTTPServer | None = None  # made by `with`; `answer` needs none
 
     @property
     def base_url(self) -> str:
+        if self._server is None:
+            raise RuntimeError("FakeAnthropic is not serving: use it as `with FakeAnthropic() as api:`")
         return f"http://127.0.0.1:{self._server.server_address[1]}"
 
     def __enter__(self) -> FakeAnthropic:
-        self._thread.start()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._server.daemon_threads = True
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
 
     def wait_for_requests(self, count: int, timeout: float = 30.0) -> None:
         """Wait until `count` requests have arrived (a delayed answer is then on its way)."""
@@ -348,6 +369,65 @@ class FakeAnthropic:
                 return self._script.popleft()
         return self.default(request)
 
+    def answer(self, path: str, headers: Mapping[str, str], raw: bytes) -> Answered:
+        """Answer one request (`POST path` with these headers and body bytes) as the API would: an error, a
+        message, or a message to stream (`Answered.streamed`). The HTTP server answers with it, and so can an
+        in-process transport (tests/support/in_process_http.py)."""
+        if path.rstrip("/") != "/v1/messages":
+            return _api_error(404, "not_found_error", f"no route {path}")
+        bearer = (headers.get("authorization") or "").removeprefix("Bearer ")
+        if self.api_key not in (headers.get("x-api-key"), bearer):
+            return _api_error(401, "authentication_error", "invalid API key")
+        if len(raw) > MAX_REQUEST_BYTES:
+            return _api_error(
+                413, "request_too_large", "Request exceeds the maximum allowed number of bytes."
+            )
+        request = json.loads(raw or b"{}")
+        problem = validate_request(request) or fake_web.check_server_tools(
+            request, headers.get("anthropic-beta") or ""
+        )
+        with self._lock:
+            problem = problem or fake_web.check_resent(request, self.given)
+        if problem:
+            self.rejected.append(problem)
+            return _api_error(400, "invalid_request_error", problem)
+        with self._lock:
+            self.requests.append(request)
+        answer = self._next(request)
+        if answer.delay:
+            time.sleep(answer.delay)
+        if answer.status != 200:
+            return _api_error(
+                answer.status, answer.error_type or "api_error", "scripted failure", answer.headers
+            )
+        missing = set(fake_web.uses_of(answer.content)) - set(fake_web.offered(request))
+        if missing:  # the real API never uses a server tool the request does not offer
+            problem = f"scripted answer uses {sorted(missing)}, which the request does not offer"
+            self.rejected.append(problem)
+            return _api_error(400, "invalid_request_error", problem)
+        if answer.break_after is not None and not request.get("stream"):
+            return _api_error(529, "overloaded_error", "scripted failure (a broken stream, not streamed)")
+        with self._lock:
+            usage = self.cache.account(request, self.clock())
+            usage = {**usage, "output_tokens": approx_tokens(answer.content), **answer.usage}
+            if fake_web.uses_of(answer.content):
+                usage["server_tool_use"] = fake_web.server_usage(answer.content)  # type: ignore[assignment]
+            self.usages.append(usage)
+            for block in answer.content:
+                if (key := fake_web.block_key(block)) is not None:
+                    self.given[key] = fake_web.canonical(block)
+        message = {
+            "id": f"msg_{next(_ids):08d}",
+            "type": "message",
+            "role": "assistant",
+            "model": request["model"],
+            "content": answer.content,
+            "stop_reason": answer.stop_reason,
+            "stop_sequence": None,
+            "usage": usage,
+        }
+        return Answered(200, message, streamed=answer if request.get("stream") else None)
+
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         fake = self
 
@@ -366,81 +446,16 @@ class FakeAnthropic:
                 self.end_headers()
                 self.wfile.write(data)
 
-            def _error(
-                self, status: int, error_type: str, message: str, headers: dict[str, str] | None = None
-            ) -> None:
-                body = {"type": "error", "error": {"type": error_type, "message": message}}
-                self._send(status, body, headers)
-
             def do_POST(self) -> None:
-                if self.path.rstrip("/") != "/v1/messages":
-                    self._error(404, "not_found_error", f"no route {self.path}")
-                    return
-                bearer = (self.headers.get("authorization") or "").removeprefix("Bearer ")
-                if fake.api_key not in (self.headers.get("x-api-key"), bearer):
-                    self._error(401, "authentication_error", "invalid API key")
-                    return
                 raw = self.rfile.read(int(self.headers.get("content-length", 0)))
-                if len(raw) > MAX_REQUEST_BYTES:
-                    self._error(
-                        413, "request_too_large", "Request exceeds the maximum allowed number of bytes."
-                    )
+                answered = fake.answer(self.path, self.headers, raw)
+                if answered.streamed is None:
+                    self._send(answered.status, answered.body, answered.headers)
                     return
-                request = json.loads(raw or b"{}")
-                problem = validate_request(request) or fake_web.check_server_tools(
-                    request, self.headers.get("anthropic-beta") or ""
-                )
-                with fake._lock:
-                    problem = problem or fake_web.check_resent(request, fake.given)
-                if problem:
-                    fake.rejected.append(problem)
-                    self._error(400, "invalid_request_error", problem)
-                    return
-                with fake._lock:
-                    fake.requests.append(request)
-                answer = fake._next(request)
-                if answer.delay:
-                    time.sleep(answer.delay)
-                if answer.status != 200:
-                    self._error(
-                        answer.status, answer.error_type or "api_error", "scripted failure", answer.headers
-                    )
-                    return
-                missing = set(fake_web.uses_of(answer.content)) - set(fake_web.offered(request))
-                if missing:  # the real API never uses a server tool the request does not offer
-                    problem = f"scripted answer uses {sorted(missing)}, which the request does not offer"
-                    fake.rejected.append(problem)
-                    self._error(400, "invalid_request_error", problem)
-                    return
-                if answer.break_after is not None and not request.get("stream"):
-                    self._error(529, "overloaded_error", "scripted failure (a broken stream, not streamed)")
-                    return
-                with fake._lock:
-                    usage = fake.cache.account(request, fake.clock())
-                    usage = {**usage, "output_tokens": approx_tokens(answer.content), **answer.usage}
-                    if fake_web.uses_of(answer.content):
-                        usage["server_tool_use"] = fake_web.server_usage(answer.content)  # type: ignore[assignment]
-                    fake.usages.append(usage)
-                    for block in answer.content:
-                        if (key := fake_web.block_key(block)) is not None:
-                            fake.given[key] = fake_web.canonical(block)
-                message = {
-                    "id": f"msg_{next(_ids):08d}",
-                    "type": "message",
-                    "role": "assistant",
-                    "model": request["model"],
-                    "content": answer.content,
-                    "stop_reason": answer.stop_reason,
-                    "stop_sequence": None,
-                    "usage": usage,
-                }
-                if request.get("stream"):
-                    try:
-                        self._stream(message, answer)
-                    except (BrokenPipeError, ConnectionResetError):  # the client stopped reading
-                        self.close_connection = True
-                else:
-                    self._send(200, message)
+                try:
+                    self._stream(answered.body, answered.streamed)
+                except (BrokenPipeError, ConnectionResetError):  # the client stopped reading
+                    self.close_connection = True
 
             def _stream(self, message: dict[str, Any], answer: Scripted) -> None:
                 """Server-sent events in chunked encoding, as the API streams; the connection closes after."""
@@ -452,23 +467,37 @@ class FakeAnthropic:
                 self.send_header("request-id", f"req_{next(_ids)}")
                 self.end_headers()
                 self.close_connection = True
-                for index, (name, data) in enumerate(stream_events(message)):
-                    if index == answer.break_after:
-                        if answer.break_with:
-                            error = {"type": answer.break_with, "message": "scripted failure mid-stream"}
-                            self._chunk("error", {"type": "error", "error": error})
-                            break
-                        return  # the connection drops without the final chunk: the body is incomplete
-                    self._chunk(name, data)
+                events, drops = scripted_stream(message, answer)
+                for event in events:
+                    self.wfile.write(f"{len(event):x}\r\n".encode() + event + b"\r\n")
                     if answer.pace:
                         time.sleep(answer.pace)
-                self.wfile.write(b"0\r\n\r\n")
-
-            def _chunk(self, name: str, data: dict[str, Any]) -> None:
-                event = f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
-                self.wfile.write(f"{len(event):x}\r\n".encode() + event + b"\r\n")
+                if not drops:  # else the connection drops without the final chunk: the body is incomplete
+                    self.wfile.write(b"0\r\n\r\n")
 
         return Handler
+
+
+def scripted_stream(message: dict[str, Any], answer: Scripted) -> tuple[list[bytes], bool]:
+    """The server-sent events of a streamed answer, each as sent in one chunk, as the scripted answer has
+    them: all of them, or up to `break_after`, then an `error` event (`break_with`) or, when the second value
+    is True, a dropped connection."""
+    events = []
+    for index, (name, data) in enumerate(stream_events(message)):
+        if index == answer.break_after:
+            if not answer.break_with:
+                return events, True
+            name, data = (
+                "error",
+                {
+                    "type": "error",
+                    "error": {"type": answer.break_with, "message": "scripted failure mid-stream"},
+                },
+            )
+            events.append(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
+            break
+        events.append(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
+    return events, False
 
 
 def stream_events(message: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:

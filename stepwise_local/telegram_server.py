@@ -403,6 +403,48 @@ class FakeBotApi(LoopbackServer):
 
     # -- request handling (called from the server threads) -----------------------------------------
 
+    def answer(
+        self, command: str, path: str, content_type: str | None, raw: bytes
+    ) -> tuple[int, dict[str, Any] | bytes]:
+        """Answer one HTTP request (`command` GET or POST of `path`, its body `raw`): a Bot API call's status
+        and JSON body, or a file's bytes. The HTTP server answers with it, and so can an in-process
+        transport (tests/support/in_process_http.py)."""
+        url = urlsplit(path)
+        download = re.fullmatch(r"/file/bot([^/]+)/(.+)", url.path)
+        if download is not None and command == "GET":
+            data = self.file_content(download.group(1), unquote(download.group(2)))
+            if data is None:
+                return HTTPStatus.NOT_FOUND, {"ok": False, "error_code": 404, "description": "Not Found"}
+            return HTTPStatus.OK, data
+        match = re.fullmatch(r"/bot([^/]+)/([A-Za-z]+)", url.path)
+        if match is None:
+            return HTTPStatus.NOT_FOUND, {"ok": False, "error_code": 404, "description": "Not Found"}
+        try:
+            params = {**dict(parse_qsl(url.query)), **self._params(content_type, raw)}
+        except (ValueError, UnicodeDecodeError):
+            return HTTPStatus.BAD_REQUEST, _error(BotApiError(400, "Bad Request: can't parse JSON"))[1]
+        return self.handle(match.group(1), match.group(2), params)
+
+    def _params(self, content_type: str | None, raw: bytes) -> dict[str, Any]:
+        """A call's parameters from its body: JSON, a form, or multipart (uploads kept aside by digest)."""
+        if not raw:
+            return {}
+        kind = (content_type or "").split(";")[0].strip().lower()
+        if kind == "application/x-www-form-urlencoded":
+            return dict(parse_qsl(raw.decode("utf-8"), keep_blank_values=True))
+        if kind == "multipart/form-data":
+            params: dict[str, Any] = {}
+            for name, part in parse_multipart(content_type or "", raw).items():
+                if part.file_name is None:
+                    params[name] = part.text
+                else:
+                    params[name] = self.keep_upload(part.data, part.file_name, part.content_type)
+            return params
+        body = json.loads(raw.decode("utf-8"))
+        if not isinstance(body, dict):
+            raise ValueError("body is not a JSON object")
+        return body
+
     def handle(self, token: str, method_name: str, params: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         """Answer one call: ``(HTTP status, JSON body)``."""
         if token != self.token:
@@ -790,48 +832,15 @@ class _Handler(BaseHTTPRequestHandler):
         logger.debug("fake bot api: " + format, *args)
 
     def _answer(self) -> None:
-        url = urlsplit(self.path)
-        download = re.fullmatch(r"/file/bot([^/]+)/(.+)", url.path)
-        if download is not None and self.command == "GET":
-            self._send_file(self.server.api.file_content(download.group(1), unquote(download.group(2))))
-            return
-        match = re.fullmatch(r"/bot([^/]+)/([A-Za-z]+)", url.path)
-        if match is None:
-            self._send(HTTPStatus.NOT_FOUND, {"ok": False, "error_code": 404, "description": "Not Found"})
-            return
-        try:
-            params = {**dict(parse_qsl(url.query)), **self._body()}
-        except (ValueError, UnicodeDecodeError):
-            self._send(HTTPStatus.BAD_REQUEST, _error(BotApiError(400, "Bad Request: can't parse JSON"))[1])
-            return
-        status, body = self.server.api.handle(match.group(1), match.group(2), params)
-        self._send(status, body)
-
-    def _body(self) -> dict[str, Any]:
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
-        if not raw:
-            return {}
-        content_type = (self.headers.get("Content-Type") or "").split(";")[0].strip().lower()
-        if content_type == "application/x-www-form-urlencoded":
-            return dict(parse_qsl(raw.decode("utf-8"), keep_blank_values=True))
-        if content_type == "multipart/form-data":  # an upload (sendVoice): files are kept aside by digest
-            params: dict[str, Any] = {}
-            for name, part in parse_multipart(self.headers.get("Content-Type") or "", raw).items():
-                if part.file_name is None:
-                    params[name] = part.text
-                else:
-                    params[name] = self.server.api.keep_upload(part.data, part.file_name, part.content_type)
-            return params
-        body = json.loads(raw.decode("utf-8"))
-        if not isinstance(body, dict):
-            raise ValueError("body is not a JSON object")
-        return body
+        status, body = self.server.api.answer(self.command, self.path, self.headers.get("Content-Type"), raw)
+        if isinstance(body, bytes):
+            self._send_file(body)
+        else:
+            self._send(status, body)
 
-    def _send_file(self, data: bytes | None) -> None:
-        if data is None:
-            self._send(HTTPStatus.NOT_FOUND, {"ok": False, "error_code": 404, "description": "Not Found"})
-            return
+    def _send_file(self, data: bytes) -> None:
         self.send_response(HTTPStatus.OK)
         self.send_header("Content-Type", "application/octet-stream")
         self.send_header("Content-Length", str(len(data)))

@@ -17,6 +17,7 @@ class InMemoryChatInbox:
         self.leases: dict[int, tuple[str, int]] = {}
         self.generations: dict[int, int] = {}
         self.started_at: dict[int, int] = {}  # when each chat's latest turn started (epoch seconds)
+        self.taken_by: dict[tuple[int, int], str] = {}  # (conversation, update_id) -> the turn that took it
         self._lock = threading.Lock()
 
     def enqueue(self, message: QueuedMessage, expires_at: int) -> Admission:
@@ -40,6 +41,7 @@ class InMemoryChatInbox:
             if stored is None or not (stored.status == "queued" or stored.turn_id == turn_id):
                 return None
             stored.status, stored.turn_id = "taken", turn_id
+            self.taken_by[(message.conversation, message.update_id)] = turn_id
             stored.claimed_at = stored.claimed_at or claimed_at
             return stored.model_copy()
 

@@ -1,0 +1,486 @@
+"""The in-memory stack for behaviour tests: the webhook's core, the turn's loop in code and the in-memory
+stores, in this process, with no socket, no thread and no moto. A behaviour test written against it reads
+like an integration test on the emulated stack (`support.stack.Stack`), and moves between the two tiers with
+few edits.
+
+    def test_tasks_lists_the_users_tasks(memory_stack: MemoryStack) -> None:
+        stack = memory_stack
+        user = stack.new_user()
+        stack.anthropic.script(tool_use(("add_task", {"title": "buy milk"})), text("Added."))
+        stack.say(user, "add buy milk")
+        assert stack.say(user, "/tasks")["status"] == "SUCCEEDED"
+        assert stack.replies(user)[-1] == "1 task:\\n#1 [ ] buy milk"
+
+What it is made of:
+
+- `stack.telegram`: the fake Bot API (`stepwise_local.telegram_server.FakeBotApi`, the same class the
+  emulated stack serves over HTTP, not started here), reached by the core's own `BotApiClient` through an
+  in-process urllib3 pool (`support.in_process_http`). Its helpers work as on the emulated stack:
+  `messages(chat)`, `text_of(message)`, `calls(method)`, `fail_next(...)`, `add_topic(...)`, `drafts(...)`...
+- `stack.anthropic`: the fake Messages API (`stepwise_local.anthropic_server.FakeAnthropic`, not serving
+  here), reached by the core's own `MessagesApiModel` the same way: `script(*answers)`, `always(answer)`,
+  `default`, `requests` (each request's JSON body), `usages`, `rejected`, `reset()`; its answers are built
+  with `stepwise_local.anthropic_server`'s `text`, `tool_use`, `error`, `rate_limited`...
+- the turns: the webhook's core (`stepwise.webhook.handle_update`) keeps each message in its conversation's
+  inbox and starts turns; `stack.turns` (`stepwise_local.in_memory.workflow.InProcessTurns`) runs them
+  through the turn's loop in code (`stepwise.states.loop`, the twin of `statemachine/turn.asl.json`) when
+  asked: `say`, `press` and `drain()` run everything queued; `post_update` runs nothing.
+- the settings: those the template gives the emulated stack's functions (`template.yaml`), with the same
+  local changes (`MEMORY_BACKEND=local`, voice notes heard by PocketSphinx and spoken by eSpeak NG) and
+  `env` on top; with `ANTHROPIC_API_KEY` (and its parameter and base URL) blank, the offline rules model
+  answers, as it does on the emulated stack. Each test builds its own stack (`memory_stack` fixture, or
+  `MemoryStack(env=...)`): building one costs milliseconds.
+- the stores (`stepwise_local.in_memory`), as attributes: `messages`, `turn_records`, `tasks`, `reminders`,
+  `schedules`, `usage`, `chats`, `approvals`, `audit`, `jobs`, `connections`, `inbox`, `memory`.
+
+Helpers, as on `support.stack.Stack`: `new_user()`, `say(user, text, topic=None)` (returns the execution
+that took the message: `{"name", "status", "states"}`), `send(user, text, topic=None)` (runs the queue until
+a turn has taken it; returns that turn's name), `replies(chat, topic=False)`, `stored(chat, topic=None)`,
+`tasks(user)`, `buttons(chat)`, `press(user, message, label)`, and `post_update(update)` (the webhook's
+HTTP answer). `wait_idle(chat)` runs what is queued (the emulated stack's waits for the turns to end).
+
+What it leaves to the emulated stack: the Lambda handlers and their events, the ASL itself (its retries,
+timeouts and payload paths: `tests/contract/test_turn_loop_matches_asl.py` holds the loop to its routes),
+DynamoDB's adapters, concurrency between turns, warm-ups, and real HTTP.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+from functools import cache
+from typing import Any
+from unittest import mock
+
+from stepwise.approvals.lifecycle import PressServices
+from stepwise.config import Settings, split_list
+from stepwise.history.models import StoredMessage
+from stepwise.inbox.sequencer import Sequencer
+from stepwise.jobs.models import JobLimits
+from stepwise.media.intake import MediaLimits
+from stepwise.media.voice import VoiceSetup
+from stepwise.memory.service import MemoryService
+from stepwise.memory.settings import MemoryIndexSettings
+from stepwise.model.messages_api import MessagesApiModel
+from stepwise.model.types import ChatModel
+from stepwise.model.web import WebAccess
+from stepwise.offline.api import OfflineModel
+from stepwise.prompt.persona import load_persona
+from stepwise.skills.catalog import SkillCatalog
+from stepwise.states.services import TurnServices
+from stepwise.telegram.bot_info import BotInfo
+from stepwise.telegram.client import BotApiClient
+from stepwise.telegram.conversation import Conversation
+from stepwise.tools.catalog import build_registry
+from stepwise.tools.job_tools import JobSetup
+from stepwise.tools.reads import MemoryRecall, TimeZones
+from stepwise.tools.registry import ToolRegistry
+from stepwise.tools.reminder_tools import ReminderLimits, ReminderSetup
+from stepwise.voice.local_stt import PocketSphinxTranscriber
+from stepwise.voice.local_tts import EspeakSpeaker
+from stepwise.webhook import ACTION_HEADER, WebhookOutcome, WebhookServices, handle_update
+from stepwise_local import updates
+from stepwise_local.anthropic_server import FakeAnthropic
+from stepwise_local.in_memory.approvals import InMemoryApprovalStore
+from stepwise_local.in_memory.audit import InMemoryAuditLog
+from stepwise_local.in_memory.chats import InMemoryChatStore
+from stepwise_local.in_memory.connections import InMemoryConnectionStore
+from stepwise_local.in_memory.embedder import LocalHashEmbedder
+from stepwise_local.in_memory.history import InMemoryMessageRepository
+from stepwise_local.in_memory.inbox import InMemoryChatInbox
+from stepwise_local.in_memory.jobs import InMemoryJobStore
+from stepwise_local.in_memory.ledger import InMemoryToolCallLedger
+from stepwise_local.in_memory.reminders import InMemoryReminderStore, InMemorySchedules
+from stepwise_local.in_memory.tasks import InMemoryTaskRepository
+from stepwise_local.in_memory.turn_records import InMemoryTurnStore
+from stepwise_local.in_memory.usage import InMemoryUsageStore
+from stepwise_local.in_memory.vector_index import InMemoryVectorIndex
+from stepwise_local.in_memory.workflow import InProcessTurns
+from stepwise_local.telegram_server import FakeBotApi
+from stepwise_local.template import Template
+from support.in_process_http import BotApiPool, MessagesApiPool
+
+MILLISECOND = timedelta(milliseconds=1)
+ALLOWED_USERS = list(range(101, 900))  # as on the emulated stack; NOT_ALLOWED_USER stays outside
+NOT_ALLOWED_USER = 999
+BOT_TOKEN = "123456:memory-stack-token"
+WEBHOOK_SECRET = "memory-stack-secret"
+# The functions whose template environment the turn's services and the webhook read.
+TURN_FUNCTIONS = (
+    "WebhookFunction",
+    "LoadContextFunction",
+    "CallModelFunction",
+    "RunToolsFunction",
+    "RequestApprovalFunction",
+    "UseFallbackFunction",
+    "FinishTurnFunction",
+)
+
+
+def template_env() -> dict[str, str]:
+    """The environment the template gives the turn's functions (merged), as the emulated stack runs them:
+    memory on the local backend, voice notes offline, secrets given rather than read from SSM."""
+    return dict(_template_env())
+
+
+@cache
+def _template_env() -> dict[str, str]:
+    functions = Template(parameters={"AllowedUserIds": ",".join(map(str, ALLOWED_USERS))}).functions()
+    env: dict[str, str] = {}
+    for name in TURN_FUNCTIONS:
+        env |= functions[name].environment
+    return env | {
+        "MEMORY_BACKEND": "local",
+        "VOICE_TRANSCRIBER": "local",
+        "VOICE_SPEAKER": "local",
+        "TELEGRAM_BOT_TOKEN": BOT_TOKEN,
+        "TELEGRAM_BOT_TOKEN_PARAMETER": "",
+        "TELEGRAM_WEBHOOK_SECRET": WEBHOOK_SECRET,
+        "TELEGRAM_WEBHOOK_SECRET_PARAMETER": "",
+        "ANTHROPIC_API_KEY_PARAMETER": "",
+        "WARMUP_AFTER_QUIET_SECONDS": "0",  # no Lambda containers to warm
+    }
+
+
+class MemoryStack:
+    """The webhook, the turn's loop and the in-memory stores in one process; see the module's docstring."""
+
+    def __init__(self, env: dict[str, str] | None = None) -> None:
+        self.telegram = FakeBotApi(BOT_TOKEN)
+        self.anthropic = FakeAnthropic()
+        environment = template_env() | {"ANTHROPIC_API_KEY": self.anthropic.api_key} | (env or {})
+        with mock.patch.dict(os.environ, environment, clear=True):
+            # validated as a function's settings are, from its environment only
+            self.settings = Settings()
+            self.memory_settings = MemoryIndexSettings()
+        self.clock_offset = timedelta()
+        self._last_reading = datetime.now(UTC)
+        self.slept: list[float] = []  # what the Bot API client waited for (429s), without waiting
+        self._users = iter(ALLOWED_USERS)
+        self._ids = itertools.count(1)
+        self._build_stores()
+        self.turns = InProcessTurns(lambda: self.services)
+        self.sequencer = Sequencer(
+            inbox=self.inbox,
+            starter=self.turns,
+            lease_seconds=self.settings.chat_lease_seconds,
+            approval_timeout_seconds=self.settings.approval_timeout_seconds,
+            clock=self.now,
+            epoch=lambda: self.now().timestamp(),
+        )
+        self.bot = self._bot_api_client()
+        self.services = self._turn_services()
+        self.webhook = self._webhook_services()
+
+    # -- the helpers tests use (those of support.stack.Stack) --------------------------------------------
+
+    def new_user(self) -> int:
+        return next(self._users)
+
+    def post_update(self, update: dict[str, Any] | str, secret: str | None = "") -> dict[str, Any]:
+        """The webhook's answer to this update (secret "": the right one; None: no header), as its HTTP
+        answer; a Bot API call in the answer ("typing…") is made, as Telegram makes it. Runs no turn."""
+        body = update if isinstance(update, str) else json.dumps(update)
+        outcome = handle_update(WEBHOOK_SECRET if secret == "" else secret, body, self.webhook)
+        return self._http_answer(outcome)
+
+    def say(self, user_id: int, text: str, topic: int | None = None) -> dict[str, Any]:
+        """Send a text message (in `topic`, if given) and run every queued turn; returns the execution that
+        took the message (`name`, `status`, the `states` it visited)."""
+        update = updates.text_message(user_id, text, topic=topic)
+        response = self.post_update(update)
+        assert response["statusCode"] == 200, response
+        self.drain()
+        name = self.turn_for_update(Conversation.of(user_id, topic), update["update_id"])
+        assert name is not None, f"no turn took update {update['update_id']}"
+        return self.execution(name)
+
+    def send(self, user_id: int, text: str, topic: int | None = None) -> str:
+        """Send a text message; run queued work only until a turn has taken it; returns that turn's name."""
+        update = updates.text_message(user_id, text, topic=topic)
+        response = self.post_update(update)
+        assert response["statusCode"] == 200, response
+        where = Conversation.of(user_id, topic)
+        while (name := self.turn_for_update(where, update["update_id"])) is None:
+            assert self.turns.step(), f"no turn took update {update['update_id']}: {self.replies(user_id)}"
+        return name
+
+    def drain(self) -> None:
+        """Run every queued turn, continuation and recovery (turns parked on an approval wait on)."""
+        self.turns.drain()
+
+    def wait_idle(self, chat_id: int) -> None:
+        """What the emulated stack's wait_idle waits for: here, running what is queued."""
+        self.drain()
+
+    def execution(self, name: str) -> dict[str, Any]:
+        """A turn's execution as a dict: its `name`, `status` and the `states` it visited."""
+        run = self.turns.executions[name]
+        return {"name": run.name, "status": run.status, "states": list(run.states)}
+
+    def turn_for_update(self, conversation: Conversation, update_id: int) -> str | None:
+        """The turn that took an update, if one did."""
+        return self.inbox.taken_by.get((conversation, update_id))
+
+    def replies(self, chat_id: int, topic: int | bool | None = False) -> list[str]:
+        """What the user saw, message by message (with `topic`, only in that topic; None: outside any)."""
+        return [
+            self.telegram.text_of(m)
+            for m in self.telegram.messages(chat_id)
+            if topic is False or m.get("message_thread_id") == topic
+        ]
+
+    def stored(self, chat_id: int, topic: int | None = None) -> list[dict[str, Any]]:
+        """The conversation's messages as the messages table's items, oldest first."""
+        key = Conversation.of(chat_id, topic).key
+        return [_item(m) for (where, _), m in sorted(self.messages.items.items()) if where == key]
+
+    def tasks(self, user_id: int) -> list[dict[str, Any]]:
+        """The user's tasks as the tasks table's items."""
+        mine = sorted((key, task) for key, task in self.task_store.tasks.items() if key[0] == user_id)
+        return [{k: v for k, v in task.model_dump().items() if v is not None} for _, task in mine]
+
+    def buttons(self, chat_id: int) -> dict[str, Any]:
+        """The newest message with an inline keyboard in the chat."""
+        with_keyboard = [m for m in self.telegram.messages(chat_id) if m.get("reply_markup")]
+        assert with_keyboard, f"no buttons in chat {chat_id}: {self.replies(chat_id)}"
+        return with_keyboard[-1]
+
+    def press(self, user_id: int, message: dict[str, Any], label: str) -> dict[str, Any]:
+        """Press the button whose label starts with `label`, then run what it resumed; returns the webhook's
+        answer."""
+        rows = message["reply_markup"]["inline_keyboard"]
+        (button,) = [b for row in rows for b in row if b["text"].startswith(label)]
+        sent = {
+            "message_id": message["message_id"],
+            "date": 0,
+            "text": message["text"],
+            "chat": {"id": message["chat_id"], "type": "private"},
+        }
+        answer = self.post_update(updates.callback_query(user_id, button["callback_data"], sent))
+        self.drain()
+        return answer
+
+    def now(self) -> datetime:
+        """The stack's clock: this machine's, moved by `advance_clock`, and a millisecond on at least from one
+        reading to the next (a turn's states are Lambda invocations apart on AWS: here the user's message and
+        its reply would otherwise share a millisecond, and the history's sort keys then order them by id)."""
+        self._last_reading = max(datetime.now(UTC) + self.clock_offset, self._last_reading + MILLISECOND)
+        return self._last_reading
+
+    def advance_clock(self, seconds: float) -> None:
+        self.clock_offset += timedelta(seconds=seconds)
+
+    # -- wiring: what stepwise.runtime builds from the settings, on in-memory adapters -------------------
+
+    def _build_stores(self) -> None:
+        self.inbox = InMemoryChatInbox()
+        self.messages = InMemoryMessageRepository()
+        self.turn_records = InMemoryTurnStore()
+        self.audit = InMemoryAuditLog()
+        self.approvals = InMemoryApprovalStore()
+        self.chats = InMemoryChatStore()
+        self.ledger = InMemoryToolCallLedger()
+        self.task_store = InMemoryTaskRepository(self.ledger)
+        self.reminders = InMemoryReminderStore()
+        self.schedules = InMemorySchedules()
+        self.usage = InMemoryUsageStore()
+        self.jobs = InMemoryJobStore()
+        self.connections = InMemoryConnectionStore()
+        keys = itertools.count(1)
+        self.memory = MemoryService(
+            LocalHashEmbedder(self.memory_settings.embedding_dimensions),
+            InMemoryVectorIndex(),
+            new_key=lambda: f"mem{next(keys):06d}",
+        )
+
+    def _bot_api_client(self, *, draft: bool = False) -> BotApiClient:
+        s = self.settings
+        transport = BotApiPool(self.telegram).transport()
+        if draft:
+            return BotApiClient(
+                BOT_TOKEN,
+                s.telegram_api_base_url,
+                transport=transport,
+                timeout_seconds=s.draft_timeout_seconds,
+                max_rate_limit_waits=0,
+                sleep=self.slept.append,
+            )
+        return BotApiClient(
+            BOT_TOKEN,
+            s.telegram_api_base_url,
+            transport=transport,
+            timeout_seconds=s.telegram_timeout_seconds,
+            send_timeout_seconds=s.telegram_send_timeout_seconds,
+            max_retry_after_seconds=s.telegram_max_retry_after_seconds,
+            sleep=self.slept.append,
+        )
+
+    def _model(self) -> ChatModel:
+        s = self.settings
+        if not s.uses_anthropic:
+            return OfflineModel(self.now)
+        return MessagesApiModel(
+            self.anthropic.api_key,
+            None,
+            s.anthropic_timeout_seconds,
+            s.anthropic_max_retries,
+            transport=MessagesApiPool(self.anthropic).transport(),
+            sleep=self.slept.append,
+        )
+
+    def _tools(self) -> ToolRegistry:
+        s = self.settings
+        limits = ReminderLimits(
+            s.default_timezone, s.max_reminders, s.min_checkin_interval_minutes, s.min_repeat_interval_minutes
+        )
+        job_limits = JobLimits(s.max_jobs, s.job_max_tool_steps, s.job_timeout_minutes)
+        return build_registry(
+            tasks=self.task_store,
+            ledger=self.ledger,
+            memory=self.memory,
+            reminders=ReminderSetup(self.reminders, self.schedules, limits),
+            skills=SkillCatalog(None),
+            jobs=JobSetup(self.jobs, lambda: self.turns, job_limits, s.approval_timeout_seconds),
+        )
+
+    def _voice(self) -> VoiceSetup:
+        s = self.settings
+        return VoiceSetup(
+            transcriber_name=s.voice_transcriber,
+            transcriber=PocketSphinxTranscriber,
+            speaker=EspeakSpeaker,
+            speech_engine="local",
+            max_reply_chars=s.voice_reply_max_chars,
+            openai_usd_per_minute=Decimal(str(s.voice_transcription_usd_per_minute)),
+            max_seconds=s.voice_max_seconds,
+        )
+
+    def _media_limits(self) -> MediaLimits:
+        s = self.settings
+        return MediaLimits(
+            s.max_image_bytes,
+            s.max_document_bytes,
+            voice_max_seconds=s.voice_max_seconds,
+            voice_on=s.voice_transcriber != "off",
+        )
+
+    def _turn_services(self) -> TurnServices:
+        s = self.settings
+        model = self._model()
+        drafts = self._bot_api_client(draft=True)
+        tools = self._tools()
+        return TurnServices(
+            messages=self.messages,
+            turns=self.turn_records,
+            audit=self.audit,
+            approvals=self.approvals,
+            chats=self.chats,
+            telegram=lambda: self.bot,
+            model=lambda: model,
+            sequencer=lambda: self.sequencer,
+            model_name=s.anthropic_model,
+            rules_only=not s.uses_anthropic,
+            reminders=TimeZones(self.reminders),
+            tool_catalog=lambda: tools,
+            max_tokens=s.anthropic_max_tokens,
+            history_limit=s.history_limit,
+            history_margin=s.history_margin,
+            max_tool_steps=s.max_tool_steps,
+            approval_timeout_seconds=s.approval_timeout_seconds,
+            fallback_model=s.fallback_model,
+            memory=MemoryRecall(self.memory),
+            memory_top_k=s.memory_top_k,
+            summary_threshold=s.summary_threshold,
+            default_timezone=s.default_timezone,
+            persona=load_persona(None),
+            group_persona=load_persona(None, group=True),
+            skills=SkillCatalog(None),
+            web=WebAccess(
+                search=s.web_search,
+                fetch=s.web_fetch,
+                max_uses=s.web_max_uses,
+                allowed_domains=tuple(split_list(s.web_allowed_domains)),
+                blocked_domains=tuple(split_list(s.web_blocked_domains)),
+            ),
+            clock=self.now,
+            new_id=lambda: f"id{next(self._ids):06d}",
+            files=lambda: self.bot,
+            media_limits=self._media_limits(),
+            drafts=lambda: drafts,
+            draft_interval_seconds=s.draft_interval_seconds,
+            link_previews=s.link_previews,
+            usage=self.usage,
+            daily_token_budget=s.daily_token_budget,
+            connections=self.connections if s.connections_table else None,
+            mcp_url=s.mcp_url,
+            app_url=s.app_url,
+            token_key=lambda: b"memory-stack-token-key",
+            jobs=self.jobs if s.jobs_table else None,
+            job_limits=JobLimits(s.max_jobs, s.job_max_tool_steps, s.job_timeout_minutes),
+            stopper=lambda: self.turns,
+            voice=self._voice() if s.voice_transcriber != "off" else None,
+        )
+
+    def _webhook_services(self) -> WebhookServices:
+        s = self.settings
+        bot_info = BotInfo()
+        presses = PressServices(
+            approvals=self.approvals, telegram=lambda: self.bot, resumer=self.turns, clock=self.now
+        )
+        return WebhookServices(
+            secret=WEBHOOK_SECRET,
+            allowed_users=s.allowed_users,
+            sequencer=lambda: self.sequencer,
+            presses=lambda: presses,
+            clock=self.now,
+            media_limits=self._media_limits(),
+            chats=lambda: self.chats,
+            allowed_chats=s.allowed_chats,
+            group_replies=s.group_replies,
+            bot=lambda: bot_info.identity(self.bot),
+        )
+
+    def _http_answer(self, outcome: WebhookOutcome) -> dict[str, Any]:
+        """The webhook function's HTTP answer (functions/webhook/app.py), and Telegram's call of the Bot API
+        method it names ("typing…")."""
+        headers = {"content-type": "application/json", ACTION_HEADER: outcome.action}
+        if outcome.typing and outcome.chat_id is not None:
+            call: dict[str, Any] = {"chat_id": outcome.chat_id, "action": "typing"}
+            if outcome.topic is not None:
+                call["message_thread_id"] = outcome.topic
+            self.telegram.handle(BOT_TOKEN, "sendChatAction", call)
+            body = json.dumps({"method": "sendChatAction", **call})
+        else:
+            body = outcome.model_dump_json(include={"action", "detail"})
+        return {"statusCode": outcome.status, "headers": headers, "body": body}
+
+
+def _item(message: StoredMessage) -> dict[str, Any]:
+    """A stored message as the messages table's item (stepwise.history.dynamodb)."""
+    item: dict[str, Any] = {
+        "chat_id": message.conversation.key,
+        "sk": message.sort_key,
+        "id": message.id,
+        "role": message.role,
+        "content": message.content,
+        "created_at": message.created_at,
+    }
+    if message.turn_id:
+        item["turn_id"] = message.turn_id
+    if message.update_id is not None:
+        item["update_id"] = message.update_id
+    if message.tool_calls:
+        item["tool_calls"] = json.dumps(message.tool_calls)
+    if message.attachment is not None:
+        item["attachment"] = message.attachment.model_dump_json(exclude_none=True)
+    if message.heard is not None:
+        item["heard"] = message.heard.model_dump_json(exclude_none=True)
+    if message.forwarded is not None:
+        item["forwarded"] = json.dumps(message.forwarded)
+    if message.sender is not None:
+        item["sender"] = message.sender
+    return item
