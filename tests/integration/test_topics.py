@@ -1,12 +1,13 @@
 """Topics through the real state machine (moto), with the fake Bot API checking message_thread_id as Telegram
-does: each topic a conversation of its own, answered where it was asked, run side by side; /new; renaming;
-a deleted topic; reminders and jobs in their topic; a chat stored before topics read by the new code."""
+does: the wiring of topics (each a conversation of its own, answered where it was asked, with the webhook's
+"typing…" and the drafts there), turns of two topics run side by side, a reminder fired by the scheduler in
+its topic, and a chat stored before topics read by the new code. What topics do in a turn (/reset, /new,
+renaming, a deleted topic, a job's report, approval buttons) is tested on the in-memory stack
+(tests/behaviour/test_topics.py)."""
 
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -15,7 +16,7 @@ from support.stack import Stack
 from stepwise.prompt.system import is_turn_context
 from stepwise.telegram.conversation import Conversation
 from stepwise_local import updates
-from stepwise_local.anthropic_server import Scripted, last_user_text, text, tool_use
+from stepwise_local.anthropic_server import text, tool_use
 
 SHOWN = ("sendMessage", "sendChatAction", "sendMessageDraft", "sendVoice")
 
@@ -36,14 +37,6 @@ def threads_shown(stack: Stack, chat: int) -> list[tuple[str, int | None]]:
         for call in stack.telegram.calls()
         if call["method"] in SHOWN and call["params"].get("chat_id") == chat
     ]
-
-
-def wait_for(check: Callable[[], bool], timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError("timed out")
-        time.sleep(0.02)
 
 
 def test_two_topics_are_answered_in_place_with_their_own_histories(stack: Stack) -> None:
@@ -107,74 +100,6 @@ def test_a_slow_turn_in_one_topic_holds_no_message_of_another(stack: Stack) -> N
     assert firsts == [["write me something long"], ["quick question"]], "never folded together"
 
 
-def test_reset_in_a_topic_leaves_the_other_topics_window_alone(stack: Stack) -> None:
-    user = stack.new_user()
-    one, two = stack.telegram.add_topic(user, "One"), stack.telegram.add_topic(user, "Two")
-    stack.say(user, "apples", topic=one)
-    stack.say(user, "pears", topic=two)
-    stack.say(user, "/reset", topic=one)
-    assert stack.replies(user, one)[-1].startswith("Fresh start")
-    stack.say(user, "what fruit?", topic=one)
-    assert user_texts(stack.anthropic.requests[-1]) == ["what fruit?"]
-    stack.say(user, "what fruit?", topic=two)
-    assert user_texts(stack.anthropic.requests[-1]) == ["pears", "You said: pears", "what fruit?"]
-
-
-def test_a_deleted_topics_answer_reaches_the_main_chat_once_saying_which_topic(stack: Stack) -> None:
-    user = stack.new_user()
-    gone = stack.telegram.add_topic(user, "Gone")
-    stack.telegram.delete_topic(user, gone)
-    execution = stack.say(user, "are you there?", topic=gone)
-    assert execution["status"] == "SUCCEEDED"
-    assert stack.replies(user) == [f"(For topic #{gone}, which was deleted:)\n\nYou said: are you there?"]
-    assert [m["content"] for m in stack.stored(user, gone)] == ["are you there?", "You said: are you there?"]
-    refused = [
-        a
-        for a in stack.telegram.attempts("sendMessage")
-        if a["status"] == 400 and a["params"]["chat_id"] == user
-    ]
-    assert len(refused) == 1 and len(stack.telegram.messages(user)) == 1, "nothing lost, nothing twice"
-
-
-def test_new_opens_a_topic_answers_in_it_and_its_first_answer_names_it_once(stack: Stack) -> None:
-    user = stack.new_user()
-    stack.say(user, "/new")
-    ((thread, name),) = stack.telegram.topics(user).items()
-    assert name == "New chat"
-    (opened,) = stack.telegram.messages(user)
-    assert opened["message_thread_id"] == thread and "What shall we talk about?" in stack.telegram.text_of(
-        opened
-    )
-    stack.say(user, "Can you help me plan a trip to Lisbon in May?", topic=thread)
-    stack.say(user, "And the flights?", topic=thread)
-    assert stack.telegram.topics(user) == {thread: "Help me plan a trip to"}
-    renames = [c for c in stack.telegram.calls("editForumTopic") if c["params"]["chat_id"] == user]
-    assert len(renames) == 1, "renamed once"  # this user's: the stack is shared with the other tests
-    stack.say(user, "/new Groceries")
-    assert sorted(stack.telegram.topics(user).values()) == ["Groceries", "Help me plan a trip to"]
-
-
-def test_new_with_threaded_mode_off_says_how_and_creates_nothing(stack: Stack) -> None:
-    user = stack.new_user()
-    stack.telegram.topics_enabled = False
-    try:
-        stack.say(user, "/new Plans")
-    finally:
-        stack.telegram.topics_enabled = True
-    assert stack.telegram.topics(user) == {}
-    (answer,) = stack.replies(user, None)
-    assert "@BotFather → the bot → Bot Settings → Threads Settings" in answer
-
-
-def test_a_topic_telegram_named_is_renamed_after_its_first_answer(stack: Stack) -> None:
-    user = stack.new_user()
-    thread = stack.telegram.add_topic(user, "New Thread")
-    noted = stack.emulation.post_update(updates.topic_created(user, thread, "New Thread", implicit=True))
-    assert noted["headers"]["x-stepwise-action"] == "topic_noted"
-    stack.say(user, "Weekend groceries list", topic=thread)
-    assert stack.telegram.topics(user) == {thread: "Weekend groceries list"}
-
-
 def test_a_reminder_fires_in_the_topic_where_it_was_set(clock_stack: Stack) -> None:
     stack, user = clock_stack, clock_stack.new_user()
     thread = stack.telegram.add_topic(user, "Kitchen")
@@ -187,25 +112,6 @@ def test_a_reminder_fires_in_the_topic_where_it_was_set(clock_stack: Stack) -> N
     assert len(fired) == 1
     stack.emulation.wait_idle(Conversation.of(user, thread))
     assert stack.replies(user, thread) == ["Ok.", "⏰ Reminder: take the pizza out"]
-    assert stack.replies(user, None) == []
-
-
-def test_a_job_reports_in_the_topic_that_started_it(stack: Stack) -> None:
-    user = stack.new_user()
-    thread = stack.telegram.add_topic(user, "Research")
-    parent = [tool_use(("spawn_job", {"task": "Say hi.", "title": "Hi"})), text("Started job #1.")]
-
-    def answer(request: dict[str, Any]) -> Scripted:
-        if "## Background job" in json.dumps(request["messages"]):
-            return text("Hi!")
-        return parent.pop(0) if parent else text(f"You said: {last_user_text(request)}")
-
-    stack.anthropic.default = answer
-    stack.say(user, "in the background say hi", topic=thread)
-    wait_for(lambda: any("is done" in reply for reply in stack.replies(user, thread)))
-    stack.emulation.wait_idle(Conversation.of(user, thread))
-    replies = stack.replies(user, thread)
-    assert replies[0] == "Started job #1." and replies[-1].startswith("✅ Background job #1 “Hi” is done")
     assert stack.replies(user, None) == []
 
 
@@ -256,19 +162,3 @@ def test_a_chat_stored_before_topics_is_read_as_the_chats_main_conversation(stac
         for c in stack.telegram.calls()
         if c["params"].get("chat_id") == user
     )
-
-
-def test_approval_buttons_show_in_the_topic_and_the_press_answers_there(stack: Stack) -> None:
-    user = stack.new_user()
-    thread = stack.telegram.add_topic(user, "Chores")
-    stack.anthropic.script(tool_use(("add_task", {"title": "buy milk"})), text("Added."))
-    stack.say(user, "add buy milk", topic=thread)
-    stack.anthropic.script(tool_use(("delete_task", {"task_id": 1})), text("Deleted it."))
-    parked = stack.send(user, "delete the milk task", topic=thread)
-    buttons = stack.buttons(user)
-    assert buttons["message_thread_id"] == thread
-    stack.press(user, buttons, "Approve")
-    assert stack.emulation.wait(parked)["status"] == "SUCCEEDED"
-    assert stack.replies(user, thread)[-1] == "Deleted it."
-    assert stack.replies(user, None) == []
-    assert stack.tasks(user) == []
