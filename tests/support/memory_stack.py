@@ -3,8 +3,7 @@ stores, in this process, with no socket, no thread and no moto. A behaviour test
 like an integration test on the emulated stack (`support.stack.Stack`), and moves between the two tiers with
 few edits.
 
-    def test_tasks_lists_the_users_tasks(memory_stack: MemoryStack) -> None:
-        stack = memory_stack
+    def test_tasks_lists_the_users_tasks(stack: MemoryStack) -> None:  # tests/behaviour's fixture
         user = stack.new_user()
         stack.anthropic.script(tool_use(("add_task", {"title": "buy milk"})), text("Added."))
         stack.say(user, "add buy milk")
@@ -28,8 +27,8 @@ What it is made of:
 - the settings: those the template gives the emulated stack's functions (`template.yaml`), with the same
   local changes (`MEMORY_BACKEND=local`, voice notes heard by PocketSphinx and spoken by eSpeak NG) and
   `env` on top; with `ANTHROPIC_API_KEY` (and its parameter and base URL) blank, the offline rules model
-  answers, as it does on the emulated stack. Each test builds its own stack (`memory_stack` fixture, or
-  `MemoryStack(env=...)`): building one costs milliseconds.
+  answers, as it does on the emulated stack. Each test builds its own stack (the `stack` fixture of
+  tests/behaviour, or `MemoryStack(env=...)`): building one costs milliseconds.
 - the stores (`stepwise_local.in_memory`), as attributes: `messages`, `turn_records`, `tasks`, `reminders`,
   `schedules`, `usage`, `chats`, `approvals`, `audit`, `jobs`, `connections`, `inbox`, `memory`.
 
