@@ -28,6 +28,7 @@ from typing import Any
 import anthropic._base_client as sdk_base_client
 import httpx2
 import pytest
+from anthropic import types as sdk
 from anthropic.types import Message, RawMessageStreamEvent
 from anthropic.types.message_create_params import (
     MessageCreateParamsNonStreaming,
@@ -42,7 +43,7 @@ from support.recording_api import RecordingApi, Reply, Seen
 from support.sdk_model import SdkModel
 
 from stepwise.history.models import StoredMessage
-from stepwise.model import messages_api
+from stepwise.model import blocks, messages_api
 from stepwise.model.errors import ModelRateLimitedError
 from stepwise.model.messages_api import MessagesApiModel
 from stepwise.model.types import ChatModel, ModelRequest, ModelResponse
@@ -797,3 +798,37 @@ def test_a_dropped_citation_would_be_caught(api: RecordingApi, monkeypatch: pyte
     assert by_sdk.response is not None and by_broken_lean.response is not None
     assert by_broken_lean != by_sdk
     assert by_broken_lean.response.content[-1] == {"type": "text", "text": "It will be sunny."}
+
+
+# Each of `stepwise.model.blocks`' TypedDicts and the anthropic SDK type it is named after.
+SDK_TYPES: dict[str, Any] = {
+    "CacheControl": sdk.CacheControlEphemeralParam,
+    "Citation": sdk.CitationWebSearchResultLocationParam,
+    "TextBlock": sdk.TextBlockParam,
+    "ToolUseBlock": sdk.ToolUseBlockParam,
+    "ToolResultBlock": sdk.ToolResultBlockParam,
+    "ServerToolUseBlock": sdk.ServerToolUseBlockParam,
+    "WebSearchResult": sdk.WebSearchResultBlockParam,
+    "WebSearchToolResultError": sdk.WebSearchToolRequestErrorParam,
+    "WebSearchToolResultBlock": sdk.WebSearchToolResultBlockParam,
+    "Base64Source": sdk.Base64PDFSourceParam,
+    "PlainTextSource": sdk.PlainTextSourceParam,
+    "ImageBlock": sdk.ImageBlockParam,
+    "DocumentBlock": sdk.DocumentBlockParam,
+    "WebFetchResult": sdk.WebFetchBlockParam,
+    "WebFetchToolResultError": sdk.WebFetchToolResultErrorBlockParam,
+    "WebFetchToolResultBlock": sdk.WebFetchToolResultBlockParam,
+    "MessageParam": sdk.MessageParam.__args__[0],  # UserMessageParam: a role and content
+    "ToolParam": sdk.ToolParam,
+    "WebSearchToolParam": sdk.WebSearchTool20250305Param,
+    "WebFetchToolParam": sdk.WebFetchTool20250910Param,
+    "ToolChoiceNone": sdk.ToolChoiceNoneParam,
+}
+
+
+@pytest.mark.parametrize("name", list(SDK_TYPES))
+def test_each_block_type_has_the_sdk_types_field_names_and_needs_what_it_needs(name: str) -> None:
+    # A field named here is one of the SDK type's; every field the SDK requires is required here too.
+    ours, theirs = getattr(blocks, name), SDK_TYPES[name]
+    assert set(ours.__annotations__) <= set(theirs.__annotations__), name
+    assert set(theirs.__required_keys__) <= set(ours.__required_keys__), name

@@ -315,8 +315,8 @@ def test_the_offline_model_greets_tells_the_time_and_admits_what_it_cannot_do() 
 
 def test_the_offline_model_answers_the_newest_user_text() -> None:
     messages = [
-        {"role": "user", "content": "what time is it?"},
-        {"role": "assistant", "content": "x"},
+        {"role": "user", "content": [{"type": "text", "text": "what time is it?"}]},
+        {"role": "assistant", "content": [{"type": "text", "text": "x"}]},
         {"role": "user", "content": [{"type": "image", "source": {}}, {"type": "text", "text": "hello"}]},
     ]
     response = OfflineModel().complete(REQUEST._replace(messages=messages))

@@ -103,7 +103,12 @@ def test_forget_with_words_points_to_the_memory_and_the_command_that_forgets_it(
         "[summary-1001] - Said: it's mom's birthday soon\n[fact-abc123] Mom's birthday is on 3 May\n"
         "[fact-def456] I take my coffee black"
     )
-    result = {"type": "tool_result", "tool_use_id": first.tool_uses[0]["id"], "content": recalled}
+    result = {
+        "type": "tool_result",
+        "tool_use_id": first.tool_uses[0]["id"],
+        "content": recalled,
+        "is_error": False,
+    }
     second = OfflineModel().complete(with_results(request, first, [result]))
     assert calls(second) == []  # forgetting is for good: the user sends the command, then taps
     assert words(second) == (
@@ -161,6 +166,7 @@ def test_remind_me_without_a_time_adds_a_task_and_says_how_to_give_one() -> None
         "type": "tool_result",
         "tool_use_id": first.tool_uses[0]["id"],
         "content": "Added task #1: call mom",
+        "is_error": False,
     }
     assert words(OfflineModel().complete(with_results(request, first, [result]))) == (
         "Added task #1: call mom\nA reminder needs a time, so I added it as a task. To be reminded, say "

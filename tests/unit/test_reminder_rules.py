@@ -126,12 +126,17 @@ def test_snooze_sets_the_reminder_just_sent_again() -> None:
     assert calls(offline_request("remind me again in 15 minutes")) == unknown
 
 
-def test_snooze_reads_the_reminder_just_sent_from_a_text_too_and_only_from_the_assistant() -> None:
-    sent = [{"role": "assistant", "content": "Hi\n⏰ Reminder: stretch\n(from your list)"}]
+def test_snooze_reads_the_reminder_just_sent_within_a_text_and_only_from_the_assistant() -> None:
+    sent = [
+        {
+            "role": "assistant",
+            "content": [{"type": "text", "text": "Hi\n⏰ Reminder: stretch\n(from your list)"}],
+        }
+    ]
     assert calls(offline_request("snooze", history=sent)) == [
         ("set_reminder", {"text": "stretch", "checkin": False, "in_minutes": 10})
     ]
-    typed = [{"role": "user", "content": "⏰ Reminder: not from the assistant"}]
+    typed = [{"role": "user", "content": [{"type": "text", "text": "⏰ Reminder: not from the assistant"}]}]
     assert calls(offline_request("snooze", history=typed)) == [
         ("set_reminder", {"text": "snoozed reminder", "checkin": False, "in_minutes": 10})
     ]

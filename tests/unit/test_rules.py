@@ -119,7 +119,7 @@ def test_without_tools_or_with_tools_disabled_it_answers_in_words() -> None:
 
 def test_a_result_without_words_reads_done() -> None:
     tool_use = {"type": "tool_use", "id": "t1", "name": "complete_task", "input": {"task_id": 1}}
-    result = {"type": "tool_result", "tool_use_id": "t1", "content": ""}
+    result = {"type": "tool_result", "tool_use_id": "t1", "content": "", "is_error": False}
     messages = [
         {"role": "user", "content": [{"type": "text", "text": "done 1"}]},
         {"role": "assistant", "content": [tool_use]},

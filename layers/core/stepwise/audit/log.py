@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict
 
 if TYPE_CHECKING:
+    from stepwise.model.blocks import ToolUseBlock
     from stepwise.turn_records.models import TurnMeta
 
 Outcome = Literal["ok", "error", "denied", "unknown_tool", "invalid_arguments", "not_run"]
@@ -29,7 +30,7 @@ class AuditEntry(BaseModel):
 
 
 def call_entry(
-    meta: "TurnMeta", call: dict[str, Any], outcome: Outcome, result: str, approval: Approval, now: str
+    meta: "TurnMeta", call: "ToolUseBlock", outcome: Outcome, result: str, approval: Approval, now: str
 ) -> AuditEntry:
     """The audit entry of one tool_use block of a turn. `now` should be the model step's time, so that a
     retried state records the same entry again instead of a second one."""
@@ -39,7 +40,7 @@ def call_entry(
         turn_id=meta.turn_id,
         tool_use_id=call["id"],
         tool=call["name"],
-        arguments=call.get("input") or {},
+        arguments=call["input"],
         outcome=outcome,
         result=result,
         approval=approval,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -10,7 +10,14 @@ if TYPE_CHECKING:
     from stepwise.inbox.models import QueuedMessage
 
 
-def media_notices(batch: Sequence[QueuedMessage], unheard: Mapping[str, str] | None = None) -> dict[str, Any]:
+class MediaNotices(TypedDict):
+    """TurnMeta's fields of that name."""
+
+    notices: list[str]
+    notices_only: bool
+
+
+def media_notices(batch: Sequence[QueuedMessage], unheard: Mapping[str, str] | None = None) -> MediaNotices:
     """TurnMeta's `notices` (one per refused file, and per voice note that could not be heard: `unheard`
     maps its message id to the notice; in order) and `notices_only` (every message is such a file: the turn
     answers with the notices and calls no model)."""

@@ -11,13 +11,14 @@ bytes in every call (prompt caching); a message changes form once, when its turn
 from __future__ import annotations
 
 import base64
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
     from stepwise.history.models import StoredMessage
     from stepwise.media.models import Attachment, Heard
+    from stepwise.model.blocks import Base64Source, DocumentBlock, FileBlock, PlainTextSource, TextBlock
 
 LABELS = {
     "photo": "photo",
@@ -42,7 +43,7 @@ def answered_now(history: Sequence[StoredMessage]) -> list[StoredMessage]:
     return trailing[::-1]
 
 
-def content_blocks(message: StoredMessage, files: Mapping[str, bytes | None]) -> list[dict[str, Any]]:
+def content_blocks(message: StoredMessage, files: Mapping[str, bytes | None]) -> list[TextBlock | FileBlock]:
     """The message's blocks: with its file when `files` has it (bytes), else its text (and a line about the
     file). `files` maps a file id to its bytes, or to None when fetching it failed for good. A forwarded
     message's text follows the line naming its origin, in one block (see `stepwise.history.forwarded`). In a
@@ -51,9 +52,9 @@ def content_blocks(message: StoredMessage, files: Mapping[str, bytes | None]) ->
     if message.forwarded is not None:
         from stepwise.history.forwarded import marker
 
-        texts = [str(block["text"]) for block in blocks if block.get("type") == "text"]
+        texts = [block["text"] for block in blocks if block["type"] == "text"]
         framed = "\n".join([marker(message.forwarded), *texts])
-        blocks = [*(block for block in blocks if block.get("type") != "text"), _text(framed)]
+        blocks = [*(block for block in blocks if block["type"] != "text"), _text(framed)]
     if message.sender is not None and blocks:  # a group member's message: who wrote it, first
         return [_text(sender_line(message.sender)), *blocks]
     return blocks
@@ -66,11 +67,11 @@ def sender_line(name: str) -> str:
     return f"From {flat}:"
 
 
-def _own_blocks(message: StoredMessage, files: Mapping[str, bytes | None]) -> list[dict[str, Any]]:
+def _own_blocks(message: StoredMessage, files: Mapping[str, bytes | None]) -> list[TextBlock | FileBlock]:
     attachment = message.attachment
     caption = message.content
     if message.heard is not None:
-        return heard_blocks(message.heard, LABELS[attachment.kind] if attachment else "voice note")
+        return [*heard_blocks(message.heard, LABELS[attachment.kind] if attachment else "voice note")]
     if attachment is None:
         return [_text(caption)] if caption.strip() else []
     if attachment.refusal is not None:
@@ -87,7 +88,7 @@ def _own_blocks(message: StoredMessage, files: Mapping[str, bytes | None]) -> li
     return [block, *([_text(caption)] if caption.strip() else [])]
 
 
-def heard_blocks(heard: Heard, label: str) -> list[dict[str, Any]]:
+def heard_blocks(heard: Heard, label: str) -> list[TextBlock]:
     """A voice note (audio file, video message) as the model reads it: a line saying it was spoken and
     transcribed (with its caption), then the words as the message's text; or one line when nothing could be
     heard or transcribed."""
@@ -107,7 +108,7 @@ def placeholder(attachment: Attachment, caption: str) -> str:
     return f"[{label}: {caption.strip()}]" if caption.strip() else f"[{label}]"
 
 
-def file_block(attachment: Attachment, data: bytes) -> dict[str, Any] | None:
+def file_block(attachment: Attachment, data: bytes) -> FileBlock | None:
     """The Messages API block of a file the model reads: image, PDF document or text document (None for an
     empty text file, which the API would refuse)."""
     from stepwise.media.formats import model_format  # only a turn that shows the model a file
@@ -115,22 +116,25 @@ def file_block(attachment: Attachment, data: bytes) -> dict[str, Any] | None:
     readable = (
         "image" if attachment.kind == "photo" else model_format(attachment.mime_type, attachment.file_name)
     )
-    titled = {"title": attachment.file_name} if attachment.file_name else {}
     if readable == "image":
         media_type = attachment.mime_type or "image/jpeg"
         return {"type": "image", "source": _base64(media_type, data)}
     if readable == "pdf":
-        return {"type": "document", "source": _base64("application/pdf", data), **titled}
-    text = data.decode("utf-8", errors="replace")
-    if not text.strip():
-        return None
-    source = {"type": "text", "media_type": "text/plain", "data": text}
-    return {"type": "document", "source": source, **titled}
+        document: DocumentBlock = {"type": "document", "source": _base64("application/pdf", data)}
+    else:
+        text = data.decode("utf-8", errors="replace")
+        if not text.strip():
+            return None
+        source: PlainTextSource = {"type": "text", "media_type": "text/plain", "data": text}
+        document = {"type": "document", "source": source}
+    if attachment.file_name:
+        document["title"] = attachment.file_name
+    return document
 
 
-def _base64(media_type: str, data: bytes) -> dict[str, str]:
+def _base64(media_type: str, data: bytes) -> Base64Source:
     return {"type": "base64", "media_type": media_type, "data": base64.b64encode(data).decode("ascii")}
 
 
-def _text(text: str) -> dict[str, Any]:
+def _text(text: str) -> TextBlock:
     return {"type": "text", "text": text}

@@ -75,7 +75,7 @@ class ModelSummarizer:
                 messages=[{"role": "user", "content": [{"type": "text", "text": prompt}]}],
             )
         )
-        text = "\n".join(b["text"] for b in response.content if b.get("type") == "text").strip()
+        text = "\n".join(b["text"] for b in response.content if b["type"] == "text").strip()
         return text[:MAX_SUMMARY_CHARS]  # empty: nothing to keep (the previous summary stays)
 
 

@@ -21,7 +21,7 @@ import json
 import logging
 import random
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from urllib3.exceptions import HTTPError
 
@@ -33,6 +33,8 @@ from stepwise.model.web import SERVER_BLOCK_TYPES, WEB_FETCH_BETA, uses_web_fetc
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Mapping
+
+    from stepwise.model.blocks import Citation, ResponseBlock, ServerBlock, TextBlock, ToolUseBlock
 
 logger = logging.getLogger(__name__)
 
@@ -87,7 +89,7 @@ class MessagesApiModel:
         the step's content and usage are those of all its calls."""
         body = request_body(request, stream=on_text is not None)
         headers = self.request_headers(request)
-        content: list[dict[str, Any]] = []
+        content: list[ResponseBlock] = []
         usage = Usage()
         for _ in range(MAX_CONTINUATIONS + 1):
             message = self._call(body, headers, on_text)
@@ -413,30 +415,34 @@ def _usage(usage: object) -> Usage:
     )
 
 
-def _plain_block(block: object) -> dict[str, Any] | None:
-    """Keep only what a later request may send back (non-empty text, with its citations; tool_use; the web
-    tools' blocks), as plain JSON."""
+def _plain_block(block: object) -> ResponseBlock | None:
+    """Keep only what a later request may send back (non-empty text, with its citations; tool_use with its id
+    and name; the web tools' blocks), as plain JSON. Citations and the web tools' blocks are kept as the API
+    gave them: they become typed here, unchecked beyond their `type`."""
     if not isinstance(block, dict):
         return None
     kind = block.get("type")
     if kind == "text":
         if not block.get("text"):
             return None
+        text: TextBlock = {"type": "text", "text": block["text"]}
         citations = block.get("citations")
         if citations:
-            cited = [dict(citation) for citation in citations if isinstance(citation, dict)]
-            return {"type": "text", "text": block["text"], "citations": cited}
-        return {"type": "text", "text": block["text"]}
-    if kind == "tool_use":
+            text["citations"] = [
+                cast("Citation", dict(citation)) for citation in citations if isinstance(citation, dict)
+            ]
+        return text
+    if kind == "tool_use" and isinstance(block.get("id"), str) and isinstance(block.get("name"), str):
         tool_input = block.get("input")
-        return {
+        call: ToolUseBlock = {
             "type": "tool_use",
-            "id": block.get("id"),
-            "name": block.get("name"),
+            "id": block["id"],
+            "name": block["name"],
             "input": dict(tool_input) if isinstance(tool_input, dict) else {},
         }
+        return call
     if kind in SERVER_BLOCK_TYPES:  # sent back exactly as received (the fields the API gave)
-        return dict(block)
+        return cast("ServerBlock", dict(block))
     logger.info("dropping unsupported content block", extra={"block_type": kind})
     return None
 

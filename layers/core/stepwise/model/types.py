@@ -1,10 +1,18 @@
 """The model port and the request/response shapes it speaks (a subset of the Messages API)."""
 
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from stepwise.model.blocks import (
+    MessageParam,
+    StoredBlocks,
+    TextBlock,
+    ToolChoiceNone,
+    ToolDefinition,
+    ToolUseBlock,
+)
 from stepwise.record import Record
 
 
@@ -31,26 +39,26 @@ class ModelRequest(Record):
 
     model: str
     max_tokens: int
-    system: list[dict[str, Any]]
-    messages: list[dict[str, Any]]
-    tools: Sequence[dict[str, Any]] = ()  # not a list: one default would be shared by every request
-    tool_choice: dict[str, Any] | None = None
+    system: list[TextBlock]
+    messages: list[MessageParam]
+    tools: Sequence[ToolDefinition] = ()  # not a list: one default would be shared by every request
+    tool_choice: ToolChoiceNone | None = None
 
 
 class ModelResponse(BaseModel):
-    """A model's answer: content blocks (`text`, `tool_use`) and why it stopped."""
+    """A model's answer: content blocks (`text`, `tool_use`, the web tools') and why it stopped."""
 
     model_config = ConfigDict(defer_build=True)
 
-    content: list[dict[str, Any]]
+    content: StoredBlocks
     stop_reason: str
     model: str
     usage: Usage = Field(default_factory=Usage)
 
     @property
-    def tool_uses(self) -> list[dict[str, Any]]:
+    def tool_uses(self) -> list[ToolUseBlock]:
         """The tool_use blocks, in order."""
-        return [block for block in self.content if block.get("type") == "tool_use"]
+        return [block for block in self.content if block["type"] == "tool_use"]
 
 
 TextSink = Callable[[str], None]

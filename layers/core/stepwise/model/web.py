@@ -7,13 +7,20 @@ sources as numbered Markdown links after its text (`with_sources`).
 """
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Final
 from urllib.parse import quote
 
+from stepwise.model.blocks import (
+    ResponseBlock,
+    ToolDefinition,
+    WebDomains,
+    WebFetchToolParam,
+    WebSearchToolParam,
+)
 from stepwise.record import Record
 
-WEB_SEARCH_TOOL = "web_search_20250305"
-WEB_FETCH_TOOL = "web_fetch_20250910"
+WEB_SEARCH_TOOL: Final = "web_search_20250305"
+WEB_FETCH_TOOL: Final = "web_fetch_20250910"
 WEB_FETCH_BETA = "web-fetch-2025-09-10"
 # A fetched page's text is capped so that a model step (kept whole in one DynamoDB item of at most 400 KB)
 # stays far below the limit.
@@ -36,60 +43,62 @@ class WebAccess(Record):
     def enabled(self) -> bool:
         return self.search or self.fetch
 
-    def server_tools(self) -> list[dict[str, Any]]:
+    def server_tools(self) -> list[ToolDefinition]:
         """The server tool definitions, in a fixed order with fixed keys (they are part of the cached prefix:
         they go after the client tools, and are byte-identical from call to call)."""
-        domains: dict[str, Any] = {}
+        domains: WebDomains = {}
         if self.allowed_domains:
             domains["allowed_domains"] = list(self.allowed_domains)
         elif self.blocked_domains:
             domains["blocked_domains"] = list(self.blocked_domains)
-        tools: list[dict[str, Any]] = []
+        tools: list[ToolDefinition] = []
         if self.search:
-            tools.append(
-                {"type": WEB_SEARCH_TOOL, "name": "web_search", "max_uses": self.max_uses, **domains}
-            )
+            search: WebSearchToolParam = {
+                "type": WEB_SEARCH_TOOL,
+                "name": "web_search",
+                "max_uses": self.max_uses,
+                **domains,
+            }
+            tools.append(search)
         if self.fetch:
-            tools.append(
-                {
-                    "type": WEB_FETCH_TOOL,
-                    "name": "web_fetch",
-                    "max_uses": self.max_uses,
-                    **domains,
-                    "citations": {"enabled": True},
-                    "max_content_tokens": WEB_FETCH_MAX_CONTENT_TOKENS,
-                }
-            )
+            fetch: WebFetchToolParam = {
+                "type": WEB_FETCH_TOOL,
+                "name": "web_fetch",
+                "max_uses": self.max_uses,
+                **domains,
+                "citations": {"enabled": True},
+                "max_content_tokens": WEB_FETCH_MAX_CONTENT_TOKENS,
+            }
+            tools.append(fetch)
         return tools
 
 
-def uses_web_fetch(tools: Sequence[dict[str, Any]]) -> bool:
+def uses_web_fetch(tools: Sequence[ToolDefinition]) -> bool:
     """Whether a request offers web fetch (which needs its beta header)."""
     return any(tool.get("type") == WEB_FETCH_TOOL for tool in tools)
 
 
-def cited_sources(content: Sequence[dict[str, Any]]) -> list[tuple[str, str]]:
+def cited_sources(content: Sequence[ResponseBlock]) -> list[tuple[str, str]]:
     """(url, title) of what an answer drew on, first use first, each URL once: the search results its text
     cites, then the pages it fetched."""
     seen: dict[str, str] = {}
     for block in content:
-        if block.get("type") != "text":
+        if block["type"] != "text":
             continue
         for citation in block.get("citations") or []:
-            url = str(citation.get("url") or "")
+            url = citation.get("url") or ""
             if url.startswith(("https://", "http://")) and url not in seen:
-                seen[url] = str(citation.get("title") or "")
+                seen[url] = citation.get("title") or ""
     for block in content:
-        if block.get("type") != "web_fetch_tool_result":
+        if block["type"] != "web_fetch_tool_result":
             continue
-        result = block.get("content") or {}
-        url = str(result.get("url") or "")
-        if result.get("type") == "web_fetch_result" and url.startswith(("https://", "http://")):
-            seen.setdefault(url, str((result.get("content") or {}).get("title") or ""))
+        result = block["content"]
+        if result["type"] == "web_fetch_result" and result["url"].startswith(("https://", "http://")):
+            seen.setdefault(result["url"], result["content"].get("title") or "")
     return list(seen.items())[:MAX_SOURCES]
 
 
-def with_sources(text: str, content: Sequence[dict[str, Any]]) -> str:
+def with_sources(text: str, content: Sequence[ResponseBlock]) -> str:
     """The answer's text followed by its sources as numbered Markdown links (none: the text unchanged)."""
     sources = cited_sources(content)
     if not sources:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import itertools
 import re
 from datetime import UTC
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from stepwise.history.forwarded import is_forwarded
 from stepwise.jobs.models import CANNOT_DO
@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from datetime import datetime
 
+    from stepwise.model.blocks import MessageParam, ResponseBlock, ToolResultBlock
     from stepwise.offline.calls import ToolCall
 
 OFFLINE_MODEL_NAME = "stepwise-offline"
@@ -104,7 +105,7 @@ class OfflineModel:
                 answer = did_you_mean(*near)
         return self._text(answer)
 
-    def _after_tools(self, results: list[dict[str, Any]], text: str, request: ModelRequest) -> ModelResponse:
+    def _after_tools(self, results: list[ToolResultBlock], text: str, request: ModelRequest) -> ModelResponse:
         """The next step after a round of tool results: the second round of a task or memory named by its
         words, else the results in words (with a word on a reminder that had no time)."""
         names, inputs = tool_names(request.messages), tool_inputs(request.messages)
@@ -122,15 +123,14 @@ class OfflineModel:
         return self._text(answer)
 
     def _follow_up(
-        self, results: list[dict[str, Any]], names: dict[str, str], text: str, request: ModelRequest
+        self, results: list[ToolResultBlock], names: dict[str, str], text: str, request: ModelRequest
     ) -> ModelResponse | None:
         """After the list a task named by its words is on: the call on that task, or the question which one
         (or that none matches). After recalling the memories "forget …" names: the one it would forget."""
-        if len(results) != 1 or results[0].get("is_error"):
+        if len(results) != 1 or results[0]["is_error"]:
             return None
-        name = names.get(str(results[0].get("tool_use_id")), "")
-        content = results[0].get("content", "")
-        read = content if isinstance(content, str) else " ".join(c.get("text", "") for c in content)
+        name = names.get(results[0]["tool_use_id"], "")
+        read = results[0]["content"]
         named = named_task_intent(text) if name == "list_tasks" else None
         if named is not None:
             resolved = resolve(named, read)
@@ -143,7 +143,7 @@ class OfflineModel:
     def intent(self, text: str, clock: UserClock, request: ModelRequest) -> list[ToolCall] | None:
         """The tool calls for `text` (a background job first, then reminder commands, then task commands)
         when the request offers all the tools they need, else None."""
-        if request.tool_choice is not None and request.tool_choice.get("type") == "none":
+        if request.tool_choice is not None and request.tool_choice["type"] == "none":
             return None
         available = {tool["name"] for tool in request.tools}
         reminder = reminder_intent(text, clock, last_reminder(request.messages))
@@ -153,7 +153,7 @@ class OfflineModel:
         return None
 
     def _calls(self, calls: list[ToolCall]) -> ModelResponse:
-        content = [
+        content: list[ResponseBlock] = [
             {"type": "tool_use", "id": f"toolu_offline_{next(_tool_ids):06d}", "name": name, "input": args}
             for name, args in calls
         ]
@@ -195,42 +195,39 @@ def not_understood(text: str) -> str:
 
 def _offered(request: ModelRequest, tool: str) -> bool:
     """Whether the request offers `tool` and lets the model call tools."""
-    if request.tool_choice is not None and request.tool_choice.get("type") == "none":
+    if request.tool_choice is not None and request.tool_choice["type"] == "none":
         return False
     return any(offered["name"] == tool for offered in request.tools)
 
 
-def local_clock(messages: list[dict[str, Any]]) -> UserClock | None:
+def local_clock(messages: list[MessageParam]) -> UserClock | None:
     """The user's local clock from the per-turn context of the newest user message, if it has one."""
-    content = messages[-1].get("content") if messages and messages[-1].get("role") == "user" else None
-    for block in content if isinstance(content, list) else []:
+    newest = messages[-1] if messages and messages[-1]["role"] == "user" else None
+    for block in newest["content"] if newest is not None else []:
         if is_turn_context(block):
-            return parse_clock_line(str(block.get("text", "")))
+            return parse_clock_line(block["text"])
     return None
 
 
-def last_tool_results(messages: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+def last_tool_results(messages: list[MessageParam]) -> list[ToolResultBlock] | None:
     """The tool_result blocks of the newest message, when it is a user message carrying them."""
-    if not messages or messages[-1].get("role") != "user" or isinstance(messages[-1].get("content"), str):
+    if not messages or messages[-1]["role"] != "user":
         return None
-    blocks = [b for b in messages[-1].get("content") or [] if b.get("type") == "tool_result"]
+    blocks = [block for block in messages[-1]["content"] if block["type"] == "tool_result"]
     return blocks or None
 
 
-def last_user_text(messages: list[dict[str, Any]]) -> str:
+def last_user_text(messages: list[MessageParam]) -> str:
     """The text of the newest user message (its last text block that is not Stepwise's turn context); empty
     when that block is a forwarded message: someone else's words are no request to act on."""
-    for message in reversed(messages):
-        if message.get("role") != "user":
+    for message in messages[::-1]:  # (mypy reads reversed() of these TypedDicts as Any)
+        if message["role"] != "user":
             continue
-        content = message.get("content")
-        if isinstance(content, str):
-            return content
         texts = [
-            block.get("text", "")
-            for block in content or []
-            if block.get("type") == "text" and not is_turn_context(block)
+            block["text"]
+            for block in message["content"]
+            if block["type"] == "text" and not is_turn_context(block)
         ]
         if texts:
-            return "" if is_forwarded(str(texts[-1])) else str(texts[-1])
+            return "" if is_forwarded(texts[-1]) else texts[-1]
     return ""

@@ -28,6 +28,7 @@ from stepwise.prompt.clock_line import UserClock
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from stepwise.model.blocks import MessageParam
     from stepwise.offline.calls import ToolCall
 
 REMINDER_PREFIX = "⏰ Reminder: "  # how a due reminder reads in the chat
@@ -214,16 +215,15 @@ def _with_schedule(before: str, text: str, after: str, clock: UserClock, checkin
     return [("set_reminder", args)]
 
 
-def last_reminder(messages: list[dict[str, Any]]) -> str | None:
+def last_reminder(messages: list[MessageParam]) -> str | None:
     """The text of the newest reminder the assistant sent in `messages` ("⏰ Reminder: call mom" -> "call
     mom"), or None when there is none."""
-    for message in reversed(messages):
-        if message.get("role") != "assistant":
+    for message in messages[::-1]:  # (mypy reads reversed() of these TypedDicts as Any)
+        if message["role"] != "assistant":
             continue
-        content = message.get("content")
-        texts = [content] if isinstance(content, str) else [b.get("text", "") for b in content or []]
+        texts = [block["text"] for block in message["content"] if block["type"] == "text"]
         for text in reversed(texts):
-            for line in reversed(str(text).splitlines()):
+            for line in reversed(text.splitlines()):
                 if line.strip().startswith(REMINDER_PREFIX):
                     reminded = line.strip()[len(REMINDER_PREFIX) :].strip()
                     if reminded:

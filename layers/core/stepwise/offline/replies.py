@@ -8,9 +8,12 @@ hidden. Failures are marked ⚠️; a call the user said no to is not a failure 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from stepwise.offline.user_wording import declined, for_the_user
+
+if TYPE_CHECKING:
+    from stepwise.model.blocks import MessageParam, ToolResultBlock
 
 FAILED = {
     "set_reminder": "I couldn't set that reminder",
@@ -24,55 +27,46 @@ HINTS = {
 }
 
 
-def tool_names(messages: list[dict[str, Any]]) -> dict[str, str]:
+def tool_names(messages: list[MessageParam]) -> dict[str, str]:
     """The tool name of each tool_use id in the assistant message that the newest results answer."""
-    for message in reversed(messages[:-1]):
-        if message.get("role") == "assistant" and isinstance(message.get("content"), list):
-            return {
-                str(block.get("id")): str(block.get("name"))
-                for block in message["content"]
-                if block.get("type") == "tool_use"
-            }
+    for message in messages[-2::-1]:  # newest first, but the results (mypy reads reversed() as Any here)
+        if message["role"] == "assistant":
+            return {block["id"]: block["name"] for block in message["content"] if block["type"] == "tool_use"}
     return {}
 
 
-def tool_inputs(messages: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+def tool_inputs(messages: list[MessageParam]) -> dict[str, dict[str, Any]]:
     """The input of each tool_use id in the assistant message that the newest results answer."""
-    for message in reversed(messages[:-1]):
-        if message.get("role") == "assistant" and isinstance(message.get("content"), list):
+    for message in messages[-2::-1]:  # newest first, but the results (mypy reads reversed() as Any here)
+        if message["role"] == "assistant":
             return {
-                str(block.get("id")): dict(block.get("input") or {})
-                for block in message["content"]
-                if block.get("type") == "tool_use"
+                block["id"]: block["input"] for block in message["content"] if block["type"] == "tool_use"
             }
     return {}
 
 
 def phrase_results(
-    results: list[dict[str, Any]], names: dict[str, str], inputs: dict[str, dict[str, Any]] | None = None
+    results: list[ToolResultBlock], names: dict[str, str], inputs: dict[str, dict[str, Any]] | None = None
 ) -> str:
     """The user-facing text for a round of tool results; `names` and `inputs` map tool_use ids to the
     calls' tool names and arguments."""
-    worded = []
+    worded: list[ToolResultBlock] = []
     for block in results:
-        call = str(block.get("tool_use_id"))
+        call = block["tool_use_id"]
         name = names.get(call, "")
-        content = block.get("content", "")
-        text = content if isinstance(content, str) else " ".join(c.get("text", "") for c in content)
-        failed = FAILED.get(name) if block.get("is_error") else None
-        chosen = declined(text)  # the user's own No: said plainly, without a warning sign
-        text = for_the_user(text, name, (inputs or {}).get(call, {}), failed)
+        failed = FAILED.get(name) if block["is_error"] else None
+        chosen = declined(block["content"])  # the user's own No: said plainly, without a warning sign
+        text = for_the_user(block["content"], name, (inputs or {}).get(call, {}), failed)
         if failed and name in HINTS:
             text = f"{text}\n{HINTS[name]}"
-        worded.append({**block, "content": text, "is_error": block.get("is_error") and not chosen})
+        worded.append({**block, "content": text, "is_error": block["is_error"] and not chosen})
     return summarize_results(worded)
 
 
-def summarize_results(results: list[dict[str, Any]]) -> str:
+def summarize_results(results: list[ToolResultBlock]) -> str:
     """The text of a round of tool results, one line each, failures marked; "Done." when it is empty."""
     lines = []
     for block in results:
-        content = block.get("content", "")
-        text = content if isinstance(content, str) else " ".join(c.get("text", "") for c in content)
-        lines.append(f"⚠️ {text}" if block.get("is_error") else text)
+        text = block["content"]
+        lines.append(f"⚠️ {text}" if block["is_error"] else text)
     return "\n".join(lines) or "Done."

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
     from stepwise.history.models import StoredMessage
+    from stepwise.model.blocks import TextBlock, ToolDefinition
 
 # The shortest prefix each model family caches (Anthropic's prompt caching documentation, checked 2026-11).
 MIN_CACHEABLE_TOKENS: dict[str, int] = {
@@ -88,7 +89,7 @@ def estimate_tokens(value: Any) -> int:
     return math.ceil(len(json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))) / 4)
 
 
-def head_tokens(tools: Iterable[dict[str, Any]], system: Iterable[dict[str, Any]]) -> int:
+def head_tokens(tools: Iterable[ToolDefinition], system: Iterable[TextBlock]) -> int:
     """The estimated tokens of a prompt's stable head: its tools, then its system blocks."""
     return sum(estimate_tokens(tool) for tool in tools) + sum(estimate_tokens(block) for block in system)
 

@@ -2,9 +2,9 @@
 
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Any
 
 from stepwise.history.models import StoredMessage
+from stepwise.model.blocks import MessageParam, TextBlock
 from stepwise.prompt.messages import build_messages
 from stepwise.prompt.system import ToolSummary, build_system_prompt, turn_context
 from stepwise.record import Record
@@ -14,8 +14,8 @@ from stepwise.turn_records.models import ModelStep
 class Prompt(Record):
     """The `system` and `messages` of one request."""
 
-    system: list[dict[str, Any]]
-    messages: list[dict[str, Any]]
+    system: list[TextBlock]
+    messages: list[MessageParam]
 
 
 def build_prompt(

@@ -10,7 +10,7 @@ wrote. The context block comes after both and is never cached.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from stepwise.media.render import content_blocks
 from stepwise.prompt.system import EPHEMERAL
@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
     from stepwise.history.models import StoredMessage
+    from stepwise.model.blocks import MessageParam
     from stepwise.turn_records.models import ModelStep
 
 
@@ -28,7 +29,7 @@ def build_messages(
     context: str = "",
     files: Mapping[str, bytes | None] | None = None,
     breakpoints: bool = True,
-) -> list[dict[str, Any]]:
+) -> list[MessageParam]:
     """Alternating user/assistant messages for the Messages API, with cache breakpoints (unless
     `breakpoints` is False) and the context.
 
@@ -38,7 +39,7 @@ def build_messages(
     `stepwise.media.render`). Each completed tool round adds the assistant's tool_use and the user's
     tool_result.
     """
-    messages: list[dict[str, Any]] = []
+    messages: list[MessageParam] = []
     for stored in history:
         blocks = content_blocks(stored, files or {})
         if not blocks:
@@ -48,12 +49,12 @@ def build_messages(
         if messages and messages[-1]["role"] == stored.role:
             messages[-1]["content"].extend(blocks)
         else:
-            messages.append({"role": stored.role, "content": blocks})
+            messages.append({"role": stored.role, "content": [*blocks]})
     for step in steps:
         if not step.tool_results:
             continue
-        messages.append({"role": "assistant", "content": step.content})
-        messages.append({"role": "user", "content": step.tool_results})
+        messages.append({"role": "assistant", "content": [*step.content]})
+        messages.append({"role": "user", "content": [*step.tool_results]})
     if not messages or messages[-1]["role"] != "user":
         return messages
     for index in (len(messages) - 3, len(messages) - 1) if breakpoints else ():
@@ -65,8 +66,10 @@ def build_messages(
     return messages
 
 
-def mark_breakpoint(message: dict[str, Any]) -> None:
+def mark_breakpoint(message: MessageParam) -> None:
     """Put a cache breakpoint on the message's last block (on a copy: blocks may belong to a stored step)."""
     content = list(message["content"])
-    content[-1] = {**content[-1], "cache_control": dict(EPHEMERAL)}
+    marked = content[-1].copy()
+    marked["cache_control"] = EPHEMERAL.copy()
+    content[-1] = marked
     message["content"] = content

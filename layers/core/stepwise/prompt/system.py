@@ -8,12 +8,13 @@ of the last user message (see `stepwise.prompt.messages`), after everything that
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import TypeGuard
 
+from stepwise.model.blocks import CacheControl, ContentBlock, TextBlock
 from stepwise.prompt.clock_line import clock_line
 from stepwise.record import Record
 
-EPHEMERAL: dict[str, str] = {"type": "ephemeral"}  # a cache breakpoint with the default five-minute lifetime
+EPHEMERAL: CacheControl = {"type": "ephemeral"}  # a cache breakpoint with the default five-minute lifetime
 
 # Who the assistant is; its character, its owner and its house rules come from the persona files
 # (`stepwise.prompt.persona`).
@@ -88,7 +89,7 @@ def build_system_prompt(
     persona: str = "",
     skills: str = "",
     web: tuple[bool, bool] = (False, False),
-) -> list[dict[str, Any]]:
+) -> list[TextBlock]:
     """One system block (role, persona, context note, tools, web access, the outside-data rule, skills), the
     same every turn, ending in a cache breakpoint: tools and system are the first cached prefix. `persona` and
     `skills` (the skills' names and descriptions) are read once per container (see `stepwise.prompt.persona`,
@@ -103,7 +104,7 @@ def build_system_prompt(
         skills.strip(),
     ]
     text = "\n\n".join(part for part in parts if part)
-    return [{"type": "text", "text": text, "cache_control": dict(EPHEMERAL)}]
+    return [{"type": "text", "text": text, "cache_control": EPHEMERAL.copy()}]
 
 
 def turn_context(now: datetime, per_turn: Sequence[str] = (), zone: str | None = None) -> str:
@@ -115,6 +116,6 @@ def turn_context(now: datetime, per_turn: Sequence[str] = (), zone: str | None =
     return "\n\n".join(sections)
 
 
-def is_turn_context(block: dict[str, Any]) -> bool:
+def is_turn_context(block: ContentBlock) -> TypeGuard[TextBlock]:
     """True for the per-turn context block Stepwise appends to the newest user message."""
-    return block.get("type") == "text" and str(block.get("text", "")).startswith(CONTEXT_HEADER)
+    return block["type"] == "text" and block["text"].startswith(CONTEXT_HEADER)

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from stepwise.history.models import StoredMessage
+    from stepwise.model.blocks import ToolDefinition, ToolResultBlock
     from stepwise.states.services import TurnServices
     from stepwise.tools.registry import ToolRegistry
 
@@ -77,7 +78,7 @@ def limit_note(max_tool_steps: int) -> str:
     )
 
 
-def limit_result(tool_use_id: str, max_tool_steps: int) -> dict[str, object]:
+def limit_result(tool_use_id: str, max_tool_steps: int) -> ToolResultBlock:
     return {
         "type": "tool_result",
         "tool_use_id": tool_use_id,
@@ -93,7 +94,7 @@ def close_unanswered(step: ModelStep, meta: TurnMeta, services: TurnServices, ma
     step.tool_results = [limit_result(block["id"], max_tool_steps) for block in step.tool_uses]
     for block, result in zip(step.tool_uses, step.tool_results, strict=True):
         services.audit.record(
-            call_entry(meta, block, "not_run", str(result["content"]), "not_needed", step.created_at)
+            call_entry(meta, block, "not_run", result["content"], "not_needed", step.created_at)
         )
     services.turns.put_step(meta.turn_id, step)
 
@@ -123,7 +124,7 @@ def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutp
     fallback = meta.model_override == "rules"
     offline = fallback or meta.model_override == "command"
     web = services.web if not offline else WebAccess()
-    tools = [
+    tools: list[ToolDefinition] = [
         *registry.api_tools(),
         *web.server_tools(),
     ]  # server tools last: the cached prefix is stable
@@ -265,7 +266,7 @@ def needs_approval(step: ModelStep, tools: ToolRegistry) -> bool:
         from stepwise.tools.registry import ToolError  # loaded already by the registry `tools` came from
 
         try:
-            _tool, args = tools.parse(call["name"], call.get("input"))
+            _tool, args = tools.parse(call["name"], call["input"])
         except ToolError:
             continue
         if tool.asks_approval(args):

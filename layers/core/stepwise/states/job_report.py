@@ -225,11 +225,11 @@ def used_tools(steps: Sequence[ModelStep]) -> bool:
 def any_worked(steps: Sequence[ModelStep]) -> bool:
     """Whether any of the job's tool calls (other than `cannot_do`) has a result that is no error."""
     for step in steps:
-        results = {block.get("tool_use_id"): block for block in step.tool_results}
+        results = {block["tool_use_id"]: block for block in step.tool_results}
         results.update(step.partial_results)
         for call in step.tool_uses:
             result = results.get(call["id"])
-            if call["name"] != CANNOT_DO and result is not None and not result.get("is_error"):
+            if call["name"] != CANNOT_DO and result is not None and not result["is_error"]:
                 return True
     return False
 
@@ -241,7 +241,7 @@ def what_was_done(steps: Sequence[ModelStep]) -> str:
     failed: Counter[str] = Counter()
     waiting: Counter[str] = Counter()
     for step in steps:
-        results = {block.get("tool_use_id"): block for block in step.tool_results}
+        results = {block["tool_use_id"]: block for block in step.tool_results}
         results.update(step.partial_results)
         for call in step.tool_uses:
             if call["name"] == CANNOT_DO:
@@ -250,7 +250,7 @@ def what_was_done(steps: Sequence[ModelStep]) -> str:
             if result is None:
                 (waiting if step.approval_id else failed)[call["name"]] += 1
             else:
-                (failed if result.get("is_error") else worked)[call["name"]] += 1
+                (failed if result["is_error"] else worked)[call["name"]] += 1
     if not (worked or failed or waiting):
         return "It had not used any tools."
     parts = [f"What it did: {', '.join(_counted(worked)) or 'nothing'}."]

@@ -136,11 +136,11 @@ def job_gave_up(meta: TurnMeta, steps: Sequence[ModelStep], services: TurnServic
 
 def declared_reason(step: ModelStep) -> str | None:
     """The reason of a `cannot_do` call of the step that ran (its result is no error), else None."""
-    results = {block.get("tool_use_id"): block for block in step.tool_results}
+    results = {block["tool_use_id"]: block for block in step.tool_results}
     for call in step.tool_uses:
         result = results.get(call["id"])
-        if call["name"] == CANNOT_DO and result is not None and not result.get("is_error"):
-            return " ".join(str((call.get("input") or {}).get("reason", "")).split())
+        if call["name"] == CANNOT_DO and result is not None and not result["is_error"]:
+            return " ".join(str(call["input"].get("reason", "")).split())
     return None
 
 

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from pydantic import BaseModel
 
     from stepwise.approvals.lifecycle import Decision
+    from stepwise.model.blocks import ToolUseBlock
     from stepwise.states.services import TurnServices
     from stepwise.tools.registry import Tool, ToolRegistry
     from stepwise.turn_records.models import ModelStep, TurnMeta
@@ -44,7 +45,7 @@ NOT_ASKED = "Not run: this call needs the user's approval, and this round could 
 class Pending(NamedTuple):
     """A call that waits for approval, until the round's such calls are described together."""
 
-    call: dict[str, Any]
+    call: ToolUseBlock
     tool: Tool[Any]
     args: BaseModel
     context: ToolContext
@@ -92,7 +93,7 @@ def run_tools(request: RunToolsInput, services: TurnServices) -> Next:
             _record(call, answer, step, meta, services)
     # The calls waiting for approval are described together: each gets its share of the message's room.
     asked: list[ApprovalCall] = []
-    refused: list[tuple[dict[str, Any], Answer]] = []
+    refused: list[tuple[ToolUseBlock, Answer]] = []
     for call, tool, args, context in waiting:
         try:
             description = tools.describe(context, tool, args, call_room(len(waiting)))
@@ -133,7 +134,7 @@ def run_tools(request: RunToolsInput, services: TurnServices) -> Next:
         return ask.model_copy(update={"approval_id": approval_request.approval_id})
     step.tool_results = [step.partial_results[call["id"]] for call in step.tool_uses]
     services.turns.put_step(turn.turn_id, step)
-    errors = sum(1 for block in step.tool_results if block.get("is_error"))
+    errors = sum(1 for block in step.tool_results if block["is_error"])
     logger.info("tool calls done", extra={"results": len(step.tool_results), "errors": errors})
     if meta.outside_call is not None:  # an MCP client's call: the chat is told what came of it, no model
         from stepwise.states.turn_kind import outside_call_reply
@@ -144,7 +145,7 @@ def run_tools(request: RunToolsInput, services: TurnServices) -> Next:
 
 
 def _record(
-    call: dict[str, Any], answer: Answer, step: ModelStep, meta: TurnMeta, services: TurnServices
+    call: ToolUseBlock, answer: Answer, step: ModelStep, meta: TurnMeta, services: TurnServices
 ) -> None:
     """Keep a call's answer: the audit entry first, keyed by the model step's time (a crash before the result
     is recorded makes the retry write the same entry again, never lose it; the ledger returns the recorded
@@ -197,7 +198,7 @@ def retake_chat(request: RunToolsInput, services: TurnServices) -> None:
 
 
 def _run_one(
-    call: dict[str, Any],
+    call: ToolUseBlock,
     decision: Decision | None,
     context: ToolContext,
     tools: ToolRegistry,
@@ -208,7 +209,7 @@ def _run_one(
     in `waiting`, to be described with the round's other such calls). A call that
     needs approval where none may be asked (`may_ask` False and no decision) is refused, never run. Calls are
     parsed and run through `stepwise.tools.calls`, as an MCP client's calls are."""
-    parsed = parse_call(tools, call["name"], call.get("input"))
+    parsed = parse_call(tools, call["name"], call["input"])
     if isinstance(parsed, Answer):
         return parsed
     tool, args = parsed

@@ -24,14 +24,14 @@ def save_reply(turn: TurnRef, reply: Reply | None, user_id: int, services: TurnS
     for step in services.turns.steps(turn.turn_id):
         results = {r["tool_use_id"]: r for r in step.tool_results}
         for block in step.tool_uses:
-            result = results.get(block["id"], {})
+            result = results.get(block["id"])
             tool_calls.append(
                 {
                     "id": block["id"],
                     "name": block["name"],
-                    "input": block.get("input", {}),
-                    "is_error": bool(result.get("is_error")),
-                    "result": str(result.get("content", ""))[:500],
+                    "input": block["input"],
+                    "is_error": result is not None and result["is_error"],
+                    "result": result["content"][:500] if result is not None else "",
                 }
             )
     message = StoredMessage(

@@ -179,8 +179,8 @@ def outside_call_reply(meta: TurnMeta, step: ModelStep, services: TurnServices) 
     call = meta.outside_call
     assert call is not None
     result = step.tool_results[0]
-    content = str(result.get("content", ""))
-    outcome = f"Not done. {content}" if result.get("is_error") else f"Done. {content}"
+    content = result["content"]
+    outcome = f"Not done. {content}" if result["is_error"] else f"Done. {content}"
     from stepwise.approvals.models import Requester  # an outside call's turn only
     from stepwise.approvals.wording import asks
 

@@ -44,7 +44,9 @@ class Answer(NamedTuple):
     approval: Approval = "not_needed"
 
 
-def parse_call(tools: ToolRegistry, name: str, arguments: Any) -> tuple[Tool[Any], BaseModel] | Answer:
+def parse_call(
+    tools: ToolRegistry, name: str, arguments: dict[str, Any]
+) -> tuple[Tool[Any], BaseModel] | Answer:
     """The tool and its validated arguments, or the error answer for an unknown tool or invalid arguments."""
     try:
         return tools.parse(name, arguments)

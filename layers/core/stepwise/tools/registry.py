@@ -12,7 +12,7 @@ built-in tools (RunTools) never pays for the SDK's import.
 """
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from stepwise.approvals.arguments import TooLongToShowError, argument_lines, tg_len
 from stepwise.ledger.models import CallAlreadyRecorded, Once, ToolCallRecord
+from stepwise.model.blocks import ToolParam, ToolResultBlock
 from stepwise.prompt.system import ToolSummary
 from stepwise.telegram.conversation import data_owner
 
@@ -108,7 +109,7 @@ class ToolResult(BaseModel):
     is_error: bool = False
     structured: dict[str, Any] | None = None
 
-    def block(self, tool_use_id: str) -> dict[str, Any]:
+    def block(self, tool_use_id: str) -> ToolResultBlock:
         """The tool_result content block answering `tool_use_id`."""
         content = (
             self.content if len(self.content) <= MAX_RESULT_CHARS else self.content[:MAX_RESULT_CHARS] + "…"
@@ -188,7 +189,7 @@ class Tool[Args: BaseModel]:
         changed)."""
         return self.schema if self.schema is not None else _json_schema(self.input_model)
 
-    def api_spec(self) -> dict[str, Any]:
+    def api_spec(self) -> ToolParam:
         """The entry of the Messages API's `tools` parameter."""
         return {"name": self.name, "description": self.description, "input_schema": self.input_schema()}
 
@@ -267,7 +268,7 @@ class ToolRegistry:
         """A registry of these tools but `names`, with the same ledger."""
         return ToolRegistry([tool for tool in self._tools.values() if tool.name not in names], self._ledger)
 
-    def api_tools(self) -> list[dict[str, Any]]:
+    def api_tools(self) -> list[ToolParam]:
         return [tool.api_spec() for tool in self._tools.values()]
 
     def mcp_tools(self) -> list[dict[str, Any]]:
@@ -277,13 +278,13 @@ class ToolRegistry:
     def summaries(self) -> list[ToolSummary]:
         return [ToolSummary(t.name, t.description, t.needs_approval) for t in self._tools.values()]
 
-    def parse(self, name: str, raw_input: Any) -> tuple[Tool[Any], BaseModel]:
+    def parse(self, name: str, arguments: Mapping[str, Any]) -> tuple[Tool[Any], BaseModel]:
         """The tool and its validated arguments; ToolError for an unknown tool or invalid arguments."""
         tool = self._tools.get(name)
         if tool is None:
             raise ToolError(f"Unknown tool {name!r}. Available tools: {', '.join(self._tools)}.")
         try:
-            return tool, tool.input_model.model_validate(raw_input if isinstance(raw_input, dict) else {})
+            return tool, tool.input_model.model_validate(arguments)
         except ValidationError as error:
             problems = "; ".join(
                 f"{'.'.join(map(str, e['loc'])) or 'input'}: {e['msg']}" for e in error.errors()

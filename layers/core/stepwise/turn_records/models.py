@@ -1,10 +1,11 @@
 """What a turn keeps between its states (the state machine itself carries only ids and counters)."""
 
-from typing import Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from stepwise.inbox.outside_call import OutsideCall
+from stepwise.model.blocks import AsJsonObjectMap, StoredBlocks, StoredResults, ToolResultBlock, ToolUseBlock
 from stepwise.telegram.conversation import Conversation
 
 ReplySource = Literal[
@@ -112,13 +113,14 @@ class ModelStep(BaseModel):
     model_config = ConfigDict(defer_build=True)
 
     step: int
-    content: list[dict[str, Any]]
+    content: StoredBlocks
     stop_reason: str
     model: str
     message_id: str
     created_at: str
-    tool_results: list[dict[str, Any]] = []
-    partial_results: dict[str, dict[str, Any]] = {}
+    tool_results: StoredResults = []  # one per tool_use block, in their order, once all are answered
+    # the results recorded so far, by tool_use id (RunTools fills it call by call)
+    partial_results: Annotated[dict[str, ToolResultBlock], AsJsonObjectMap] = {}
     approval_id: str | None = None
     approval_asks: int = 0  # how often RunTools handed this approval to the wait
     tokens: int = 0  # the call's tokens (input, output, cache), as a job counts them
@@ -131,19 +133,19 @@ class ModelStep(BaseModel):
         parts: list[str] = []
         cited = False
         for block in self.content:
-            if block.get("type") != "text" or not block.get("text"):
+            if block["type"] != "text" or not block["text"]:
                 continue
             now_cited = bool(block.get("citations"))
             if parts:
                 parts.append("" if cited or now_cited else "\n\n")
-            parts.append(str(block["text"]))
+            parts.append(block["text"])
             cited = now_cited
         return "".join(parts).strip()
 
     @property
-    def tool_uses(self) -> list[dict[str, Any]]:
+    def tool_uses(self) -> list[ToolUseBlock]:
         """The response's tool_use blocks, in order."""
-        return [block for block in self.content if block.get("type") == "tool_use"]
+        return [block for block in self.content if block["type"] == "tool_use"]
 
 
 class NewToken(BaseModel):
