@@ -38,7 +38,8 @@ that took the message: `{"name", "status", "states"}`), `send(user, text, topic=
 a turn has taken it; returns that turn's name), `replies(chat, topic=False)`, `stored(chat, topic=None)`,
 `tasks(user)`, `buttons(chat)`, `press(user, message, label)`, and `post_update(update)` (the webhook's
 HTTP answer); `say_update(update)` posts any message update (a group's: `updates.group_message`) and runs it
-as `say` does. `wait_idle(chat)` runs what is queued (the emulated stack's waits for the turns to end).
+as `say` does; `audited(user)` lists the user's audit entries as the audit table's items. `wait_idle(chat)`
+runs what is queued (the emulated stack's waits for the turns to end).
 
 What it leaves to the emulated stack: the Lambda handlers and their events, the ASL itself (its retries,
 timeouts and payload paths: `tests/contract/test_turn_loop_matches_asl.py` holds the loop to its routes),
@@ -256,6 +257,11 @@ class MemoryStack:
         """The user's tasks as the tasks table's items."""
         mine = sorted((key, task) for key, task in self.task_store.tasks.items() if key[0] == user_id)
         return [{k: v for k, v in task.model_dump().items() if v is not None} for _, task in mine]
+
+    def audited(self, user_id: int) -> list[dict[str, Any]]:
+        """The user's audit entries as the audit table's items (`arguments` as JSON), oldest first."""
+        entries = sorted(self.audit.entries(user_id), key=lambda e: (e.created_at, e.tool_use_id))
+        return [e.model_dump() | {"arguments": json.dumps(e.arguments, ensure_ascii=False)} for e in entries]
 
     def buttons(self, chat_id: int) -> dict[str, Any]:
         """The newest message with an inline keyboard in the chat."""
