@@ -39,7 +39,8 @@ a turn has taken it; returns that turn's name), `replies(chat, topic=False)`, `s
 `tasks(user)`, `buttons(chat)`, `press(user, message, label)`, and `post_update(update)` (the webhook's
 HTTP answer); `say_update(update)` posts any message update (a group's: `updates.group_message`) and runs it
 as `say` does; `audited(user)` lists the user's audit entries as the audit table's items. `wait_idle(chat)`
-runs what is queued (the emulated stack's waits for the turns to end).
+runs what is queued (the emulated stack's waits for the turns to end). `waited` lists the seconds of each
+WaitOutTheRateLimit the turns went through (not slept), `slept` what the Bot API client waited for.
 
 What it leaves to the emulated stack: the Lambda handlers and their events, the ASL itself (its retries,
 timeouts and payload paths: `tests/contract/test_turn_loop_matches_asl.py` holds the loop to its routes),
@@ -162,10 +163,11 @@ class MemoryStack:
         self.clock_offset = timedelta()
         self._last_reading = datetime.now(UTC)
         self.slept: list[float] = []  # what the Bot API client waited for (429s), without waiting
+        self.waited: list[int] = []  # each WaitOutTheRateLimit's seconds, in order, without waiting
         self._users = iter(ALLOWED_USERS)
         self._ids = itertools.count(1)
         self._build_stores()
-        self.turns = InProcessTurns(lambda: self.services)
+        self.turns = InProcessTurns(lambda: self.services, wait=self.waited.append)
         self.sequencer = Sequencer(
             inbox=self.inbox,
             starter=self.turns,
