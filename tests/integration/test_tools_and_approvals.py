@@ -1,18 +1,22 @@
-"""Tools, the tool loop, approvals and the fallback, through the real state machine on the emulation."""
+"""Tools, approvals and the fallback through the real state machine on the emulation: the wiring of a tool
+round (RunTools, the tasks and audit tables, the tool calls stored), of an approval (RequestApproval's task
+token resumed by the tap through Step Functions), the ASL's own approval timeout (TimeoutSecondsPath) and
+CallModel's retries and Catch to UseFallback. What tools and approvals do in a turn (the tool loop's limit,
+tool_use blocks in order, other users' tasks, Deny, double presses and presses by others, cards and refusals,
+a tool that raises, the rules model and the friendly error) is tested on the in-memory stack
+(tests/behaviour/test_tools_and_approvals.py)."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-import pytest
-from support.stack import NOT_ALLOWED_USER, Stack
+from support.stack import Stack
 
 from stepwise.model.errors import ModelTransientError
 from stepwise.states.call_model import FALLBACK_NOTE
-from stepwise.states.deliver import FRIENDLY_ERROR
 from stepwise.tasks.dynamodb import DynamoTaskRepository
-from stepwise_local.anthropic_server import Scripted, error, text, tool_use
+from stepwise_local.anthropic_server import error, text, tool_use
 
 
 def tool_results(request: dict[str, Any]) -> list[dict[str, Any]]:
@@ -48,89 +52,6 @@ def test_a_tool_round_trip_adds_the_task_for_that_user_and_confirms_it(stack: St
     assert json.loads(entry["arguments"]) == {"title": "buy milk"} and entry["created_at"]
 
 
-def test_a_model_that_wants_tools_forever_gets_exactly_max_tool_steps_rounds_and_one_reply(
-    stack: Stack,
-) -> None:
-    user = stack.new_user()
-
-    def insist(request: dict[str, Any]) -> Scripted:
-        if request.get("tool_choice") == {"type": "none"}:
-            return text("I checked your list five times; it is empty.")
-        return tool_use(("list_tasks", {"status": "all"}))
-
-    stack.anthropic.default = insist
-    execution = stack.say(user, "check my list thoroughly")
-    assert execution["status"] == "SUCCEEDED"
-    history = stack.emulation.history(execution["name"])
-    rounds = [
-        e
-        for e in history
-        if e["type"] == "TaskStateEntered" and e["stateEnteredEventDetails"]["name"] == "RunTools"
-    ]
-    assert len(rounds) == 5
-    assert len(stack.anthropic.requests) == 7, "5 rounds, the 6th request asked again, then the final call"
-    final = stack.anthropic.requests[-1]
-    assert final["tool_choice"] == {"type": "none"}
-    assert "Not run: this turn reached its limit of 5 tool rounds." in json.dumps(final["messages"][-1])
-    assert stack.replies(user) == ["I checked your list five times; it is empty."]
-    audit = stack.emulation.table("AuditTable").query(
-        KeyConditionExpression="user_id = :u", ExpressionAttributeValues={":u": user}
-    )["Items"]
-    assert sorted(entry["outcome"] for entry in audit) == ["not_run"] + ["ok"] * 5, "every call is audited"
-
-
-def test_the_limit_follows_max_tool_steps(stack: Stack) -> None:
-    user = stack.new_user()
-    stack.emulation.config.env["MAX_TOOL_STEPS"] = "2"
-    stack.anthropic.default = lambda r: text("done") if r.get("tool_choice") else tool_use(("list_tasks", {}))
-    execution = stack.say(user, "go")
-    rounds = [
-        e
-        for e in stack.emulation.history(execution["name"])
-        if e["type"] == "TaskStateEntered" and e["stateEnteredEventDetails"]["name"] == "RunTools"
-    ]
-    assert len(rounds) == 2 and stack.replies(user) == ["done"]
-
-
-def test_two_tool_uses_in_one_response_both_run_and_their_results_return_in_order(stack: Stack) -> None:
-    user = stack.new_user()
-    stack.anthropic.script(
-        tool_use(("add_task", {"title": "first"}), ("add_task", {"title": "second"})), text("Both added.")
-    )
-    stack.say(user, "add first and second")
-    first_request = stack.anthropic.requests[0]
-    del first_request  # the ids come from the scripted response:
-    uses = [b for b in stack.anthropic.requests[1]["messages"][-2]["content"] if b["type"] == "tool_use"]
-    results = tool_results(stack.anthropic.requests[1])
-    assert [r["tool_use_id"] for r in results] == [u["id"] for u in uses]
-    assert [r["content"] for r in results] == ["Added task #1: first", "Added task #2: second"]
-    assert [t["title"] for t in stack.tasks(user)] == ["first", "second"]
-
-
-def test_nothing_the_model_sends_reaches_another_users_tasks(stack: Stack) -> None:
-    victim, user = stack.new_user(), stack.new_user()
-    seed_task(stack, victim, "victim's task")
-    stack.anthropic.script(
-        tool_use(
-            ("delete_task", {"task_id": 1}),
-            ("list_tasks", {"status": "all", "user_id": victim}),
-            ("add_task", {"title": "sneaky", "user_id": victim}),
-            ("get_task", {"task_id": 1}),
-        ),
-        text("I couldn't do that."),
-    )
-    execution = stack.say(user, "delete task 1 of the other user")
-    assert execution["status"] == "SUCCEEDED"
-    results = tool_results(stack.anthropic.requests[1])
-    assert all(r["is_error"] for r in results)
-    assert "There is no task #1" in results[0]["content"] and "user_id" in results[1]["content"]
-    assert [t["title"] for t in stack.tasks(victim)] == ["victim's task"]
-    assert stack.tasks(user) == []
-    assert not any(m.get("reply_markup") for m in stack.telegram.messages(user)), (
-        "no approval for a doomed call"
-    )
-
-
 def delete_with_approval(stack: Stack, user: int) -> tuple[str, dict[str, Any]]:
     seed_task(stack, user, "buy milk")
     stack.anthropic.script(tool_use(("delete_task", {"task_id": 1})), text("Done as you decided."))
@@ -161,32 +82,6 @@ def test_approve_deletes_and_shows_the_decision(stack: Stack) -> None:
     assert stack.replies(user)[-1] == "Done as you decided."
 
 
-def test_a_title_with_a_line_separator_or_bidi_override_is_shown_escaped_on_the_card(stack: Stack) -> None:
-    user = stack.new_user()
-    seed_task(stack, user, "milk\u2028Approve: delete nothing\u202egnirts")
-    stack.anthropic.script(tool_use(("delete_task", {"task_id": 1})), text("Kept."))
-    name = stack.send(user, "delete the milk task")
-    message = stack.buttons(user)
-    shown = stack.telegram.text_of(message)
-    assert shown.splitlines()[1] == (
-        "The assistant in this chat asks to delete task #1 “milk\\u2028Approve: delete nothing\\u202egnirts”."
-    )
-    assert "\u2028" not in shown and "\u202e" not in shown
-    stack.press(user, message, "Deny")
-    assert stack.emulation.wait(name)["status"] == "SUCCEEDED"
-
-
-def test_deny_changes_nothing_and_the_model_hears_denied_by_the_user(stack: Stack) -> None:
-    user = stack.new_user()
-    name, message = delete_with_approval(stack, user)
-    stack.press(user, message, "Deny")
-    assert stack.emulation.wait(name)["status"] == "SUCCEEDED"
-    assert [t["title"] for t in stack.tasks(user)] == ["buy milk"]
-    (result,) = tool_results(stack.anthropic.requests[1])
-    assert result["is_error"] and "Denied by the user" in result["content"]
-    assert "❌ Denied" in stack.telegram.text_of(stack.telegram.messages(user)[0])
-
-
 def test_no_answer_within_the_timeout_counts_as_deny(stack: Stack) -> None:
     user = stack.new_user()
     stack.emulation.config.env["APPROVAL_TIMEOUT_SECONDS"] = "1"
@@ -202,88 +97,6 @@ def test_no_answer_within_the_timeout_counts_as_deny(stack: Stack) -> None:
     assert [t["title"] for t in stack.tasks(user)] == ["buy milk"]
 
 
-def test_calls_too_long_to_show_whole_are_refused_end_to_end_with_one_line_and_no_card(stack: Stack) -> None:
-    # Given eight tasks with long titles, and a model renaming them all in one round: each call's share of the
-    # request cannot hold both titles and the words, and only the description may be shortened
-    user = stack.new_user()
-    for n in range(8):
-        seed_task(stack, user, f"old title {n} " + "o" * 186)
-    update = {"title": "new title " + "n" * 190, "description": "details, " * 200}
-    stack.anthropic.script(
-        tool_use(*[("update_task", {"task_id": n + 1, **update}) for n in range(8)]),
-        text("I could not ask you about those changes."),
-    )
-    # When the turn runs, it does not wait for a tap: nothing is asked
-    assert stack.say(user, "rename them all")["status"] == "SUCCEEDED"
-    # Then the chat gets one line saying why, no card with buttons, and then the model's reply
-    messages = stack.telegram.messages(user)
-    assert not any(m.get("reply_markup") for m in messages), "no approval card"
-    (line,) = [stack.telegram.text_of(m) for m in messages if "Not asked" in stack.telegram.text_of(m)]
-    assert line.startswith("🔐 Not asked, refused: The assistant in this chat wanted to call update_task")
-    assert "\n" not in line
-    assert stack.replies(user)[-1] == "I could not ask you about those changes."
-    results = tool_results(stack.anthropic.requests[1])
-    assert len(results) == 8 and all(
-        r["is_error"] and "never approved unseen" in r["content"] for r in results
-    )
-    assert all(t["title"].startswith("old title") for t in stack.tasks(user)), "nothing changed"
-    entries = stack.emulation.table("AuditTable").query(
-        KeyConditionExpression="user_id = :u", ExpressionAttributeValues={":u": user}
-    )["Items"]
-    assert (
-        sorted((e["tool"], e["outcome"], e["approval"]) for e in entries)
-        == [("update_task", "denied", "unavailable")] * 8
-    )
-    assert (
-        stack.emulation.table("ApprovalsTable").scan(
-            FilterExpression="user_id = :u", ExpressionAttributeValues={":u": user}
-        )["Items"]
-        == []
-    )
-
-
-def test_a_double_press_decides_once(stack: Stack) -> None:
-    user = stack.new_user()
-    name, message = delete_with_approval(stack, user)
-    first = stack.press(user, message, "Approve")
-    second = stack.press(user, message, "Deny")
-    stack.emulation.wait(name)
-    assert [json.loads(r["body"])["action"] for r in (first, second)] == ["decided", "already_decided"]
-    assert stack.tasks(user) == []
-    assert len(stack.anthropic.requests) == 2
-
-
-@pytest.mark.parametrize("presser", ["other allowlisted user", "stranger"])
-def test_a_press_by_someone_else_is_answered_politely_and_changes_nothing(stack: Stack, presser: str) -> None:
-    user = stack.new_user()
-    other = stack.new_user() if presser == "other allowlisted user" else NOT_ALLOWED_USER
-    name, message = delete_with_approval(stack, user)
-    answer = stack.press(other, message, "Approve")
-    assert answer["statusCode"] == 200 and json.loads(answer["body"])["action"] == "not_allowed"
-    assert stack.emulation.describe(name)["status"] == "RUNNING"
-    assert [t["title"] for t in stack.tasks(user)] == ["buy milk"]
-    stack.press(user, message, "Deny")
-    assert stack.emulation.wait(name)["status"] == "SUCCEEDED"
-    assert [t["title"] for t in stack.tasks(user)] == ["buy milk"]
-
-
-def test_a_tool_that_raises_returns_an_error_result_and_the_turn_still_replies(
-    stack: Stack, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    user = stack.new_user()
-
-    def broken_add(*args: object, **kwargs: object) -> None:
-        raise RuntimeError("the disk is on fire")
-
-    monkeypatch.setattr(DynamoTaskRepository, "add", broken_add)
-    stack.anthropic.script(tool_use(("add_task", {"title": "buy milk"})), text("Sorry, saving failed."))
-    execution = stack.say(user, "add buy milk")
-    assert execution["status"] == "SUCCEEDED"
-    (result,) = tool_results(stack.anthropic.requests[1])
-    assert result["is_error"] and "failed unexpectedly" in result["content"]
-    assert stack.replies(user) == ["Sorry, saving failed."]
-
-
 def test_when_the_model_api_is_down_the_rules_model_handles_task_commands(stack: Stack) -> None:
     user = stack.new_user()
     stack.anthropic.always(error(503, "api_error"))
@@ -294,65 +107,3 @@ def test_when_the_model_api_is_down_the_rules_model_handles_task_commands(stack:
     assert reply.startswith("(My language model is unavailable") and "Added task #1: buy milk" in reply
     assert stack.stored(user)[-1]["content"].startswith(FALLBACK_NOTE)
     assert ModelTransientError.__name__ in json.dumps(stack.emulation.history(execution["name"]), default=str)
-
-
-def test_when_the_model_api_is_down_a_task_named_by_its_words_is_completed_by_the_rules(stack: Stack) -> None:
-    # Given two tasks, and a model API that keeps failing
-    user = stack.new_user()
-    seed_task(stack, user, "buy milk")
-    seed_task(stack, user, "call mom")
-    stack.anthropic.always(error(503, "api_error"))
-    # When the user names one by its words
-    execution = stack.say(user, "done call mom")
-    # Then the rules take the turn over, read the list, and complete that task (and only it)
-    assert execution["status"] == "SUCCEEDED"
-    assert [(t["title"], t["status"]) for t in stack.tasks(user)] == [
-        ("buy milk", "pending"),
-        ("call mom", "completed"),
-    ]
-    (reply,) = stack.replies(user)
-    assert reply.startswith("(My language model is unavailable") and "Completed task #2: call mom" in reply
-
-
-@pytest.mark.parametrize(("message", "fallback"), [("tell me a joke", "rules"), ("add buy milk", "off")])
-def test_otherwise_the_friendly_error_stands(stack: Stack, message: str, fallback: str) -> None:
-    user = stack.new_user()
-    stack.emulation.config.env["FALLBACK_MODEL"] = fallback
-    stack.anthropic.always(error(500))
-    stack.say(user, message)
-    assert stack.replies(user) == [FRIENDLY_ERROR]
-    assert stack.tasks(user) == []
-
-
-def test_task_numbers_beyond_any_list_come_back_as_error_results_not_failures(stack: Stack) -> None:
-    # Given a user with one task, and a model asking for task numbers DynamoDB could not even store
-    user = stack.new_user()
-    seed_task(stack, user, "buy milk")
-    huge = 10**40
-    stack.anthropic.script(
-        tool_use(
-            ("get_task", {"task_id": huge}),
-            ("complete_task", {"task_id": huge}),
-            ("delete_task", {"task_id": huge}),
-            ("update_task", {"task_id": huge, "title": "x"}),
-        ),
-        text("There is no such task."),
-    )
-    # When the turn runs
-    execution = stack.say(user, "finish task 10^40")
-    # Then every call is an is_error result the model explains, nothing asks for approval, nothing changes
-    assert execution["status"] == "SUCCEEDED"
-    results = tool_results(stack.anthropic.requests[1])
-    assert [r["is_error"] for r in results] == [True] * 4
-    assert all(f"there is no task #{huge}" in r["content"] for r in results)
-    assert stack.replies(user) == ["There is no such task."]
-    assert [(t["title"], t["status"]) for t in stack.tasks(user)] == [("buy milk", "pending")]
-    # And the offline rules model, standing in while the model API is down, answers the same clearly
-    stack.anthropic.always(error(503, "api_error"))
-    execution = stack.say(user, f"done {'9' * 41}")
-    assert execution["status"] == "SUCCEEDED"
-    reply = stack.replies(user)[-1]
-    assert (
-        reply.startswith("(My language model is unavailable")
-        and f"There's no task #{'9' * 41} on your list" in reply
-    )

@@ -26,9 +26,10 @@ What it is made of:
   asked: `say`, `press` and `drain()` run everything queued; `post_update` runs nothing.
 - the settings: those the template gives the emulated stack's functions (`template.yaml`), with the same
   local changes (`MEMORY_BACKEND=local`, voice notes heard by PocketSphinx and spoken by eSpeak NG) and
-  `env` on top; with `ANTHROPIC_API_KEY` (and its parameter and base URL) blank, the offline rules model
-  answers, as it does on the emulated stack. Each test builds its own stack (the `stack` fixture of
-  tests/behaviour, or `MemoryStack(env=...)`): building one costs milliseconds.
+  `env` on top (`PERSONA_DIR` read as the runtime reads it); with `ANTHROPIC_API_KEY` (and its parameter
+  and base URL) blank, the offline rules model answers, as it does on the emulated stack. Each test builds
+  its own stack (the `stack` fixture of tests/behaviour, or `MemoryStack(env=...)`): building one costs
+  milliseconds.
 - the stores (`stepwise_local.in_memory`), as attributes: `messages`, `turn_records`, `tasks`, `reminders`,
   `schedules`, `usage`, `chats`, `approvals`, `audit`, `jobs`, `connections`, `inbox`, `memory`.
 
@@ -36,7 +37,10 @@ Helpers, as on `support.stack.Stack`: `new_user()`, `say(user, text, topic=None)
 that took the message: `{"name", "status", "states"}`), `send(user, text, topic=None)` (runs the queue until
 a turn has taken it; returns that turn's name), `replies(chat, topic=False)`, `stored(chat, topic=None)`,
 `tasks(user)`, `buttons(chat)`, `press(user, message, label)`, and `post_update(update)` (the webhook's
-HTTP answer). `wait_idle(chat)` runs what is queued (the emulated stack's waits for the turns to end).
+HTTP answer); `say_update(update)` posts any message update (a group's: `updates.group_message`) and runs it
+as `say` does; `audited(user)` lists the user's audit entries as the audit table's items. `wait_idle(chat)`
+runs what is queued (the emulated stack's waits for the turns to end). `waited` lists the seconds of each
+WaitOutTheRateLimit the turns went through (not slept), `slept` what the Bot API client waited for.
 
 What it leaves to the emulated stack: the Lambda handlers and their events, the ASL itself (its retries,
 timeouts and payload paths: `tests/contract/test_turn_loop_matches_asl.py` holds the loop to its routes),
@@ -51,6 +55,7 @@ import os
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from functools import cache
+from pathlib import Path
 from typing import Any
 from unittest import mock
 
@@ -158,10 +163,11 @@ class MemoryStack:
         self.clock_offset = timedelta()
         self._last_reading = datetime.now(UTC)
         self.slept: list[float] = []  # what the Bot API client waited for (429s), without waiting
+        self.waited: list[int] = []  # each WaitOutTheRateLimit's seconds, in order, without waiting
         self._users = iter(ALLOWED_USERS)
         self._ids = itertools.count(1)
         self._build_stores()
-        self.turns = InProcessTurns(lambda: self.services)
+        self.turns = InProcessTurns(lambda: self.services, wait=self.waited.append)
         self.sequencer = Sequencer(
             inbox=self.inbox,
             starter=self.turns,
@@ -195,6 +201,18 @@ class MemoryStack:
         self.drain()
         name = self.turn_for_update(Conversation.of(user_id, topic), update["update_id"])
         assert name is not None, f"no turn took update {update['update_id']}"
+        return self.execution(name)
+
+    def say_update(self, update: dict[str, Any]) -> dict[str, Any]:
+        """Post any message update (a group's, say) and run every queued turn; returns the execution that
+        took it, as `say` does."""
+        response = self.post_update(update)
+        assert response["statusCode"] == 200, response
+        self.drain()
+        message = update["message"]
+        where = Conversation.of(message["chat"]["id"], message.get("message_thread_id"))
+        name = self.turn_for_update(where, update["update_id"])
+        assert name is not None, f"no turn took update {update['update_id']}: {response}"
         return self.execution(name)
 
     def send(self, user_id: int, text: str, topic: int | None = None) -> str:
@@ -241,6 +259,11 @@ class MemoryStack:
         """The user's tasks as the tasks table's items."""
         mine = sorted((key, task) for key, task in self.task_store.tasks.items() if key[0] == user_id)
         return [{k: v for k, v in task.model_dump().items() if v is not None} for _, task in mine]
+
+    def audited(self, user_id: int) -> list[dict[str, Any]]:
+        """The user's audit entries as the audit table's items (`arguments` as JSON), oldest first."""
+        entries = sorted(self.audit.entries(user_id), key=lambda e: (e.created_at, e.tool_use_id))
+        return [e.model_dump() | {"arguments": json.dumps(e.arguments, ensure_ascii=False)} for e in entries]
 
     def buttons(self, chat_id: int) -> dict[str, Any]:
         """The newest message with an inline keyboard in the chat."""
@@ -372,6 +395,7 @@ class MemoryStack:
         model = self._model()
         drafts = self._bot_api_client(draft=True)
         tools = self._tools()
+        persona_dir = Path(s.persona_dir) if s.persona_dir else None  # PERSONA_DIR, or the shipped folder
         return TurnServices(
             messages=self.messages,
             turns=self.turn_records,
@@ -395,8 +419,8 @@ class MemoryStack:
             memory_top_k=s.memory_top_k,
             summary_threshold=s.summary_threshold,
             default_timezone=s.default_timezone,
-            persona=load_persona(None),
-            group_persona=load_persona(None, group=True),
+            persona=load_persona(persona_dir),
+            group_persona=load_persona(persona_dir, group=True),
             skills=SkillCatalog(None),
             web=WebAccess(
                 search=s.web_search,
