@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from stepwise.media.models import Heard
-from stepwise.turn_records.models import ModelStep, Reply, TurnMeta
+from stepwise.turn_records.models import ModelStep, NewToken, NewTopic, Reply, TurnMeta
 
 
 class InMemoryTurnStore:
@@ -34,22 +34,25 @@ class InMemoryTurnStore:
         existing = self.replies.get(turn_id)
         if existing is not None and existing.sent_chunks > 0:
             return existing
-        self.replies[turn_id] = reply.model_copy()
+        self.replies[turn_id] = reply.model_copy(deep=True)
         return reply
 
     def get_reply(self, turn_id: str) -> Reply | None:
         reply = self.replies.get(turn_id)
-        return reply.model_copy() if reply else None
+        return reply.model_copy(deep=True) if reply else None
 
     def mark_sent(self, turn_id: str, sent_chunks: int) -> None:
         self.replies[turn_id].sent_chunks = sent_chunks
 
     def settle_token(self, turn_id: str, revoked: bool) -> None:
-        reply = self.replies[turn_id]
-        reply.token_seed, reply.token_revoked = None, revoked
+        extra = self.replies[turn_id].extra
+        assert isinstance(extra, NewToken)
+        extra.seed, extra.revoked = None, revoked
 
     def set_topic_thread(self, turn_id: str, thread: int) -> None:
-        self.replies[turn_id].topic_thread = thread
+        extra = self.replies[turn_id].extra
+        assert isinstance(extra, NewTopic)
+        extra.thread = thread
 
     def mark_voice_sent(self, turn_id: str) -> None:
         self.replies[turn_id].voice_sent = True

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -31,7 +32,7 @@ from stepwise.tasks.dynamodb import DynamoTaskRepository
 from stepwise.tasks.models import Task
 from stepwise.telegram.conversation import Conversation
 from stepwise.turn_records.dynamodb import DynamoTurnStore
-from stepwise.turn_records.models import ModelStep, NewToken, Reply, TurnMeta
+from stepwise.turn_records.models import AppButton, ModelStep, NewToken, NewTopic, Reply, TurnMeta
 from stepwise_local.in_memory.approvals import InMemoryApprovalStore
 from stepwise_local.in_memory.audit import InMemoryAuditLog
 from stepwise_local.in_memory.chats import InMemoryChatStore
@@ -271,22 +272,56 @@ def test_turn_records(kind: str, dynamodb: Any) -> None:
     kept = store.put_reply(turn, Reply(text="two", source="model", message_id="r2", created_at="c"))
     assert (kept.text, kept.sent_chunks) == ("one", 1), "a reply being delivered is never replaced"
     # a reply with a new token: its seed, until it is settled
-    shown, new = f"turn-{next(_chat_ids)}", NewToken(user_id=1, connection="laptop")
-    reply = Reply(text="t", source="command", message_id="r", created_at="c", new_token=new, token_seed="5e")
+    shown, new = f"turn-{next(_chat_ids)}", NewToken(user_id=1, connection="laptop", kept_text="k", seed="5e")
+    reply = Reply(text="t", source="command", message_id="r", created_at="c", extra=new)
     store.put_reply(shown, reply)
     pending = store.get_reply(shown)
-    assert pending is not None and (pending.new_token, pending.token_seed, pending.token_revoked) == (
-        new,
-        "5e",
-        False,
-    )
+    assert pending is not None and pending.extra == new
     store.settle_token(shown, revoked=True)
     settled = store.get_reply(shown)
-    assert settled is not None and (settled.token_seed, settled.token_revoked) == (None, True)
+    assert settled is not None and settled.extra == new.model_copy(update={"seed": None, "revoked": True})
     with pytest.raises(KeyError):
         store.get_meta("missing")
     with pytest.raises(KeyError):
         store.get_step(turn, 9)
+
+
+def test_a_reply_recorded_before_issue_40_reads_with_its_extra(dynamodb: Any) -> None:
+    """A turn in flight across the deploy: its reply's extra was kept in flat fields of `data`."""
+    table = dynamodb.Table("TurnsTable")
+    store = DynamoTurnStore(table, ttl_days=1)
+    base = {"text": "t", "source": "command", "message_id": "r", "created_at": "c"}
+    flat = {"kept_text": "k", "new_token": {"user_id": 1, "connection": "laptop"}, "new_topic_named": False}
+    token_turn, topic_turn, app_turn = (f"turn-{next(_chat_ids)}" for _ in range(3))
+    table.put_item(
+        Item={
+            "turn_id": token_turn,
+            "sk": "reply",
+            "data": json.dumps({**base, **flat, "new_topic": None, "app_button": None}),
+            "sent_chunks": 0,
+            "token_seed": "5e",
+        }
+    )
+    topic = {**base, "kept_text": "k", "new_token": None, "new_topic": "Trip", "new_topic_named": True}
+    table.put_item(Item={"turn_id": topic_turn, "sk": "reply", "data": json.dumps(topic), "topic_thread": 9})
+    button = {
+        **base,
+        "kept_text": None,
+        "new_token": None,
+        "app_button": {"text": "Open", "url": "https://a"},
+    }
+    table.put_item(Item={"turn_id": app_turn, "sk": "reply", "data": json.dumps(button)})
+    token = store.get_reply(token_turn)
+    assert token is not None and token.extra == NewToken(
+        user_id=1, connection="laptop", kept_text="k", seed="5e"
+    )
+    store.settle_token(token_turn, revoked=True)
+    settled = store.get_reply(token_turn)
+    assert settled is not None and isinstance(settled.extra, NewToken) and settled.extra.revoked
+    opened = store.get_reply(topic_turn)
+    assert opened is not None and opened.extra == NewTopic(name="Trip", named=True, kept_text="k", thread=9)
+    app = store.get_reply(app_turn)
+    assert app is not None and app.extra == AppButton(text="Open", url="https://a") and app.kept_text == "t"
 
 
 @pytest.mark.parametrize("kind", ADAPTERS)

@@ -11,7 +11,7 @@ from stepwise.approvals.models import ApprovalCall, Requester
 from stepwise.approvals.wording import asks, in_sentence, not_shown, requester_name
 from stepwise.inbox.outside_call import OutsideCall
 from stepwise.states.run_tools import requester_of
-from stepwise.turn_records.models import CheckinBrief, JobBrief
+from stepwise.turn_records.models import Checkin, JobRun
 
 DELETE = "Delete task #4 “old plan”."
 
@@ -75,15 +75,13 @@ def test_the_request_message_names_who_asks_before_the_tap_and_is_escaped() -> N
 
 
 def test_a_turn_names_its_requester_from_what_it_carries_out() -> None:
-    job = JobBrief(number=4, title="Tidy up", task="t", deadline="2026-11-22T09:15:00.000Z")
+    job = JobRun(number=4, title="Tidy up", task="t", deadline="2026-11-22T09:15:00.000Z")
     outside = OutsideCall(tool="delete_task", arguments={}, connection="laptop", description=DELETE)
     assert requester_of(turn_meta()) == Requester()
-    assert requester_of(turn_meta(job=job)) == Requester(kind="job", number=4, name="Tidy up")
-    assert requester_of(turn_meta(outside_call=outside)) == Requester(kind="mcp_client", name="laptop")
-    checkin = CheckinBrief(number=2, text="review my week")
-    assert requester_of(turn_meta(checkin=checkin)) == Requester(
-        kind="checkin", number=2, name="review my week"
-    )
+    assert requester_of(turn_meta(kind=job)) == Requester(kind="job", number=4, name="Tidy up")
+    assert requester_of(turn_meta(kind=outside)) == Requester(kind="mcp_client", name="laptop")
+    checkin = Checkin(number=2, text="review my week")
+    assert requester_of(turn_meta(kind=checkin)) == Requester(kind="checkin", number=2, name="review my week")
 
 
 @pytest.mark.parametrize("char", ["\u202e", "\u2066", "\u2069", "\u200f"])

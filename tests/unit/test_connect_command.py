@@ -23,6 +23,7 @@ from stepwise.states.services import TurnServices
 from stepwise.telegram.errors import TelegramForbidden, TelegramTransientError
 from stepwise.turn.ref import TurnRef
 from stepwise.turn.start import TurnStart
+from stepwise.turn_records.models import NewToken, Reply
 from stepwise_local.in_memory.connections import InMemoryConnectionStore
 from stepwise_local.in_memory.history import InMemoryMessageRepository
 from stepwise_local.in_memory.telegram import InMemoryTelegram
@@ -57,6 +58,12 @@ def records(services: TurnServices, store: InMemoryConnectionStore) -> str:
     return "\n".join(r.model_dump_json() for r in kept)
 
 
+def token_of(reply: Reply | None) -> NewToken:
+    """The new token a reply of /connect <name> shows."""
+    assert reply is not None and isinstance(reply.extra, NewToken)
+    return reply.extra
+
+
 def shown_token(telegram: InMemoryTelegram) -> str:
     (token,) = set(TOKEN.findall(telegram.texts(7)[-1]))
     return token
@@ -76,7 +83,7 @@ def test_connect_makes_a_token_shows_it_once_and_keeps_only_its_hash(
     assert history[0] == "/connect laptop" and token not in history[1] and "shown here once" in history[1]
     # no record holds the token, and the seed it was made from is forgotten
     reply = with_mcp.turns.get_reply("turn-1")
-    assert reply is not None and reply.token_seed is None and not reply.token_revoked
+    assert reply is not None and token_of(reply).seed is None and not token_of(reply).revoked
     assert TOKEN_SLOT in reply.text and token not in records(with_mcp, store)
 
 
@@ -133,18 +140,20 @@ def test_a_retried_load_context_before_the_reply_was_recorded_shows_a_token_that
     start = turn_start(with_mcp, "/connect laptop", update_id=1)
     load_context(LoadContextInput(turn=start.turn), with_mcp)
     first = with_mcp.turns.get_reply(start.turn.turn_id)
-    assert first is not None and first.token_seed is not None
-    del with_mcp.turns.replies[start.turn.turn_id]  # died after the step, before the reply was recorded
+    assert first is not None and token_of(first).seed is not None
+    del with_mcp.turns.replies[start.turn.turn_id]  # died before the reply was recorded
     load_context(LoadContextInput(turn=start.turn), with_mcp)
     second = with_mcp.turns.get_reply(start.turn.turn_id)
-    assert second is not None and second.token_seed is not None and second.kept_text == first.kept_text
+    assert token_of(second).seed is not None and token_of(second).kept_text == token_of(first).kept_text
     (connection,) = store.list(7)
     assert connection.pending and not TOKEN.search(second.text)  # no token exists before it is sent
     finish_turn(FinishTurnInput(turn=start.turn), with_mcp)
     token = shown_token(telegram)
-    assert token == token_from_seed(KEY, second.token_seed)
+    assert token == token_from_seed(KEY, token_of(second).seed)
     assert store.find(token_hash(token)) is not None  # the one shown works
-    assert store.find(token_hash(token_from_seed(KEY, first.token_seed))) is None  # the unmade one does not
+    assert (
+        store.find(token_hash(token_from_seed(KEY, token_of(first).seed))) is None
+    )  # the unmade one does not
 
 
 def test_a_retried_finish_turn_sends_the_token_once_and_it_still_works(
@@ -178,13 +187,13 @@ def test_a_send_whose_record_failed_shows_the_same_token_again(
     with pytest.raises(TimeoutError):  # FinishTurn fails: the state machine retries it
         finish_turn(FinishTurnInput(turn=start.turn), services)
     reply = services.turns.get_reply("turn-1")
-    assert reply is not None and reply.token_seed is not None  # not settled: it may not have arrived
+    assert reply is not None and token_of(reply).seed is not None  # not settled: it may not have arrived
     finish_turn(FinishTurnInput(turn=start.turn), services)  # the state machine's retry
     first, again = (set(TOKEN.findall(text)) for text in telegram.texts(7))
     assert first == again  # shown twice (the trade-off of docs/reliability.md), the same token
     assert store.find(token_hash(first.pop())) is not None
     settled = services.turns.get_reply("turn-1")
-    assert settled is not None and settled.token_seed is None
+    assert settled is not None and token_of(settled).seed is None
 
 
 @pytest.mark.parametrize("how", ["refused for good", "undelivered"])
@@ -203,7 +212,7 @@ def test_an_answer_that_never_reaches_the_chat_revokes_its_token(
             finish_turn(FinishTurnInput(turn=start.turn), with_mcp)
         finish_turn(FinishTurnInput(turn=start.turn, deliver=False), with_mcp)
     reply = with_mcp.turns.get_reply("turn-1")
-    assert reply is not None and reply.token_seed is None and reply.token_revoked
+    assert reply is not None and token_of(reply).seed is None and token_of(reply).revoked
     assert telegram.texts(7) == [] and store.list(7) == []  # no connection: no token of it works
     kept = with_mcp.messages.recent(7, 20)[-1].content
     assert "never reached this chat" in kept and "/connect laptop makes a new one" in kept
@@ -256,5 +265,5 @@ def test_a_token_whose_first_chunk_arrived_stays_even_if_the_rest_is_refused(
     assert store.find(token_hash(token)) is not None
     reply = services.turns.get_reply("turn-1")
     assert reply is not None and reply.sent_chunks == 1
-    assert reply.token_seed is None and not reply.token_revoked
+    assert token_of(reply).seed is None and not token_of(reply).revoked
     assert "shown here once" in services.messages.recent(7, 20)[-1].content

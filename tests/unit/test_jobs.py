@@ -19,13 +19,15 @@ from support.turn_fakes import (
 
 from stepwise.commands.handlers import CommandRequest
 from stepwise.commands.jobs import jobs as jobs_command
+from stepwise.inbox.models import JobEnded
 from stepwise.jobs.models import Job, JobLimits, job_execution_name
 from stepwise.ledger.models import tool_call_id
 from stepwise.model.types import ModelRequest
 from stepwise.offline.api import OfflineModel, job_intent
 from stepwise.states.contracts.finish_turn import FinishTurnInput
 from stepwise.states.job_report import Ending, job_outcome, report_job, report_text, what_was_done
-from stepwise.states.job_turn import job_must_stop, start_job
+from stepwise.states.job_turn import JOB_TURN, job_must_stop, start_job
+from stepwise.states.policy import CHAT_TURN
 from stepwise.states.services import TurnServices
 from stepwise.tools.catalog import build_registry
 from stepwise.tools.job_tools import JobSetup
@@ -129,10 +131,10 @@ def test_past_max_jobs_spawn_job_is_an_error_and_takes_no_number(
 
 
 def test_a_job_is_offered_no_spawn_job_and_refused_one(with_jobs: TurnServices) -> None:
-    assert with_jobs.turn_tools(False).get("spawn_job") is not None
-    assert with_jobs.turn_tools(True).get("spawn_job") is None
-    assert with_jobs.turn_tools(True).get("cannot_do") is not None, "a job may say it cannot do its task"
-    assert with_jobs.turn_tools(False).get("cannot_do") is None, "a chat's turn answers the user instead"
+    assert CHAT_TURN.tools(with_jobs).get("spawn_job") is not None
+    assert JOB_TURN.tools(with_jobs).get("spawn_job") is None
+    assert JOB_TURN.tools(with_jobs).get("cannot_do") is not None, "a job may say it cannot do its task"
+    assert CHAT_TURN.tools(with_jobs).get("cannot_do") is None, "a chat's turn answers the user instead"
     registry = with_jobs.tools
     tool, args = registry.parse("spawn_job", {"task": "t", "title": "T"})
     inside = ToolContext(
@@ -165,7 +167,7 @@ def test_a_job_sees_its_task_only_runs_its_tools_and_reports_through_the_inbox(
     assert [t.title for t in tasks.list(7, "all")] == ["buy milk"]
     ended = store.get(7, 1)
     assert ended is not None and ended.status == "done" and ended.tool_rounds == 1
-    (report,) = [m for m in with_jobs.sequencer().inbox.pending(7) if m.kind == "job"]
+    (report,) = [m for m in with_jobs.sequencer().inbox.pending(7) if isinstance(m.kind, JobEnded)]
     assert report.text.startswith("✅ Background job #1 “Milk” is done (1 tool round, ")
     assert report.text.endswith("Added *buy milk*.")
 
@@ -192,7 +194,7 @@ def test_a_job_reports_once_whatever_finishes_or_recovers_it(
     from stepwise.states.finish_turn import finish_turn
 
     finish_turn(FinishTurnInput(turn=turn, error="States.TaskFailed"), with_jobs)
-    reports = [m for m in with_jobs.sequencer().inbox.pending(7) if m.kind == "job"]
+    reports = [m for m in with_jobs.sequencer().inbox.pending(7) if isinstance(m.kind, JobEnded)]
     assert len(reports) == 1 and "was stopped" in reports[0].text
     ended = store.get(7, 1)
     assert ended is not None and ended.status == "stopped"
@@ -465,7 +467,7 @@ def test_offline_a_job_whose_task_the_rules_do_not_understand_says_it_cannot_do_
         max_tokens=100,
         system=[],
         messages=[{"role": "user", "content": [{"type": "text", "text": task}]}],
-        tools=with_jobs.turn_tools(in_job).api_tools(),
+        tools=(JOB_TURN if in_job else CHAT_TURN).tools(with_jobs).api_tools(),
     )
     response = OfflineModel().complete(request)
     if answer is None:

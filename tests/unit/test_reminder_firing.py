@@ -15,6 +15,7 @@ from stepwise.states.load_context import load_context
 from stepwise.states.services import TurnServices
 from stepwise.turn.ref import TurnRef
 from stepwise.turn.start import TurnStart
+from stepwise.turn_records.models import Chat
 from stepwise_local.in_memory.reminders import InMemoryReminderStore, InMemorySchedules
 
 USER = 7
@@ -138,9 +139,9 @@ def test_a_reminder_is_its_own_turn_after_what_the_user_sent(
     fire(event(reminder(reminders)), firing)  # queued behind the user's message
     load_context(begin, services)
     meta = services.turns.get_meta(begin.turn.turn_id)
-    assert meta.reminder is None
+    assert meta.kind == Chat()
     pending = services.sequencer().inbox.pending(USER)
-    assert [(m.kind, m.status) for m in pending] == [("message", "taken"), ("reminder", "queued")]
+    assert [(m.kind.kind, m.status) for m in pending] == [("message", "taken"), ("reminder", "queued")]
 
 
 def test_the_user_time_zone_reaches_the_prompt(

@@ -19,6 +19,7 @@ from support.turn_fakes import (
 
 from stepwise.commands.new_topic import NOT_A_FORUM
 from stepwise.history.models import StoredMessage
+from stepwise.inbox.models import Fired
 from stepwise.memory.keys import summary_key
 from stepwise.memory.service import MemoryService
 from stepwise.memory.summarizer import (
@@ -136,7 +137,7 @@ def test_a_reminder_set_in_a_topic_fires_in_that_topic(
     )
     assert fire(event, firing) == "started"
     (waiting,) = services.sequencer().inbox.pending(Conversation.of(USER, 70))
-    assert (waiting.kind, waiting.topic) == ("reminder", 70)
+    assert (waiting.kind, waiting.topic) == (Fired(kind="reminder", reminder_id=made.reminder_id), 70)
     name = [n for n in services.sequencer().starter.started if n.startswith(f"chat{USER}t70-")]  # type: ignore[attr-defined]
     assert name, "the firing starts the topic's turn"
     assert services.sequencer().inbox.pending(Conversation.of(USER)) == []

@@ -575,7 +575,7 @@ class Runtime:
     def remote_tools(self) -> RemoteTools:
         """The outside MCP servers' tools. CallModel refreshes stale lists (it has no tool-call ledger table,
         and never calls a tool); RunTools calls the tools and only reads the lists (again, past the caches,
-        when the model called a tool missing from its read: `TurnServices.tools_for_calls`)."""
+        when the model called a tool missing from its read: `stepwise.states.policy.tools_for_calls`)."""
         from stepwise.remote_tools.calls import RemoteLimits, RemoteToolCaller
         from stepwise.remote_tools.catalog import RemoteTools
         from stepwise.remote_tools.dynamodb import DynamoRemoteToolCache

@@ -17,12 +17,10 @@ if TYPE_CHECKING:
 
 
 def command_answer(
-    meta: TurnMeta, services: CommandServices
+    meta: TurnMeta, command: str, services: CommandServices
 ) -> Callable[[str, str], str | ShownOnce | OpensTopic | WithAppButton]:
-    """The text of the answer to the turn's command, given the reply's message id and time (a command such as
-    /reset needs to know where its answer will be stored)."""
-    command = meta.command
-    assert command is not None
+    """The text of the answer to the turn's `command`, given the reply's message id and time (a command such
+    as /reset needs to know where its answer will be stored)."""
 
     def text(message_id: str, created_at: str) -> str | ShownOnce | OpensTopic | WithAppButton:
         reply_key = StoredMessage(

@@ -26,7 +26,7 @@ def typing_on_arrival(message: QueuedMessage) -> bool:
     that the model will answer (not a slash command, nor an attachment it cannot take)."""
     attachment = message.attachment
     return (
-        message.kind == "message"
+        message.typed
         and not is_command(message.text)
         and (attachment is None or attachment.taken)
         and bool(message.text.strip() or attachment is not None)

@@ -1,8 +1,8 @@
 """A message waiting in a chat's inbox, and what enqueueing it found."""
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from stepwise.inbox.outside_call import OutsideCall
 from stepwise.media.models import Attachment
@@ -10,10 +10,6 @@ from stepwise.record import Record
 from stepwise.telegram.conversation import Conversation
 
 QueueStatus = Literal["queued", "taken"]
-# message: typed by the user; reminder / checkin: put in the inbox by a schedule that fired (FireReminder);
-# outside_call: a call of the user's MCP client that waits for the user's approval (the /mcp endpoint);
-# job: the report of a background job that ended (stepwise.states.job_report).
-MessageKind = Literal["message", "reminder", "checkin", "outside_call", "job"]
 # new: first delivery; queued / taken: a retried delivery of a message still waiting / being answered;
 # done: a retried delivery of a message already answered.
 Admission = Literal["new", "queued", "taken", "done"]
@@ -27,14 +23,38 @@ class NewLease(Record):
     previous_start: int | None = None
 
 
-class JobEnded(BaseModel):
-    """Which background job a `job` message reports on (its text is the report the chat gets)."""
+class Typed(BaseModel):
+    """A message the user sent (a text, photo, document, voice note...)."""
 
     model_config = ConfigDict(defer_build=True)
 
+    kind: Literal["message"] = "message"
+
+
+class Fired(BaseModel):
+    """A reminder or check-in whose schedule fired (FireReminder); its text is the reminder's."""
+
+    model_config = ConfigDict(defer_build=True)
+
+    kind: Literal["reminder", "checkin"]
+    reminder_id: int | None = None
+
+
+class JobEnded(BaseModel):
+    """The report of a background job that ended (`stepwise.states.job_report`): which job (the message's
+    text is the report the chat gets)."""
+
+    model_config = ConfigDict(defer_build=True)
+
+    kind: Literal["job"] = "job"
     number: int = Field(ge=1)
     title: str
     status: str
+
+
+# What put a message in the inbox: the user, a schedule that fired, a call of the user's MCP client that waits
+# for the user's approval (the /mcp endpoint), or a background job that ended.
+MessageKind = Annotated[Typed | Fired | OutsideCall | JobEnded, Field(discriminator="kind")]
 
 
 class QueuedMessage(BaseModel):
@@ -58,19 +78,41 @@ class QueuedMessage(BaseModel):
     forwarded: dict[str, Any] | None = None
     received_at: str  # ISO 8601 UTC, when the webhook received it
     telegram_message_id: int | None = None
-    kind: MessageKind = "message"
-    reminder_id: int | None = None
-    outside_call: OutsideCall | None = None
-    job: JobEnded | None = None
+    kind: MessageKind = Typed()
     status: QueueStatus = "queued"
     turn_id: str | None = None  # the turn answering it, once taken
     claimed_at: str | None = None  # its place in the history, fixed when taken
     requeues: int = Field(default=0, ge=0)  # how often a failed turn gave it back
 
+    @model_validator(mode="before")
+    @classmethod
+    def _fold_stored_kind(cls, data: Any) -> Any:
+        """A message queued before issue 40 kept its kind as a name, with `reminder_id`, `outside_call` or
+        `job` beside it (it may wait in the inbox for days): it reads as the same kind."""
+        if not isinstance(data, dict) or not isinstance(data.get("kind", "message"), str):
+            return data
+        flat = {key: data[key] for key in ("reminder_id", "outside_call", "job") if key in data}
+        data = {key: value for key, value in data.items() if key not in flat}
+        match data.get("kind", "message"):
+            case "reminder" | "checkin" as name:
+                data["kind"] = {"kind": name, "reminder_id": flat.get("reminder_id")}
+            case "outside_call":
+                data["kind"] = {**flat["outside_call"], "kind": "outside_call"}
+            case "job":
+                data["kind"] = {**flat["job"], "kind": "job"}
+            case "message":
+                data["kind"] = {"kind": "message"}
+        return data
+
     @property
     def conversation(self) -> Conversation:
         """The conversation whose inbox keeps it."""
         return Conversation.of(self.chat_id, self.topic)
+
+    @property
+    def typed(self) -> bool:
+        """Whether the user sent it (not a schedule, an MCP client or a job)."""
+        return isinstance(self.kind, Typed)
 
 
 def turn_name(conversation: int, generation: int, update_id: int) -> str:

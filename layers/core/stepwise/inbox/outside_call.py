@@ -1,7 +1,7 @@
-"""A tool call of the user's MCP client waiting for the user's approval. Its own module: every turn's record
-(`stepwise.turn_records.models`) may carry one, and only the inbox needs the rest of `inbox.models`."""
+"""A tool call of the user's MCP client waiting for the user's approval: the kind of both its inbox message
+(`stepwise.inbox.models`) and its turn (`stepwise.turn_records.models`)."""
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -12,6 +12,7 @@ class OutsideCall(BaseModel):
 
     model_config = ConfigDict(defer_build=True)
 
+    kind: Literal["outside_call"] = "outside_call"
     tool: str
     arguments: dict[str, Any]
     connection: str  # the name of the token the client used

@@ -178,14 +178,14 @@ class Sequencer:
 def alone(message: QueuedMessage) -> bool:
     """A reminder that fired and a slash command are each a turn of their own (a command is never folded into
     a burst the model answers)."""
-    return message.kind != "message" or is_command(message.text)
+    return not message.typed or is_command(message.text)
 
 
 def arrival_order(pending: list[QueuedMessage]) -> list[QueuedMessage]:
     """Typed messages in update_id order (Telegram's), with fired reminders placed among them by the time
     they arrived: a reminder is not overtaken by messages the user sent after it fired."""
-    typed = [m for m in pending if m.kind == "message"]
-    fired = [m for m in pending if m.kind != "message"]
+    typed = [m for m in pending if m.typed]
+    fired = [m for m in pending if not m.typed]
     ordered: list[QueuedMessage] = []
     while typed and fired:
         ordered.append(fired.pop(0) if fired[0].received_at < typed[0].received_at else typed.pop(0))

@@ -57,8 +57,7 @@ class AskInTelegram:
             id=self.new_id(),
             text=outside_note(call),
             received_at=iso_utc(now),
-            kind="outside_call",
-            outside_call=call,
+            kind=call,
         )
         admitted = self.sequencer().admit(message)
         logger.info("outside call waits for approval", extra={"tool": tool, "admitted": admitted})

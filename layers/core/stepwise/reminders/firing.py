@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Literal
 
-from stepwise.inbox.models import QueuedMessage, scheduled_update_id
+from stepwise.inbox.models import Fired, QueuedMessage, scheduled_update_id
 from stepwise.reminders.models import Reminder
 from stepwise.telegram.conversation import Conversation
 from stepwise.turn.ids import iso_utc, new_id, utc_now
@@ -66,8 +66,7 @@ def fire(event: FireEvent, services: FireServices) -> FireOutcome:
         id=services.new_id(),
         text=reminder.text,
         received_at=iso_utc(now),
-        kind="checkin" if reminder.checkin else "reminder",
-        reminder_id=reminder.reminder_id,
+        kind=Fired(kind="checkin" if reminder.checkin else "reminder", reminder_id=reminder.reminder_id),
     )
     admitted = services.sequencer().admit(message)
     if reminder.one_time:  # its schedule deletes itself; a fired one-time reminder is no longer listed

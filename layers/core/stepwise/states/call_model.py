@@ -15,10 +15,11 @@ from stepwise.prompt.caching import head_tokens
 from stepwise.prompt.layout import build_prompt
 from stepwise.states.contracts.base import Next
 from stepwise.states.contracts.call_model import CallModelInput, CallModelOutput
+from stepwise.states.policy import policy_of
 from stepwise.states.spend import count_usage, wait_for_rate_limit
 from stepwise.telegram.drafts import draft_stream
 from stepwise.turn.ids import iso_utc
-from stepwise.turn_records.models import ModelStep, Reply, TurnMeta
+from stepwise.turn_records.models import ModelStep, Reply, RulesCommand, TurnMeta
 from stepwise.usage.meter import call_usage
 
 if TYPE_CHECKING:
@@ -104,32 +105,24 @@ def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutp
     when it is final, make it the turn's reply."""
     turn, previous = request.turn, request.next
     meta = services.turns.get_meta(turn.turn_id)
-    in_job = meta.job is not None  # a background job (states.job_turn): its task, its limits, no chat
-    if in_job:
-        from stepwise.states import job_turn  # only a background job's turns
-    if in_job and (stop := job_turn.job_must_stop(meta, services)) is not None:
-        return CallModelOutput(**decision_fields(stop))
-    history = (
-        job_turn.job_history(meta)
-        if in_job
-        else services.messages.between(turn.conversation, meta.first_key, meta.last_key)
-    )
+    policy = policy_of(meta.kind)  # a chat's turn, or a background job's (its task, its limits, no chat)
     steps = services.turns.steps(turn.turn_id)
-    if in_job and (gave_up := job_turn.job_gave_up(meta, steps, services)) is not None:
-        return CallModelOutput(**decision_fields(gave_up))
-    registry, max_steps = services.turn_tools(in_job), services.max_steps(in_job)
+    if (stop := policy.before_call(meta, steps, services)) is not None:
+        return CallModelOutput(**decision_fields(stop))
+    history = policy.history(meta, services)
+    registry, max_steps = policy.tools(services), policy.max_steps(services)
     if previous.final and steps and steps[-1].tool_uses and not steps[-1].tool_results:
         close_unanswered(steps[-1], meta, services, max_steps)
     rounds = [step for step in steps if step.tool_results]
-    fallback = meta.model_override == "rules"
-    offline = fallback or meta.model_override == "command"
+    fallback = meta.fallback
+    offline = fallback or isinstance(meta.kind, RulesCommand)
     web = services.web if not offline else WebAccess()
     tools: list[ToolDefinition] = [
         *registry.api_tools(),
         *web.server_tools(),
     ]  # server tools last: the cached prefix is stable
     per_turn = [
-        *([job_turn.job_section(meta, max_steps)] if in_job else []),
+        *policy.sections(meta, max_steps),
         *([] if meta.timezone_set else [default_zone_note(meta.timezone, meta.in_group)]),
         *([GROUP_NOTE] if meta.in_group else []),
         *memory_sections(meta, "this group" if meta.in_group else "the user"),
@@ -149,7 +142,7 @@ def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutp
         cache_history=meta.history_cached,
         web=(web.search, web.fetch),
     )
-    if not rounds and not in_job:
+    if not rounds and policy.holds_chat:
         remember_stable_prefix(meta, head_tokens(tools, prompt.system), services)
     model_request = ModelRequest(
         model=services.model_name,
@@ -159,12 +152,15 @@ def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutp
         tools=tools,
         tool_choice={"type": "none"} if previous.final and tools else None,
     )
-    if rounds and not in_job:  # the first call's typing indicator went out with LoadContext
+    if rounds and policy.holds_chat:  # the first call's typing indicator went out with LoadContext
         from stepwise.states.typing_indicator import show_typing  # only after a tool round
 
         show_typing(services, turn.conversation)
     drafts = draft_stream(
-        None if in_job else services.drafts, turn.conversation, turn.turn_id, services.draft_interval_seconds
+        services.drafts if policy.holds_chat else None,
+        turn.conversation,
+        turn.turn_id,
+        services.draft_interval_seconds,
     )
     try:
         response = (services.rules_model() if offline else services.model()).complete(model_request, drafts)
@@ -199,8 +195,7 @@ def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutp
         cost_nano_usd=0 if offline else used.cost_nano_usd,
     )
     services.turns.put_step(turn.turn_id, step)
-    if in_job:
-        job_turn.record_progress(meta, [*rounds, step], services)
+    policy.after_call(meta, [*rounds, step], services)
     output = CallModelOutput(
         **{
             **decision_fields(previous),

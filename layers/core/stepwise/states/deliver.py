@@ -14,7 +14,7 @@ from stepwise.telegram.conversation import Conversation
 from stepwise.telegram.errors import TelegramBadRequest, TelegramDeliveryUncertainError
 from stepwise.telegram.formatting import OutgoingChunk, render_reply
 from stepwise.turn.ids import iso_utc
-from stepwise.turn_records.models import Reply
+from stepwise.turn_records.models import AppButton, NewTopic, Reply
 
 if TYPE_CHECKING:
     from stepwise.states.services import TurnServices
@@ -44,8 +44,8 @@ def deliver_reply(turn: TurnRef, reply: Reply, services: TurnServices) -> int:
     Returns how many chunks the reply has (all sent)."""
     chunks = render_reply(reply.text)
     where = turn.conversation  # or the topic /new opened (`states.topics.open_topic`)
-    if reply.topic_thread is not None:
-        where = Conversation.of(turn.chat_id, reply.topic_thread)
+    if isinstance(reply.extra, NewTopic) and reply.extra.thread is not None:
+        where = Conversation.of(turn.chat_id, reply.extra.thread)
     for index in range(reply.sent_chunks, len(chunks)):
         last = index == len(chunks) - 1
         try:
@@ -63,11 +63,11 @@ def deliver_reply(turn: TurnRef, reply: Reply, services: TurnServices) -> int:
 
 def _keyboard(reply: Reply) -> InlineKeyboardMarkup | None:
     """The button under the reply's last chunk: /app's, which opens the Mini App."""
-    if reply.app_button is None:
+    if not isinstance(reply.extra, AppButton):
         return None
     from stepwise.telegram.keyboard import InlineKeyboardButton, InlineKeyboardMarkup  # only /app's reply
 
-    button = InlineKeyboardButton(text=reply.app_button.text, web_app_url=reply.app_button.url)
+    button = InlineKeyboardButton(text=reply.extra.text, web_app_url=reply.extra.url)
     return InlineKeyboardMarkup(inline_keyboard=[[button]])
 
 

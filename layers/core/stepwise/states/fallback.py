@@ -33,7 +33,7 @@ def use_fallback(request: FallbackInput, services: TurnServices) -> Next:
     # Counted rather than refused once set: a retried UseFallback (its Lambda died after this write) must
     # decide the same way.
     services.turns.put_meta(
-        meta.model_copy(update={"model_override": "rules", "fallback_decisions": meta.fallback_decisions + 1})
+        meta.model_copy(update={"fallback": True, "fallback_decisions": meta.fallback_decisions + 1})
     )
     logger.warning("model failed; continuing the turn with the rules model", extra={"error": request.error})
     return request.next.model_copy(update={"route": "model", "wait_seconds": 0})

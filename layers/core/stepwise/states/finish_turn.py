@@ -15,9 +15,11 @@ from typing import TYPE_CHECKING
 
 from stepwise.states.contracts.finish_turn import FinishTurnInput, FinishTurnOutput
 from stepwise.states.deliver import deliver_reply, put_error_reply
+from stepwise.states.policy import policy_for
 from stepwise.states.save_turn import save_reply
 from stepwise.states.sequence import end_turn
 from stepwise.telegram.errors import TelegramBadRequest, TelegramForbidden
+from stepwise.turn_records.models import NewToken, NewTopic
 
 if TYPE_CHECKING:
     from stepwise.inbox.sequencer import Ending
@@ -27,24 +29,22 @@ logger = logging.getLogger(__name__)
 
 
 def finish_turn(request: FinishTurnInput, services: TurnServices) -> FinishTurnOutput:
-    """Send, save, finish; see the module docstring. A background job reports instead
-    (`states.job_report`)."""
+    """Send, save, finish; see the module docstring. A turn that does not end in the chat (a background job:
+    it reports, `states.job_report`) ends as its policy says."""
     turn = request.turn
-    if turn.job is not None:
-        from stepwise.states.job_report import finish_job
-
-        return finish_job(request, services)
+    if (ended := policy_for(turn).finish(request, services)) is not None:
+        return ended
     if request.error is not None:
         put_error_reply(turn, request.error, services)
     reply = services.turns.get_reply(turn.turn_id)
     sent = reply.sent_chunks if reply is not None else 0
-    if reply is not None and reply.new_token is not None:
+    if reply is not None and isinstance(reply.extra, NewToken):
         from stepwise.states.new_token import deliver_new_token  # only a reply of /connect <name>
 
         reply = deliver_new_token(turn, reply, services, request.deliver)
         sent = reply.sent_chunks
     elif reply is not None and request.deliver:
-        if reply.new_topic is not None:
+        if isinstance(reply.extra, NewTopic):
             from stepwise.states.topics import open_topic  # only a reply of /new
 
             reply = open_topic(turn, reply, services)

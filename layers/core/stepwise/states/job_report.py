@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING
 from stepwise.inbox.models import JobEnded, QueuedMessage, outside_update_id
 from stepwise.jobs.models import CANNOT_DO
 from stepwise.states.contracts.finish_turn import FinishTurnInput, FinishTurnOutput
-from stepwise.states.job_turn import job_figures
 from stepwise.turn.ids import iso_utc
 
 if TYPE_CHECKING:
@@ -181,8 +180,7 @@ def report_message(job: Job) -> QueuedMessage:
         id=f"job{job.number}-{job.execution[-16:]}",
         text=job.report,
         received_at=job.finished_at,
-        kind="job",
-        job=JobEnded(number=job.number, title=job.title, status=job.status),
+        kind=JobEnded(number=job.number, title=job.title, status=job.status),
     )
 
 
@@ -207,6 +205,16 @@ def report_text(job: Job, ending: Ending, steps: Sequence[ModelStep]) -> str:
         lines.append(text)
     lines.append(what_was_done(steps))
     return "\n\n".join(lines)
+
+
+def job_figures(steps: Sequence[ModelStep]) -> tuple[int, int, int]:
+    """A job's tool rounds, tokens and cost (nano-dollars) so far, from its model steps (a round that only
+    said it cannot do the task is no work: not counted)."""
+    return (
+        sum(1 for step in steps if any(call["name"] != CANNOT_DO for call in step.tool_uses)),
+        sum(step.tokens for step in steps),
+        sum(step.cost_nano_usd for step in steps),
+    )
 
 
 def one_line(text: str) -> str:

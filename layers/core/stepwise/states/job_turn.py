@@ -1,12 +1,13 @@
-"""A background job's own execution, in the states it shares with a chat's turn (docs/jobs.md).
+"""A background job's own execution, in the states it shares with a chat's turn (docs/jobs.md): its policy,
+`JobTurn` (`stepwise.states.policy`).
 
-A job runs the turn's states with five differences, all decided here: it starts from its record, not from the
-chat's inbox (`start_job`, in LoadContext); its model sees only its task, with a section of the prompt saying
-it is a job (`job_history`, `job_section`); it has its own limits, JOB_MAX_TOOL_STEPS and a deadline, and the
-daily token budget stops it between steps (`job_must_stop`, in CallModel); its model may say that it cannot do
-the task (the `cannot_do` tool), which ends it (`job_gave_up`, in CallModel); and it keeps its counters on its
-record for /jobs (`record_progress`). It never holds the chat's lease: its report reaches the chat through the
-inbox (`stepwise.states.job_report`).
+A job differs from a chat's turn in what its policy answers: it starts from its record, not from the chat's
+inbox (`start_job`, in LoadContext); its model sees only its task, with a section of the prompt saying it is a
+job (`job_history`, `job_section`); it has its own tools (no `spawn_job`, and `cannot_do`) and limits,
+JOB_MAX_TOOL_STEPS and a deadline, and the daily token budget stops it between steps (`job_must_stop`, in
+CallModel); its model may say that it cannot do the task (the `cannot_do` tool), which ends it (`job_gave_up`,
+in CallModel); and it keeps its counters on its record for /jobs (`record_progress`). It never holds the
+chat's lease: its report reaches the chat through the inbox (`stepwise.states.job_report`).
 """
 
 from __future__ import annotations
@@ -18,14 +19,19 @@ from typing import TYPE_CHECKING
 from stepwise.history.models import StoredMessage
 from stepwise.jobs.models import CANNOT_DO
 from stepwise.states.contracts.base import Next
+from stepwise.states.job_report import finish_job, job_figures, recover_job
+from stepwise.states.services import JOB_STARTING_TOOLS
+from stepwise.tools.job_tools import CANNOT_DO_TOOL
 from stepwise.turn.ids import iso_utc
-from stepwise.turn_records.models import JobBrief, Reply, TurnMeta
+from stepwise.turn_records.models import JobRun, Reply, TurnMeta
 from stepwise.usage.budget import budget_message, is_over_budget
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from stepwise.states.contracts.finish_turn import FinishTurnInput, FinishTurnOutput
     from stepwise.states.services import TurnServices
+    from stepwise.tools.registry import ToolRegistry
     from stepwise.turn.ref import TurnRef
     from stepwise.turn_records.models import ModelStep, ReplySource
 
@@ -59,36 +65,34 @@ def start_job(turn: TurnRef, services: TurnServices) -> Next:
             created_at=job.created_at,
             timezone=zone or services.default_timezone,
             timezone_set=zone is not None,
-            job=JobBrief(number=job.number, title=job.title, task=job.task, deadline=job.deadline),
+            kind=JobRun(number=job.number, title=job.title, task=job.task, deadline=job.deadline),
         )
         services.turns.put_meta(meta)
     logger.info("background job started", extra={"job": job.number})
     return job_must_stop(meta, services) or Next(route="model")
 
 
-def job_history(meta: TurnMeta) -> list[StoredMessage]:
+def job_history(meta: TurnMeta, job: JobRun) -> list[StoredMessage]:
     """What a job's model sees as the conversation: its task, as the user's one message."""
-    assert meta.job is not None
     return [
         StoredMessage(
             id=meta.user_message_id,
             chat_id=meta.chat_id,
             topic=meta.topic,
             role="user",
-            content=meta.job.task,
+            content=job.task,
             created_at=meta.created_at,
         )
     ]
 
 
-def job_section(meta: TurnMeta, max_tool_steps: int) -> str:
+def job_section(job: JobRun, max_tool_steps: int) -> str:
     """The per-turn section of a job's prompt: what it is, and how to finish."""
-    assert meta.job is not None
     return (
-        f"## Background job\nYou are background job #{meta.job.number} “{meta.job.title}”, started by the "
+        f"## Background job\nYou are background job #{job.number} “{job.title}”, started by the "
         "assistant for the user. The user's message is the job's task. Nobody is watching: do not ask "
         f"questions, do the work with the tools (at most {max_tool_steps} tool rounds, until "
-        f"{meta.job.deadline}), then answer with the result, written for the user: it is posted in their "
+        f"{job.deadline}), then answer with the result, written for the user: it is posted in their "
         "chat as the job's report. Tools that change data for good wait for the user's tap in the chat; if "
         "one is denied, leave that part and say so in the report. If you cannot do the task at all (it is "
         f"unclear to you, or no tool can do what it needs), call {CANNOT_DO} with the reason instead of "
@@ -99,13 +103,13 @@ def job_section(meta: TurnMeta, max_tool_steps: int) -> str:
 def job_must_stop(meta: TurnMeta, services: TurnServices) -> Next | None:
     """Before a job's model call: past its deadline, or with the user's daily token budget spent, the job
     stops (its reply says why, and FinishTurn reports it); None to go on."""
-    assert meta.job is not None
+    job = _job(meta)
     now = services.clock()
-    if now >= datetime.fromisoformat(meta.job.deadline):
+    if now >= datetime.fromisoformat(job.deadline):
         minutes = services.job_limits.timeout_minutes
         text = f"It ran out of time: a job may work for {minutes} minutes (JOB_TIMEOUT_MINUTES)."
         _stop(meta, services, text, "job_timeout")
-        logger.warning("background job past its deadline", extra={"job": meta.job.number})
+        logger.warning("background job past its deadline", extra={"job": job.number})
         return Next(route="reply")
     if services.usage is not None:
         used = is_over_budget(services.usage, meta.user_id, now, services.daily_token_budget)
@@ -116,7 +120,7 @@ def job_must_stop(meta: TurnMeta, services: TurnServices) -> Next | None:
                 budget_message(services.daily_token_budget, used, now, meta.timezone, meta.group_member),
                 "budget",
             )
-            logger.warning("background job stopped by the daily token budget", extra={"job": meta.job.number})
+            logger.warning("background job stopped by the daily token budget", extra={"job": job.number})
             return Next(route="reply")
     return None
 
@@ -128,9 +132,9 @@ def job_gave_up(meta: TurnMeta, steps: Sequence[ModelStep], services: TurnServic
     reason = declared_reason(steps[-1]) if steps else None
     if reason is None:
         return None
-    assert meta.job is not None
+    job = _job(meta)
     _stop(meta, services, reason, "job_not_done")
-    logger.info("background job says it cannot do its task", extra={"job": meta.job.number})
+    logger.info("background job says it cannot do its task", extra={"job": job.number})
     return Next(route="reply")
 
 
@@ -158,23 +162,71 @@ def _stop(meta: TurnMeta, services: TurnServices, text: str, source: ReplySource
     )
 
 
-def job_figures(steps: Sequence[ModelStep]) -> tuple[int, int, int]:
-    """A job's tool rounds, tokens and cost (nano-dollars) so far, from its model steps (a round that only
-    said it cannot do the task is no work: not counted)."""
-    return (
-        sum(1 for step in steps if any(call["name"] != CANNOT_DO for call in step.tool_uses)),
-        sum(step.tokens for step in steps),
-        sum(step.cost_nano_usd for step in steps),
-    )
-
-
 def record_progress(meta: TurnMeta, steps: Sequence[ModelStep], services: TurnServices) -> None:
     """Keep the job's tool rounds, tokens and cost on its record (absolute values, from its steps: a retried
     state writes the same). Best effort: /jobs shows them, nothing depends on them."""
-    assert meta.job is not None
+    job = _job(meta)
     if services.jobs is None:
         return
     try:
-        services.jobs.progress(meta.user_id, meta.job.number, *job_figures(steps))
+        services.jobs.progress(meta.user_id, job.number, *job_figures(steps))
     except Exception as error:
         logger.warning("job progress not kept", extra={"error": str(error)})
+
+
+def _job(meta: TurnMeta) -> JobRun:
+    """The job a job's turn runs (`JobTurn` is the policy of this kind only: `policy_of`)."""
+    assert isinstance(meta.kind, JobRun)
+    return meta.kind
+
+
+class JobTurn:
+    """The policy of a background job's own execution (see the module docstring)."""
+
+    holds_chat = False
+
+    def __init__(self) -> None:
+        self._tools: tuple[ToolRegistry, ToolRegistry] | None = None  # the chat's tools, and the job's
+
+    def start(self, turn: TurnRef, services: TurnServices) -> Next | None:
+        return start_job(turn, services)
+
+    def history(self, meta: TurnMeta, services: TurnServices) -> list[StoredMessage]:
+        return job_history(meta, _job(meta))
+
+    def sections(self, meta: TurnMeta, max_steps: int) -> list[str]:
+        return [job_section(_job(meta), max_steps)]
+
+    def tools(self, services: TurnServices) -> ToolRegistry:
+        """The chat's tools but `spawn_job`, and with `cannot_do` (a job's model says with it that it cannot
+        do its task)."""
+        tools = services.tools
+        if self._tools is None or self._tools[0] is not tools:
+            self._tools = (tools, tools.without(JOB_STARTING_TOOLS).with_tools([CANNOT_DO_TOOL]))
+        return self._tools[1]
+
+    def max_steps(self, services: TurnServices) -> int:
+        return services.job_limits.max_tool_steps
+
+    def before_call(self, meta: TurnMeta, steps: Sequence[ModelStep], services: TurnServices) -> Next | None:
+        return job_must_stop(meta, services) or job_gave_up(meta, steps, services)
+
+    def after_call(self, meta: TurnMeta, steps: Sequence[ModelStep], services: TurnServices) -> None:
+        record_progress(meta, steps, services)
+
+    def after_tools(self, meta: TurnMeta, step: ModelStep, services: TurnServices) -> bool:
+        return False
+
+    def approval_wait(self, services: TurnServices) -> int:
+        """At most until the job's deadline (its execution's input says how long)."""
+        return services.job_limits.approval_wait(services.approval_timeout_seconds)
+
+    def finish(self, request: FinishTurnInput, services: TurnServices) -> FinishTurnOutput | None:
+        """Its ending and report (nothing is sent to Telegram, and the chat's lease is not the job's)."""
+        return finish_job(request, services)
+
+    def recover(self, turn: TurnRef, status: str, services: TurnServices) -> FinishTurnOutput | None:
+        return recover_job(turn, status, services)
+
+
+JOB_TURN = JobTurn()

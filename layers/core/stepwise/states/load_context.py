@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING
 
 from stepwise.history.models import StoredMessage
 from stepwise.inbox.arrival_typing import typing_still_shown
+from stepwise.inbox.models import Fired, JobEnded, Typed
+from stepwise.inbox.outside_call import OutsideCall
 from stepwise.media.notices import media_notices
 from stepwise.memory.keys import summary_key
 from stepwise.prompt.caching import (
@@ -21,12 +23,23 @@ from stepwise.prompt.caching import (
 from stepwise.record import Record
 from stepwise.states.contracts.base import Next
 from stepwise.states.contracts.load_context import LoadContextInput
+from stepwise.states.policy import policy_for
 from stepwise.states.turn_kind import decide_turn
 from stepwise.states.typing_indicator import show_typing
 from stepwise.telegram.commands import is_command
 from stepwise.telegram.conversation import data_owner
 from stepwise.turn.ids import iso_utc
-from stepwise.turn_records.models import CheckinBrief, Memory, TurnMeta
+from stepwise.turn_records.models import (
+    Chat,
+    Checkin,
+    Command,
+    JobReport,
+    Memory,
+    Reminder,
+    RulesCommand,
+    TurnKind,
+    TurnMeta,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -48,10 +61,8 @@ def load_context(start: LoadContextInput, services: TurnServices) -> Next:
     the same window. Nothing left to answer (an earlier turn took every message): route `reply` without a
     reply, and FinishTurn only frees the chat."""
     turn = start.turn
-    if turn.job is not None:  # a background job's own execution: its record, not the chat's inbox
-        from stepwise.states.job_turn import start_job
-
-        return start_job(turn, services)
+    if (started := policy_for(turn).start(turn, services)) is not None:  # a job: from its record
+        return started
     conversation = turn.conversation
     batch = services.sequencer().take_batch(conversation, turn.turn_id)
     if not batch:
@@ -61,7 +72,7 @@ def load_context(start: LoadContextInput, services: TurnServices) -> Next:
     stored: list[StoredMessage] = []
     heard = hear_voice_notes(turn, batch, services)
     for waiting in batch:
-        typed = waiting.kind == "message"
+        typed = waiting.typed
         note = heard.get(waiting.id)
         message = StoredMessage(
             id=waiting.id,
@@ -91,18 +102,8 @@ def load_context(start: LoadContextInput, services: TurnServices) -> Next:
     if chat is None or first_key != chat.window_key:
         services.chats.set_window(conversation, first_key)
     user_id = batch[0].user_id
-    reminder = batch[0].text if batch[0].kind == "reminder" else None
-    checkin = (
-        CheckinBrief(number=batch[0].reminder_id, text=batch[0].text) if batch[0].kind == "checkin" else None
-    )
-    outside_call = batch[0].outside_call if batch[0].kind == "outside_call" else None
-    job_report = batch[0].text if batch[0].kind == "job" else None
+    kind = kind_of_batch(batch, turn.chat_id < 0, bool(heard))
     chosen_zone = services.reminders.timezone(user_id)
-    command = (
-        command_route(batch[0].text, turn.chat_id < 0)
-        if len(batch) == 1 and batch[0].kind == "message" and not heard and batch[0].forwarded is None
-        else None
-    )
     person = chat  # /voice is the person's, kept on the chat itself: a topic's turn reads it there
     if heard and conversation.topic is not None:
         person = services.chats.get(conversation.main)
@@ -121,28 +122,22 @@ def load_context(start: LoadContextInput, services: TurnServices) -> Next:
         stable_prefix_tokens=head,
         created_at=iso_utc(services.clock()),
         summary=chat.summary if chat else "",
-        memories=[]
-        if reminder is not None or command is not None or outside_call is not None or job_report is not None
-        else recall_memories(
+        memories=recall_memories(
             services, data_owner(turn.chat_id, user_id), conversation, "\n".join(m.content for m in stored)
-        ),
+        )
+        if isinstance(kind, Chat | Checkin)  # the model answers the user's words (or the check-in's)
+        else [],
         timezone=chosen_zone or services.default_timezone,
         timezone_set=chosen_zone is not None,
-        reminder=reminder,
-        checkin=checkin,
-        model_override="command" if command == "rules" else None,
-        command=batch[0].text.strip() if command == "answer" else None,
-        outside_call=outside_call,
-        job_report=job_report,
+        kind=kind,
         notices=[*voice.before, *notices["notices"]],
-        notices_only=notices["notices_only"],
         footnotes=voice.footnotes,
         voice_reply=voice.spoken,
         topic_name=name_for_topic(chat, batch) if conversation.topic is not None else None,
         sender=batch[0].sender,  # the member `user_id` is: a folded burst counts against its first
     )
     services.turns.put_meta(meta)
-    kind, next_ = decide_turn(meta, services)
+    outcome, next_ = decide_turn(meta, services, notices["notices_only"])
     if next_.route == "model" and not typing_still_shown(batch, services.clock()):
         show_typing(services, conversation)  # the webhook's answer showed it on arrival, if it is recent
     logger.info(
@@ -151,10 +146,32 @@ def load_context(start: LoadContextInput, services: TurnServices) -> Next:
             "answers": len(batch),
             "context_messages": len(window),
             "history_cached": cached,
-            "kind": kind,
+            "kind": outcome,
         },
     )
     return next_
+
+
+def kind_of_batch(batch: list[QueuedMessage], in_group: bool, heard: bool) -> TurnKind:
+    """What the turn is, from its first waiting message (a message that is not the user's, and a slash
+    command, is a turn of its own: `inbox.sequencer.alone`)."""
+    first = batch[0]
+    match first.kind:
+        case Fired(kind="reminder"):
+            return Reminder(text=first.text)
+        case Fired(kind="checkin", reminder_id=number):
+            return Checkin(number=number, text=first.text)
+        case OutsideCall() as call:
+            return call
+        case JobEnded():
+            return JobReport(report=first.text)
+        case Typed() if len(batch) == 1 and not heard and first.forwarded is None:
+            match command_route(first.text, in_group):
+                case "answer":
+                    return Command(text=first.text.strip())
+                case "rules":
+                    return RulesCommand()
+    return Chat()
 
 
 def name_for_topic(chat: ChatRecord | None, batch: list[QueuedMessage]) -> str | None:
@@ -164,7 +181,7 @@ def name_for_topic(chat: ChatRecord | None, batch: list[QueuedMessage]) -> str |
         return None
     from stepwise.states.topics import topic_name  # a topic's first turns only
 
-    typed = [m.text for m in batch if m.kind == "message" and not is_command(m.text)]
+    typed = [m.text for m in batch if m.typed and not is_command(m.text)]
     return next((name for text in typed if (name := topic_name(text))), None)
 
 
@@ -215,14 +232,15 @@ def stored_content(waiting: QueuedMessage) -> str:
     """What the history keeps as the user's side of a waiting message: the text typed (or an MCP client's
     call), a note for a reminder or check-in that fired, and for a job's report a note that it ended (the
     report itself is stored as the turn's reply)."""
-    if waiting.kind in ("message", "outside_call"):
-        return waiting.text
-    if waiting.kind == "job" and waiting.job is not None:
-        job = waiting.job
-        return f"(Background job #{job.number} “{job.title}” has ended: {job.status}. Its report follows.)"
-    from stepwise.reminders.models import scheduled_note  # a reminder's or check-in's turn only
+    match waiting.kind:
+        case Typed() | OutsideCall():
+            return waiting.text
+        case JobEnded(number=number, title=title, status=status):
+            return f"(Background job #{number} “{title}” has ended: {status}. Its report follows.)"
+        case Fired(kind=kind, reminder_id=number):
+            from stepwise.reminders.models import scheduled_note  # a reminder's or check-in's turn only
 
-    return scheduled_note(waiting.kind, waiting.reminder_id, waiting.text)
+            return scheduled_note(kind, number, waiting.text)
 
 
 def choose_window(

@@ -19,6 +19,7 @@ from stepwise.connections.minting import TOKEN_SLOT, token_from_seed
 from stepwise.connections.models import token_hash
 from stepwise.states.deliver import deliver_reply
 from stepwise.telegram.errors import TelegramBadRequest, TelegramForbidden
+from stepwise.turn_records.models import NewToken
 
 if TYPE_CHECKING:
     from stepwise.states.services import TurnServices
@@ -30,10 +31,11 @@ logger = logging.getLogger(__name__)
 
 def deliver_new_token(turn: TurnRef, reply: Reply, services: TurnServices, deliver: bool) -> Reply:
     """Send the reply with its new token (when `deliver`), or give it up; returns the reply as it now stands:
-    settled (its seed gone), with `token_revoked` if its token never reached the chat. A settled reply sends
+    settled (its seed gone), revoked if its token never reached the chat. A settled reply sends
     nothing."""
-    new, seed = reply.new_token, reply.token_seed
-    assert new is not None
+    new = reply.extra
+    assert isinstance(new, NewToken)
+    seed = new.seed
     if seed is None:  # settled by an earlier attempt: delivered, or given up
         return reply
     connections = services.connections

@@ -8,8 +8,10 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from stepwise.states.contracts.finish_turn import FinishTurnOutput
+from stepwise.states.policy import policy_for
 from stepwise.turn.ref import TurnRef
 from stepwise.turn.start import TurnStart
+from stepwise.turn_records.models import NewToken
 
 if TYPE_CHECKING:
     from stepwise.states.services import TurnServices
@@ -48,12 +50,10 @@ def recover_turn(turn: TurnRef, status: str, services: "TurnServices") -> Finish
     way the chat is freed and the next turn starts. A reply with a new token is settled first (its seed
     forgotten, its connection revoked if the token never reached the chat: `states.new_token`). A background
     job's execution holds no chat: its report says how it ended (`states.job_report`)."""
-    if turn.job is not None:
-        from stepwise.states.job_report import recover_job
-
-        return recover_job(turn, status, services)
+    if (recovered := policy_for(turn).recover(turn, status, services)) is not None:
+        return recovered
     reply = services.turns.get_reply(turn.turn_id)
-    if reply is not None and reply.new_token is not None:
+    if reply is not None and isinstance(reply.extra, NewToken):
         from stepwise.states.new_token import deliver_new_token  # only a reply of /connect <name>
 
         reply = deliver_new_token(turn, reply, services, deliver=False)  # its seed forgotten, or revoked

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from stepwise.approvals.lifecycle import show_request
 from stepwise.states.contracts.request_approval import RequestApprovalInput, RequestApprovalOutput
+from stepwise.states.policy import policy_for
 
 if TYPE_CHECKING:
     from stepwise.states.services import TurnServices
@@ -15,19 +16,17 @@ logger = logging.getLogger(__name__)
 
 
 def request_approval(request: RequestApprovalInput, services: TurnServices) -> RequestApprovalOutput:
-    """Show the request (its buttons go out once), then let the chat go on while the turn waits. A background
-    job waits at most until its deadline (its execution's input says how long), and holds no chat to free."""
-    in_job = request.turn.job is not None
+    """Show the request (its buttons go out once), waiting as long as the turn's policy says, then let the
+    chat go on while the turn waits (a background job holds no chat to free)."""
+    policy = policy_for(request.turn)
     message_id = show_request(
         services.approvals,
         services.telegram,
         request.approval_id,
         request.task_token,
-        services.job_limits.approval_wait(services.approval_timeout_seconds)
-        if in_job
-        else services.approval_timeout_seconds,
+        policy.approval_wait(services),
     )
-    if in_job:
+    if not policy.holds_chat:
         logger.info("background job waits for its approval")
         return RequestApprovalOutput(message_id=message_id)
     # While the turn waits for the tap, the chat goes on: new messages get turns of their own.

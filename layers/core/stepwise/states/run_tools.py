@@ -20,12 +20,15 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from stepwise.approvals.arguments import call_room
 from stepwise.approvals.models import ApprovalCall, Requester
 from stepwise.audit.log import call_entry
+from stepwise.inbox.outside_call import OutsideCall
 from stepwise.ledger.models import tool_call_id
 from stepwise.states.contracts.base import Next
 from stepwise.states.contracts.run_tools import RunToolsInput
+from stepwise.states.policy import policy_for, policy_of, tools_for_calls
 from stepwise.tools.calls import Answer, parse_call, run_call
 from stepwise.tools.registry import NotShownError, ToolContext, ToolError, ToolResult
 from stepwise.turn.ids import iso_utc
+from stepwise.turn_records.models import Chat, Checkin, Command, JobReport, JobRun, Reminder, RulesCommand
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -59,9 +62,10 @@ def run_tools(request: RunToolsInput, services: TurnServices) -> Next:
     """Run (or settle) every tool call of the step; see the module docstring. Route `model` when every call
     has its result, `approval` when some wait for the user."""
     turn = request.turn
-    if request.resume and turn.job is None:  # a background job never holds the chat
+    if request.resume and policy_for(turn).holds_chat:  # back from the wait: the chat first
         retake_chat(request, services)
     meta = services.turns.get_meta(turn.turn_id)
+    policy = policy_of(meta.kind)
     step = services.turns.get_step(turn.turn_id, request.next.step)
     ask = request.next.model_copy(update={"route": "approval", "wait_seconds": 0})
     now = iso_utc(services.clock())
@@ -77,7 +81,7 @@ def run_tools(request: RunToolsInput, services: TurnServices) -> Next:
         decision = lifecycle.settle(services.approvals, services.telegram, step.approval_id, now)
     waiting: list[Pending] = []
     to_run = [call for call in step.tool_uses if call["id"] not in step.partial_results]
-    tools = services.tools_for_calls([call["name"] for call in to_run], meta.job is not None)
+    tools = tools_for_calls(policy, [call["name"] for call in to_run], services)
     for call in to_run:
         context = ToolContext(
             user_id=meta.user_id,
@@ -136,10 +140,7 @@ def run_tools(request: RunToolsInput, services: TurnServices) -> Next:
     services.turns.put_step(turn.turn_id, step)
     errors = sum(1 for block in step.tool_results if block["is_error"])
     logger.info("tool calls done", extra={"results": len(step.tool_results), "errors": errors})
-    if meta.outside_call is not None:  # an MCP client's call: the chat is told what came of it, no model
-        from stepwise.states.turn_kind import outside_call_reply
-
-        outside_call_reply(meta, step, services)
+    if policy.after_tools(meta, step, services):  # an MCP client's call: the chat is told, no model
         return request.next.model_copy(update={"route": "reply", "approval_id": None, "wait_seconds": 0})
     return request.next.model_copy(update={"route": "model", "approval_id": None, "wait_seconds": 0})
 
@@ -177,13 +178,15 @@ def _tell_not_shown(meta: TurnMeta, tools: list[str], services: TurnServices) ->
 def requester_of(meta: TurnMeta) -> Requester:
     """Who the turn's approval request names: its background job, the MCP client whose call it runs, the
     check-in it carries out, or else the chat's own model."""
-    if meta.job is not None:
-        return Requester(kind="job", number=meta.job.number, name=meta.job.title)
-    if meta.outside_call is not None:
-        return Requester(kind="mcp_client", name=meta.outside_call.connection)
-    if meta.checkin is not None:
-        return Requester(kind="checkin", number=meta.checkin.number, name=meta.checkin.text)
-    return Requester()
+    match meta.kind:
+        case JobRun(number=number, title=title):
+            return Requester(kind="job", number=number, name=title)
+        case OutsideCall(connection=connection):
+            return Requester(kind="mcp_client", name=connection)
+        case Checkin(number=number, text=text):
+            return Requester(kind="checkin", number=number, name=text)
+        case Chat() | Command() | RulesCommand() | Reminder() | JobReport():
+            return Requester()
 
 
 def retake_chat(request: RunToolsInput, services: TurnServices) -> None:

@@ -6,6 +6,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from stepwise.history.models import StoredMessage
+from stepwise.turn_records.models import NewToken
 
 if TYPE_CHECKING:
     from stepwise.states.services import TurnServices
@@ -51,8 +52,8 @@ def save_reply(turn: TurnRef, reply: Reply | None, user_id: int, services: TurnS
 
 def _kept(reply: Reply) -> str:
     """What the history keeps of the reply: its text, or what stands for a new token's (never the token)."""
-    if reply.new_token is not None and reply.token_revoked:
+    if isinstance(reply.extra, NewToken) and reply.extra.revoked:
         from stepwise.commands.connect import never_delivered
 
-        return never_delivered(reply.new_token.connection)
-    return reply.kept_text if reply.kept_text is not None else reply.text
+        return never_delivered(reply.extra.connection)
+    return reply.kept_text

@@ -114,7 +114,6 @@ class TurnServices:
     _with_remote: tuple[Sequence[Tool[Any]], ToolRegistry] | None = field(
         default=None, init=False, repr=False
     )
-    _job_tools: tuple[ToolRegistry, ToolRegistry] | None = field(default=None, init=False, repr=False)
 
     @property
     def summary_due_at(self) -> int:
@@ -144,36 +143,3 @@ class TurnServices:
         """Use `registry` as the turn's only tools (tests)."""
         self.__dict__["built_in_tools"] = registry
         self.remote_tools = None
-
-    def turn_tools(self, in_job: bool) -> ToolRegistry:
-        """The tools of a turn, or of a background job: the same but `spawn_job` (a job cannot start jobs),
-        and with `cannot_do` (a job's model says with it that it cannot do its task)."""
-        tools = self.tools
-        if not in_job:
-            return tools
-        if self._job_tools is None or self._job_tools[0] is not tools:
-            from stepwise.tools.job_tools import CANNOT_DO_TOOL
-
-            self._job_tools = (tools, tools.without(JOB_STARTING_TOOLS).with_tools([CANNOT_DO_TOOL]))
-        return self._job_tools[1]
-
-    def tools_for_calls(self, names: Sequence[str], in_job: bool) -> ToolRegistry:
-        """The tools of a turn (or job) that runs calls of these tools. The outside servers' lists this
-        container read may be older than the ones the model was offered (read up to 20 s ago, by a warm-up
-        say, before CallModel fetched a new list): when a call names an outside tool (`<server>__<tool>`)
-        they lack, they are read again first, once, so that "Unknown tool" is the answer only when the
-        current lists lack it too."""
-        tools = self.turn_tools(in_job)
-        missing = [name for name in names if tools.get(name) is None]
-        if not missing or self.reread_remote_tools is None:
-            return tools
-        from stepwise.remote_tools.config import SEPARATOR  # an outside tool's name: only on a miss
-
-        if any(SEPARATOR in name for name in missing):
-            self.reread_remote_tools()
-            tools = self.turn_tools(in_job)
-        return tools
-
-    def max_steps(self, in_job: bool) -> int:
-        """The tool rounds a turn (MAX_TOOL_STEPS) or a background job (JOB_MAX_TOOL_STEPS) may make."""
-        return self.job_limits.max_tool_steps if in_job else self.max_tool_steps

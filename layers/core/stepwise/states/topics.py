@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from stepwise.telegram.conversation import Conversation
 from stepwise.telegram.errors import TelegramBadRequest, TelegramError, TelegramForbidden
+from stepwise.turn_records.models import NewTopic
 
 if TYPE_CHECKING:
     from stepwise.states.services import TurnServices
@@ -46,21 +47,22 @@ def open_topic(turn: TurnRef, reply: Reply, services: TurnServices) -> Reply:
     so a retried FinishTurn sends in the same topic. When Telegram refuses (threads off, or a group that is
     not a forum) the reply says that no topic was opened and how to turn topics on, where /new was written,
     and the history keeps that answer (not "Opened a new topic")."""
-    if reply.topic_thread is not None or reply.new_topic is None:
+    opens = reply.extra
+    if not isinstance(opens, NewTopic) or opens.thread is not None:
         return reply
     try:
-        thread = services.telegram().create_forum_topic(turn.chat_id, reply.new_topic)
+        thread = services.telegram().create_forum_topic(turn.chat_id, opens.name)
     except (TelegramBadRequest, TelegramForbidden) as error:
         from stepwise.commands.new_topic import NOT_A_FORUM, THREADS_OFF
 
         logger.warning("no topic opened", extra={"error": str(error)})
         refusal = THREADS_OFF if turn.chat_id > 0 else NOT_A_FORUM
-        return reply.model_copy(update={"text": refusal, "kept_text": None, "new_topic": None})
+        return reply.model_copy(update={"text": refusal, "extra": None})
     services.turns.set_topic_thread(turn.turn_id, thread)
-    if not reply.new_topic_named:
+    if not opens.named:
         services.chats.set_topic_unnamed(Conversation.of(turn.chat_id, thread), True)
     logger.info("topic opened", extra={"topic_opened": thread})
-    return reply.model_copy(update={"topic_thread": thread})
+    return reply.model_copy(update={"extra": opens.model_copy(update={"thread": thread})})
 
 
 def rename_topic(meta: TurnMeta, services: TurnServices) -> None:

@@ -9,9 +9,23 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Literal
 
+from stepwise.inbox.outside_call import OutsideCall
 from stepwise.states.contracts.base import Next
 from stepwise.turn.ids import iso_utc
-from stepwise.turn_records.models import AppButton, ModelStep, NewToken, Reply
+from stepwise.turn_records.models import (
+    AppButton,
+    Chat,
+    Checkin,
+    Command,
+    JobReport,
+    JobRun,
+    ModelStep,
+    NewToken,
+    NewTopic,
+    Reminder,
+    Reply,
+    RulesCommand,
+)
 from stepwise.usage.budget import budget_message, is_over_budget
 
 if TYPE_CHECKING:
@@ -20,51 +34,61 @@ if TYPE_CHECKING:
     from stepwise.commands.handlers import ShownOnce, WithAppButton
     from stepwise.commands.new_topic import OpensTopic
     from stepwise.states.services import TurnServices
-    from stepwise.turn_records.models import ReplySource, TurnMeta
+    from stepwise.turn_records.models import ReplyExtra, ReplySource, TurnMeta
 
 logger = logging.getLogger(__name__)
 
-TurnKind = Literal["reminder", "notice", "command", "budget", "outside_call", "job_report", "model"]
+# What LoadContext decided for the turn (logged): an outcome, which is the turn's kind or, for a turn of the
+# user's messages that needs no model, a notice or the budget's refusal.
+Outcome = Literal["reminder", "notice", "command", "budget", "outside_call", "job_report", "model"]
 OUTSIDE_CALL_ID = "mcp_{message_id}"  # the tool_use id of an outside call in its turn
 
 
-def decide_turn(meta: TurnMeta, services: TurnServices) -> tuple[TurnKind, Next]:
-    """The turn's kind and where it goes: a kind that needs no model gets its reply now (route `reply`);
+def decide_turn(meta: TurnMeta, services: TurnServices, notices_only: bool = False) -> tuple[Outcome, Next]:
+    """What the turn does and where it goes: a turn that needs no model gets its reply now (route `reply`);
     an MCP client's call that waits for approval becomes the turn's tool call (route `tools_with_approval`:
     RunTools asks, runs it once approved and replies, `outside_call_reply`); a model turn goes to CallModel
-    (route `model`)."""
-    if meta.outside_call is not None:
-        return "outside_call", _start_outside_call(meta, services)
-    kind, text = _kind_and_text(meta, services)
-    if text is None:
-        return kind, Next(route="model")
-    reply_without_model(meta, services, kind, text)
-    return kind, Next(route="reply")
+    (route `model`). `notices_only`: every message of the turn is a file the model does not get (the
+    turn's notices answer it)."""
+    kind = meta.kind
+    match kind:
+        case OutsideCall():
+            return "outside_call", _start_outside_call(meta, kind, services)
+        case Reminder():
+            from stepwise.reminders.models import REMINDER_PREFIX  # imported by the turns that need it only
+
+            return _canned(meta, services, "reminder", lambda *_: REMINDER_PREFIX + kind.text)
+        case JobReport():  # a background job ended: its report, as it wrote it
+            return _canned(meta, services, "job_report", lambda *_: kind.report)
+        case _ if notices_only:
+            return _canned(meta, services, "notice", lambda *_: "\n\n".join(meta.notices))
+        case Command():
+            from stepwise.commands.answer import command_answer
+
+            return _canned(meta, services, "command", command_answer(meta, kind.text, services))
+        case Chat() | Checkin() if (used := _over_budget(meta, services)) is not None:
+            now = services.clock()
+            return _canned(
+                meta,
+                services,
+                "budget",
+                lambda *_: budget_message(
+                    services.daily_token_budget, used, now, meta.timezone, meta.group_member
+                ),
+            )
+        case Chat() | Checkin() | RulesCommand() | JobRun():
+            return "model", Next(route="model")
 
 
-def _kind_and_text(
-    meta: TurnMeta, services: TurnServices
-) -> tuple[TurnKind, Callable[[str, str], str | ShownOnce | OpensTopic | WithAppButton] | None]:
-    if meta.reminder is not None:
-        from stepwise.reminders.models import REMINDER_PREFIX  # imported by the turns that need it only
-
-        reminder = meta.reminder
-        return "reminder", lambda *_: REMINDER_PREFIX + reminder
-    if meta.job_report is not None:  # a background job ended: its report, as it wrote it
-        report = meta.job_report
-        return "job_report", lambda *_: report
-    if meta.notices_only:
-        return "notice", lambda *_: "\n\n".join(meta.notices)
-    if meta.command is not None:
-        from stepwise.commands.answer import command_answer
-
-        return "command", command_answer(meta, services)
-    if meta.model_override is None and (used := _over_budget(meta, services)) is not None:
-        now = services.clock()
-        return "budget", lambda *_: budget_message(
-            services.daily_token_budget, used, now, meta.timezone, meta.group_member
-        )
-    return "model", None
+def _canned(
+    meta: TurnMeta,
+    services: TurnServices,
+    outcome: Outcome,
+    text: Callable[[str, str], str | ShownOnce | OpensTopic | WithAppButton],
+) -> tuple[Outcome, Next]:
+    """The turn's reply made without a model (its source is the outcome), sent by FinishTurn."""
+    reply_without_model(meta, services, outcome, text)
+    return outcome, Next(route="reply")
 
 
 def _over_budget(meta: TurnMeta, services: TurnServices) -> int | None:
@@ -83,73 +107,43 @@ def reply_without_model(
     source: ReplySource,
     text: Callable[[str, str], str | ShownOnce | OpensTopic | WithAppButton],
 ) -> None:
-    """Make `text(message_id, created_at)` the turn's only model step and its reply, which FinishTurn sends
-    and stores like any reply. A `ShownOnce` text is sent with its new token (made by FinishTurn from the
-    seed the reply keeps) and stored as its `kept` text (the step holds the kept text only); a
-    `WithAppButton` text (/app) is sent with the button that opens the Mini App under its last chunk. A
-    retry keeps the first attempt's reply, or, when it stopped before recording one, its step (message id,
-    time and text) and computes the text once more only for what it shows once (a command is idempotent
-    within its turn: /connect replaces the connection it made, whose token was never made)."""
-    existing = services.turns.steps(meta.turn_id)
-    if existing and services.turns.get_reply(meta.turn_id) is not None:
+    """Make `text(message_id, created_at)` the turn's reply, which FinishTurn sends and stores like any
+    reply (no model step: the reply is the whole answer). A `ShownOnce` text is sent with its new token (made
+    by FinishTurn from the seed the reply keeps) and stored as its `kept` text; an `OpensTopic` text (/new)
+    opens its topic; a `WithAppButton` text (/app) is sent with the button that opens the Mini App under its
+    last chunk. The reply is recorded in one write, after the text is computed: a retry finds it and answers
+    nothing more (nor makes a second token); one that stopped before recording it computes the text again (a
+    command is idempotent within its turn: /connect replaces the connection it made, whose token was never
+    made)."""
+    if services.turns.get_reply(meta.turn_id) is not None:
         return
-    if existing:
-        message_id, created_at = existing[0].message_id, existing[0].created_at
-    else:
-        message_id, created_at = services.new_id(), iso_utc(services.clock())
+    message_id, created_at = services.new_id(), iso_utc(services.clock())
     answer = text(message_id, created_at)
-    button = None
-    if not isinstance(answer, str):
-        from stepwise.commands.handlers import WithAppButton  # a command's answer: its module is loaded
-
-        if isinstance(answer, WithAppButton):  # /app: its text, with the button under it
-            button = AppButton(text=answer.button, url=answer.url)
-            answer = answer.text
-    shown = None if isinstance(answer, str) else answer
-    once, opens = _special(shown)
-    if existing:
-        step = existing[0]
+    if isinstance(answer, str):  # stripped, as the history has always kept a canned answer
+        shown, extra = answer.strip(), None
     else:
-        step = ModelStep(
-            step=0,
-            content=[{"type": "text", "text": answer if isinstance(answer, str) else answer.kept}],
-            stop_reason="end_turn",
-            model=source,
-            message_id=message_id,
-            created_at=created_at,
-        )
-        services.turns.put_step(meta.turn_id, step)
+        shown, extra = answer.text, _extra(meta, answer)
     services.turns.put_reply(
         meta.turn_id,
-        Reply(
-            text=shown.text if shown else step.text,
-            kept_text=step.text if shown else None,
-            new_token=NewToken(user_id=meta.user_id, connection=once.connection) if once else None,
-            token_seed=once.seed if once else None,
-            new_topic=opens.name if opens else None,
-            new_topic_named=opens.named if opens else False,
-            source=source,
-            message_id=step.message_id,
-            created_at=step.created_at,
-            app_button=button,
-        ),
+        Reply(text=shown, source=source, message_id=message_id, created_at=created_at, extra=extra),
     )
 
 
-def _special(answer: ShownOnce | OpensTopic | None) -> tuple[ShownOnce | None, OpensTopic | None]:
-    """A command's answer that is more than a text: one showing a new token (/connect <name>), or one opening
-    a topic (/new)."""
-    if answer is None:
-        return None, None
-    from stepwise.commands.new_topic import OpensTopic  # a command's answer only
+def _extra(meta: TurnMeta, answer: ShownOnce | OpensTopic | WithAppButton) -> ReplyExtra:
+    """What a command's answer brings besides its text: a new token (/connect <name>), a topic it opens
+    (/new), or the button that opens the Mini App (/app)."""
+    from stepwise.commands.handlers import ShownOnce, WithAppButton  # a command's answer: loaded already
 
-    return (None, answer) if isinstance(answer, OpensTopic) else (answer, None)
+    if isinstance(answer, WithAppButton):
+        return AppButton(text=answer.button, url=answer.url)
+    if isinstance(answer, ShownOnce):
+        kept = answer.kept.strip()
+        return NewToken(user_id=meta.user_id, connection=answer.connection, kept_text=kept, seed=answer.seed)
+    return NewTopic(name=answer.name, named=answer.named, kept_text=answer.kept.strip())
 
 
-def _start_outside_call(meta: TurnMeta, services: TurnServices) -> Next:
+def _start_outside_call(meta: TurnMeta, call: OutsideCall, services: TurnServices) -> Next:
     """The outside call as the turn's step 0, a tool call like the model's (a retry keeps the first step)."""
-    call = meta.outside_call
-    assert call is not None
     if not services.turns.steps(meta.turn_id):
         message_id = services.new_id()
         services.turns.put_step(
@@ -173,11 +167,9 @@ def _start_outside_call(meta: TurnMeta, services: TurnServices) -> Next:
     return Next(route="tools_with_approval", step=0)
 
 
-def outside_call_reply(meta: TurnMeta, step: ModelStep, services: TurnServices) -> None:
+def outside_call_reply(meta: TurnMeta, call: OutsideCall, step: ModelStep, services: TurnServices) -> None:
     """The reply of an outside call's turn, once its call (`step`, the turn's only step) has its result: what
     the client asked and what came of it."""
-    call = meta.outside_call
-    assert call is not None
     result = step.tool_results[0]
     content = result["content"]
     outcome = f"Not done. {content}" if result["is_error"] else f"Done. {content}"

@@ -3,7 +3,8 @@
 
 The reply's delivery state is kept in attributes of its own beside `data`: `sent_chunks`, `voice_sent`, a
 new token's `token_seed` (removed once settled) and `token_revoked`, and the thread of the topic /new opened
-(`topic_thread`)."""
+(`topic_thread`). A reply recorded before issue 40 keeps its extra in flat fields of `data` (`Reply` reads
+both)."""
 
 from __future__ import annotations
 
@@ -14,10 +15,14 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from stepwise.media.models import Heard
-from stepwise.turn_records.models import ModelStep, Reply, TurnMeta
+from stepwise.turn_records.models import ModelStep, NewToken, Reply, TurnMeta
 
 # Kept beside `data`, changed while the reply is delivered.
-_DELIVERY_STATE = {"sent_chunks", "voice_sent", "token_seed", "token_revoked", "topic_thread"}
+_DELIVERY_STATE: dict[str, Any] = {
+    "sent_chunks": True,
+    "voice_sent": True,
+    "extra": {"seed", "revoked", "thread"},
+}
 
 
 class DynamoTurnStore:
@@ -79,8 +84,8 @@ class DynamoTurnStore:
             "sent_chunks": 0,
             "expires_at": self._expiry(),
         }
-        if reply.token_seed is not None:
-            item["token_seed"] = reply.token_seed
+        if isinstance(reply.extra, NewToken) and reply.extra.seed is not None:
+            item["token_seed"] = reply.extra.seed
         try:
             self._table.put_item(
                 Item=item,
@@ -102,9 +107,18 @@ class DynamoTurnStore:
         data = json.loads(item["data"])
         data["sent_chunks"] = int(item.get("sent_chunks", 0))
         data["voice_sent"] = bool(item.get("voice_sent", False))
-        data["token_seed"] = item.get("token_seed")
-        data["token_revoked"] = bool(item.get("token_revoked", False))
-        data["topic_thread"] = int(item["topic_thread"]) if "topic_thread" in item else None
+        delivery = {
+            "token_seed": item.get("token_seed"),
+            "token_revoked": bool(item.get("token_revoked", False)),
+            "topic_thread": int(item["topic_thread"]) if "topic_thread" in item else None,
+        }
+        extra = data.get("extra")
+        if "extra" not in data:  # recorded before issue 40: `Reply` folds the flat fields
+            data.update(delivery)
+        elif extra is not None and extra["kind"] == "new_token":
+            extra.update(seed=delivery["token_seed"], revoked=delivery["token_revoked"])
+        elif extra is not None and extra["kind"] == "new_topic":
+            extra["thread"] = delivery["topic_thread"]
         return Reply.model_validate(data)
 
     def mark_sent(self, turn_id: str, sent_chunks: int) -> None:

@@ -1,8 +1,8 @@
 """What a turn keeps between its states (the state machine itself carries only ids and counters)."""
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from stepwise.inbox.outside_call import OutsideCall
 from stepwise.model.blocks import AsJsonObjectMap, StoredBlocks, StoredResults, ToolResultBlock, ToolUseBlock
@@ -23,24 +23,97 @@ ReplySource = Literal[
 ]
 
 
-class JobBrief(BaseModel):
-    """What a background job's own turn knows of the job (the record is in the jobs' store)."""
+class Chat(BaseModel):
+    """The user's messages, answered by the model over the chat's history (or, when none of them is something
+    the model can take, by notices saying so; once the daily token budget is spent, by the refusal)."""
 
     model_config = ConfigDict(defer_build=True)
 
+    kind: Literal["chat"] = "chat"
+
+
+class Command(BaseModel):
+    """A slash command, answered without a model (`stepwise.commands`)."""
+
+    model_config = ConfigDict(defer_build=True)
+
+    kind: Literal["command"] = "command"
+    text: str  # the command as written
+
+
+class RulesCommand(BaseModel):
+    """A slash command with arguments that the offline rules model answers with a tool (`/add milk`)."""
+
+    model_config = ConfigDict(defer_build=True)
+
+    kind: Literal["rules_command"] = "rules_command"
+
+
+class Reminder(BaseModel):
+    """A reminder that fired: the turn shows its text."""
+
+    model_config = ConfigDict(defer_build=True)
+
+    kind: Literal["reminder"] = "reminder"
+    text: str
+
+
+class Checkin(BaseModel):
+    """A check-in that fired: a scheduled instruction the model carries out as a full turn."""
+
+    model_config = ConfigDict(defer_build=True)
+
+    kind: Literal["checkin"] = "checkin"
+    number: int | None = None  # the check-in's number (its reminder id)
+    text: str
+
+
+class JobReport(BaseModel):
+    """A background job ended: the chat's turn shows its report, as the job wrote it."""
+
+    model_config = ConfigDict(defer_build=True)
+
+    kind: Literal["job_report"] = "job_report"
+    report: str
+
+
+class JobRun(BaseModel):
+    """A background job's own turn (its own execution: `states.job_turn`); its record is in the jobs'
+    store."""
+
+    model_config = ConfigDict(defer_build=True)
+
+    kind: Literal["job"] = "job"
     number: int
     title: str
     task: str
     deadline: str  # ISO 8601 UTC
 
 
-class CheckinBrief(BaseModel):
-    """The check-in a turn carries out (a scheduled instruction run as a full turn)."""
+# What a turn is. OutsideCall: an MCP client's call that its turn asks the user to approve (and runs).
+TurnKind = Annotated[
+    Chat | Command | RulesCommand | Reminder | Checkin | OutsideCall | JobReport | JobRun,
+    Field(discriminator="kind"),
+]
 
-    model_config = ConfigDict(defer_build=True)
 
-    number: int | None = None  # the check-in's number (its reminder id)
-    text: str
+def _kind_of_flat(data: dict[str, Any]) -> dict[str, Any]:
+    """The kind of a turn whose record was written before issue 40, from the fields it kept it in."""
+    if data.get("job") is not None:
+        return {**data["job"], "kind": "job"}
+    if data.get("outside_call") is not None:
+        return {**data["outside_call"], "kind": "outside_call"}
+    if data.get("reminder") is not None:
+        return {"kind": "reminder", "text": data["reminder"]}
+    if data.get("job_report") is not None:
+        return {"kind": "job_report", "report": data["job_report"]}
+    if data.get("command") is not None:
+        return {"kind": "command", "text": data["command"]}
+    if data.get("model_override") == "command":
+        return {"kind": "rules_command"}
+    if data.get("checkin") is not None:
+        return {**data["checkin"], "kind": "checkin"}
+    return {"kind": "chat"}
 
 
 class Memory(BaseModel):
@@ -70,26 +143,27 @@ class TurnMeta(BaseModel):
     # the chat's tools and system prompt in tokens, as LoadContext found it (0: unknown)
     stable_prefix_tokens: int = 0
     created_at: str
-    # "rules" once the turn fell back offline; "command" for a slash command the rules handle
-    model_override: str | None = None
+    kind: TurnKind = Chat()
+    fallback: bool = False  # the turn fell back to the offline rules model (UseFallback)
     fallback_decisions: int = 0  # how often UseFallback switched this turn over
     summary: str = ""  # the chat's rolling summary when the turn began
     memories: list[Memory] = []  # memories recalled for this message
     timezone: str = "UTC"  # the user's IANA time zone when the turn began
     timezone_set: bool = False  # whether the user chose it (else the default)
-    reminder: str | None = None  # the text of the reminder this turn delivers
-    checkin: CheckinBrief | None = None  # the check-in this turn carries out
     notices: list[str] = []  # what the user is told about files the model does not get
-    notices_only: bool = False  # every message of the turn is such a file
-    command: str | None = None  # the slash command answered without a model
-    # the MCP client's call this turn asks the user to approve (and runs)
-    outside_call: OutsideCall | None = None
-    job: JobBrief | None = None  # the background job this turn is (its own execution)
-    job_report: str | None = None  # a job's report this chat turn shows
     voice_reply: bool = False  # the turn answers a voice note and the user asked for spoken answers
     footnotes: list[str] = []  # lines after the reply (rough transcripts)
     topic_name: str | None = None  # the name this turn gives its Telegram-named topic (docs/topics.md)
     sender: str | None = None  # in a group: the first name of the member who asked (docs/groups.md)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _fold_flat_kind(cls, data: Any) -> Any:
+        """A turn in flight across the deploy: its record, written before issue 40, kept its kind in fields of
+        their own (`reminder`, `command`, `job`...) and its fallback in `model_override`."""
+        if not isinstance(data, dict) or "kind" in data:
+            return data
+        return {**data, "kind": _kind_of_flat(data), "fallback": data.get("model_override") == "rules"}
 
     @property
     def conversation(self) -> Conversation:
@@ -149,21 +223,48 @@ class ModelStep(BaseModel):
 
 
 class NewToken(BaseModel):
-    """The connection whose new token a reply shows (`/connect <name>`), made when the reply is sent."""
+    """A reply that shows a new token (`/connect <name>`): its text has the token's TOKEN_SLOT, and the token
+    is made from `seed` when the reply is sent (`states.new_token`)."""
 
     model_config = ConfigDict(defer_build=True)
 
+    kind: Literal["new_token"] = "new_token"
     user_id: int
-    connection: str
+    connection: str  # the connection the token is for
+    kept_text: str  # what the history stores (never the token)
+    # Delivery state (kept beside the reply's data: `TurnStore.settle_token`): the seed is gone once the
+    # reply was delivered or given up; `revoked` when the token never reached the chat.
+    seed: str | None = None
+    revoked: bool = False
+
+
+class NewTopic(BaseModel):
+    """A reply that opens a topic (/new) and is sent inside it; the history where /new was written keeps
+    `kept_text`."""
+
+    model_config = ConfigDict(defer_build=True)
+
+    kind: Literal["new_topic"] = "new_topic"
+    name: str
+    named: bool = False  # the user gave the name (else it is renamed after its first answer)
+    kept_text: str
+    thread: int | None = None  # delivery state: the topic's thread once opened (`TurnStore.set_topic_thread`)
 
 
 class AppButton(BaseModel):
-    """The inline button under a reply that opens the Mini App (`/app`)."""
+    """The inline button under a reply that opens the Mini App (`/app`), sent under its last chunk."""
 
     model_config = ConfigDict(defer_build=True)
 
+    kind: Literal["app_button"] = "app_button"
     text: str
     url: str
+
+
+# What a reply brings besides its text: a new token, a topic it opens, or a button.
+ReplyExtra = Annotated[NewToken | NewTopic | AppButton, Field(discriminator="kind")]
+# The fields a reply recorded before issue 40 kept its extra in (a turn in flight across the deploy).
+_FLAT_EXTRA = ("kept_text", "new_token", "token_seed", "token_revoked", "new_topic", "new_topic_named")
 
 
 class Reply(BaseModel):
@@ -177,13 +278,41 @@ class Reply(BaseModel):
     created_at: str
     sent_chunks: int = 0
     voice_sent: bool = False  # the spoken copy reached Telegram (or was given up)
-    kept_text: str | None = None  # what the history stores when the text shows something once (a new token)
-    new_token: NewToken | None = None  # the text shows this connection's new token in place of its TOKEN_SLOT
-    # what FinishTurn makes the new token from; gone once the reply was delivered or given up
-    token_seed: str | None = None
-    token_revoked: bool = False  # the new token never reached the chat: its connection was revoked
-    # /new: the topic the reply opens (its name; None: none) and is sent in, once opened (its thread id)
-    new_topic: str | None = None
-    new_topic_named: bool = False  # the user gave the name (else it is renamed after its first answer)
-    topic_thread: int | None = None
-    app_button: AppButton | None = None  # sent under the reply's last chunk
+    extra: ReplyExtra | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _fold_flat_extra(cls, data: Any) -> Any:
+        """A reply recorded before issue 40 (its extra in flat fields) reads as one with `extra`."""
+        if not isinstance(data, dict) or "extra" in data:
+            return data
+        flat = {key: data[key] for key in (*_FLAT_EXTRA, "app_button", "topic_thread") if key in data}
+        data = {key: value for key, value in data.items() if key not in flat}
+        if flat.get("new_token") is not None:
+            data["extra"] = {
+                **flat["new_token"],
+                "kind": "new_token",
+                "kept_text": flat.get("kept_text") or data.get("text", ""),
+                "seed": flat.get("token_seed"),
+                "revoked": bool(flat.get("token_revoked")),
+            }
+        elif flat.get("new_topic") is not None:
+            data["extra"] = {
+                "kind": "new_topic",
+                "name": flat["new_topic"],
+                "named": bool(flat.get("new_topic_named")),
+                "kept_text": flat.get("kept_text") or data.get("text", ""),
+                "thread": flat.get("topic_thread"),
+            }
+        elif flat.get("app_button") is not None:
+            data["extra"] = {**flat["app_button"], "kind": "app_button"}
+        return data
+
+    @property
+    def kept_text(self) -> str:
+        """What the history stores of the reply: its text, or what stands for what it shows once."""
+        match self.extra:
+            case NewToken(kept_text=kept) | NewTopic(kept_text=kept):
+                return kept
+            case _:
+                return self.text

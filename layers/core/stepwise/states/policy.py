@@ -1,0 +1,175 @@
+"""One policy per kind of turn: what its model sees (history, prompt sections), which tools it has and how
+many rounds, whether it holds the chat, and how it starts, goes on after its tools, and ends. The states ask
+the turn's policy; they never test what kind of turn it is.
+
+Three policies: the chat's turn (`ChatTurn`: every kind of `TurnMeta.kind` answered in the chat), an MCP
+client's call (`OutsideCallTurn`: a chat's turn whose only step is that call, answered without a model), and a
+background job's own execution (`JobTurn`, in `states.job_turn`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+from stepwise.inbox.outside_call import OutsideCall
+from stepwise.states.turn_kind import outside_call_reply
+from stepwise.turn_records.models import JobRun
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from stepwise.history.models import StoredMessage
+    from stepwise.states.contracts.base import Next
+    from stepwise.states.contracts.finish_turn import FinishTurnInput, FinishTurnOutput
+    from stepwise.states.services import TurnServices
+    from stepwise.tools.registry import ToolRegistry
+    from stepwise.turn.ref import TurnRef
+    from stepwise.turn_records.models import ModelStep, TurnKind, TurnMeta
+
+
+class TurnPolicy(Protocol):
+    """What a kind of turn does where the states differ."""
+
+    # Whether the turn answers in the chat: it holds the chat's lease (frees it while it waits for an
+    # approval, takes it back after), shows "typing…" and drafts there, and its prompt is the chat's (whose
+    # size the next turn's window is chosen with).
+    holds_chat: bool
+
+    def start(self, turn: TurnRef, services: TurnServices) -> Next | None:
+        """LoadContext of a turn that does not start from the chat's inbox; None: it does."""
+        ...
+
+    def history(self, meta: TurnMeta, services: TurnServices) -> list[StoredMessage]:
+        """The conversation the model sees."""
+        ...
+
+    def sections(self, meta: TurnMeta, max_steps: int) -> list[str]:
+        """The kind's own per-turn sections of the prompt (first among them)."""
+        ...
+
+    def tools(self, services: TurnServices) -> ToolRegistry:
+        """The tools the model is offered."""
+        ...
+
+    def max_steps(self, services: TurnServices) -> int:
+        """The tool rounds the turn may make."""
+        ...
+
+    def before_call(self, meta: TurnMeta, steps: Sequence[ModelStep], services: TurnServices) -> Next | None:
+        """Before a model call: where the turn goes instead of calling the model; None to call it."""
+        ...
+
+    def after_call(self, meta: TurnMeta, steps: Sequence[ModelStep], services: TurnServices) -> None:
+        """After a model call was stored (`steps`: the turn's, with it)."""
+        ...
+
+    def after_tools(self, meta: TurnMeta, step: ModelStep, services: TurnServices) -> bool:
+        """After every call of the step has its result: True when the turn has its reply (no model call)."""
+        ...
+
+    def approval_wait(self, services: TurnServices) -> int:
+        """How long (seconds) an approval request of the turn waits for the tap."""
+        ...
+
+    def finish(self, request: FinishTurnInput, services: TurnServices) -> FinishTurnOutput | None:
+        """FinishTurn of a turn that does not end in the chat; None: it sends, saves and frees the chat."""
+        ...
+
+    def recover(self, turn: TurnRef, status: str, services: TurnServices) -> FinishTurnOutput | None:
+        """RecoverChat of such a turn; None: the chat's recovery (its messages are answered again)."""
+        ...
+
+
+class ChatTurn:
+    """A turn in the chat: the chat's history, tools and limits; it starts from the inbox and ends there."""
+
+    holds_chat = True
+
+    def start(self, turn: TurnRef, services: TurnServices) -> Next | None:
+        return None
+
+    def history(self, meta: TurnMeta, services: TurnServices) -> list[StoredMessage]:
+        return services.messages.between(meta.conversation, meta.first_key, meta.last_key)
+
+    def sections(self, meta: TurnMeta, max_steps: int) -> list[str]:
+        return []
+
+    def tools(self, services: TurnServices) -> ToolRegistry:
+        return services.tools
+
+    def max_steps(self, services: TurnServices) -> int:
+        return services.max_tool_steps
+
+    def before_call(self, meta: TurnMeta, steps: Sequence[ModelStep], services: TurnServices) -> Next | None:
+        return None
+
+    def after_call(self, meta: TurnMeta, steps: Sequence[ModelStep], services: TurnServices) -> None:
+        return None
+
+    def after_tools(self, meta: TurnMeta, step: ModelStep, services: TurnServices) -> bool:
+        return False
+
+    def approval_wait(self, services: TurnServices) -> int:
+        return services.approval_timeout_seconds
+
+    def finish(self, request: FinishTurnInput, services: TurnServices) -> FinishTurnOutput | None:
+        return None
+
+    def recover(self, turn: TurnRef, status: str, services: TurnServices) -> FinishTurnOutput | None:
+        return None
+
+
+class OutsideCallTurn(ChatTurn):
+    """An MCP client's call waiting for the user's approval: once it ran (or not), the chat is told what came
+    of it, without a model."""
+
+    def after_tools(self, meta: TurnMeta, step: ModelStep, services: TurnServices) -> bool:
+        assert isinstance(meta.kind, OutsideCall)  # this policy is the outside call's (`policy_of`)
+        outside_call_reply(meta, meta.kind, step, services)
+        return True
+
+
+CHAT_TURN = ChatTurn()
+OUTSIDE_CALL_TURN = OutsideCallTurn()
+
+
+def policy_of(kind: TurnKind) -> TurnPolicy:
+    """The policy of a turn of this kind."""
+    match kind:
+        case JobRun():
+            return job_policy()
+        case OutsideCall():
+            return OUTSIDE_CALL_TURN
+        case _:
+            return CHAT_TURN
+
+
+def policy_for(turn: TurnRef) -> TurnPolicy:
+    """The policy of a turn known only by its execution's input (before LoadContext, or without its record):
+    a background job's execution says so (`TurnRef.job`); the questions a chat's turn is asked from here are
+    the same for every kind of it."""
+    return job_policy() if turn.job is not None else CHAT_TURN
+
+
+def job_policy() -> TurnPolicy:
+    """A background job's policy (`states.job_turn`)."""
+    from stepwise.states.job_turn import JOB_TURN  # the jobs' subsystem: loaded by a job's turns only
+
+    return JOB_TURN
+
+
+def tools_for_calls(policy: TurnPolicy, names: Sequence[str], services: TurnServices) -> ToolRegistry:
+    """The tools of a turn that runs calls of these tools. The outside servers' lists this container read may
+    be older than the ones the model was offered (read up to 20 s ago, by a warm-up say, before CallModel
+    fetched a new list): when a call names an outside tool (`<server>__<tool>`) they lack, they are read again
+    first, once, so that "Unknown tool" is the answer only when the current lists lack it too."""
+    tools = policy.tools(services)
+    missing = [name for name in names if tools.get(name) is None]
+    if not missing or services.reread_remote_tools is None:
+        return tools
+    from stepwise.remote_tools.config import SEPARATOR  # an outside tool's name: only on a miss
+
+    if any(SEPARATOR in name for name in missing):
+        services.reread_remote_tools()
+        tools = policy.tools(services)
+    return tools
