@@ -38,9 +38,18 @@ a turn has taken it; returns that turn's name), `replies(chat, topic=False)`, `s
 `tasks(user)`, `buttons(chat)`, `press(user, message, label)`, and `post_update(update)` (the webhook's
 HTTP answer). `wait_idle(chat)` runs what is queued (the emulated stack's waits for the turns to end).
 
+Reminders and background jobs: `advance_clock(seconds)` moves the stack's clock (`now()`);
+`fire_due_schedules()` fires the reminders' schedules due on it through FireReminder's core
+(`support.memory_scheduler`, the twin of the emulation's local EventBridge Scheduler) and runs the turns they
+queued; `redeliver(firing)` delivers one again. `schedules_of(user)` are the user's schedules as Scheduler
+would hold them; `reminders_of(user)` and `jobs_of(user)` the stored reminders and jobs (their fields). A job
+started by `spawn_job` is an execution of `stack.turns` named `job-...` (`job_executions()`), run by
+`drain()` like any turn; `/jobs stop` stops it through `stack.turns.stop`.
+
 What it leaves to the emulated stack: the Lambda handlers and their events, the ASL itself (its retries,
 timeouts and payload paths: `tests/contract/test_turn_loop_matches_asl.py` holds the loop to its routes),
-DynamoDB's adapters, concurrency between turns, warm-ups, and real HTTP.
+DynamoDB's adapters, concurrency between turns, warm-ups, real HTTP, and the Scheduler API with the
+FireReminder handler and a failing target's retries.
 """
 
 from __future__ import annotations
@@ -68,6 +77,7 @@ from stepwise.model.types import ChatModel
 from stepwise.model.web import WebAccess
 from stepwise.offline.api import OfflineModel
 from stepwise.prompt.persona import load_persona
+from stepwise.reminders.firing import FireServices
 from stepwise.skills.catalog import SkillCatalog
 from stepwise.states.services import TurnServices
 from stepwise.telegram.bot_info import BotInfo
@@ -101,6 +111,7 @@ from stepwise_local.in_memory.workflow import InProcessTurns
 from stepwise_local.telegram_server import FakeBotApi
 from stepwise_local.template import Template
 from support.in_process_http import BotApiPool, MessagesApiPool
+from support.memory_scheduler import Firing, MemoryScheduler, schedule_of
 
 MILLISECOND = timedelta(milliseconds=1)
 ALLOWED_USERS = list(range(101, 900))  # as on the emulated stack; NOT_ALLOWED_USER stays outside
@@ -173,6 +184,7 @@ class MemoryStack:
         self.bot = self._bot_api_client()
         self.services = self._turn_services()
         self.webhook = self._webhook_services()
+        self.scheduler = MemoryScheduler(self.schedules, self._fire_services(), self.now)
 
     # -- the helpers tests use (those of support.stack.Stack) --------------------------------------------
 
@@ -272,6 +284,40 @@ class MemoryStack:
 
     def advance_clock(self, seconds: float) -> None:
         self.clock_offset += timedelta(seconds=seconds)
+
+    # -- reminders and background jobs ---------------------------------------------------------------------
+
+    def fire_due_schedules(self) -> list[Firing]:
+        """Fire the reminders' schedules due on the stack's clock (FireReminder's core queues each one's
+        message) and run the turns they queued; returns the deliveries (`name`, `scheduled_time`, `event`,
+        `outcome`)."""
+        fired = self.scheduler.fire_due()
+        self.drain()
+        return fired
+
+    def redeliver(self, firing: Firing) -> Firing:
+        """Deliver a schedule's occurrence again (Scheduler delivers at least once) and run what it queued."""
+        again = self.scheduler.redeliver(firing)
+        self.drain()
+        return again
+
+    def schedules_of(self, user_id: int) -> dict[str, dict[str, str]]:
+        """The user's schedules by name, with the fields EventBridge Scheduler would hold (the expression, its
+        time zone, ActionAfterCompletion)."""
+        mine = f"u{user_id}-"
+        return {n: schedule_of(r) for n, r in self.schedules.schedules.items() if n.startswith(mine)}
+
+    def reminders_of(self, user_id: int) -> list[dict[str, Any]]:
+        """The user's reminders and check-ins as stored (their fields, None left out), by number."""
+        return [r.model_dump(exclude_none=True) for r in self.reminders.list(user_id)]
+
+    def jobs_of(self, user_id: int) -> list[dict[str, Any]]:
+        """The user's background jobs as stored (their fields, None left out), by number."""
+        return [j.model_dump(exclude_none=True) for j in reversed(self.jobs.recent(user_id, limit=1000))]
+
+    def job_executions(self) -> list[dict[str, Any]]:
+        """The executions of background jobs (each test's stack is its own: all of them are its user's)."""
+        return [self.execution(name) for name in self.turns.executions if name.startswith("job-")]
 
     # -- wiring: what stepwise.runtime builds from the settings, on in-memory adapters -------------------
 
@@ -422,6 +468,17 @@ class MemoryStack:
             job_limits=JobLimits(s.max_jobs, s.job_max_tool_steps, s.job_timeout_minutes),
             stopper=lambda: self.turns,
             voice=self._voice() if s.voice_transcriber != "off" else None,
+        )
+
+    def _fire_services(self) -> FireServices:
+        return FireServices(
+            reminders=self.reminders,
+            schedules=self.schedules,
+            chats=self.chats,
+            sequencer=lambda: self.sequencer,
+            checkin_idle_days=self.settings.checkin_idle_days,
+            clock=self.now,
+            new_id=lambda: f"id{next(self._ids):06d}",
         )
 
     def _webhook_services(self) -> WebhookServices:
