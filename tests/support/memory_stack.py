@@ -27,7 +27,8 @@ What it is made of:
 - the settings: those the template gives the emulated stack's functions (`template.yaml`), with the same
   local changes (`MEMORY_BACKEND=local`, voice notes heard by PocketSphinx and spoken by eSpeak NG) and
   `env` on top; with `ANTHROPIC_API_KEY` (and its parameter and base URL) blank, the offline rules model
-  answers, as it does on the emulated stack. Each test builds its own stack (the `stack` fixture of
+  answers, as it does on the emulated stack; `PERSONA_DIR`, `SKILLS_DIR` and a blank `JOBS_TABLE` (no
+  `spawn_job`) are read as the runtime reads them. Each test builds its own stack (the `stack` fixture of
   tests/behaviour, or `MemoryStack(env=...)`): building one costs milliseconds.
 - the stores (`stepwise_local.in_memory`), as attributes: `messages`, `turn_records`, `tasks`, `reminders`,
   `schedules`, `usage`, `chats`, `approvals`, `audit`, `jobs`, `connections`, `inbox`, `memory`.
@@ -60,6 +61,7 @@ import os
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from functools import cache
+from pathlib import Path
 from typing import Any
 from unittest import mock
 
@@ -388,9 +390,20 @@ class MemoryStack:
             ledger=self.ledger,
             memory=self.memory,
             reminders=ReminderSetup(self.reminders, self.schedules, limits),
-            skills=SkillCatalog(None),
-            jobs=JobSetup(self.jobs, lambda: self.turns, job_limits, s.approval_timeout_seconds),
+            skills=self._skills(),
+            jobs=JobSetup(self.jobs, lambda: self.turns, job_limits, s.approval_timeout_seconds)
+            if s.jobs_table
+            else None,
         )
+
+    def _skills(self) -> SkillCatalog:
+        """SKILLS_DIR's skills, or the shipped ones, as the runtime reads them."""
+        return SkillCatalog(Path(self.settings.skills_dir) if self.settings.skills_dir else None)
+
+    def _persona(self, *, group: bool = False) -> str:
+        """PERSONA_DIR's persona files, or the shipped ones, as the runtime reads them."""
+        directory = self.settings.persona_dir
+        return load_persona(Path(directory) if directory else None, group=group)
 
     def _voice(self) -> VoiceSetup:
         s = self.settings
@@ -441,9 +454,9 @@ class MemoryStack:
             memory_top_k=s.memory_top_k,
             summary_threshold=s.summary_threshold,
             default_timezone=s.default_timezone,
-            persona=load_persona(None),
-            group_persona=load_persona(None, group=True),
-            skills=SkillCatalog(None),
+            persona=self._persona(),
+            group_persona=self._persona(group=True),
+            skills=self._skills(),
             web=WebAccess(
                 search=s.web_search,
                 fetch=s.web_fetch,
