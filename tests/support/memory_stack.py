@@ -47,10 +47,14 @@ would hold them; `reminders_of(user)` and `jobs_of(user)` the stored reminders a
 started by `spawn_job` is an execution of `stack.turns` named `job-...` (`job_executions()`), run by
 `drain()` like any turn; `/jobs stop` stops it through `stack.turns.stop`.
 
+Long-term memory: `run_summarizer(force=False)` runs the scheduled summarizer's core on the stack's stores;
+`vector_index` is the memory's index (`records` by key); `chat_record(chat)` is the chat's record as the
+chats table's item holds it.
+
 What it leaves to the emulated stack: the Lambda handlers and their events, the ASL itself (its retries,
 timeouts and payload paths: `tests/contract/test_turn_loop_matches_asl.py` holds the loop to its routes),
 DynamoDB's adapters, concurrency between turns, warm-ups, real HTTP, and the Scheduler API with the
-FireReminder handler and a failing target's retries.
+FireReminder handler and a failing target's retries, the Summarize handler and its schedule's event.
 """
 
 from __future__ import annotations
@@ -74,6 +78,13 @@ from stepwise.media.intake import MediaLimits
 from stepwise.media.voice import VoiceSetup
 from stepwise.memory.service import MemoryService
 from stepwise.memory.settings import MemoryIndexSettings
+from stepwise.memory.summarizer import (
+    ExtractiveSummarizer,
+    ModelSummarizer,
+    SummarizeInput,
+    SummarizeServices,
+    summarize_chats,
+)
 from stepwise.model.messages_api import MessagesApiModel
 from stepwise.model.types import ChatModel
 from stepwise.model.web import WebAccess
@@ -309,6 +320,38 @@ class MemoryStack:
         mine = f"u{user_id}-"
         return {n: schedule_of(r) for n, r in self.schedules.schedules.items() if n.startswith(mine)}
 
+    # -- long-term memory ------------------------------------------------------------------------------------
+
+    def run_summarizer(self, force: bool = False) -> dict[str, Any]:
+        """Run the scheduled summarizer's core now (`visited`, `summarized`, `failed`: the chats' keys)."""
+        s = self.settings
+        services = SummarizeServices(
+            chats=self.chats,
+            messages=self.messages,
+            memory=self.memory,
+            summarizer=ModelSummarizer(self.services.model, s.anthropic_model)
+            if s.uses_anthropic
+            else ExtractiveSummarizer(),
+            history_limit=s.history_limit,
+            threshold=s.summary_threshold,
+            batch_limit=self.memory_settings.summary_batch_limit,
+            clock=self.now,
+        )
+        return summarize_chats(SummarizeInput(force=force), services).model_dump()
+
+    def chat_record(self, chat_id: int, topic: int | None = None) -> dict[str, Any]:
+        """The conversation's record as the chats table's item holds it (`summary_due` only while it is due,
+        `summary_failures` only after a failed run); {} when there is none."""
+        record = self.chats.get(Conversation.of(chat_id, topic))
+        if record is None:
+            return {}
+        item = record.model_dump(exclude={"due", "summary_failures"}, exclude_none=True)
+        if record.due:
+            item["summary_due"] = True
+        if record.summary_failures:
+            item["summary_failures"] = record.summary_failures
+        return item
+
     def reminders_of(self, user_id: int) -> list[dict[str, Any]]:
         """The user's reminders and check-ins as stored (their fields, None left out), by number."""
         return [r.model_dump(exclude_none=True) for r in self.reminders.list(user_id)]
@@ -338,9 +381,10 @@ class MemoryStack:
         self.jobs = InMemoryJobStore()
         self.connections = InMemoryConnectionStore()
         keys = itertools.count(1)
+        self.vector_index = InMemoryVectorIndex()
         self.memory = MemoryService(
             LocalHashEmbedder(self.memory_settings.embedding_dimensions),
-            InMemoryVectorIndex(),
+            self.vector_index,
             new_key=lambda: f"mem{next(keys):06d}",
         )
 
