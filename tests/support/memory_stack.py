@@ -26,10 +26,10 @@ What it is made of:
   asked: `say`, `press` and `drain()` run everything queued; `post_update` runs nothing.
 - the settings: those the template gives the emulated stack's functions (`template.yaml`), with the same
   local changes (`MEMORY_BACKEND=local`, voice notes heard by PocketSphinx and spoken by eSpeak NG) and
-  `env` on top (`PERSONA_DIR` read as the runtime reads it); with `ANTHROPIC_API_KEY` (and its parameter
-  and base URL) blank, the offline rules model answers, as it does on the emulated stack. Each test builds
-  its own stack (the `stack` fixture of tests/behaviour, or `MemoryStack(env=...)`): building one costs
-  milliseconds.
+  `env` on top; with `ANTHROPIC_API_KEY` (and its parameter and base URL) blank, the offline rules model
+  answers, as it does on the emulated stack; `PERSONA_DIR`, `SKILLS_DIR` and a blank `JOBS_TABLE` (no
+  `spawn_job`) are read as the runtime reads them. Each test builds its own stack (the `stack` fixture of
+  tests/behaviour, or `MemoryStack(env=...)`): building one costs milliseconds.
 - the stores (`stepwise_local.in_memory`), as attributes: `messages`, `turn_records`, `tasks`, `reminders`,
   `schedules`, `usage`, `chats`, `approvals`, `audit`, `jobs`, `connections`, `inbox`, `memory`.
 
@@ -42,9 +42,22 @@ as `say` does; `audited(user)` lists the user's audit entries as the audit table
 runs what is queued (the emulated stack's waits for the turns to end). `waited` lists the seconds of each
 WaitOutTheRateLimit the turns went through (not slept), `slept` what the Bot API client waited for.
 
+Reminders and background jobs: `advance_clock(seconds)` moves the stack's clock (`now()`);
+`fire_due_schedules()` fires the reminders' schedules due on it through FireReminder's core
+(`support.memory_scheduler`, the twin of the emulation's local EventBridge Scheduler) and runs the turns they
+queued; `redeliver(firing)` delivers one again. `schedules_of(user)` are the user's schedules as Scheduler
+would hold them; `reminders_of(user)` and `jobs_of(user)` the stored reminders and jobs (their fields). A job
+started by `spawn_job` is an execution of `stack.turns` named `job-...` (`job_executions()`), run by
+`drain()` like any turn; `/jobs stop` stops it through `stack.turns.stop`.
+
+Long-term memory: `run_summarizer(force=False)` runs the scheduled summarizer's core on the stack's stores;
+`vector_index` is the memory's index (`records` by key); `chat_record(chat)` is the chat's record as the
+chats table's item holds it.
+
 What it leaves to the emulated stack: the Lambda handlers and their events, the ASL itself (its retries,
 timeouts and payload paths: `tests/contract/test_turn_loop_matches_asl.py` holds the loop to its routes),
-DynamoDB's adapters, concurrency between turns, warm-ups, and real HTTP.
+DynamoDB's adapters, concurrency between turns, warm-ups, real HTTP, and the Scheduler API with the
+FireReminder handler and a failing target's retries, the Summarize handler and its schedule's event.
 """
 
 from __future__ import annotations
@@ -68,11 +81,19 @@ from stepwise.media.intake import MediaLimits
 from stepwise.media.voice import VoiceSetup
 from stepwise.memory.service import MemoryService
 from stepwise.memory.settings import MemoryIndexSettings
+from stepwise.memory.summarizer import (
+    ExtractiveSummarizer,
+    ModelSummarizer,
+    SummarizeInput,
+    SummarizeServices,
+    summarize_chats,
+)
 from stepwise.model.messages_api import MessagesApiModel
 from stepwise.model.types import ChatModel
 from stepwise.model.web import WebAccess
 from stepwise.offline.api import OfflineModel
 from stepwise.prompt.persona import load_persona
+from stepwise.reminders.firing import FireServices
 from stepwise.skills.catalog import SkillCatalog
 from stepwise.states.services import TurnServices
 from stepwise.telegram.bot_info import BotInfo
@@ -106,6 +127,7 @@ from stepwise_local.in_memory.workflow import InProcessTurns
 from stepwise_local.telegram_server import FakeBotApi
 from stepwise_local.template import Template
 from support.in_process_http import BotApiPool, MessagesApiPool
+from support.memory_scheduler import Firing, MemoryScheduler, schedule_of
 
 MILLISECOND = timedelta(milliseconds=1)
 ALLOWED_USERS = list(range(101, 900))  # as on the emulated stack; NOT_ALLOWED_USER stays outside
@@ -179,6 +201,7 @@ class MemoryStack:
         self.bot = self._bot_api_client()
         self.services = self._turn_services()
         self.webhook = self._webhook_services()
+        self.scheduler = MemoryScheduler(self.schedules, self._fire_services(), self.now)
 
     # -- the helpers tests use (those of support.stack.Stack) --------------------------------------------
 
@@ -296,6 +319,72 @@ class MemoryStack:
     def advance_clock(self, seconds: float) -> None:
         self.clock_offset += timedelta(seconds=seconds)
 
+    # -- reminders and background jobs ---------------------------------------------------------------------
+
+    def fire_due_schedules(self) -> list[Firing]:
+        """Fire the reminders' schedules due on the stack's clock (FireReminder's core queues each one's
+        message) and run the turns they queued; returns the deliveries (`name`, `scheduled_time`, `event`,
+        `outcome`)."""
+        fired = self.scheduler.fire_due()
+        self.drain()
+        return fired
+
+    def redeliver(self, firing: Firing) -> Firing:
+        """Deliver a schedule's occurrence again (Scheduler delivers at least once) and run what it queued."""
+        again = self.scheduler.redeliver(firing)
+        self.drain()
+        return again
+
+    def schedules_of(self, user_id: int) -> dict[str, dict[str, str]]:
+        """The user's schedules by name, with the fields EventBridge Scheduler would hold (the expression, its
+        time zone, ActionAfterCompletion)."""
+        mine = f"u{user_id}-"
+        return {n: schedule_of(r) for n, r in self.schedules.schedules.items() if n.startswith(mine)}
+
+    # -- long-term memory ------------------------------------------------------------------------------------
+
+    def run_summarizer(self, force: bool = False) -> dict[str, Any]:
+        """Run the scheduled summarizer's core now (`visited`, `summarized`, `failed`: the chats' keys)."""
+        s = self.settings
+        services = SummarizeServices(
+            chats=self.chats,
+            messages=self.messages,
+            memory=self.memory,
+            summarizer=ModelSummarizer(self.services.model, s.anthropic_model)
+            if s.uses_anthropic
+            else ExtractiveSummarizer(),
+            history_limit=s.history_limit,
+            threshold=s.summary_threshold,
+            batch_limit=self.memory_settings.summary_batch_limit,
+            clock=self.now,
+        )
+        return summarize_chats(SummarizeInput(force=force), services).model_dump()
+
+    def chat_record(self, chat_id: int, topic: int | None = None) -> dict[str, Any]:
+        """The conversation's record as the chats table's item holds it (`summary_due` only while it is due,
+        `summary_failures` only after a failed run); {} when there is none."""
+        record = self.chats.get(Conversation.of(chat_id, topic))
+        if record is None:
+            return {}
+        item = record.model_dump(exclude={"due", "summary_failures"}, exclude_none=True)
+        if record.due:
+            item["summary_due"] = True
+        if record.summary_failures:
+            item["summary_failures"] = record.summary_failures
+        return item
+
+    def reminders_of(self, user_id: int) -> list[dict[str, Any]]:
+        """The user's reminders and check-ins as stored (their fields, None left out), by number."""
+        return [r.model_dump(exclude_none=True) for r in self.reminders.list(user_id)]
+
+    def jobs_of(self, user_id: int) -> list[dict[str, Any]]:
+        """The user's background jobs as stored (their fields, None left out), by number."""
+        return [j.model_dump(exclude_none=True) for j in reversed(self.jobs.recent(user_id, limit=1000))]
+
+    def job_executions(self) -> list[dict[str, Any]]:
+        """The executions of background jobs (each test's stack is its own: all of them are its user's)."""
+        return [self.execution(name) for name in self.turns.executions if name.startswith("job-")]
+
     # -- wiring: what stepwise.runtime builds from the settings, on in-memory adapters -------------------
 
     def _build_stores(self) -> None:
@@ -313,9 +402,10 @@ class MemoryStack:
         self.jobs = InMemoryJobStore()
         self.connections = InMemoryConnectionStore()
         keys = itertools.count(1)
+        self.vector_index = InMemoryVectorIndex()
         self.memory = MemoryService(
             LocalHashEmbedder(self.memory_settings.embedding_dimensions),
-            InMemoryVectorIndex(),
+            self.vector_index,
             new_key=lambda: f"mem{next(keys):06d}",
         )
 
@@ -365,9 +455,20 @@ class MemoryStack:
             ledger=self.ledger,
             memory=self.memory,
             reminders=ReminderSetup(self.reminders, self.schedules, limits),
-            skills=SkillCatalog(None),
-            jobs=JobSetup(self.jobs, lambda: self.turns, job_limits, s.approval_timeout_seconds),
+            skills=self._skills(),
+            jobs=JobSetup(self.jobs, lambda: self.turns, job_limits, s.approval_timeout_seconds)
+            if s.jobs_table
+            else None,
         )
+
+    def _skills(self) -> SkillCatalog:
+        """SKILLS_DIR's skills, or the shipped ones, as the runtime reads them."""
+        return SkillCatalog(Path(self.settings.skills_dir) if self.settings.skills_dir else None)
+
+    def _persona(self, *, group: bool = False) -> str:
+        """PERSONA_DIR's persona files, or the shipped ones, as the runtime reads them."""
+        directory = self.settings.persona_dir
+        return load_persona(Path(directory) if directory else None, group=group)
 
     def _voice(self) -> VoiceSetup:
         s = self.settings
@@ -395,7 +496,6 @@ class MemoryStack:
         model = self._model()
         drafts = self._bot_api_client(draft=True)
         tools = self._tools()
-        persona_dir = Path(s.persona_dir) if s.persona_dir else None  # PERSONA_DIR, or the shipped folder
         return TurnServices(
             messages=self.messages,
             turns=self.turn_records,
@@ -419,9 +519,9 @@ class MemoryStack:
             memory_top_k=s.memory_top_k,
             summary_threshold=s.summary_threshold,
             default_timezone=s.default_timezone,
-            persona=load_persona(persona_dir),
-            group_persona=load_persona(persona_dir, group=True),
-            skills=SkillCatalog(None),
+            persona=self._persona(),
+            group_persona=self._persona(group=True),
+            skills=self._skills(),
             web=WebAccess(
                 search=s.web_search,
                 fetch=s.web_fetch,
@@ -446,6 +546,17 @@ class MemoryStack:
             job_limits=JobLimits(s.max_jobs, s.job_max_tool_steps, s.job_timeout_minutes),
             stopper=lambda: self.turns,
             voice=self._voice() if s.voice_transcriber != "off" else None,
+        )
+
+    def _fire_services(self) -> FireServices:
+        return FireServices(
+            reminders=self.reminders,
+            schedules=self.schedules,
+            chats=self.chats,
+            sequencer=lambda: self.sequencer,
+            checkin_idle_days=self.settings.checkin_idle_days,
+            clock=self.now,
+            new_id=lambda: f"id{next(self._ids):06d}",
         )
 
     def _webhook_services(self) -> WebhookServices:
