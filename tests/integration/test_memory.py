@@ -11,6 +11,7 @@ from support.stack import Stack
 from stepwise.memory.keys import summary_key
 from stepwise.memory.summarizer import MAX_SUMMARY_ATTEMPTS
 from stepwise.memory.vector_index import VectorRecord
+from stepwise.telegram.conversation import Conversation
 from stepwise_local import updates
 from stepwise_local.anthropic_server import Scripted, context_text, error, last_user_text, text, tool_use
 from stepwise_local.fake_speech import FakeSpeechToText
@@ -65,11 +66,11 @@ def test_past_the_threshold_one_run_writes_one_summary_vector_per_chat_and_a_sec
     assert (run["visited"], run["summarized"], run["failed"]) == (2, 2, [])
     records = local_index().records
     for user in (first, second):
-        record = records[summary_key(user)]
+        record = records[summary_key(Conversation(user))]
         assert record.metadata["user_id"] == user and record.metadata["chat_id"] == user
         assert record.metadata["kind"] == "summary" and "text" not in record.metadata
         assert record.text == "The user's sister Anna lives in Lisbon; a visit is planned for May."
-    assert summary_key(quiet) not in records
+    assert summary_key(Conversation(quiet)) not in records
     before = dict(records)
     again = stack.emulation.run_summarizer()
     assert (again["visited"], again["summarized"]) == (0, 0)
@@ -141,7 +142,7 @@ def test_a_summarizer_failing_half_way_loses_nothing_and_the_next_run_completes(
     # the model fails (after the SDK's own attempt): the chat fails and stays due, the run itself succeeds
     stack.anthropic.always(error(500))
     assert user in stack.emulation.run_summarizer()["failed"]
-    assert summary_key(user) not in local_index().records
+    assert summary_key(Conversation(user)) not in local_index().records
     # then the index fails
     stack.anthropic.default = answering("Anna lives in Lisbon.")
     original_put = InMemoryVectorIndex.put
@@ -155,7 +156,7 @@ def test_a_summarizer_failing_half_way_loses_nothing_and_the_next_run_completes(
     # the next run completes the same batch
     run = stack.emulation.run_summarizer()
     assert run["summarized"] >= 1
-    assert local_index().records[summary_key(user)].text == "Anna lives in Lisbon."
+    assert local_index().records[summary_key(Conversation(user))].text == "Anna lives in Lisbon."
     chat = stack.emulation.table("ChatsTable").get_item(Key={"chat_id": user})["Item"]
     assert int(chat["summarized_count"]) == 2 and "summary_due" not in chat
 
@@ -177,7 +178,7 @@ def test_chat_only_messages_offline_write_no_summary_and_the_window_moves_on(sma
     run = stack.emulation.run_summarizer()
     # Then the chat does not fail, nothing is embedded or written, and its window moved past the two older
     assert user not in run["failed"]
-    assert summary_key(user) not in local_index().records
+    assert summary_key(Conversation(user)) not in local_index().records
     chat = chat_record(stack, user)
     assert int(chat["summarized_count"]) == 2 and "summary_due" not in chat
     assert chat.get("summary", "") == ""
@@ -213,7 +214,7 @@ def test_voice_notes_that_could_not_be_heard_write_no_summary_and_the_window_mov
     # When the scheduled summarizer runs, then the chat does not fail, nothing is written, the window moves
     run = stack.emulation.run_summarizer()
     assert user not in run["failed"]
-    assert summary_key(user) not in local_index().records
+    assert summary_key(Conversation(user)) not in local_index().records
     chat = chat_record(stack, user)
     assert int(chat["summarized_count"]) == 2 and "summary_due" not in chat
 
@@ -244,8 +245,8 @@ def test_a_failing_embedder_fails_one_chat_only_logged_once_and_the_run_succeeds
     caplog.clear()
     run = stack.emulation.run_summarizer()
     assert broken in run["failed"] and fine not in run["failed"]
-    assert summary_key(fine) in local_index().records
-    assert summary_key(broken) not in local_index().records
+    assert summary_key(Conversation(fine)) in local_index().records
+    assert summary_key(Conversation(broken)) not in local_index().records
     failures = [r for r in caplog.records if r.getMessage().startswith("summarizing failed")]
     assert len([r for r in failures if getattr(r, "chat_id", None) == broken]) == 1, "logged once"
     assert chat_record(stack, broken).get("summary_due"), "tried again by the next run"
@@ -259,6 +260,6 @@ def test_a_failing_embedder_fails_one_chat_only_logged_once_and_the_run_succeeds
     stack.say(broken, "And a last word on pottery")
     assert chat_record(stack, broken).get("summary_due")
     assert broken not in stack.emulation.run_summarizer()["failed"]
-    assert "pottery" in local_index().records[summary_key(broken)].text
+    assert "pottery" in local_index().records[summary_key(Conversation(broken))].text
     chat = chat_record(stack, broken)
     assert "summary_failures" not in chat and "summary_due" not in chat

@@ -24,7 +24,6 @@ from stepwise.states.contracts.load_context import LoadContextInput
 from stepwise.states.turn_kind import decide_turn
 from stepwise.states.typing_indicator import show_typing
 from stepwise.telegram.commands import is_command
-from stepwise.telegram.conversation import data_owner
 from stepwise.turn.ids import iso_utc
 from stepwise.turn_records.models import CheckinBrief, Memory, TurnMeta
 
@@ -90,16 +89,16 @@ def load_context(start: LoadContextInput, services: TurnServices) -> Next:
     first_key = min(window[0].sort_key, stored[0].sort_key)  # a burst longer than the window stays whole
     if chat is None or first_key != chat.window_key:
         services.chats.set_window(conversation, first_key)
-    user_id = batch[0].user_id
+    scope = batch[0].scope  # the member `user_id` is: a folded burst counts against its first
     reminder = batch[0].text if batch[0].kind == "reminder" else None
     checkin = (
         CheckinBrief(number=batch[0].reminder_id, text=batch[0].text) if batch[0].kind == "checkin" else None
     )
     outside_call = batch[0].outside_call if batch[0].kind == "outside_call" else None
     job_report = batch[0].text if batch[0].kind == "job" else None
-    chosen_zone = services.reminders.timezone(user_id)
+    chosen_zone = services.reminders.timezone(scope.user_id)
     command = (
-        command_route(batch[0].text, turn.chat_id < 0)
+        command_route(batch[0].text, scope.in_group)
         if len(batch) == 1 and batch[0].kind == "message" and not heard and batch[0].forwarded is None
         else None
     )
@@ -110,9 +109,9 @@ def load_context(start: LoadContextInput, services: TurnServices) -> Next:
     notices = media_notices(batch, voice.unheard)
     meta = TurnMeta(
         turn_id=turn.turn_id,
-        chat_id=turn.chat_id,
-        topic=turn.topic,
-        user_id=user_id,
+        chat_id=scope.conversation.chat_id,
+        topic=scope.conversation.topic,
+        user_id=scope.user_id,
         update_id=batch[-1].update_id,
         user_message_id=last.id,
         first_key=first_key,
@@ -123,9 +122,7 @@ def load_context(start: LoadContextInput, services: TurnServices) -> Next:
         summary=chat.summary if chat else "",
         memories=[]
         if reminder is not None or command is not None or outside_call is not None or job_report is not None
-        else recall_memories(
-            services, data_owner(turn.chat_id, user_id), conversation, "\n".join(m.content for m in stored)
-        ),
+        else recall_memories(services, scope.owner, conversation, "\n".join(m.content for m in stored)),
         timezone=chosen_zone or services.default_timezone,
         timezone_set=chosen_zone is not None,
         reminder=reminder,
@@ -139,7 +136,7 @@ def load_context(start: LoadContextInput, services: TurnServices) -> Next:
         footnotes=voice.footnotes,
         voice_reply=voice.spoken,
         topic_name=name_for_topic(chat, batch) if conversation.topic is not None else None,
-        sender=batch[0].sender,  # the member `user_id` is: a folded burst counts against its first
+        sender=scope.sender,
     )
     services.turns.put_meta(meta)
     kind, next_ = decide_turn(meta, services)
@@ -276,8 +273,10 @@ def history_window(
     return recent[-keep:]
 
 
-def recall_memories(services: TurnServices, owner: int, conversation: int, text: str) -> list[Memory]:
-    """The memories of `owner` (the group's in a group, the user's in a private chat: `data_owner`) nearest
+def recall_memories(
+    services: TurnServices, owner: int, conversation: Conversation, text: str
+) -> list[Memory]:
+    """The memories of `owner` (the group's in a group, the user's in a private chat: `Scope.owner`) nearest
     to the message. Best effort: without memory the turn still goes on.
 
     This chat's own summary is left out: the prompt shows the chat's rolling summary anyway.

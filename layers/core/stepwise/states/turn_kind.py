@@ -62,7 +62,7 @@ def _kind_and_text(
     if meta.model_override is None and (used := _over_budget(meta, services)) is not None:
         now = services.clock()
         return "budget", lambda *_: budget_message(
-            services.daily_token_budget, used, now, meta.timezone, meta.group_member
+            services.daily_token_budget, used, now, meta.timezone, meta.scope.member
         )
     return "model", None
 
