@@ -272,10 +272,10 @@ def main() -> None:
                 {e["name"] for e in emulation.executions()},
             )
             thread = topic[0] if kind == TOPIC else None
-            where = Conversation.of(USER, thread)
+            where = Conversation(USER, thread)
             update = updates.text_message(USER, PROMPTS[kind], topic=thread)
             if kind in (GROUP, GROUP_QUIET):
-                where = Conversation.of(updates.GROUP_CHAT_ID)
+                where = Conversation(updates.GROUP_CHAT_ID)
                 update = updates.group_message(USER, PROMPTS[kind])
             if kind == VOICE:
                 file_id = telegram.add_file(VOICE_BYTES, f"voice/bench-{before_calls}.oga")

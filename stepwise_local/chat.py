@@ -823,9 +823,10 @@ def topic(emulation: Emulation, telegram: FakeBotApi, terminal: Terminal, name: 
 def conversation_key(chat_id: int, thread: int | None) -> int:
     """The key of the chat's conversation in `thread` (`stepwise.telegram.conversation`; the layer is on
     sys.path once the stack runs)."""
+    from stepwise.aws.conversation_key import conversation_key
     from stepwise.telegram.conversation import Conversation
 
-    return Conversation.of(chat_id, thread).key
+    return conversation_key(Conversation(chat_id, thread))
 
 
 def clock(emulation: Emulation, terminal: Terminal, argument: str, user_id: int) -> None:

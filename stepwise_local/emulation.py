@@ -759,18 +759,18 @@ class Emulation:
                 raise TimeoutError(f"execution {name} still running after {timeout}s")
             time.sleep(0.01)
 
-    def turn_for_update(self, chat_id: int, update_id: int) -> str | None:
+    def turn_for_update(self, chat_id: Any, update_id: int) -> str | None:
         """The name of the turn that took (or answered) an update, from the inbox; None while it waits.
-        `chat_id` names the conversation: a chat's id, or a topic's `Conversation` (its key)."""
+        `chat_id` names the conversation: a chat's id, or a `Conversation` (a topic's)."""
         table = self.table("InboxTable")
-        key = int(chat_id)
+        key = _key(chat_id)
         for prefix in ("q", "d"):
             item = table.get_item(Key={"chat_id": key, "sk": f"{prefix}#{update_id:020d}"}).get("Item")
             if item and item.get("turn_id"):
                 return str(item["turn_id"])
         return None
 
-    def wait_until_taken(self, chat_id: int, update_id: int, timeout: float = 30.0) -> str:
+    def wait_until_taken(self, chat_id: Any, update_id: int, timeout: float = 30.0) -> str:
         """Wait until a turn takes this update (one turn at a time per chat); returns that turn's name."""
         deadline = time.monotonic() + timeout
         while (name := self.turn_for_update(chat_id, update_id)) is None:
@@ -779,15 +779,16 @@ class Emulation:
             time.sleep(0.005)
         return name
 
-    def wait_for_update(self, chat_id: int, update_id: int, timeout: float = 30.0) -> dict[str, Any]:
+    def wait_for_update(self, chat_id: Any, update_id: int, timeout: float = 30.0) -> dict[str, Any]:
         """Wait until the turn that takes this update has ended; returns its describe_execution."""
         deadline = time.monotonic() + timeout
         name = self.wait_until_taken(chat_id, update_id, timeout)
         return self.wait(name, timeout=max(0.1, deadline - time.monotonic()))
 
-    def wait_idle(self, chat_id: int, timeout: float = 30.0) -> None:
+    def wait_idle(self, chat_id: Any, timeout: float = 30.0) -> None:
         """Wait until no turn holds the chat and none of its executions runs (messages that gave up starting
         turns of their own may still wait for the user's next message)."""
+        chat_id = _key(chat_id)
         table = self.table("InboxTable")
         deadline = time.monotonic() + timeout
         while True:
@@ -806,10 +807,11 @@ class Emulation:
                 raise TimeoutError(f"chat {chat_id} still busy after {timeout}s")
             time.sleep(0.02)
 
-    def busy_executions(self, chat_id: int, ignored: Collection[str] = ()) -> list[str]:
+    def busy_executions(self, chat_id: Any, ignored: Collection[str] = ()) -> list[str]:
         """What still works for the chat, but for the executions named in `ignored` (those waiting for a tap,
         say): the executions of its turns and background jobs that run or hold the chat's lease, and the
         recoveries of failed ones (as `recover-<execution>`). [] when the chat is at rest."""
+        chat_id = _key(chat_id)
         # In this order, as in wait_idle: a recovery that ends after the first look has taken the lease by the
         # second, and a turn handing over has started the next turn before its own execution ends.
         recovering = {
@@ -911,15 +913,25 @@ def http_api_event(
     }
 
 
-def _label(conversation: int) -> str:
-    """How turn names spell a conversation (`stepwise.telegram.conversation`, imported once the layer is on
-    the path)."""
-    from stepwise.telegram.conversation import Conversation
+def _key(chat: Any) -> int:
+    """The inbox's key of a conversation given as a chat's id or a `Conversation` (the layer's modules are
+    imported once the layer is on the path)."""
+    if isinstance(chat, int):
+        return chat
+    from stepwise.aws.conversation_key import conversation_key
 
-    return Conversation(conversation).label()
+    return conversation_key(chat)
+
+
+def _label(key: int) -> str:
+    """How turn names spell the conversation stored under `key`."""
+    from stepwise.aws.conversation_key import conversation_at
+
+    return conversation_at(key).label()
 
 
 def _conversation_key(chat_id: int, topic: int | None) -> int:
+    from stepwise.aws.conversation_key import conversation_key
     from stepwise.telegram.conversation import Conversation
 
-    return Conversation.of(chat_id, topic).key
+    return conversation_key(Conversation(chat_id, topic))

@@ -12,19 +12,17 @@ class InMemoryChatStore:
     """Chat records in a dict."""
 
     def __init__(self) -> None:
-        self.chats: dict[int, ChatRecord] = {}
+        self.chats: dict[Conversation, ChatRecord] = {}
 
     def record_message(
         self,
-        conversation: int,
+        conversation: Conversation,
         user_id: int,
         due_at: int,
         written_at: str | None = None,
         title: str | None = None,
     ) -> ChatRecord:
-        chat = self.chats.setdefault(
-            int(conversation), ChatRecord(chat_id=int(conversation), user_id=user_id)
-        )
+        chat = self.chats.setdefault(conversation, ChatRecord(conversation=conversation, user_id=user_id))
         chat.user_id = user_id
         if written_at is not None:
             chat.last_user_at = written_at
@@ -34,41 +32,41 @@ class InMemoryChatStore:
         chat.due = chat.due or chat.unsummarized >= due_at
         return chat.model_copy()
 
-    def get(self, conversation: int) -> ChatRecord | None:
-        chat = self.chats.get(int(conversation))
+    def get(self, conversation: Conversation) -> ChatRecord | None:
+        chat = self.chats.get(conversation)
         return chat.model_copy() if chat else None
 
-    def set_window(self, conversation: int, window_key: str) -> None:
-        chat = self.chats.setdefault(int(conversation), ChatRecord(chat_id=int(conversation), user_id=0))
+    def set_window(self, conversation: Conversation, window_key: str) -> None:
+        chat = self.chats.setdefault(conversation, ChatRecord(conversation=conversation, user_id=0))
         chat.window_key = window_key
 
-    def set_stable_prefix_tokens(self, conversation: int, tokens: int) -> None:
-        chat = self.chats.setdefault(int(conversation), ChatRecord(chat_id=int(conversation), user_id=0))
+    def set_stable_prefix_tokens(self, conversation: Conversation, tokens: int) -> None:
+        chat = self.chats.setdefault(conversation, ChatRecord(conversation=conversation, user_id=0))
         chat.stable_prefix_tokens = tokens
 
-    def set_voice_replies(self, conversation: int, on: bool) -> None:
-        chat = self.chats.setdefault(int(conversation), ChatRecord(chat_id=int(conversation), user_id=0))
+    def set_voice_replies(self, conversation: Conversation, on: bool) -> None:
+        chat = self.chats.setdefault(conversation, ChatRecord(conversation=conversation, user_id=0))
         chat.voice_replies = on
 
-    def set_topic_unnamed(self, conversation: int, unnamed: bool) -> None:
-        chat = self.chats.setdefault(int(conversation), ChatRecord(chat_id=int(conversation), user_id=0))
+    def set_topic_unnamed(self, conversation: Conversation, unnamed: bool) -> None:
+        chat = self.chats.setdefault(conversation, ChatRecord(conversation=conversation, user_id=0))
         chat.topic_unnamed = unnamed
 
-    def claim_topic_rename(self, conversation: int) -> bool:
-        chat = self.chats.get(int(conversation))
+    def claim_topic_rename(self, conversation: Conversation) -> bool:
+        chat = self.chats.get(conversation)
         if chat is None or not chat.topic_unnamed:
             return False
         chat.topic_unnamed = False
         return True
 
     def due_chats(self) -> Iterator[Conversation]:
-        return iter([Conversation(c.chat_id) for c in self.chats.values() if c.due])
+        return iter([c.conversation for c in self.chats.values() if c.due])
 
     def all_chats(self) -> Iterator[Conversation]:
-        return iter([Conversation(key) for key in self.chats])
+        return iter(list(self.chats))
 
     def record_summary_failure(self, conversation: Conversation, give_up_after: int) -> int:
-        chat = self.chats.get(int(conversation))
+        chat = self.chats.get(conversation)
         if chat is None:
             return 0
         chat.summary_failures += 1
@@ -86,7 +84,7 @@ class InMemoryChatStore:
         now: str,
         still_due: bool,
     ) -> bool:
-        stored = self.chats.get(chat.chat_id)
+        stored = self.chats.get(chat.conversation)
         if stored is None or stored.summarized_key != chat.summarized_key:
             return False
         stored.summarized_key, stored.summary, stored.summary_updated_at = summarized_key, summary, now

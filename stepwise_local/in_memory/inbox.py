@@ -12,12 +12,14 @@ class InMemoryChatInbox:
     """Queues, done markers and leases in dicts (thread-safe, like DynamoDB's conditional writes)."""
 
     def __init__(self) -> None:
-        self.queued: dict[tuple[int, int], QueuedMessage] = {}
-        self.done: set[tuple[int, int]] = set()
-        self.leases: dict[int, tuple[str, int]] = {}
-        self.generations: dict[int, int] = {}
-        self.started_at: dict[int, int] = {}  # when each chat's latest turn started (epoch seconds)
-        self.taken_by: dict[tuple[int, int], str] = {}  # (conversation, update_id) -> the turn that took it
+        self.queued: dict[tuple[Conversation, int], QueuedMessage] = {}
+        self.done: set[tuple[Conversation, int]] = set()
+        self.leases: dict[Conversation, tuple[str, int]] = {}
+        self.generations: dict[Conversation, int] = {}
+        self.started_at: dict[Conversation, int] = {}  # when each chat's latest turn started (epoch seconds)
+        self.taken_by: dict[
+            tuple[Conversation, int], str
+        ] = {}  # (conversation, update_id) -> the turn that took it
         self._lock = threading.Lock()
 
     def enqueue(self, message: QueuedMessage, expires_at: int) -> Admission:

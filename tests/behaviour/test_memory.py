@@ -66,11 +66,11 @@ def test_past_the_threshold_one_run_writes_one_summary_vector_per_chat_and_a_sec
     assert (run["visited"], run["summarized"], run["failed"]) == (2, 2, [])
     records = stack.vector_index.records
     for user in (first, second):
-        record = records[summary_key(user)]
+        record = records[summary_key(Conversation(user))]
         assert record.metadata["user_id"] == user and record.metadata["chat_id"] == user
         assert record.metadata["kind"] == "summary" and "text" not in record.metadata
         assert record.text == "The user's sister Anna lives in Lisbon; a visit is planned for May."
-    assert summary_key(quiet) not in records
+    assert summary_key(Conversation(quiet)) not in records
     before = dict(records)
     again = stack.run_summarizer()
     assert (again["visited"], again["summarized"]) == (0, 0)
@@ -99,7 +99,7 @@ def test_a_later_message_on_the_subject_brings_the_memory_and_a_group_or_another
     update = updates.group_message(user, "@stepwise_bot What do I know about Lisbon and Anna?", chat_id=group)
     assert stack.post_update(update)["statusCode"] == 200
     stack.drain()
-    assert stack.turn_for_update(Conversation.of(group), update["update_id"]) is not None
+    assert stack.turn_for_update(Conversation(group), update["update_id"]) is not None
     assert summary not in prompt_text(stack.anthropic.requests[-1])
     # another user asking the same never sees it
     stack.say(stranger, "What do I know about Lisbon and Anna?")
@@ -143,7 +143,7 @@ def test_a_summarizer_failing_half_way_loses_nothing_and_the_next_run_completes(
     # the model fails (after the SDK's own attempt): the chat fails and stays due, the run itself succeeds
     stack.anthropic.always(error(500))
     assert user in stack.run_summarizer()["failed"]
-    assert summary_key(user) not in stack.vector_index.records
+    assert summary_key(Conversation(user)) not in stack.vector_index.records
     # then the index fails
     stack.anthropic.default = answering("Anna lives in Lisbon.")
     original_put = InMemoryVectorIndex.put
@@ -157,7 +157,7 @@ def test_a_summarizer_failing_half_way_loses_nothing_and_the_next_run_completes(
     # the next run completes the same batch
     run = stack.run_summarizer()
     assert run["summarized"] >= 1
-    assert stack.vector_index.records[summary_key(user)].text == "Anna lives in Lisbon."
+    assert stack.vector_index.records[summary_key(Conversation(user))].text == "Anna lives in Lisbon."
     chat = stack.chat_record(user)
     assert int(chat["summarized_count"]) == 2 and "summary_due" not in chat
 
@@ -173,7 +173,7 @@ def test_chat_only_messages_offline_write_no_summary_and_the_window_moves_on() -
     run = stack.run_summarizer()
     # Then the chat does not fail, nothing is embedded or written, and its window moved past the two older
     assert user not in run["failed"]
-    assert summary_key(user) not in stack.vector_index.records
+    assert summary_key(Conversation(user)) not in stack.vector_index.records
     chat = stack.chat_record(user)
     assert int(chat["summarized_count"]) == 2 and "summary_due" not in chat
     assert chat.get("summary", "") == ""
@@ -205,8 +205,8 @@ def test_a_failing_embedder_fails_one_chat_only_logged_once_and_the_run_succeeds
     caplog.clear()
     run = stack.run_summarizer()
     assert broken in run["failed"] and fine not in run["failed"]
-    assert summary_key(fine) in stack.vector_index.records
-    assert summary_key(broken) not in stack.vector_index.records
+    assert summary_key(Conversation(fine)) in stack.vector_index.records
+    assert summary_key(Conversation(broken)) not in stack.vector_index.records
     failures = [r for r in caplog.records if r.getMessage().startswith("summarizing failed")]
     assert len([r for r in failures if getattr(r, "chat_id", None) == broken]) == 1, "logged once"
     assert stack.chat_record(broken).get("summary_due"), "tried again by the next run"
@@ -220,6 +220,6 @@ def test_a_failing_embedder_fails_one_chat_only_logged_once_and_the_run_succeeds
     stack.say(broken, "And a last word on pottery")
     assert stack.chat_record(broken).get("summary_due")
     assert broken not in stack.run_summarizer()["failed"]
-    assert "pottery" in stack.vector_index.records[summary_key(broken)].text
+    assert "pottery" in stack.vector_index.records[summary_key(Conversation(broken))].text
     chat = stack.chat_record(broken)
     assert "summary_failures" not in chat and "summary_due" not in chat

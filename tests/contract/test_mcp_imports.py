@@ -73,6 +73,7 @@ PROBE = textwrap.dedent(
     if first is None:
         from stepwise.tools.calls import parse_call, run_call
         from stepwise.tools.catalog import build_registry
+        from stepwise.telegram.conversation import Conversation, Scope
         from stepwise.tools.registry import ToolContext
         from stepwise_local.in_memory.tasks import InMemoryTaskRepository
 
@@ -80,7 +81,7 @@ PROBE = textwrap.dedent(
         tools = build_registry(tasks=tasks, ledger=tasks.ledger)
         tools.api_tools(), tools.mcp_tools()
         for n, (name, arguments) in enumerate([("add_task", {"title": "milk"}), ("list_tasks", {})]):
-            context = ToolContext(user_id=1, chat_id=1, turn_id="t", call_id=f"t:{n}", now="2026-11-22")
+            context = ToolContext(Scope(Conversation(1), 1), turn_id="t", call_id=f"t:{n}", now="2026-11-22")
             tool, args = parse_call(tools, name, arguments)
             assert not run_call(tools, context, tool, args, "not_needed").result.is_error
         if sdk_loaded():

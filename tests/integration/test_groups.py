@@ -126,6 +126,7 @@ def test_the_groups_reminders_are_the_groups_and_fire_for_the_member_who_set_the
 
 def test_a_groups_summary_is_the_groups_and_is_never_recalled_in_private(stack: Stack) -> None:
     from stepwise.memory.keys import summary_key
+    from stepwise.telegram.conversation import Conversation
     from stepwise_local.local_memory import local_index
 
     ana, group = stack.new_user(), new_group()
@@ -142,7 +143,7 @@ def test_a_groups_summary_is_the_groups_and_is_never_recalled_in_private(stack: 
     say(stack, group, ana, "@stepwise_bot I will bring bread to the picnic")
     run = stack.emulation.run_summarizer()
     assert run["summarized"] >= 1
-    record = local_index().records[summary_key(group)]
+    record = local_index().records[summary_key(Conversation(group))]
     assert (record.metadata["user_id"], record.text) == (group, summary), "owned by the group"
     stack.say(ana, "what about the picnic at the lake on Sunday?")
     assert summary not in json.dumps(stack.anthropic.requests[-1]), "a group's summary stays in the group"

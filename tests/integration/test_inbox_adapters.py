@@ -53,11 +53,11 @@ def test_enqueue_take_finish_and_give_back(inbox: Any) -> None:
     assert inbox.enqueue(message(chat, 2, "second"), 0) == "new"
     assert inbox.enqueue(message(chat, 1, "first"), 0) == "new"
     assert inbox.enqueue(message(chat, 1, "first"), 0) == "queued"
-    assert [(m.update_id, m.text, m.status) for m in inbox.pending(chat)] == [
+    assert [(m.update_id, m.text, m.status) for m in inbox.pending(Conversation(chat))] == [
         (1, "first", "queued"),
         (2, "second", "queued"),
     ]
-    first = inbox.pending(chat)[0]
+    first = inbox.pending(Conversation(chat))[0]
     taken = inbox.take(first, "turn-a", "2026-11-23T09:00:01.000Z")
     assert taken is not None and (taken.status, taken.turn_id, taken.claimed_at) == (
         "taken",
@@ -69,7 +69,7 @@ def test_enqueue_take_finish_and_give_back(inbox: Any) -> None:
     assert inbox.take(first, "turn-b", "2026-11-23T09:00:02.000Z") is None
     assert inbox.enqueue(message(chat, 1), 0) == "taken"
     inbox.give_back(taken)
-    back = inbox.pending(chat)[0]
+    back = inbox.pending(Conversation(chat))[0]
     assert (back.status, back.turn_id, back.claimed_at, back.requeues) == (
         "queued",
         None,
@@ -80,31 +80,33 @@ def test_enqueue_take_finish_and_give_back(inbox: Any) -> None:
     assert retaken is not None
     inbox.finish(retaken, 0)
     assert inbox.enqueue(message(chat, 1), 0) == "done"
-    assert [m.update_id for m in inbox.pending(chat)] == [2]
+    assert [m.update_id for m in inbox.pending(Conversation(chat))] == [2]
     assert retaken.telegram_message_id == 3 and retaken.chat_id == chat
 
 
 def test_the_lease(inbox: Any) -> None:
     chat = next(_chats)
-    lease = inbox.acquire_new(chat, 7, 1000, 60)
+    lease = inbox.acquire_new(Conversation(chat), 7, 1000, 60)
     first = lease.name
     assert lease == NewLease(f"chat{chat}-turn1-update7", previous_start=None), "the chat's first turn"
-    assert inbox.acquire_new(chat, 7, 1000, 60) is None, "held"
-    assert inbox.holder(chat) == (first, 1060)
-    assert not inbox.release(chat, "someone-else")
-    assert inbox.release(chat, first)
-    assert inbox.holder(chat) is None
-    second = inbox.acquire_new(chat, 8, 1001, 60)
+    assert inbox.acquire_new(Conversation(chat), 7, 1000, 60) is None, "held"
+    assert inbox.holder(Conversation(chat)) == (first, 1060)
+    assert not inbox.release(Conversation(chat), "someone-else")
+    assert inbox.release(Conversation(chat), first)
+    assert inbox.holder(Conversation(chat)) is None
+    second = inbox.acquire_new(Conversation(chat), 8, 1001, 60)
     assert second == NewLease(f"chat{chat}-turn2-update8", 1000), "a new name; the previous turn's start"
     second = second.name
-    assert not inbox.reacquire(chat, first, 1002, 60), "a parked turn waits while another holds the chat"
-    assert inbox.acquire_new(chat, 9, 1062, 60) == NewLease(f"chat{chat}-turn3-update9", 1001), (
-        "expired: free"
+    assert not inbox.reacquire(Conversation(chat), first, 1002, 60), (
+        "a parked turn waits while another holds the chat"
     )
-    assert inbox.reacquire(chat, f"chat{chat}-turn3-update9", 1063, 60), "the holder may renew"
-    assert inbox.release(chat, f"chat{chat}-turn3-update9")
-    assert inbox.reacquire(chat, first, 1064, 60), "a free chat can be taken back"
-    assert inbox.holder(chat) == (first, 1124)
+    assert inbox.acquire_new(Conversation(chat), 9, 1062, 60) == NewLease(
+        f"chat{chat}-turn3-update9", 1001
+    ), "expired: free"
+    assert inbox.reacquire(Conversation(chat), f"chat{chat}-turn3-update9", 1063, 60), "the holder may renew"
+    assert inbox.release(Conversation(chat), f"chat{chat}-turn3-update9")
+    assert inbox.reacquire(Conversation(chat), first, 1064, 60), "a free chat can be taken back"
+    assert inbox.holder(Conversation(chat)) == (first, 1124)
 
 
 def test_a_fired_reminder_keeps_its_kind_and_waits_after_every_telegram_update(inbox: Any) -> None:
@@ -115,7 +117,7 @@ def test_a_fired_reminder_keeps_its_kind_and_waits_after_every_telegram_update(i
     assert inbox.enqueue(fired, 0) == "new"
     assert inbox.enqueue(message(chat, MAX_UPDATE_ID, "typed"), 0) == "new"
     assert inbox.enqueue(fired, 0) == "queued", "a second delivery of the firing adds nothing"
-    assert [(m.kind, m.reminder_id, m.text) for m in inbox.pending(chat)] == [
+    assert [(m.kind, m.reminder_id, m.text) for m in inbox.pending(Conversation(chat))] == [
         ("message", None, "typed"),
         ("reminder", 2, "call mom"),
     ]
@@ -124,7 +126,7 @@ def test_a_fired_reminder_keeps_its_kind_and_waits_after_every_telegram_update(i
 def test_each_topic_has_its_own_queue_and_lease(inbox: Any) -> None:
     """Topics of one chat run side by side: their own waiting messages and lease, and their turns' names."""
     chat = next(_chats)
-    main, topic = Conversation.of(chat), Conversation.of(chat, 42)
+    main, topic = Conversation(chat), Conversation(chat, 42)
     assert inbox.enqueue(message(chat, 1, "main"), 0) == "new"
     assert inbox.enqueue(message(chat, 2, "topic").model_copy(update={"topic": 42}), 0) == "new"
     assert [m.text for m in inbox.pending(main)] == ["main"]
@@ -159,8 +161,12 @@ def test_an_item_queued_before_topics_is_the_chats_main_conversation(table: Any)
     )
     table.put_item(Item={"chat_id": chat, "sk": "lease", "generation": 4, "started_at": 50})
     inbox = DynamoChatInbox(table)
-    (waiting,) = inbox.pending(Conversation.of(chat))
-    assert (waiting.text, waiting.topic, waiting.conversation) == ("queued before the upgrade", None, chat)
-    lease = inbox.acquire_new(Conversation.of(chat), 5, 100, 60)
+    (waiting,) = inbox.pending(Conversation(chat))
+    assert (waiting.text, waiting.topic, waiting.conversation) == (
+        "queued before the upgrade",
+        None,
+        Conversation(chat),
+    )
+    lease = inbox.acquire_new(Conversation(chat), 5, 100, 60)
     assert lease == NewLease(f"chat{chat}-turn5-update5", 50), "the chat's generations go on"
-    assert inbox.pending(Conversation.of(chat, 3)) == []
+    assert inbox.pending(Conversation(chat, 3)) == []

@@ -13,6 +13,7 @@ import pytest
 from support.stack import Stack
 
 from stepwise.memory.keys import summary_key
+from stepwise.telegram.conversation import Conversation
 from stepwise_local import updates
 from stepwise_local.anthropic_server import Scripted, last_user_text, text
 from stepwise_local.fake_speech import FakeSpeechToText
@@ -60,11 +61,11 @@ def test_past_the_threshold_one_run_writes_one_summary_vector_per_chat_and_a_sec
     assert (run["visited"], run["summarized"], run["failed"]) == (2, 2, [])
     records = local_index().records
     for user in (first, second):
-        record = records[summary_key(user)]
+        record = records[summary_key(Conversation(user))]
         assert record.metadata["user_id"] == user and record.metadata["chat_id"] == user
         assert record.metadata["kind"] == "summary" and "text" not in record.metadata
         assert record.text == "The user's sister Anna lives in Lisbon; a visit is planned for May."
-    assert summary_key(quiet) not in records
+    assert summary_key(Conversation(quiet)) not in records
     before = dict(records)
     again = stack.emulation.run_summarizer()
     assert (again["visited"], again["summarized"]) == (0, 0)
@@ -107,6 +108,6 @@ def test_voice_notes_that_could_not_be_heard_write_no_summary_and_the_window_mov
     # When the scheduled summarizer runs, then the chat does not fail, nothing is written, the window moves
     run = stack.emulation.run_summarizer()
     assert user not in run["failed"]
-    assert summary_key(user) not in local_index().records
+    assert summary_key(Conversation(user)) not in local_index().records
     chat = chat_record(stack, user)
     assert int(chat["summarized_count"]) == 2 and "summary_due" not in chat

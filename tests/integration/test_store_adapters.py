@@ -110,16 +110,16 @@ def test_messages(kind: str, dynamodb: Any) -> None:
     ]
     assert all(repo.add(m) for m in messages)
     assert not repo.add(messages[0]), "adding the same message again is a no-op"
-    assert [m.id for m in repo.recent(chat, 3)] == ["m2", "m3", "m4"]
-    assert [m.id for m in repo.after(chat, "")] == [f"m{n}" for n in range(5)]
-    assert [m.id for m in repo.after(chat, messages[2].sort_key)] == ["m3", "m4"]
-    assert [m.id for m in repo.between(chat, messages[1].sort_key, messages[3].sort_key)] == [
+    assert [m.id for m in repo.recent(Conversation(chat), 3)] == ["m2", "m3", "m4"]
+    assert [m.id for m in repo.after(Conversation(chat), "")] == [f"m{n}" for n in range(5)]
+    assert [m.id for m in repo.after(Conversation(chat), messages[2].sort_key)] == ["m3", "m4"]
+    assert [m.id for m in repo.between(Conversation(chat), messages[1].sort_key, messages[3].sort_key)] == [
         "m1",
         "m2",
         "m3",
     ]
-    assert repo.recent(chat, 5)[1].tool_calls == [{"name": "add_task"}]
-    assert repo.recent(next(_chat_ids), 5) == []
+    assert repo.recent(Conversation(chat), 5)[1].tool_calls == [{"name": "add_task"}]
+    assert repo.recent(Conversation(next(_chat_ids)), 5) == []
 
 
 @pytest.mark.parametrize("kind", ADAPTERS)
@@ -145,7 +145,7 @@ def test_tasks(kind: str, dynamodb: Any) -> None:
 @pytest.mark.parametrize("kind", ADAPTERS)
 def test_chats(kind: str, dynamodb: Any) -> None:
     store = make(kind, dynamodb, InMemoryChatStore, lambda d: DynamoChatStore(d.Table("ChatsTable")))
-    chat = next(_chat_ids)
+    chat = Conversation(next(_chat_ids))
     for _ in range(3):
         record = store.record_message(chat, 5, due_at=3)
     assert record.message_count == 3 and record.due
@@ -159,7 +159,7 @@ def test_chats(kind: str, dynamodb: Any) -> None:
     assert (after.summarized_key, after.summarized_count, after.summary, after.due) == ("k1", 3, "s1", False)
     assert chat not in set(store.due_chats())
     assert store.advance(after, summarized_key="k2", summarized=1, summary="s2", now="n", still_due=True)
-    assert store.get(chat).due and store.get(next(_chat_ids)) is None
+    assert store.get(chat).due and store.get(Conversation(next(_chat_ids))) is None
     assert store.get(chat).window_key == "", "the window starts at the chat's beginning"
     store.set_window(chat, "2026-11-22T09:00:00.000Z#m1")
     moved = store.get(chat)
@@ -184,7 +184,7 @@ def test_a_chat_failing_to_summarize_is_counted_and_set_aside_until_its_next_mes
     kind: str, dynamodb: Any
 ) -> None:
     store = make(kind, dynamodb, InMemoryChatStore, lambda d: DynamoChatStore(d.Table("ChatsTable")))
-    chat = next(_chat_ids)
+    chat = Conversation(next(_chat_ids))
     for _ in range(3):
         store.record_message(chat, 5, due_at=3)
     assert store.record_summary_failure(chat, give_up_after=2) == 1
@@ -196,7 +196,9 @@ def test_a_chat_failing_to_summarize_is_counted_and_set_aside_until_its_next_mes
     current = store.get(chat)
     assert store.advance(current, summarized_key="k1", summarized=2, summary="", now="n", still_due=True)
     assert store.get(chat).summary_failures == 0 and store.get(chat).due, "the count starts again"
-    assert store.record_summary_failure(next(_chat_ids), give_up_after=2) == 0, "no such chat: no record"
+    assert store.record_summary_failure(Conversation(next(_chat_ids)), give_up_after=2) == 0, (
+        "no such chat: no record"
+    )
 
 
 @pytest.mark.parametrize("kind", ADAPTERS)
@@ -714,7 +716,7 @@ def test_a_topic_has_its_own_history_and_chat_record(kind: str, dynamodb: Any) -
     )
     store = make(kind, dynamodb, InMemoryChatStore, lambda d: DynamoChatStore(d.Table("ChatsTable")))
     chat = next(_chat_ids)
-    main, topic, other = Conversation.of(chat), Conversation.of(chat, 7), Conversation.of(chat, 9)
+    main, topic, other = Conversation(chat), Conversation(chat, 7), Conversation(chat, 9)
     for where, text in ((main, "in the chat"), (topic, "in topic 7"), (other, "in topic 9")):
         repo.add(
             StoredMessage(
@@ -760,8 +762,35 @@ def test_items_stored_before_topics_read_as_the_chats_main_conversation(dynamodb
         Item={"chat_id": chat, "user_id": 5, "message_count": 1, "summary": "older summary", "window_key": ""}
     )
     repo = DynamoMessageRepository(tables.Table("MessagesTable"))
-    (old,) = repo.recent(Conversation.of(chat), 5)
+    (old,) = repo.recent(Conversation(chat), 5)
     assert (old.content, old.chat_id, old.topic) == ("written before topics", chat, None)
-    assert repo.recent(Conversation.of(chat, 7), 5) == [], "a topic starts empty"
-    record = DynamoChatStore(tables.Table("ChatsTable")).get(Conversation.of(chat))
+    assert repo.recent(Conversation(chat, 7), 5) == [], "a topic starts empty"
+    record = DynamoChatStore(tables.Table("ChatsTable")).get(Conversation(chat))
     assert record is not None and record.summary == "older summary" and record.conversation.topic is None
+
+
+def test_a_topics_items_are_read_under_the_key_they_were_written_with(dynamodb: Any) -> None:
+    """A topic's items, as they are stored (`chat_id` the topic's key: the chat's id ± topic·10¹⁶), are that
+    topic's conversation."""
+    chat = next(_chat_ids)
+    key = chat + 7 * 10**16
+    tables = tables_of("dynamodb", dynamodb)
+    tables.Table("MessagesTable").put_item(
+        Item={
+            "chat_id": key,
+            "sk": "2026-11-01T10:00:00.000Z#t1",
+            "id": "t1",
+            "role": "user",
+            "content": "in topic 7",
+            "created_at": "2026-11-01T10:00:00.000Z",
+        }
+    )
+    tables.Table("ChatsTable").put_item(
+        Item={"chat_id": key, "user_id": 5, "message_count": 1, "summary": "s7"}
+    )
+    (kept,) = DynamoMessageRepository(tables.Table("MessagesTable")).recent(Conversation(chat, 7), 5)
+    assert (kept.content, kept.chat_id, kept.topic) == ("in topic 7", chat, 7)
+    store = DynamoChatStore(tables.Table("ChatsTable"))
+    record = store.get(Conversation(chat, 7))
+    assert record is not None and (record.conversation, record.summary) == (Conversation(chat, 7), "s7")
+    assert Conversation(chat, 7) in set(store.all_chats())

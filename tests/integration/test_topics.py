@@ -45,7 +45,7 @@ def test_two_topics_are_answered_in_place_with_their_own_histories(stack: Stack)
     stack.emulation.config.env["DRAFT_INTERVAL_SECONDS"] = "0.01"  # the stack fixture clears it
     stack.anthropic.script(text("Lisbon it is."), text("Pasta then."), text("Hello."), text("Lisbon."))
     answer = stack.emulation.post_update(updates.text_message(user, "Let's go to Lisbon.", topic=trip))
-    stack.emulation.wait_idle(Conversation.of(user, trip))
+    stack.emulation.wait_idle(Conversation(user, trip))
     stack.say(user, "I'd like pasta.", topic=food)
     stack.say(user, "hello")
     stack.say(user, "Where were we going?", topic=trip)
@@ -90,7 +90,7 @@ def test_a_slow_turn_in_one_topic_holds_no_message_of_another(stack: Stack) -> N
         writing.wait_until_held()
         update = updates.text_message(user, "quick question", topic=quick_topic)
         answer = stack.emulation.post_update(update)
-        quick = stack.emulation.wait_for_update(Conversation.of(user, quick_topic), update["update_id"])
+        quick = stack.emulation.wait_for_update(Conversation(user, quick_topic), update["update_id"])
         assert answer["headers"]["x-stepwise-action"] == "started", "its own webhook started its turn at once"
         assert quick["status"] == "SUCCEEDED" and stack.emulation.describe(slow)["status"] == "RUNNING"
         assert stack.replies(user) == ["quick answer"]
@@ -110,7 +110,7 @@ def test_a_reminder_fires_in_the_topic_where_it_was_set(clock_stack: Stack) -> N
     stack.emulation.advance_clock(timedelta(minutes=2))
     fired = [f for f in stack.emulation.fire_due_schedules() if f.name.startswith(f"u{user}-")]
     assert len(fired) == 1
-    stack.emulation.wait_idle(Conversation.of(user, thread))
+    stack.emulation.wait_idle(Conversation(user, thread))
     assert stack.replies(user, thread) == ["Ok.", "⏰ Reminder: take the pizza out"]
     assert stack.replies(user, None) == []
 

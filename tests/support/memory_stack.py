@@ -73,6 +73,7 @@ from typing import Any
 from unittest import mock
 
 from stepwise.approvals.lifecycle import PressServices
+from stepwise.aws.conversation_key import conversation_key
 from stepwise.config import Settings, split_list
 from stepwise.history.models import StoredMessage
 from stepwise.inbox.sequencer import Sequencer
@@ -222,7 +223,7 @@ class MemoryStack:
         response = self.post_update(update)
         assert response["statusCode"] == 200, response
         self.drain()
-        name = self.turn_for_update(Conversation.of(user_id, topic), update["update_id"])
+        name = self.turn_for_update(Conversation(user_id, topic), update["update_id"])
         assert name is not None, f"no turn took update {update['update_id']}"
         return self.execution(name)
 
@@ -233,7 +234,7 @@ class MemoryStack:
         assert response["statusCode"] == 200, response
         self.drain()
         message = update["message"]
-        where = Conversation.of(message["chat"]["id"], message.get("message_thread_id"))
+        where = Conversation(message["chat"]["id"], message.get("message_thread_id"))
         name = self.turn_for_update(where, update["update_id"])
         assert name is not None, f"no turn took update {update['update_id']}: {response}"
         return self.execution(name)
@@ -243,7 +244,7 @@ class MemoryStack:
         update = updates.text_message(user_id, text, topic=topic)
         response = self.post_update(update)
         assert response["statusCode"] == 200, response
-        where = Conversation.of(user_id, topic)
+        where = Conversation(user_id, topic)
         while (name := self.turn_for_update(where, update["update_id"])) is None:
             assert self.turns.step(), f"no turn took update {update['update_id']}: {self.replies(user_id)}"
         return name
@@ -275,8 +276,9 @@ class MemoryStack:
 
     def stored(self, chat_id: int, topic: int | None = None) -> list[dict[str, Any]]:
         """The conversation's messages as the messages table's items, oldest first."""
-        key = Conversation.of(chat_id, topic).key
-        return [_item(m) for (where, _), m in sorted(self.messages.items.items()) if where == key]
+        conversation = Conversation(chat_id, topic)
+        mine = [(key, m) for (where, key), m in self.messages.items.items() if where == conversation]
+        return [_item(m) for _, m in sorted(mine, key=lambda pair: pair[0])]
 
     def tasks(self, user_id: int) -> list[dict[str, Any]]:
         """The user's tasks as the tasks table's items."""
@@ -363,7 +365,7 @@ class MemoryStack:
     def chat_record(self, chat_id: int, topic: int | None = None) -> dict[str, Any]:
         """The conversation's record as the chats table's item holds it (`summary_due` only while it is due,
         `summary_failures` only after a failed run); {} when there is none."""
-        record = self.chats.get(Conversation.of(chat_id, topic))
+        record = self.chats.get(Conversation(chat_id, topic))
         if record is None:
             return {}
         item = record.model_dump(exclude={"due", "summary_failures"}, exclude_none=True)
@@ -596,7 +598,7 @@ class MemoryStack:
 def _item(message: StoredMessage) -> dict[str, Any]:
     """A stored message as the messages table's item (stepwise.history.dynamodb)."""
     item: dict[str, Any] = {
-        "chat_id": message.conversation.key,
+        "chat_id": conversation_key(message.conversation),
         "sk": message.sort_key,
         "id": message.id,
         "role": message.role,

@@ -11,6 +11,7 @@ from stepwise.memory.service import MemoryService
 from stepwise.model.types import ModelRequest, ModelResponse
 from stepwise.offline.api import OfflineModel
 from stepwise.prompt.system import turn_context
+from stepwise.telegram.conversation import Conversation, Scope
 from stepwise.tools.catalog import build_registry
 from stepwise.tools.registry import ToolContext
 from stepwise.tools.reminder_tools import ReminderLimits, ReminderSetup
@@ -89,5 +90,7 @@ def on_a_list(text: str, titles: list[str]) -> tuple[ModelResponse, ModelRespons
         return first, None
     (use,) = first.tool_uses
     tool, args = registry.parse("list_tasks", use["input"])
-    result = registry.run(ToolContext(USER, USER, "turn-1", "call-1", LISBON_NOW.isoformat()), tool, args)
+    result = registry.run(
+        ToolContext(Scope(Conversation(USER), USER), "turn-1", "call-1", LISBON_NOW.isoformat()), tool, args
+    )
     return first, OfflineModel().complete(with_results(request, first, [result.block(use["id"])]))

@@ -7,6 +7,7 @@ from typing import Any
 
 from boto3.dynamodb.conditions import Key
 
+from stepwise.aws.conversation_key import conversation_key
 from stepwise.telegram.conversation import Conversation
 from stepwise_local import updates
 from stepwise_local.anthropic_server import FakeAnthropic
@@ -35,7 +36,7 @@ class Stack:
         update = updates.text_message(user_id, text, topic=topic)
         response = self.emulation.post_update(update)
         assert response["statusCode"] == 200, response
-        where = Conversation.of(user_id, topic)
+        where = Conversation(user_id, topic)
         return self.emulation.wait_for_update(where, update["update_id"], timeout=timeout)
 
     def replies(self, chat_id: int, topic: int | bool | None = False) -> list[str]:
@@ -49,7 +50,7 @@ class Stack:
     def stored(self, chat_id: int, topic: int | None = None) -> list[dict[str, Any]]:
         """The conversation's items in the messages table, oldest first."""
         table = self.emulation.table("MessagesTable")
-        key = Conversation.of(chat_id, topic).key
+        key = conversation_key(Conversation(chat_id, topic))
         items: list[dict[str, Any]] = table.query(KeyConditionExpression=Key("chat_id").eq(key))["Items"]
         return items
 
@@ -58,7 +59,7 @@ class Stack:
         update = updates.text_message(user_id, text, topic=topic)
         response = self.emulation.post_update(update)
         assert response["statusCode"] == 200, response
-        return self.emulation.wait_until_taken(Conversation.of(user_id, topic), update["update_id"], timeout)
+        return self.emulation.wait_until_taken(Conversation(user_id, topic), update["update_id"], timeout)
 
     def buttons(self, chat_id: int, timeout: float = 20.0) -> dict[str, Any]:
         """Wait for the newest message with an inline keyboard in the chat; returns it."""

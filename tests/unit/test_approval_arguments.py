@@ -29,6 +29,7 @@ from stepwise.approvals.models import ApprovalCall, Requester
 from stepwise.remote_tools.calls import RemoteLimits, RemoteToolCaller
 from stepwise.remote_tools.catalog import RemoteTools
 from stepwise.remote_tools.config import ServerEntry
+from stepwise.telegram.conversation import Conversation, Scope
 from stepwise.tools.calls import call_unattended, parse_call
 from stepwise.tools.registry import TOO_LONG_TO_SHOW, NotShownError, ToolContext, ToolRegistry
 from stepwise.tools.task_tools import task_tools
@@ -68,7 +69,7 @@ def describe(registry: ToolRegistry, name: str, arguments: dict[str, Any], room:
     parsed = parse_call(registry, name, arguments)
     assert not hasattr(parsed, "result"), parsed
     tool, args = parsed  # type: ignore[misc]
-    context = ToolContext(user_id=1, chat_id=1, turn_id="t", call_id="t:1", now="2026-11-25T10:00:00Z")
+    context = ToolContext(Scope(Conversation(1), 1), turn_id="t", call_id="t:1", now="2026-11-25T10:00:00Z")
     return registry.describe(context, tool, args, room)
 
 
@@ -275,7 +276,9 @@ def test_an_mcp_clients_call_that_cannot_be_shown_is_refused_and_audited_not_han
         asked.append(description)
         return "asked"
 
-    context = ToolContext(user_id=1, chat_id=1, turn_id="mcp", call_id="mcp:1", now="2026-11-25T10:00:00Z")
+    context = ToolContext(
+        Scope(Conversation(1), 1), turn_id="mcp", call_id="mcp:1", now="2026-11-25T10:00:00Z"
+    )
     arguments = {"to": [f"person{n}@example.com" for n in range(400)], "body": "Hello all"}
     answer = call_unattended(registry, audit, context, "mail__send_email", arguments, ask)
     assert answer.result.is_error and answer.result.content.startswith(TOO_LONG_TO_SHOW)

@@ -22,6 +22,7 @@ from stepwise.prompt.caching import (
 from stepwise.prompt.system import EPHEMERAL, is_turn_context
 from stepwise.states.load_context import load_context
 from stepwise.states.services import TurnServices
+from stepwise.telegram.conversation import Conversation
 from stepwise_local.anthropic_server import prefix_units
 
 HAIKU, SONNET = "claude-haiku-4-5", "claude-sonnet-4-5"
@@ -108,7 +109,7 @@ def play(
         start = turn_start(services, f"{text}{n}", update_id=n, created_at=f"2026-11-22T09:{n:02d}:00.000Z")
         drive_turn(services, start)
         meta = services.turns.get_meta(start.turn.turn_id)
-        sizes.append(len(services.messages.between(7, meta.first_key, meta.last_key)))
+        sizes.append(len(services.messages.between(Conversation(7), meta.first_key, meta.last_key)))
         marked.append(marks_history(model.requests[-1]))
         assert meta.history_cached == marked[-1]
     return sizes, marked
@@ -182,7 +183,7 @@ def measured_head(services: TurnServices, model: ScriptedModel) -> int:
     """The head (tools and system) CallModel measures with the current persona, from another chat."""
     model.responses.append(text_response("ok"))
     drive_turn(services, turn_start(services, "measure", chat_id=8, update_id=98))
-    chat = services.chats.get(8)
+    chat = services.chats.get(Conversation(8))
     assert chat is not None and chat.stable_prefix_tokens > 0
     return chat.stable_prefix_tokens
 
@@ -224,7 +225,7 @@ def test_call_model_keeps_the_measured_head_on_the_chat_record_and_writes_it_onl
     services.persona = "## Character\nShort."
     play_more(services, model, 4)
     assert len(writes) == 2 and writes[1] > fake_count
-    chat = services.chats.get(7)
+    chat = services.chats.get(Conversation(7))
     assert chat is not None and chat.stable_prefix_tokens == writes[1]
 
 
@@ -243,7 +244,7 @@ def test_the_history_estimate_is_what_the_fake_messages_api_counts_before_the_co
     play(services, model, 4, text="how are things? ")
     request = model.requests[-1]
     meta = services.turns.get_meta("turn-4")
-    window = services.messages.between(7, meta.first_key, meta.last_key)
+    window = services.messages.between(Conversation(7), meta.first_key, meta.last_key)
     body: dict[str, Any] = {"messages": request.messages}
     units = prefix_units(body)[1:]  # the first unit stands for tool_choice
     assert history_tokens(window) == sum(u.tokens for u in units[:-1]), "all but the context block"

@@ -13,6 +13,7 @@ from stepwise.memory.service import MemoryService
 from stepwise.states.load_context import load_context
 from stepwise.states.services import TurnServices
 from stepwise.telegram.commands import ParsedCommand, is_command, parse_command
+from stepwise.telegram.conversation import Conversation
 from stepwise.tools.catalog import build_registry
 from stepwise_local.in_memory.ledger import InMemoryToolCallLedger
 from stepwise_local.in_memory.tasks import InMemoryTaskRepository
@@ -81,7 +82,7 @@ def test_a_command_is_answered_without_a_model_call_or_typing_and_stored(
     assert model.requests == []
     assert telegram.texts(7) == ["Usage is not counted in this deployment."]
     assert telegram.calls_of("send_chat_action") == []
-    stored = services.messages.recent(7, 20)
+    stored = services.messages.recent(Conversation(7), 20)
     assert [(m.role, m.content) for m in stored] == [
         ("user", "/usage"),
         ("assistant", "Usage is not counted in this deployment."),
@@ -120,7 +121,7 @@ def test_reset_starts_the_next_window_after_its_answer_and_deletes_nothing(
     run_turn(services, "/reset", 2)
     run_turn(services, "who am I?", 3)
     assert conversation_texts(model.requests[-1].messages) == ["who am I?"]
-    assert len(services.messages.recent(7, 20)) == 6
+    assert len(services.messages.recent(Conversation(7), 20)) == 6
 
 
 APP_URL = "https://example.execute-api.eu-west-1.amazonaws.com/app"
@@ -144,7 +145,7 @@ def test_app_answers_with_a_web_app_button_in_the_private_chat_only(
     assert sent.reply_markup.to_api() == {
         "inline_keyboard": [[{"text": "Open Stepwise", "web_app": {"url": APP_URL}}]]
     }
-    stored = deployed.messages.recent(7, 10)
+    stored = deployed.messages.recent(Conversation(7), 10)
     assert stored[-1].content.endswith("tap the button below."), "the history keeps the text"
 
     group = -100
@@ -170,7 +171,7 @@ def test_memory_lists_a_summarys_bullets_as_lines_of_their_own(
     now = "2026-11-22T09:00:00.000Z"
     fact = memory.remember(7, 7, "I take my coffee black", now)
     summary = "- Said: my sister Anna lives in Lisbon\n- Done: Remembered: I take my coffee black"
-    summary_id = memory.save_summary(7, 7, summary, now)
+    summary_id = memory.save_summary(7, Conversation(7), summary, now)
     run_turn(services, "/memory", 1)
     (shown,) = telegram.texts(7)
     lines = shown.splitlines()

@@ -20,6 +20,7 @@ from stepwise.states.contracts.load_context import LoadContextInput
 from stepwise.states.finish_turn import finish_turn
 from stepwise.states.load_context import load_context
 from stepwise.states.services import TurnServices
+from stepwise.telegram.conversation import Conversation
 from stepwise.telegram.errors import TelegramForbidden, TelegramTransientError
 from stepwise.turn.ref import TurnRef
 from stepwise.turn.start import TurnStart
@@ -54,7 +55,7 @@ def records(services: TurnServices, store: InMemoryConnectionStore) -> str:
     turns, messages = services.turns, services.messages
     assert isinstance(turns, InMemoryTurnStore) and isinstance(messages, InMemoryMessageRepository)
     kept = [*turns.metas.values(), *turns.step_records.values(), *turns.replies.values()]
-    kept += [*store.connections.values(), *messages.recent(7, 100)]
+    kept += [*store.connections.values(), *messages.recent(Conversation(7), 100)]
     return "\n".join(r.model_dump_json() for r in kept)
 
 
@@ -79,7 +80,7 @@ def test_connect_makes_a_token_shows_it_once_and_keeps_only_its_hash(
     (connection,) = store.list(7)
     assert (connection.name, connection.user_id, connection.chat_id) == ("laptop", 7, 7)
     assert connection.token_hash == token_hash(token) and token not in connection.model_dump_json()
-    history = [m.content for m in with_mcp.messages.recent(7, 20)]
+    history = [m.content for m in with_mcp.messages.recent(Conversation(7), 20)]
     assert history[0] == "/connect laptop" and token not in history[1] and "shown here once" in history[1]
     # no record holds the token, and the seed it was made from is forgotten
     reply = with_mcp.turns.get_reply("turn-1")
@@ -214,7 +215,7 @@ def test_an_answer_that_never_reaches_the_chat_revokes_its_token(
     reply = with_mcp.turns.get_reply("turn-1")
     assert reply is not None and token_of(reply).seed is None and token_of(reply).revoked
     assert telegram.texts(7) == [] and store.list(7) == []  # no connection: no token of it works
-    kept = with_mcp.messages.recent(7, 20)[-1].content
+    kept = with_mcp.messages.recent(Conversation(7), 20)[-1].content
     assert "never reached this chat" in kept and "/connect laptop makes a new one" in kept
     say(with_mcp, "/connect laptop", 2)  # the way forward
     assert store.find(token_hash(shown_token(telegram))) is not None
@@ -266,4 +267,4 @@ def test_a_token_whose_first_chunk_arrived_stays_even_if_the_rest_is_refused(
     reply = services.turns.get_reply("turn-1")
     assert reply is not None and reply.sent_chunks == 1
     assert token_of(reply).seed is None and not token_of(reply).revoked
-    assert "shown here once" in services.messages.recent(7, 20)[-1].content
+    assert "shown here once" in services.messages.recent(Conversation(7), 20)[-1].content

@@ -8,6 +8,7 @@ from support.turn_fakes import ScriptedModel, conversation_texts, drive_turn, te
 from stepwise.history.models import StoredMessage
 from stepwise.states.load_context import load_context
 from stepwise.states.services import TurnServices
+from stepwise.telegram.conversation import Conversation
 
 
 def play(services: TurnServices, model: ScriptedModel, turns: int) -> tuple[list[int], list[list[str]]]:
@@ -18,7 +19,7 @@ def play(services: TurnServices, model: ScriptedModel, turns: int) -> tuple[list
         start = turn_start(services, f"q{n}", update_id=n, created_at=f"2026-11-22T09:{n:02d}:00.000Z")
         drive_turn(services, start)
         meta = services.turns.get_meta(start.turn.turn_id)
-        sizes.append(len(services.messages.between(7, meta.first_key, meta.last_key)))
+        sizes.append(len(services.messages.between(Conversation(7), meta.first_key, meta.last_key)))
         seen.append(conversation_texts(model.requests[-1].messages))
     return sizes, seen
 

@@ -29,6 +29,7 @@ from stepwise.states.job_report import Ending, job_outcome, report_job, report_t
 from stepwise.states.job_turn import JOB_TURN, job_must_stop, start_job
 from stepwise.states.policy import CHAT_TURN
 from stepwise.states.services import TurnServices
+from stepwise.telegram.conversation import Conversation, Scope
 from stepwise.tools.catalog import build_registry
 from stepwise.tools.job_tools import JobSetup
 from stepwise.tools.registry import ToolContext
@@ -106,7 +107,7 @@ def test_a_retried_spawn_starts_the_same_job_with_the_same_number(
     registry = with_jobs.tools
     tool, args = registry.parse("spawn_job", {"task": "t", "title": "T"})
     context = ToolContext(
-        user_id=7, chat_id=7, turn_id="turn-9", call_id="turn-9:toolu_a", now=iso_utc(with_jobs.clock())
+        Scope(Conversation(7), 7), turn_id="turn-9", call_id="turn-9:toolu_a", now=iso_utc(with_jobs.clock())
     )
     first = registry.run(context, tool, args)
     job_starter.started.clear()  # as if the start had not been seen: the retry starts the same name again
@@ -123,7 +124,10 @@ def test_past_max_jobs_spawn_job_is_an_error_and_takes_no_number(
     tool, args = registry.parse("spawn_job", {"task": "t", "title": "T"})
     for n in range(3):
         context = ToolContext(
-            user_id=7, chat_id=7, turn_id="turn-1", call_id=f"turn-1:c{n}", now=iso_utc(with_jobs.clock())
+            Scope(Conversation(7), 7),
+            turn_id="turn-1",
+            call_id=f"turn-1:c{n}",
+            now=iso_utc(with_jobs.clock()),
         )
         result = registry.run(context, tool, args)
     assert result.is_error and "2 background jobs are running already" in result.content
@@ -138,7 +142,7 @@ def test_a_job_is_offered_no_spawn_job_and_refused_one(with_jobs: TurnServices) 
     registry = with_jobs.tools
     tool, args = registry.parse("spawn_job", {"task": "t", "title": "T"})
     inside = ToolContext(
-        user_id=7, chat_id=7, turn_id="job-abc", call_id="job-abc:c", now=iso_utc(with_jobs.clock())
+        Scope(Conversation(7), 7), turn_id="job-abc", call_id="job-abc:c", now=iso_utc(with_jobs.clock())
     )
     result = registry.run(inside, tool, args)
     assert result.is_error and "cannot start other jobs" in result.content
@@ -167,7 +171,9 @@ def test_a_job_sees_its_task_only_runs_its_tools_and_reports_through_the_inbox(
     assert [t.title for t in tasks.list(7, "all")] == ["buy milk"]
     ended = store.get(7, 1)
     assert ended is not None and ended.status == "done" and ended.tool_rounds == 1
-    (report,) = [m for m in with_jobs.sequencer().inbox.pending(7) if isinstance(m.kind, JobEnded)]
+    (report,) = [
+        m for m in with_jobs.sequencer().inbox.pending(Conversation(7)) if isinstance(m.kind, JobEnded)
+    ]
     assert report.text.startswith("✅ Background job #1 “Milk” is done (1 tool round, ")
     assert report.text.endswith("Added *buy milk*.")
 
@@ -179,7 +185,7 @@ def test_a_job_sees_its_task_only_runs_its_tools_and_reports_through_the_inbox(
     drive_turn(with_jobs, chat_turn)
     assert len(model.requests) == calls
     assert telegram.texts(7)[-1].endswith("Added <i>buy milk</i>.")
-    stored = [m.content for m in with_jobs.messages.recent(7, 10)]
+    stored = [m.content for m in with_jobs.messages.recent(Conversation(7), 10)]
     assert stored[-2] == "(Background job #1 “Milk” has ended: done. Its report follows.)"
     assert stored[-1] == report.text
 
@@ -194,7 +200,9 @@ def test_a_job_reports_once_whatever_finishes_or_recovers_it(
     from stepwise.states.finish_turn import finish_turn
 
     finish_turn(FinishTurnInput(turn=turn, error="States.TaskFailed"), with_jobs)
-    reports = [m for m in with_jobs.sequencer().inbox.pending(7) if isinstance(m.kind, JobEnded)]
+    reports = [
+        m for m in with_jobs.sequencer().inbox.pending(Conversation(7)) if isinstance(m.kind, JobEnded)
+    ]
     assert len(reports) == 1 and "was stopped" in reports[0].text
     ended = store.get(7, 1)
     assert ended is not None and ended.status == "stopped"

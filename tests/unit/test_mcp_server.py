@@ -15,6 +15,7 @@ from mcp.types import CallToolResult, TextContent
 
 from stepwise.mcp.server import build_mcp_server
 from stepwise.memory.service import MemoryService
+from stepwise.telegram.conversation import Conversation, Scope
 from stepwise.tools.calls import NEEDS_APPROVAL
 from stepwise.tools.registry import ToolContext, ToolRegistry
 from stepwise_local.in_memory.audit import InMemoryAuditLog
@@ -40,8 +41,7 @@ def audit() -> InMemoryAuditLog:
 def calls_for(user_id: int, call_ids: Callable[[], str] | None = None) -> Callable[[], ToolContext]:
     """The caller's side: every call acts for `user_id`, each with a new call id unless `call_ids` says."""
     return lambda: ToolContext(
-        user_id=user_id,
-        chat_id=user_id,
+        Scope(Conversation(user_id), user_id),
         turn_id="mcp",
         call_id=call_ids() if call_ids else f"mcp:{next(_call_ids)}",
         now=NOW,

@@ -22,6 +22,7 @@ from stepwise.states.call_model import call_model
 from stepwise.states.contracts.call_model import CallModelInput
 from stepwise.states.load_context import load_context
 from stepwise.states.services import TurnServices
+from stepwise.telegram.conversation import Conversation
 from stepwise.telegram.errors import TelegramTransientError
 from stepwise.telegram.models import Update
 from stepwise.turn.ref import TurnRef
@@ -328,7 +329,7 @@ def test_a_photo_reaches_the_model_as_an_image_and_is_stored_without_its_bytes(
     (request,) = model.requests
     kinds = [block["type"] for block in request.messages[-1]["content"]]
     assert kinds == ["image", "text", "text"]  # the photo, its caption, the turn's context
-    (message,) = services.messages.recent(7, 5)
+    (message,) = services.messages.recent(Conversation(7), 5)
     assert (message.content, message.attachment) == ("what is this?", PHOTO)
 
 

@@ -30,6 +30,7 @@ from stepwise.states.load_context import load_context
 from stepwise.states.request_approval import request_approval
 from stepwise.states.run_tools import run_tools
 from stepwise.states.services import TurnServices
+from stepwise.telegram.conversation import Conversation
 from stepwise_local.in_memory.chats import InMemoryChatStore
 from stepwise_local.in_memory.embedder import LocalHashEmbedder
 from stepwise_local.in_memory.history import InMemoryMessageRepository
@@ -80,14 +81,16 @@ def chat_messages(services: SummarizeServices, count: int, chat_id: int = CHAT, 
             created_at=f"2026-11-22T09:{n // 60:02d}:{n % 60:02d}.000Z",
         )
         assert services.messages.add(message)
-        services.chats.record_message(chat_id, chat_id, services.history_limit + services.threshold)
+        services.chats.record_message(
+            Conversation(chat_id), chat_id, services.history_limit + services.threshold
+        )
 
 
 def test_a_chat_becomes_due_past_the_window_plus_the_threshold(summarize: SummarizeServices) -> None:
     chat_messages(summarize, 6)
     assert list(summarize.chats.due_chats()) == []
     chat_messages(summarize, 1, start=6)
-    assert list(summarize.chats.due_chats()) == [CHAT]
+    assert list(summarize.chats.due_chats()) == [Conversation(CHAT)]
 
 
 def test_one_run_writes_one_summary_vector_and_a_second_run_writes_nothing(
@@ -97,15 +100,15 @@ def test_one_run_writes_one_summary_vector_and_a_second_run_writes_nothing(
     first = summarize_chats(SummarizeInput(), summarize)
     assert (first.visited, first.summarized, first.messages) == (1, 1, 5), "all but the newest 4"
     (record,) = index.records.values()
-    assert record.key == summary_key(CHAT)
+    assert record.key == summary_key(Conversation(CHAT))
     assert record.metadata == record.metadata | {"user_id": USER, "chat_id": CHAT, "kind": "summary"}
     assert "message 0 about Lisbon" in record.text and "message 5" not in record.text
-    chat = summarize.chats.get(CHAT)
+    chat = summarize.chats.get(Conversation(CHAT))
     assert chat is not None and chat.summarized_count == 5 and not chat.due
     assert chat.summarized_key == f"2026-11-22T09:00:04.000Z#m{CHAT}-004"
     second = summarize_chats(SummarizeInput(), summarize)
     assert (second.visited, second.summarized) == (0, 0)
-    assert len(summarize.messages.recent(CHAT, 100)) == 9, "history is never deleted"
+    assert len(summarize.messages.recent(Conversation(CHAT), 100)) == 9, "history is never deleted"
 
 
 def test_a_run_that_reads_only_small_talk_says_it_kept_nothing(
@@ -117,7 +120,7 @@ def test_a_run_that_reads_only_small_talk_says_it_kept_nothing(
                 id=f"m-{n}", chat_id=CHAT, role=role, content=text, created_at=f"2026-11-22T09:00:0{n}.000Z"
             )
         )
-        summarize.chats.record_message(CHAT, CHAT, 100)
+        summarize.chats.record_message(Conversation(CHAT), CHAT, 100)
     run = summarize_chats(SummarizeInput(force=True), summarize)
     assert (run.summarized, run.messages, run.kept) == (1, 2, 0)
     assert index.records == {}
@@ -133,7 +136,7 @@ def test_the_next_summary_folds_the_previous_one_in(
     summarize_chats(SummarizeInput(), summarize)
     chat_messages(summarize, 4, start=9)
     summarize_chats(SummarizeInput(), summarize)
-    text = index.records[summary_key(CHAT)].text
+    text = index.records[summary_key(Conversation(CHAT))].text
     assert "message 0 about Lisbon" in text and "message 8 about Lisbon" in text
     assert len(index.records) == 1, "one summary vector per chat, replaced by the newer rolling summary"
 
@@ -145,12 +148,12 @@ def test_a_failure_half_way_loses_nothing_and_the_next_run_completes(
     chat_messages(summarize, 9, chat_id=2)
     summarize.summarizer = FlakySummarizer(failures=1)
     assert summarize_chats(SummarizeInput(), summarize).failed == [1], "the run itself does not fail"
-    assert set(index.records) == {summary_key(2)}, "the other chat still got its summary"
-    failed = summarize.chats.get(1)
+    assert set(index.records) == {summary_key(Conversation(2))}, "the other chat still got its summary"
+    failed = summarize.chats.get(Conversation(1))
     assert failed is not None and failed.due and failed.summarized_key == "" and failed.summarized_count == 0
     retry = summarize_chats(SummarizeInput(), summarize)
     assert (retry.summarized, retry.messages) == (1, 5)
-    assert set(index.records) == {summary_key(1), summary_key(2)}
+    assert set(index.records) == {summary_key(Conversation(1)), summary_key(Conversation(2))}
 
 
 def test_an_index_failure_leaves_the_watermark_where_it_was(
@@ -164,7 +167,7 @@ def test_an_index_failure_leaves_the_watermark_where_it_was(
     with monkeypatch.context() as patch:
         patch.setattr(InMemoryVectorIndex, "put", lambda self, records: broken_put(records))
         assert summarize_chats(SummarizeInput(), summarize).failed == [CHAT]
-    assert summarize.chats.get(CHAT).summarized_count == 0  # type: ignore[union-attr]
+    assert summarize.chats.get(Conversation(CHAT)).summarized_count == 0  # type: ignore[union-attr]
     assert summarize_chats(SummarizeInput(), summarize).summarized == 1
 
 
@@ -187,17 +190,17 @@ def test_an_empty_summary_is_neither_written_nor_embedded_and_the_window_moves_o
 ) -> None:
     chat_messages(summarize, 9)
     summarize_chats(SummarizeInput(), summarize)
-    before = summarize.chats.get(CHAT)
+    before = summarize.chats.get(Conversation(CHAT))
     assert before is not None and before.summary
     chat_messages(summarize, 4, start=9)
     summarize.summarizer = EmptySummarizer()
     summarize.memory = MemoryService(RefusingEmbedder(), index)  # any embedding would fail the chat
     run = summarize_chats(SummarizeInput(), summarize)
     assert (run.failed, run.messages) == ([], 4)
-    after = summarize.chats.get(CHAT)
+    after = summarize.chats.get(Conversation(CHAT))
     assert after is not None and after.summary == before.summary, "the summary stays as it was"
     assert after.summarized_count == 9 and not after.due
-    assert index.records[summary_key(CHAT)].text == before.summary
+    assert index.records[summary_key(Conversation(CHAT))].text == before.summary
 
 
 def test_a_chat_failing_run_after_run_waits_for_its_next_message(summarize: SummarizeServices) -> None:
@@ -210,17 +213,17 @@ def test_a_chat_failing_run_after_run_waits_for_its_next_message(summarize: Summ
     chat_messages(summarize, 1, chat_id=1, start=9)
     run = summarize_chats(SummarizeInput(), summarize)
     assert (run.failed, run.summarized, run.messages) == ([], 1, 6)
-    assert summarize.chats.get(1).summary_failures == 0  # type: ignore[union-attr]
+    assert summarize.chats.get(Conversation(1)).summary_failures == 0  # type: ignore[union-attr]
 
 
 def test_a_long_backlog_is_summarized_in_batches(summarize: SummarizeServices) -> None:
     summarize.batch_limit = 3
     chat_messages(summarize, 12)
     assert summarize_chats(SummarizeInput(), summarize).messages == 3
-    assert summarize.chats.get(CHAT).due  # type: ignore[union-attr]
+    assert summarize.chats.get(Conversation(CHAT)).due  # type: ignore[union-attr]
     assert summarize_chats(SummarizeInput(), summarize).messages == 3
     # the 2 left are fewer than the threshold: they wait for more messages, like any chat
-    assert not summarize.chats.get(CHAT).due  # type: ignore[union-attr]
+    assert not summarize.chats.get(Conversation(CHAT)).due  # type: ignore[union-attr]
     assert summarize_chats(SummarizeInput(), summarize).visited == 0
 
 
@@ -316,9 +319,9 @@ def test_load_context_recalls_the_users_memories_and_the_chat_summary(
     services: TurnServices, memory: MemoryService
 ) -> None:
     memory.remember(USER, 123, "Anna, the user's sister, lives in Lisbon", "now")
-    memory.save_summary(USER, CHAT, "We talked about Lisbon trips.", "now")
-    services.chats.record_message(CHAT, USER, 100)
-    chat = services.chats.get(CHAT)
+    memory.save_summary(USER, Conversation(CHAT), "We talked about Lisbon trips.", "now")
+    services.chats.record_message(Conversation(CHAT), USER, 100)
+    chat = services.chats.get(Conversation(CHAT))
     assert chat is not None
     services.chats.advance(
         chat,

@@ -18,7 +18,7 @@ from stepwise.miniapp.gate import AppLimits
 from stepwise.miniapp.init_data import WebAppUser, sign
 from stepwise.miniapp.page import Page
 from stepwise.miniapp.services import AppServices
-from stepwise.telegram.conversation import Conversation
+from stepwise.telegram.conversation import Conversation, Scope
 from stepwise.tools.catalog import build_registry
 from stepwise.tools.reminder_tools import ReminderLimits, ReminderSetup
 from stepwise.usage.models import UsageTotals
@@ -96,9 +96,7 @@ def waiting_approval(
         app.approvals,
         approval_id=approval_id,
         turn_id="t1",
-        chat_id=chat_id,
-        topic=topic,
-        user_id=OWNER,
+        scope=Scope(Conversation(chat_id, topic), OWNER),
         step=0,
         calls=[ApprovalCall(tool_use_id="c1", description="Delete task #1 “old plan”.")],
         requester=requester or Requester(),
@@ -171,7 +169,7 @@ def test_voice_replies_are_set_for_the_users_chat_and_audited() -> None:
         200,
         {"done": "Spoken answers are on."},
     )
-    chat = app.chats.get(OWNER)
+    chat = app.chats.get(Conversation(OWNER))
     assert chat is not None and chat.voice_replies is True
     (entry,) = app.audit.entries(OWNER)
     assert (entry.tool, entry.turn_id, entry.tool_use_id) == (
@@ -207,11 +205,11 @@ GROUP = -100123
 def test_a_groups_pending_approval_on_a_members_page_names_the_group() -> None:
     app, tasks = services()
     waiting_approval(app, tasks)  # in the private chat
-    app.chats.record_message(Conversation.of(GROUP), OWNER, 100, title="Family")
+    app.chats.record_message(Conversation(GROUP), OWNER, 100, title="Family")
     waiting_approval(app, tasks, chat_id=GROUP, approval_id="ap2")
     checkin = Requester(kind="checkin", number=2, name="review the week")
     waiting_approval(app, tasks, chat_id=GROUP, approval_id="ap3", requester=checkin, topic=5)
-    app.chats.record_message(Conversation.of(-100999), OWNER, 100)  # a group whose title was never seen
+    app.chats.record_message(Conversation(-100999), OWNER, 100)  # a group whose title was never seen
     waiting_approval(app, tasks, chat_id=-100999, approval_id="ap4")
     approvals = {a["approval_id"]: a for a in shown_state(app)["approvals"]}
     assert approvals["ap1"]["asks"] == "The assistant in your private chat asks to delete task #1 “old plan”."
@@ -228,10 +226,10 @@ def test_a_groups_pending_approval_on_a_members_page_names_the_group() -> None:
 
 def test_a_group_keeps_the_title_its_newest_message_gave() -> None:
     app, _ = services()
-    app.chats.record_message(Conversation.of(GROUP), OWNER, 100, title="Family")
-    app.chats.record_message(Conversation.of(GROUP), OWNER, 100, title="Family 🏡")
-    app.chats.record_message(Conversation.of(GROUP), OWNER, 100)  # the reply: no title, the title stays
-    chat = app.chats.get(Conversation.of(GROUP))
+    app.chats.record_message(Conversation(GROUP), OWNER, 100, title="Family")
+    app.chats.record_message(Conversation(GROUP), OWNER, 100, title="Family 🏡")
+    app.chats.record_message(Conversation(GROUP), OWNER, 100)  # the reply: no title, the title stays
+    chat = app.chats.get(Conversation(GROUP))
     assert chat is not None and chat.title == "Family 🏡"
 
 

@@ -9,6 +9,7 @@ import pytest
 
 from stepwise.approvals.models import Requester
 from stepwise.states.services import TurnServices
+from stepwise.telegram.conversation import Conversation, Scope
 from stepwise.tools.catalog import build_registry
 from stepwise.tools.registry import ToolContext, ToolError, ToolRegistry
 from stepwise.tools.reminder_tools import ReminderLimits, ReminderSetup
@@ -34,7 +35,7 @@ def call(tools: ToolRegistry, name: str, args: dict[str, Any], user: int = 7) ->
         tool, parsed = tools.parse(name, args)
     except ToolError as error:
         return str(error), True
-    context = ToolContext(user_id=user, chat_id=user, turn_id="t", call_id=f"t:{next(_calls)}", now=NOW)
+    context = ToolContext(Scope(Conversation(user), user), turn_id="t", call_id=f"t:{next(_calls)}", now=NOW)
     result = tools.run(context, tool, parsed)
     return result.content, result.is_error
 
@@ -191,7 +192,7 @@ def test_a_check_in_asks_for_approval_and_a_plain_reminder_does_not(tools: ToolR
     )
     _same, reminder = tools.parse("set_reminder", {"text": "call mom", "repeat": {"time": "09:00"}})
     assert tool.asks_approval(checkin) and not tool.asks_approval(reminder)
-    context = ToolContext(user_id=7, chat_id=7, turn_id="t", call_id="t:describe", now=NOW)
+    context = ToolContext(Scope(Conversation(7), 7), turn_id="t", call_id="t:describe", now=NOW)
     assert tools.describe(context, tool, checkin, 4000) == (
         "Set a check-in every day at 09:00 (UTC): “review my week”."
     )
@@ -219,14 +220,14 @@ def test_each_reminder_says_who_set_it(tools: ToolRegistry, reminders: InMemoryR
     for n, requester in enumerate(callers, start=1):
         tool, args = tools.parse("set_reminder", {"text": f"r{n}", "in_minutes": n})
         context = ToolContext(
-            user_id=7, chat_id=7, turn_id="t", call_id=f"t:by{n}", now=NOW, requester=requester
+            Scope(Conversation(7), 7), turn_id="t", call_id=f"t:by{n}", now=NOW, requester=requester
         )
         assert not tools.run(context, tool, args).is_error
     tool, args = tools.parse("set_reminder", {"text": "r5", "in_minutes": 5})
-    tools.run(ToolContext(user_id=7, chat_id=7, turn_id="t", call_id="t:by5", now=NOW), tool, args)
+    tools.run(ToolContext(Scope(Conversation(7), 7), turn_id="t", call_id="t:by5", now=NOW), tool, args)
     assert [r.created_by for r in reminders.list(7)] == [*callers, None]
     tool, args = tools.parse("list_reminders", {})
-    data = tools.run(ToolContext(user_id=7, chat_id=7, turn_id="t", call_id="t:l", now=NOW), tool, args)
+    data = tools.run(ToolContext(Scope(Conversation(7), 7), turn_id="t", call_id="t:l", now=NOW), tool, args)
     assert data.structured is not None
     assert [r["created_by"] for r in data.structured["reminders"]] == [
         *(requester.model_dump() for requester in callers),
@@ -257,7 +258,7 @@ def test_a_crash_between_schedule_and_record_is_repaired_by_the_retry(
 
     reminders.put = crash_once  # type: ignore[method-assign]
     tool, args = tools.parse("set_reminder", {"text": "call mom", "in_minutes": 20})
-    context = ToolContext(user_id=7, chat_id=7, turn_id="t", call_id="t:crash", now=NOW)
+    context = ToolContext(Scope(Conversation(7), 7), turn_id="t", call_id="t:crash", now=NOW)
     first = tools.run(context, tool, args)
     assert first.is_error and reminders.list(7) == [] and list(schedules.schedules) == ["u7-r1"]
     again = tools.run(context, tool, args)  # RunTools retried: the recorded intent names the same reminder
@@ -275,7 +276,7 @@ def test_list_reminders_gives_each_ones_next_time_in_its_zone(tools: ToolRegistr
     call(tools, "set_reminder", {"text": "stand up", "repeat": {"days": [], "time": "08:00"}})
     call(tools, "set_reminder", {"text": "call mom", "at": "2026-11-23T17:00"})
     tool, args = tools.parse("list_reminders", {})
-    context = ToolContext(user_id=7, chat_id=7, turn_id="t", call_id="t:list", now=NOW)
+    context = ToolContext(Scope(Conversation(7), 7), turn_id="t", call_id="t:list", now=NOW)
     structured = tools.run(context, tool, args).structured
     assert structured is not None
     assert [(r["text"], r["next_at"]) for r in structured["reminders"]] == [

@@ -24,6 +24,7 @@ from stepwise.states.contracts.run_tools import RunToolsInput
 from stepwise.states.load_context import load_context
 from stepwise.states.run_tools import run_tools
 from stepwise.states.services import TurnServices
+from stepwise.telegram.conversation import Conversation, Scope
 from stepwise.tools.calls import parse_call, run_call
 from stepwise.tools.registry import ToolContext, ToolRegistry
 from stepwise_local.in_memory.ledger import InMemoryToolCallLedger
@@ -69,7 +70,9 @@ def setup(
 
 
 def context(call: str) -> ToolContext:
-    return ToolContext(user_id=1, chat_id=1, turn_id="t", call_id=f"t:{call}", now="2026-11-25T10:00:00Z")
+    return ToolContext(
+        Scope(Conversation(1), 1), turn_id="t", call_id=f"t:{call}", now="2026-11-25T10:00:00Z"
+    )
 
 
 def call(tools: RemoteTools, name: str, call_id: str = "1", arguments: Any = None) -> Any:

@@ -11,9 +11,11 @@ from support.turn_fakes import RecordingStarter
 
 from stepwise.inbox.models import QueuedMessage
 from stepwise.inbox.sequencer import Sequencer, arrival_order
+from stepwise.telegram.conversation import Conversation
 from stepwise_local.in_memory.inbox import InMemoryChatInbox
 
 CHAT = 5
+WHERE = Conversation(CHAT)
 
 
 class Epoch:
@@ -71,49 +73,49 @@ def test_a_turn_takes_everything_waiting_and_the_burst_behind_it_is_folded_into_
 ) -> None:
     # Given a turn answering message 1 while messages 2..5 arrive
     sequencer.admit(message(1))
-    first = sequencer.take_batch(CHAT, "chat5-turn1-update1")
+    first = sequencer.take_batch(WHERE, "chat5-turn1-update1")
     for n in (2, 3, 4, 5):
         sequencer.admit(message(n))
     # When the turn ends
-    next_turn = sequencer.end_turn(CHAT, "chat5-turn1-update1", "answered")
+    next_turn = sequencer.end_turn(WHERE, "chat5-turn1-update1", "answered")
     # Then one next turn starts, and it takes all four messages, in update_id order
     assert [m.update_id for m in first] == [1]
     assert next_turn == "chat5-turn2-update2" and list(starter.started) == [
         "chat5-turn1-update1",
         "chat5-turn2-update2",
     ]
-    second = sequencer.take_batch(CHAT, "chat5-turn2-update2")
+    second = sequencer.take_batch(WHERE, "chat5-turn2-update2")
     assert [m.update_id for m in second] == [2, 3, 4, 5]
     assert [m.claimed_at for m in second] == sorted(m.claimed_at for m in second)  # type: ignore[type-var]
     # And when it ends with nothing waiting, the chat is free and nothing starts
-    assert sequencer.end_turn(CHAT, "chat5-turn2-update2", "answered") is None
-    assert sequencer.inbox.holder(CHAT) is None and sequencer.inbox.pending(CHAT) == []
+    assert sequencer.end_turn(WHERE, "chat5-turn2-update2", "answered") is None
+    assert sequencer.inbox.holder(WHERE) is None and sequencer.inbox.pending(WHERE) == []
 
 
 def test_a_retried_take_returns_the_same_messages_and_retried_deliveries_are_duplicates(
     sequencer: Sequencer,
 ) -> None:
     sequencer.admit(message(1))
-    assert sequencer.take_batch(CHAT, "chat5-turn1-update1") == sequencer.take_batch(
-        CHAT, "chat5-turn1-update1"
+    assert sequencer.take_batch(WHERE, "chat5-turn1-update1") == sequencer.take_batch(
+        WHERE, "chat5-turn1-update1"
     )
     assert sequencer.admit(message(1)) == "duplicate"  # being answered
-    sequencer.end_turn(CHAT, "chat5-turn1-update1", "answered")
+    sequencer.end_turn(WHERE, "chat5-turn1-update1", "answered")
     assert sequencer.admit(message(1)) == "duplicate"  # answered
 
 
 def test_a_turn_never_takes_another_turns_messages(sequencer: Sequencer) -> None:
     sequencer.admit(message(1))
-    assert [m.update_id for m in sequencer.take_batch(CHAT, "chat5-turn1-update1")] == [1]
-    assert sequencer.take_batch(CHAT, "someone-else") == []
+    assert [m.update_id for m in sequencer.take_batch(WHERE, "chat5-turn1-update1")] == [1]
+    assert sequencer.take_batch(WHERE, "someone-else") == []
 
 
 def test_a_group_turn_never_mixes_senders(sequencer: Sequencer) -> None:
     for update_id, user in [(1, 100), (2, 100), (3, 200), (4, 100)]:
         sequencer.admit(message(update_id, user_id=user))
-    assert [m.update_id for m in sequencer.take_batch(CHAT, "chat5-turn1-update1")] == [1, 2]
-    next_turn = sequencer.end_turn(CHAT, "chat5-turn1-update1", "answered")
-    batch = sequencer.take_batch(CHAT, str(next_turn))
+    assert [m.update_id for m in sequencer.take_batch(WHERE, "chat5-turn1-update1")] == [1, 2]
+    next_turn = sequencer.end_turn(WHERE, "chat5-turn1-update1", "answered")
+    batch = sequencer.take_batch(WHERE, str(next_turn))
     assert [(m.update_id, m.user_id) for m in batch] == [(3, 200)]
 
 
@@ -121,9 +123,9 @@ def test_a_batch_is_capped_and_the_rest_goes_to_the_next_turn(sequencer: Sequenc
     sequencer.max_batch = 3
     for n in range(1, 6):
         sequencer.admit(message(n))
-    assert [m.update_id for m in sequencer.take_batch(CHAT, "chat5-turn1-update1")] == [1, 2, 3]
-    next_turn = sequencer.end_turn(CHAT, "chat5-turn1-update1", "answered")
-    assert [m.update_id for m in sequencer.take_batch(CHAT, str(next_turn))] == [4, 5]
+    assert [m.update_id for m in sequencer.take_batch(WHERE, "chat5-turn1-update1")] == [1, 2, 3]
+    next_turn = sequencer.end_turn(WHERE, "chat5-turn1-update1", "answered")
+    assert [m.update_id for m in sequencer.take_batch(WHERE, str(next_turn))] == [4, 5]
 
 
 def test_a_parked_turn_lets_the_chat_go_on_and_takes_it_back_after_the_next_turn(
@@ -131,19 +133,19 @@ def test_a_parked_turn_lets_the_chat_go_on_and_takes_it_back_after_the_next_turn
 ) -> None:
     # Given turn 1 waiting on an approval while the user writes again
     sequencer.admit(message(1))
-    sequencer.take_batch(CHAT, "chat5-turn1-update1")
+    sequencer.take_batch(WHERE, "chat5-turn1-update1")
     sequencer.admit(message(2))
     # When it parks, the next turn starts for message 2
-    assert sequencer.park(CHAT, "chat5-turn1-update1") == "chat5-turn2-update2"
-    sequencer.take_batch(CHAT, "chat5-turn2-update2")
+    assert sequencer.park(WHERE, "chat5-turn1-update1") == "chat5-turn2-update2"
+    sequencer.take_batch(WHERE, "chat5-turn2-update2")
     # Then turn 1 cannot take the chat back while turn 2 runs, and can once it ended
-    assert not sequencer.retake(CHAT, "chat5-turn1-update1")
-    sequencer.end_turn(CHAT, "chat5-turn2-update2", "answered")
-    assert sequencer.retake(CHAT, "chat5-turn1-update1")
+    assert not sequencer.retake(WHERE, "chat5-turn1-update1")
+    sequencer.end_turn(WHERE, "chat5-turn2-update2", "answered")
+    assert sequencer.retake(WHERE, "chat5-turn1-update1")
     # And message 1 stays turn 1's until turn 1 ends
-    assert [(m.update_id, m.turn_id) for m in sequencer.inbox.pending(CHAT)] == [(1, "chat5-turn1-update1")]
-    sequencer.end_turn(CHAT, "chat5-turn1-update1", "answered")
-    assert sequencer.inbox.pending(CHAT) == [] and sequencer.inbox.holder(CHAT) is None
+    assert [(m.update_id, m.turn_id) for m in sequencer.inbox.pending(WHERE)] == [(1, "chat5-turn1-update1")]
+    sequencer.end_turn(WHERE, "chat5-turn1-update1", "answered")
+    assert sequencer.inbox.pending(WHERE) == [] and sequencer.inbox.holder(WHERE) is None
 
 
 def test_a_lease_whose_turn_died_expires(
@@ -160,24 +162,24 @@ def test_a_failed_turn_gives_its_messages_back_and_they_never_loop_nor_get_lost(
     sequencer.admit(message(1))
     name = "chat5-turn1-update1"
     for attempt in range(sequencer.max_requeues):
-        assert [m.update_id for m in sequencer.take_batch(CHAT, name)] == [1]
-        next_turn = sequencer.end_turn(CHAT, name, "failed")
+        assert [m.update_id for m in sequencer.take_batch(WHERE, name)] == [1]
+        next_turn = sequencer.end_turn(WHERE, name, "failed")
         assert next_turn is not None, f"attempt {attempt}: the message is queued again and a turn starts"
         name = next_turn
-    assert [m.update_id for m in sequencer.take_batch(CHAT, name)] == [1]
-    assert sequencer.end_turn(CHAT, name, "failed") is None, "the last failure starts no turn: no loop"
-    assert [(m.update_id, m.status) for m in sequencer.inbox.pending(CHAT)] == [(1, "queued")], "not lost"
+    assert [m.update_id for m in sequencer.take_batch(WHERE, name)] == [1]
+    assert sequencer.end_turn(WHERE, name, "failed") is None, "the last failure starts no turn: no loop"
+    assert [(m.update_id, m.status) for m in sequencer.inbox.pending(WHERE)] == [(1, "queued")], "not lost"
     # the user's next message starts a turn, and that turn takes both
     assert sequencer.admit(message(2)) == "started"
-    next_name = sequencer.inbox.holder(CHAT)[0]  # type: ignore[index]
-    assert [m.update_id for m in sequencer.take_batch(CHAT, next_name)] == [1, 2]
+    next_name = sequencer.inbox.holder(WHERE)[0]  # type: ignore[index]
+    assert [m.update_id for m in sequencer.take_batch(WHERE, next_name)] == [1, 2]
 
 
 def test_a_start_that_died_after_taking_the_lease_is_redone_by_the_next_hand_over(
     sequencer: Sequencer, starter: RecordingStarter
 ) -> None:
     sequencer.admit(message(1))
-    sequencer.take_batch(CHAT, "chat5-turn1-update1")
+    sequencer.take_batch(WHERE, "chat5-turn1-update1")
     sequencer.admit(message(2))
 
     class Dies:
@@ -187,12 +189,12 @@ def test_a_start_that_died_after_taking_the_lease_is_redone_by_the_next_hand_ove
     sequencer.starter = Dies()
     with pytest.raises(ConnectionError):
         sequencer.end_turn(
-            CHAT, "chat5-turn1-update1", "answered"
+            WHERE, "chat5-turn1-update1", "answered"
         )  # FinishTurn dies; the state machine retries it
     sequencer.starter = starter
-    assert sequencer.end_turn(CHAT, "chat5-turn1-update1", "answered") == "chat5-turn2-update2"
+    assert sequencer.end_turn(WHERE, "chat5-turn1-update1", "answered") == "chat5-turn2-update2"
     assert (
-        sequencer.end_turn(CHAT, "chat5-turn1-update1", "answered") == "chat5-turn2-update2"
+        sequencer.end_turn(WHERE, "chat5-turn1-update1", "answered") == "chat5-turn2-update2"
     )  # and again: a no-op
     assert list(starter.started) == ["chat5-turn1-update1", "chat5-turn2-update2"]
 
@@ -219,11 +221,11 @@ def test_whatever_the_interleaving_each_message_is_answered_once_by_one_turn_at_
                 turns_run.add(name)
                 active[0] += 1
                 active[1] = max(active)
-            batch = sequencer.take_batch(CHAT, name)
+            batch = sequencer.take_batch(WHERE, name)
             with lock:
                 answered.extend(m.update_id for m in batch)
                 active[0] -= 1
-            sequencer.end_turn(CHAT, name, "answered")
+            sequencer.end_turn(WHERE, name, "answered")
 
     def deliver(update_id: int) -> None:
         for _ in range(rng.choice([1, 1, 2])):  # Telegram sometimes retries
@@ -238,7 +240,7 @@ def test_whatever_the_interleaving_each_message_is_answered_once_by_one_turn_at_
     run_started_turns()
     assert sorted(answered) == list(range(1, total + 1)), "each message answered exactly once"
     assert active[1] == 1, "never two turns of the chat at once"
-    assert sequencer.inbox.holder(CHAT) is None and sequencer.inbox.pending(CHAT) == []
+    assert sequencer.inbox.holder(WHERE) is None and sequencer.inbox.pending(WHERE) == []
 
 
 def test_a_fired_reminder_is_not_overtaken_by_messages_sent_after_it() -> None:

@@ -15,6 +15,7 @@ from stepwise.prompt.system import build_system_prompt
 from stepwise.skills.catalog import SHIPPED_SKILLS_DIR, SkillCatalog
 from stepwise.skills.loader import MAX_BODY_CHARS, MAX_RESOURCE_CHARS
 from stepwise.states.services import TurnServices
+from stepwise.telegram.conversation import Conversation, Scope
 from stepwise.tools.catalog import build_registry
 from stepwise.tools.registry import ToolContext, ToolRegistry, ToolResult
 from stepwise.tools.skill_tools import skill_tools
@@ -23,7 +24,7 @@ from stepwise_local.in_memory.tasks import InMemoryTaskRepository
 from stepwise_local.in_memory.telegram import InMemoryTelegram
 
 ROOT = Path(__file__).resolve().parents[2]
-CONTEXT = ToolContext(user_id=1, chat_id=7, turn_id="t1", call_id="t1:0:use", now="2026-11-22T09:00:00Z")
+CONTEXT = ToolContext(Scope(Conversation(7), 1), turn_id="t1", call_id="t1:0:use", now="2026-11-22T09:00:00Z")
 
 
 def skill(root: Path, folder: str, text: str, **resources: str) -> Path:

@@ -9,6 +9,7 @@ import pytest
 
 from stepwise.approvals.arguments import call_room
 from stepwise.memory.service import MemoryService
+from stepwise.telegram.conversation import Conversation, Scope
 from stepwise.tools.catalog import build_registry
 from stepwise.tools.registry import Tool, ToolContext, ToolError, ToolRegistry
 from stepwise.tools.task_tools import MAX_TASK_ID, MAX_TITLE, TaskIdInput, task_tools
@@ -42,8 +43,7 @@ def registry_of(tasks: InMemoryTaskRepository) -> ToolRegistry:
 def context(tasks: InMemoryTaskRepository, user_id: int = 1) -> ToolContext:
     """The context of a new tool call (each gets its own call id)."""
     return ToolContext(
-        user_id=user_id,
-        chat_id=user_id,
+        Scope(Conversation(user_id), user_id),
         turn_id="t",
         call_id=f"t:toolu_{next(_calls)}",
         now="2026-11-22T10:00:00.000Z",

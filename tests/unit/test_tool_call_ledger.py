@@ -23,6 +23,7 @@ from stepwise.states.load_context import load_context
 from stepwise.states.request_approval import request_approval
 from stepwise.states.run_tools import run_tools
 from stepwise.states.services import TurnServices
+from stepwise.telegram.conversation import Conversation, Scope
 from stepwise.tools.catalog import build_registry
 from stepwise.tools.registry import ToolContext
 from stepwise.turn_records.models import ModelStep
@@ -156,7 +157,7 @@ def call(
     ledger: ToolCallLedger | None = None,
 ) -> tuple[str, bool]:
     """One run of a tool call through the registry, as RunTools runs it (with another ledger if given)."""
-    context = ToolContext(user_id=USER, chat_id=USER, turn_id="turn", call_id=call_id, now=now)
+    context = ToolContext(Scope(Conversation(USER), USER), turn_id="turn", call_id=call_id, now=now)
     registry = services.tools
     if ledger is not None:
         registry = build_registry(tasks=tasks, ledger=ledger, memory=services.memory.memory)

@@ -8,11 +8,12 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
+from stepwise.telegram.conversation import Conversation, Scope
 from stepwise.tools.registry import Tool, ToolContext, ToolOutput, ToolRegistry
 from stepwise.tools.task_tools import ListTasksInput, TaskList
 from stepwise_local.in_memory.tasks import InMemoryTaskRepository
 
-CONTEXT = ToolContext(user_id=1, chat_id=1, turn_id="t", call_id="t:1", now="2026-11-22T10:00:00.000Z")
+CONTEXT = ToolContext(Scope(Conversation(1), 1), turn_id="t", call_id="t:1", now="2026-11-22T10:00:00.000Z")
 
 
 def test_mcp_tools_and_the_models_tools_are_one_list(registry: ToolRegistry) -> None:

@@ -29,6 +29,7 @@ from stepwise.states.load_context import load_context
 from stepwise.states.request_approval import request_approval
 from stepwise.states.run_tools import run_tools
 from stepwise.states.services import TurnServices
+from stepwise.telegram.conversation import Conversation
 from stepwise.telegram.models import CallbackQuery
 from stepwise.tools.registry import TOO_LONG_TO_SHOW
 from stepwise.turn.start import TurnStart
@@ -329,7 +330,7 @@ def test_the_fallback_takes_over_task_commands_only(
     finish(services, begin)
     assert telegram.sent[-1].text.startswith("<i>(My language model is unavailable")
     assert "Added task #1: buy milk" in telegram.sent[-1].text
-    assert services.messages.recent(7, 5)[-1].content.startswith(FALLBACK_NOTE)
+    assert services.messages.recent(Conversation(7), 5)[-1].content.startswith(FALLBACK_NOTE)
 
 
 def test_a_rules_model_that_keeps_failing_does_not_loop_through_the_fallback(services: TurnServices) -> None:

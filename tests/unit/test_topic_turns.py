@@ -75,9 +75,9 @@ def test_two_topics_and_the_chat_keep_their_histories_apart(
         "What is my name?",
     ]
     assert conversation_texts(in_90.messages) == ["Here we plan a trip.", "Where to?", "To Lisbon."]
-    main = services.messages.recent(Conversation.of(USER), 10)
+    main = services.messages.recent(Conversation(USER), 10)
     assert [m.content for m in main] == ["Main chat: hello.", "Hi."]
-    assert {(m.chat_id, m.topic) for m in services.messages.recent(Conversation.of(USER, 70), 10)} == {
+    assert {(m.chat_id, m.topic) for m in services.messages.recent(Conversation(USER, 70), 10)} == {
         (USER, 70)
     }
 
@@ -136,11 +136,11 @@ def test_a_reminder_set_in_a_topic_fires_in_that_topic(
         user_id=USER, chat_id=USER, reminder_id=made.reminder_id, scheduled_time="2026-11-23T17:00:00Z"
     )
     assert fire(event, firing) == "started"
-    (waiting,) = services.sequencer().inbox.pending(Conversation.of(USER, 70))
+    (waiting,) = services.sequencer().inbox.pending(Conversation(USER, 70))
     assert (waiting.kind, waiting.topic) == (Fired(kind="reminder", reminder_id=made.reminder_id), 70)
     name = [n for n in services.sequencer().starter.started if n.startswith(f"chat{USER}t70-")]  # type: ignore[attr-defined]
     assert name, "the firing starts the topic's turn"
-    assert services.sequencer().inbox.pending(Conversation.of(USER)) == []
+    assert services.sequencer().inbox.pending(Conversation(USER)) == []
 
 
 def command(
@@ -158,9 +158,9 @@ def test_new_opens_a_named_topic_and_answers_inside_it(
     ((_, thread),) = telegram.topics
     (answer,) = telegram.sent
     assert answer.message_thread_id == thread and "Trip plans" in answer.text
-    kept = services.messages.recent(Conversation.of(USER), 5)
+    kept = services.messages.recent(Conversation(USER), 5)
     assert [m.content for m in kept] == ["/new Trip plans", "(Opened a new topic, “Trip plans”.)"]
-    record = services.chats.get(Conversation.of(USER, thread))
+    record = services.chats.get(Conversation(USER, thread))
     assert record is None or not record.topic_unnamed, "the user named it"
 
 
@@ -181,7 +181,7 @@ def test_new_without_a_title_opens_new_chat_which_its_first_answer_renames_once(
 def test_a_topic_telegram_named_is_renamed_after_its_first_answer_from_its_first_words(
     services: TurnServices, model: ScriptedModel, telegram: InMemoryTelegram
 ) -> None:
-    services.chats.set_topic_unnamed(Conversation.of(USER, 80), True)  # as the webhook notes it
+    services.chats.set_topic_unnamed(Conversation(USER, 80), True)  # as the webhook notes it
     ask(services, model, "👍", "🙂", 1, 80)
     assert telegram.calls_of("edit_forum_topic") == [], "no words yet: the name waits for some"
     ask(services, model, "Groceries for the weekend", "Noted.", 2, 80)
@@ -233,8 +233,8 @@ def test_a_topics_older_messages_get_a_rolling_summary_of_their_own() -> None:
         history_limit=4,
         threshold=3,
     )
-    topic = Conversation.of(USER, 70)
-    for where, about in ((topic, "Lisbon"), (Conversation.of(USER), "groceries")):
+    topic = Conversation(USER, 70)
+    for where, about in ((topic, "Lisbon"), (Conversation(USER), "groceries")):
         for n in range(9):
             services.messages.add(
                 StoredMessage(
@@ -249,10 +249,10 @@ def test_a_topics_older_messages_get_a_rolling_summary_of_their_own() -> None:
             services.chats.record_message(where, USER, 7)
     result = summarize_chats(SummarizeInput(), services)
     assert (result.visited, result.summarized) == (2, 2)
-    in_topic, in_chat = services.chats.get(topic), services.chats.get(Conversation.of(USER))
+    in_topic, in_chat = services.chats.get(topic), services.chats.get(Conversation(USER))
     assert in_topic is not None and "Lisbon" in in_topic.summary and "groceries" not in in_topic.summary
     assert in_chat is not None and "groceries" in in_chat.summary and "Lisbon" not in in_chat.summary
-    assert {summary_key(topic), summary_key(Conversation.of(USER))} == set(index.records)
+    assert {summary_key(topic), summary_key(Conversation(USER))} == set(index.records)
 
 
 def test_new_in_a_group_that_is_not_a_forum_opens_nothing_says_so_and_keeps_no_claim_of_one(
@@ -264,7 +264,7 @@ def test_new_in_a_group_that_is_not_a_forum_opens_nothing_says_so_and_keeps_no_c
     (answer,) = telegram.sent
     assert answer.chat_id == group and answer.message_thread_id is None
     assert answer.text == NOT_A_FORUM
-    kept = services.messages.recent(Conversation.of(group), 5)
+    kept = services.messages.recent(Conversation(group), 5)
     assert [m.content for m in kept] == ["/new Trip", NOT_A_FORUM], "the history says no topic was opened"
 
     telegram.forums.add(group)  # an admin turns Topics on: /new opens one there

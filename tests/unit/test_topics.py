@@ -9,8 +9,9 @@ import pytest
 from support.turn_fakes import RecordingStarter
 
 from stepwise.approvals.lifecycle import PressServices
+from stepwise.aws.conversation_key import TOPIC_FACTOR, conversation_at, conversation_key
 from stepwise.inbox.sequencer import Sequencer
-from stepwise.telegram.conversation import TOPIC_FACTOR, Conversation, conversation_of
+from stepwise.telegram.conversation import Conversation, conversation_of
 from stepwise.telegram.models import MAX_CHAT_ID, Update
 from stepwise.webhook import WebhookServices, handle_update
 from stepwise_local import updates
@@ -30,25 +31,33 @@ USER = 42
 def test_a_conversation_is_a_chat_and_a_topic_and_its_key_names_it_alone(
     chat: int, topic: int | None
 ) -> None:
-    where = Conversation.of(chat, topic)
-    assert (where.chat_id, where.topic, where.main) == (chat, topic, chat)
-    assert Conversation(where.key) == where and Conversation(where.key).topic == topic
+    where = Conversation(chat, topic)
+    key = conversation_key(where)
+    assert (where.chat_id, where.topic, where.main) == (chat, topic, Conversation(chat))
+    assert conversation_at(key) == where and conversation_at(key).topic == topic
     if topic is None:
-        assert where.key == chat, "the chat itself keeps its chat id as its key: old items are its own"
+        assert key == chat, "the chat itself keeps its chat id as its key: old items are its own"
     else:
-        assert abs(where.key) >= TOPIC_FACTOR > MAX_CHAT_ID, "no topic's key is a chat's id"
-        assert len(str(abs(where.key))) <= 38, "DynamoDB keeps 38 digits"
-    assert str(where) == str(where.key) and f"{where}" == str(where.key), "prints as its key"
+        assert abs(key) >= TOPIC_FACTOR > MAX_CHAT_ID, "no topic's key is a chat's id"
+        assert len(str(abs(key))) <= 38, "DynamoDB keeps 38 digits"
+    assert where.label() == (str(chat) if topic is None else f"{chat}t{topic}")
+
+
+def test_the_keys_stored_so_far_read_as_they_were_written() -> None:
+    assert conversation_key(Conversation(42, 7)) == 70_000_000_000_000_042
+    assert conversation_key(Conversation(-1001234567890, 7)) == -70_001_001_234_567_890
+    assert conversation_at(-70_001_001_234_567_890) == Conversation(-1001234567890, 7)
+    assert conversation_at(42) == Conversation(42)
 
 
 def test_the_general_topic_is_the_chat_itself() -> None:
-    assert Conversation.of(42, 1) == Conversation.of(42) and Conversation.of(42, 1).topic is None
+    assert Conversation(42, 1) == Conversation(42) and Conversation(42, 1).topic is None
 
 
 @pytest.mark.parametrize("topic", [0, -5, 2**31])
 def test_a_topic_id_out_of_range_is_refused(topic: int) -> None:
     with pytest.raises(ValueError, match="not a topic id"):
-        Conversation.of(42, topic)
+        Conversation(42, topic)
 
 
 def _message(**fields: Any) -> Any:
@@ -123,8 +132,8 @@ def test_two_topics_and_the_chat_each_start_their_own_turn_at_once(
         f"chat{USER}t7",
         f"chat{USER}t9",
     ]
-    assert [m.text for m in inbox.pending(Conversation.of(USER, 7))] == ["in topic 7", "more in topic 7"]
-    assert [m.text for m in inbox.pending(Conversation.of(USER))] == ["in the chat"]
+    assert [m.text for m in inbox.pending(Conversation(USER, 7))] == ["in topic 7", "more in topic 7"]
+    assert [m.text for m in inbox.pending(Conversation(USER))] == ["in the chat"]
 
 
 def test_a_reply_in_an_ordinary_group_is_the_groups_own_conversation(
@@ -199,7 +208,7 @@ def test_a_topic_telegram_named_waits_for_a_name_and_starts_no_turn(
 ) -> None:
     outcome = post(services, updates.topic_created(USER, 70, "New Thread", implicit=True))
     assert (outcome.status, outcome.action, outcome.topic) == (200, "topic_noted", 70)
-    record = chats.get(Conversation.of(USER, 70))
+    record = chats.get(Conversation(USER, 70))
     assert record is not None and record.topic_unnamed
     assert starter.started == {}
 
@@ -209,7 +218,7 @@ def test_a_topic_its_user_named_keeps_its_name(
 ) -> None:
     outcome = post(services, updates.topic_created(USER, 71, "Trip to Lisbon"))
     assert (outcome.status, outcome.action) == (200, "ignored")
-    assert chats.get(Conversation.of(USER, 71)) is None and starter.started == {}
+    assert chats.get(Conversation(USER, 71)) is None and starter.started == {}
 
 
 def test_a_topic_renamed_by_its_user_no_longer_waits_for_a_name(
@@ -221,7 +230,7 @@ def test_a_topic_renamed_by_its_user_no_longer_waits_for_a_name(
     del message["forum_topic_created"]
     message |= {"message_id": 90, "forum_topic_edited": {"name": "Groceries"}}
     assert post(services, edited).action == "topic_noted"
-    record = chats.get(Conversation.of(USER, 72))
+    record = chats.get(Conversation(USER, 72))
     assert record is not None and not record.topic_unnamed
 
 

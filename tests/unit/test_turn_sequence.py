@@ -13,15 +13,18 @@ from stepwise.states.load_context import load_context
 from stepwise.states.recovery import recover_turn
 from stepwise.states.run_tools import MAX_RETAKE_RETRIES, ChatBusyError, retake_chat
 from stepwise.states.services import TurnServices
+from stepwise.telegram.conversation import Conversation
 from stepwise.turn.ref import TurnRef
 from stepwise.turn_records.models import Reply
 
 
 def test_a_turn_whose_load_context_never_completed_gives_its_messages_back(services: TurnServices) -> None:
     begin = turn_start(services, "hello")
-    services.sequencer().take_batch(7, begin.turn.turn_id)  # taken, then LoadContext failed for good
+    services.sequencer().take_batch(
+        Conversation(7), begin.turn.turn_id
+    )  # taken, then LoadContext failed for good
     finish_turn(FinishTurnInput(turn=begin.turn), services)
-    (waiting,) = services.sequencer().inbox.pending(7)
+    (waiting,) = services.sequencer().inbox.pending(Conversation(7))
     assert (waiting.status, waiting.requeues) == ("queued", 1)
 
 
@@ -29,7 +32,7 @@ def test_an_answered_turn_marks_its_messages_done(services: TurnServices) -> Non
     begin = turn_start(services, "hello")
     load_context(begin, services)
     finish_turn(FinishTurnInput(turn=begin.turn), services)
-    assert services.sequencer().inbox.pending(7) == []
+    assert services.sequencer().inbox.pending(Conversation(7)) == []
 
 
 @pytest.mark.parametrize("delivered", [True, False])
@@ -48,7 +51,7 @@ def test_recovering_a_dead_turn_twice_is_the_same_as_once(services: TurnServices
     second = recover_turn(begin.turn, "FAILED", services)
     # Then a delivered reply makes its message done; an undelivered one is queued once more, and one next
     # turn is started for it
-    pending = services.sequencer().inbox.pending(7)
+    pending = services.sequencer().inbox.pending(Conversation(7))
     if delivered:
         assert pending == [] and first.next_turn is None and second.next_turn is None
     else:
@@ -58,21 +61,21 @@ def test_recovering_a_dead_turn_twice_is_the_same_as_once(services: TurnServices
 
 def test_retake_fails_while_another_turn_holds_the_chat(services: TurnServices) -> None:
     sequencer = services.sequencer()
-    holder = sequencer.inbox.acquire_new(7, 1, int(sequencer.epoch()), 60)
+    holder = sequencer.inbox.acquire_new(Conversation(7), 1, int(sequencer.epoch()), 60)
     assert holder is not None
     parked = TurnRef(turn_id="parked", chat_id=7, user_id=7, update_id=1)
     back = RunToolsInput(turn=parked, next=Next(route="approval"), resume=True)
     with pytest.raises(ChatBusyError):
         retake_chat(back, services)
-    sequencer.inbox.release(7, holder.name)
+    sequencer.inbox.release(Conversation(7), holder.name)
     retake_chat(back, services)
-    lease = sequencer.inbox.holder(7)
+    lease = sequencer.inbox.holder(Conversation(7))
     assert lease is not None and lease[0] == "parked"
 
 
 def test_after_every_retry_a_busy_chat_is_retaken_regardless(services: TurnServices) -> None:
     sequencer = services.sequencer()
-    assert sequencer.inbox.acquire_new(7, 1, int(sequencer.epoch()), 60) is not None
+    assert sequencer.inbox.acquire_new(Conversation(7), 1, int(sequencer.epoch()), 60) is not None
     parked = TurnRef(turn_id="parked", chat_id=7, user_id=7, update_id=1)
     last = RunToolsInput(
         turn=parked, next=Next(route="approval"), resume=True, retake_attempt=MAX_RETAKE_RETRIES

@@ -17,6 +17,7 @@ from stepwise.states.deliver import FRIENDLY_ERROR
 from stepwise.states.finish_turn import finish_turn
 from stepwise.states.load_context import load_context
 from stepwise.states.services import TurnServices
+from stepwise.telegram.conversation import Conversation
 from stepwise.telegram.errors import (
     TelegramBadRequest,
     TelegramDeliveryUncertainError,
@@ -46,7 +47,7 @@ def test_the_user_message_is_stored_once_even_when_load_context_runs_twice(servi
     first = load_context(start, services)
     again = load_context(start, services)
     assert first.route == again.route == "model"
-    assert [m.content for m in services.messages.recent(7, 20)] == ["hello"]
+    assert [m.content for m in services.messages.recent(Conversation(7), 20)] == ["hello"]
 
 
 def test_load_context_shows_typing_for_a_message_that_waited(
@@ -81,7 +82,7 @@ def test_a_full_turn_replies_with_the_model_text_and_stores_both_messages(
     model.responses.append(text_response("Hi **there**"))
     run_turn(services, "hello", 1)
     assert telegram.texts(7) == ["Hi <b>there</b>"]
-    stored = services.messages.recent(7, 20)
+    stored = services.messages.recent(Conversation(7), 20)
     assert [(m.role, m.content) for m in stored] == [("user", "hello"), ("assistant", "Hi **there**")]
 
 
@@ -299,4 +300,4 @@ def test_finish_turn_run_twice_sends_and_saves_once(
     run_turn(services, "hello", 1)
     finish(services, TurnRef(turn_id="turn-1", chat_id=7, user_id=7, update_id=1))
     assert telegram.texts(7) == ["hi"]
-    assert [m.role for m in services.messages.recent(7, 20)] == ["user", "assistant"]
+    assert [m.role for m in services.messages.recent(Conversation(7), 20)] == ["user", "assistant"]

@@ -27,6 +27,7 @@ from stepwise.states.voice_turn import (
     NOTICE_SILENT,
     NOTICE_TRANSIENT,
 )
+from stepwise.telegram.conversation import Conversation
 from stepwise.telegram.errors import TelegramBadRequest, TelegramTransientError
 from stepwise.turn.ref import TurnRef
 from stepwise.turn.start import TurnStart
@@ -148,7 +149,7 @@ def test_a_note_is_stored_as_its_words_and_answered_by_the_model(
     # When its turn runs
     drive_turn(voice_services, start)
     # Then the history holds the words, the caption beside them, and the model read both
-    (stored,) = voice_services.messages.recent(CHAT, 5)[:1]
+    (stored,) = voice_services.messages.recent(Conversation(CHAT), 5)[:1]
     assert stored.content == "add oat milk" and stored.heard is not None
     assert (stored.heard.status, stored.heard.caption, stored.heard.seconds) == (
         "heard",
@@ -200,7 +201,7 @@ def test_a_note_that_cannot_be_transcribed_is_one_notice_and_no_model_call(
 
 def uncounted_note(services: TurnServices) -> StoredMessage:
     """The chat's one stored user message, after checking that no voice note was counted today."""
-    (stored,) = [m for m in services.messages.recent(CHAT, 5) if m.role == "user"]
+    (stored,) = [m for m in services.messages.recent(Conversation(CHAT), 5) if m.role == "user"]
     assert services.usage is not None
     assert services.usage.totals(CHAT, day_key(services.clock())).voice_notes == 0
     return stored
@@ -330,7 +331,7 @@ def test_spoken_answers_come_after_the_text_once_and_only_for_voice_notes(
     telegram: InMemoryTelegram,
     speaker: FakeSpeaker,
 ) -> None:
-    voice_services.chats.set_voice_replies(CHAT, True)
+    voice_services.chats.set_voice_replies(Conversation(CHAT), True)
     model.responses.append(
         text_response("Sure, **run** it:\n\n```\nls -la\n```\n\nSee [the docs](https://x.example).")
     )
@@ -359,7 +360,7 @@ def test_a_speech_failure_keeps_the_text_and_ends_the_turn(
     telegram: InMemoryTelegram,
     speaker: FakeSpeaker,
 ) -> None:
-    voice_services.chats.set_voice_replies(CHAT, True)
+    voice_services.chats.set_voice_replies(Conversation(CHAT), True)
     speaker.fail = SpeechError("Polly: ThrottlingException")
     model.responses.append(text_response("The answer."))
     drive_turn(voice_services, queue_note(voice_services, files))
@@ -369,7 +370,7 @@ def test_a_speech_failure_keeps_the_text_and_ends_the_turn(
 def test_a_refused_voice_message_is_given_up_and_the_turn_ends(
     voice_services: TurnServices, files: InMemoryFiles, model: ScriptedModel, telegram: InMemoryTelegram
 ) -> None:
-    voice_services.chats.set_voice_replies(CHAT, True)
+    voice_services.chats.set_voice_replies(Conversation(CHAT), True)
     telegram.fail_next(
         "send_voice", TelegramBadRequest("sendVoice", 400, "Bad Request: VOICE_MESSAGES_FORBIDDEN")
     )
@@ -429,7 +430,7 @@ def test_the_voice_command_turns_spoken_answers_on_and_off(
     )
     text = voice_command(CommandRequest(args=args, meta=meta, services=voice_services, reply_key="k"))
     assert text.startswith(answer)
-    chat = voice_services.chats.get(CHAT)
+    chat = voice_services.chats.get(Conversation(CHAT))
     assert (chat.voice_replies if chat else False) is on
 
 

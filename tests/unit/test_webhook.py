@@ -12,6 +12,7 @@ from support.turn_fakes import RecordingStarter
 
 from stepwise.approvals.lifecycle import PressServices
 from stepwise.inbox.sequencer import Sequencer
+from stepwise.telegram.conversation import Conversation
 from stepwise.warmups.warmer import Warmups, WarmupTargets, forget_container
 from stepwise.webhook import WebhookServices, handle_update, secret_matches
 from stepwise_local import updates
@@ -98,10 +99,13 @@ def test_an_allowlisted_text_message_is_kept_in_its_inbox_and_starts_the_chats_n
         "turn": {"turn_id": "chat42-turn1-update555", "chat_id": 42, "user_id": 42, "update_id": 555},
         "limits": {"approval_timeout_seconds": 120},
     }
-    (waiting,) = inbox.pending(42)
+    (waiting,) = inbox.pending(Conversation(42))
     assert (waiting.text, waiting.update_id, waiting.status) == ("hello", 555, "queued")
     assert waiting.received_at.endswith("Z")
-    assert inbox.holder(42) is not None and inbox.holder(42)[0] == "chat42-turn1-update555"  # type: ignore[index]
+    assert (
+        inbox.holder(Conversation(42)) is not None
+        and inbox.holder(Conversation(42))[0] == "chat42-turn1-update555"
+    )  # type: ignore[index]
 
 
 def test_a_message_for_a_busy_chat_waits_and_starts_nothing(
@@ -111,7 +115,7 @@ def test_a_message_for_a_busy_chat_waits_and_starts_nothing(
     second = post(services, updates.text_message(42, "second", update_id=601))
     assert (second.status, second.action) == (200, "queued")
     assert list(starter.started) == ["chat42-turn1-update600"]
-    assert [m.text for m in inbox.pending(42)] == ["first", "second"]
+    assert [m.text for m in inbox.pending(Conversation(42))] == ["first", "second"]
 
 
 def test_a_retried_delivery_of_a_waiting_message_restarts_a_start_that_never_happened(
@@ -142,10 +146,10 @@ def test_the_same_update_twice_starts_one_turn(services: WebhookServices, starte
     assert post(services, update).action == "started"
     second = post(services, update)  # still waiting: not a new message, and its turn exists
     assert (second.status, second.action) == (200, "queued")
-    services.sequencer().take_batch(42, "chat42-turn1-update555")
+    services.sequencer().take_batch(Conversation(42), "chat42-turn1-update555")
     third = post(services, update)  # being answered
     assert (third.status, third.action) == (200, "duplicate")
-    services.sequencer().end_turn(42, "chat42-turn1-update555", "answered")
+    services.sequencer().end_turn(Conversation(42), "chat42-turn1-update555", "answered")
     fourth = post(services, update)  # answered
     assert (fourth.status, fourth.action) == (200, "duplicate")
     assert len(starter.started) == 1
@@ -277,7 +281,7 @@ def test_the_largest_values_telegram_may_send_start_a_turn_with_a_valid_executio
     assert len(name) <= 80 and name == f"chat-{2**53 - 1}-turn1-update{2**53 - 1}"
     assert (payload["turn"]["chat_id"], payload["turn"]["user_id"]) == (-(2**53 - 1), 2**53 - 1)
     assert payload["turn"]["update_id"] == 2**53 - 1
-    assert services.sequencer().inbox.pending(-(2**53 - 1))[0].telegram_message_id == 2**31 - 1
+    assert services.sequencer().inbox.pending(Conversation(-(2**53 - 1)))[0].telegram_message_id == 2**31 - 1
 
 
 @pytest.mark.parametrize(
@@ -314,7 +318,7 @@ def test_a_photo_with_a_caption_waits_in_the_inbox_with_its_file_id_and_starts_a
 ) -> None:
     outcome = post(services, updates.photo_message(42, "AgACphoto", 90_000, caption="dinner?", update_id=700))
     assert (outcome.status, outcome.action) == (200, "started")
-    (waiting,) = inbox.pending(42)
+    (waiting,) = inbox.pending(Conversation(42))
     assert waiting.text == "dinner?"
     assert waiting.attachment is not None
     assert (waiting.attachment.kind, waiting.attachment.file_id, waiting.attachment.size) == (
@@ -328,7 +332,7 @@ def test_a_sticker_starts_a_turn_that_tells_the_user_what_cannot_be_done(
     services: WebhookServices, starter: RecordingStarter, inbox: InMemoryChatInbox
 ) -> None:
     assert post(services, updates.sticker_message(42)).action == "started"
-    (waiting,) = inbox.pending(42)
+    (waiting,) = inbox.pending(Conversation(42))
     assert waiting.attachment is not None and waiting.attachment.refusal is not None
 
 
@@ -336,7 +340,7 @@ def test_a_voice_note_starts_a_turn_that_transcribes_it(
     services: WebhookServices, starter: RecordingStarter, inbox: InMemoryChatInbox
 ) -> None:
     assert post(services, updates.voice_message(42, caption="for the shop")).action == "started"
-    (waiting,) = inbox.pending(42)
+    (waiting,) = inbox.pending(Conversation(42))
     assert waiting.attachment is not None and waiting.attachment.taken and waiting.attachment.seconds == 3
     assert waiting.text == "for the shop"  # the caption, kept beside the transcript
 

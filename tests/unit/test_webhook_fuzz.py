@@ -22,6 +22,7 @@ from support.turn_fakes import RecordingStarter
 from stepwise.approvals.lifecycle import PressServices
 from stepwise.approvals.models import ApprovalCall, ApprovalRequest
 from stepwise.inbox.sequencer import Sequencer
+from stepwise.telegram.conversation import Conversation
 from stepwise.webhook import WebhookOutcome, WebhookServices, handle_update
 from stepwise_local.in_memory.approvals import InMemoryApprovalStore
 from stepwise_local.in_memory.inbox import InMemoryChatInbox
@@ -475,7 +476,7 @@ def check(secret: str | None, body: str, tally: Tally) -> None:
         expected_name, turn = expected
         assert name == expected_name and len(name) <= 80
         got = {key: payload["turn"][key] for key in ("chat_id", "user_id", "update_id")}
-        ((waiting, _),) = [(m, m) for m in world.inbox.pending(got["chat_id"])]
+        ((waiting, _),) = [(m, m) for m in world.inbox.pending(Conversation(got["chat_id"]))]
         assert {**got, "text": waiting.text} == turn
         tally.started += 1
     else:

@@ -12,6 +12,7 @@ from support.turn_fakes import RecordingStarter
 from stepwise.approvals.lifecycle import PressServices
 from stepwise.inbox.sequencer import Sequencer
 from stepwise.telegram.addressing import BotIdentity
+from stepwise.telegram.conversation import Conversation
 from stepwise.telegram.errors import TelegramError
 from stepwise.webhook import WebhookOutcome, WebhookServices, handle_update
 from stepwise_local import updates
@@ -76,7 +77,7 @@ def test_an_unaddressed_group_message_is_ignored_without_asking_getme_or_storing
 ) -> None:
     outcome = post(services, updates.group_message(42, "anyone for dinner?"))
     assert (outcome.status, outcome.action, outcome.detail) == (200, "ignored", "not addressed to the bot")
-    assert inbox.pending(GROUP) == [] and get_me.asked == 0
+    assert inbox.pending(Conversation(GROUP)) == [] and get_me.asked == 0
 
 
 def test_a_mention_starts_a_turn_with_what_was_asked_and_who_asked(
@@ -86,7 +87,7 @@ def test_a_mention_starts_a_turn_with_what_was_asked_and_who_asked(
         services, updates.group_message(42, "@stepwise_bot add bread to our list", first_name="Ana")
     )
     assert (outcome.status, outcome.action) == (200, "started")
-    (waiting,) = inbox.pending(GROUP)
+    (waiting,) = inbox.pending(Conversation(GROUP))
     assert (waiting.text, waiting.sender, waiting.user_id) == ("add bread to our list", "Ana", 42)
     post(services, updates.group_message(43, "@stepwise_bot and milk", first_name="Rui"))
     assert get_me.asked == 2  # the webhook's services ask getMe; the runtime's cache it (BotInfo)
@@ -98,7 +99,7 @@ def test_a_mention_of_another_bot_and_a_command_for_another_bot_are_ignored(
     assert post(services, updates.group_message(42, "@otherbot play music")).action == "ignored"
     assert post(services, updates.group_message(42, "/tasks@otherbot")).action == "ignored"
     assert post(services, updates.group_message(42, "/tasks@stepwise_bot")).action == "started"
-    assert [m.text for m in inbox.pending(GROUP)] == ["/tasks@stepwise_bot"]
+    assert [m.text for m in inbox.pending(Conversation(GROUP))] == ["/tasks@stepwise_bot"]
 
 
 def test_a_reply_to_a_message_the_bot_never_sent_is_ignored(services: WebhookServices) -> None:
@@ -126,7 +127,7 @@ def test_members_off_the_allowlist_other_bots_channels_and_anonymous_admins_get_
         )  # an anonymous admin's `from` is a placeholder
         on_behalf["message"]["sender_chat"] = sender_chat
         assert post(services, on_behalf).action == "not_allowed"
-    assert inbox.pending(GROUP) == [] and get_me.asked == 0
+    assert inbox.pending(Conversation(GROUP)) == [] and get_me.asked == 0
 
 
 def test_allowed_chat_ids_limits_the_groups_served(inbox: InMemoryChatInbox, get_me: GetMe) -> None:
@@ -159,7 +160,7 @@ def test_bad_entities_are_answered_200_and_start_nothing(
     update["message"]["entities"] = entities
     outcome = post(services, update)
     assert (outcome.status, outcome.action) == (200, "ignored")
-    assert inbox.pending(GROUP) == []
+    assert inbox.pending(Conversation(GROUP)) == []
 
 
 def test_malformed_entities_are_invalid(services: WebhookServices) -> None:
@@ -174,6 +175,6 @@ def test_a_failed_getme_asks_telegram_to_deliver_the_update_again(
     get_me.fails = True
     outcome = post(services, updates.group_message(42, "@stepwise_bot hi"))
     assert (outcome.status, outcome.action, outcome.chat_id) == (503, "unavailable", GROUP)
-    assert inbox.pending(GROUP) == []
+    assert inbox.pending(Conversation(GROUP)) == []
     get_me.fails = False
     assert post(services, updates.group_message(42, "@stepwise_bot hi")).action == "started"

@@ -21,7 +21,7 @@ from stepwise.telegram.addressing import (
     without_leading_mention,
 )
 from stepwise.telegram.commands import is_command
-from stepwise.telegram.conversation import conversation_of
+from stepwise.telegram.conversation import Scope, conversation_of
 from stepwise.telegram.models import CallbackQuery, Message, Update
 from stepwise.turn.ids import iso_utc, new_id, utc_now
 
@@ -145,14 +145,17 @@ def handle_update(secret_header: str | None, body: str | None, services: Webhook
             text = without_leading_mention(text, bot)
         elif services.group_replies == "mentions":
             return WebhookOutcome(status=200, action="ignored", detail="not addressed to the bot", **ids)
+    scope = Scope(
+        conversation, sender.id, (sender.first_name[:MAX_SENDER_NAME] or "Member") if group else None
+    )
     queued = QueuedMessage(
-        chat_id=message.chat.id,
-        topic=conversation.topic,
+        chat_id=scope.conversation.chat_id,
+        topic=scope.conversation.topic,
         update_id=update.update_id,
-        user_id=sender.id,
+        user_id=scope.user_id,
         id=services.new_id(),
         text=text,
-        sender=(sender.first_name[:MAX_SENDER_NAME] or "Member") if group else None,
+        sender=scope.sender,
         chat_title=(message.chat.title or "")[:MAX_CHAT_TITLE] or None if group else None,
         attachment=attachment,
         forwarded=_forwarded(message),

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
     from stepwise.approvals.store import ApprovalStore
     from stepwise.telegram.client import TelegramClient
+    from stepwise.telegram.conversation import Scope
     from stepwise.telegram.models import CallbackQuery
     from stepwise.turn.workflow import TurnResumer
 
@@ -67,24 +68,21 @@ def open_request(
     *,
     approval_id: str,
     turn_id: str,
-    chat_id: int,
-    user_id: int,
+    scope: Scope,
     step: int,
     calls: list[ApprovalCall],
     requester: Requester,
     now: str,
-    topic: int | None = None,
-    asker: str | None = None,
 ) -> ApprovalRequest:
-    """Store a new pending request of `requester` for `calls`; the turn then waits for it (RequestApproval
-    shows it)."""
+    """Store a new pending request of `requester` for `calls`, shown in the scope's conversation and answered
+    by the member who asked; the turn then waits for it (RequestApproval shows it)."""
     request = ApprovalRequest(
         approval_id=approval_id,
         turn_id=turn_id,
-        chat_id=chat_id,
-        topic=topic,
-        user_id=user_id,
-        asker=asker,
+        chat_id=scope.conversation.chat_id,
+        topic=scope.conversation.topic,
+        user_id=scope.user_id,
+        asker=scope.sender,
         step=step,
         calls=calls,
         requester=requester,

@@ -4,6 +4,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from stepwise.telegram.conversation import Conversation
+
 ApprovalStatus = Literal["pending", "approved", "denied", "expired"]
 # Who asks: the chat's own model, a background job, the user's MCP client, or a check-in that fired.
 RequesterKind = Literal["chat", "job", "mcp_client", "checkin"]
@@ -49,3 +51,8 @@ class ApprovalRequest(BaseModel):
     created_at: str
     decided_at: str | None = None
     decided_by: int | None = None
+
+    @property
+    def conversation(self) -> Conversation:
+        """The conversation whose turn asks (its buttons are shown there)."""
+        return Conversation(self.chat_id, self.topic)

@@ -1,5 +1,5 @@
 """Chat records in DynamoDB: partition key chat_id (the conversation's key, see
-`stepwise.telegram.conversation`); the sparse GSI `SummaryDue` lists due chats."""
+`stepwise.aws.conversation_key`); the sparse GSI `SummaryDue` lists due chats."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
+from stepwise.aws.conversation_key import conversation_at, conversation_key
 from stepwise.aws.dynamodb_pages import all_items
 from stepwise.chats.store import ChatRecord
 from stepwise.telegram.conversation import Conversation
@@ -39,7 +40,7 @@ class DynamoChatStore:
         if title:
             written, values[":t"] = f"{written}, title = :t", title
         response = self._table.update_item(
-            Key={"chat_id": int(conversation)},
+            Key={"chat_id": conversation_key(conversation)},
             UpdateExpression=f"SET user_id = :u{written} ADD message_count :one",
             ExpressionAttributeValues=values,
             ReturnValues="ALL_NEW",
@@ -47,7 +48,7 @@ class DynamoChatStore:
         chat = _from_item(response["Attributes"])
         if chat.unsummarized >= due_at and not chat.due:
             self._table.update_item(
-                Key={"chat_id": int(conversation)},
+                Key={"chat_id": conversation_key(conversation)},
                 UpdateExpression="SET summary_due = :due",
                 ExpressionAttributeValues={":due": DUE},
             )
@@ -55,33 +56,35 @@ class DynamoChatStore:
         return chat
 
     def get(self, conversation: Conversation) -> ChatRecord | None:
-        item = self._table.get_item(Key={"chat_id": int(conversation)}, ConsistentRead=True).get("Item")
+        item = self._table.get_item(Key={"chat_id": conversation_key(conversation)}, ConsistentRead=True).get(
+            "Item"
+        )
         return _from_item(item) if item else None
 
     def set_window(self, conversation: Conversation, window_key: str) -> None:
         self._table.update_item(
-            Key={"chat_id": int(conversation)},
+            Key={"chat_id": conversation_key(conversation)},
             UpdateExpression="SET window_key = :k",
             ExpressionAttributeValues={":k": window_key},
         )
 
     def set_stable_prefix_tokens(self, conversation: Conversation, tokens: int) -> None:
         self._table.update_item(
-            Key={"chat_id": int(conversation)},
+            Key={"chat_id": conversation_key(conversation)},
             UpdateExpression="SET stable_prefix_tokens = :t",
             ExpressionAttributeValues={":t": tokens},
         )
 
     def set_voice_replies(self, conversation: Conversation, on: bool) -> None:
         self._table.update_item(
-            Key={"chat_id": int(conversation)},
+            Key={"chat_id": conversation_key(conversation)},
             UpdateExpression="SET voice_replies = :on",
             ExpressionAttributeValues={":on": on},
         )
 
     def set_topic_unnamed(self, conversation: Conversation, unnamed: bool) -> None:
         self._table.update_item(
-            Key={"chat_id": int(conversation)},
+            Key={"chat_id": conversation_key(conversation)},
             UpdateExpression="SET topic_unnamed = :on",
             ExpressionAttributeValues={":on": unnamed},
         )
@@ -89,7 +92,7 @@ class DynamoChatStore:
     def claim_topic_rename(self, conversation: Conversation) -> bool:
         try:
             self._table.update_item(
-                Key={"chat_id": int(conversation)},
+                Key={"chat_id": conversation_key(conversation)},
                 UpdateExpression="SET topic_unnamed = :off",
                 ConditionExpression="topic_unnamed = :on",
                 ExpressionAttributeValues={":on": True, ":off": False},
@@ -113,12 +116,12 @@ class DynamoChatStore:
 
     def _paginate(self, operation: str, kwargs: dict[str, Any]) -> Iterator[Conversation]:
         for item in all_items(getattr(self._table, operation), **kwargs):
-            yield Conversation(int(item["chat_id"]))
+            yield conversation_at(int(item["chat_id"]))
 
     def record_summary_failure(self, conversation: Conversation, give_up_after: int) -> int:
         try:
             response = self._table.update_item(
-                Key={"chat_id": int(conversation)},
+                Key={"chat_id": conversation_key(conversation)},
                 UpdateExpression="ADD summary_failures :one",
                 ConditionExpression="attribute_exists(chat_id)",
                 ExpressionAttributeValues={":one": 1},
@@ -130,7 +133,9 @@ class DynamoChatStore:
             raise
         failures = int(response["Attributes"]["summary_failures"])
         if failures >= give_up_after:
-            self._table.update_item(Key={"chat_id": int(conversation)}, UpdateExpression="REMOVE summary_due")
+            self._table.update_item(
+                Key={"chat_id": conversation_key(conversation)}, UpdateExpression="REMOVE summary_due"
+            )
         return failures
 
     def advance(
@@ -157,7 +162,7 @@ class DynamoChatStore:
             condition = "attribute_not_exists(summarized_key)"
         try:
             self._table.update_item(
-                Key={"chat_id": chat.chat_id},
+                Key={"chat_id": conversation_key(chat.conversation)},
                 UpdateExpression=expression,
                 ConditionExpression=condition,
                 ExpressionAttributeValues=values,
@@ -171,7 +176,7 @@ class DynamoChatStore:
 
 def _from_item(item: dict[str, Any]) -> ChatRecord:
     return ChatRecord(
-        chat_id=int(item["chat_id"]),
+        conversation=conversation_at(int(item["chat_id"])),
         user_id=int(item.get("user_id", 0)),
         message_count=int(item.get("message_count", 0)),
         summarized_count=int(item.get("summarized_count", 0)),

@@ -22,7 +22,7 @@ class ChatRecord(BaseModel):
 
     model_config = ConfigDict(defer_build=True)
 
-    chat_id: int  # the conversation's key (`stepwise.telegram.conversation`): the chat id for the chat itself
+    conversation: Conversation  # the conversation this record is about (stored as its key, in `chat_id`)
     user_id: int
     message_count: int = 0
     summarized_count: int = 0
@@ -43,11 +43,6 @@ class ChatRecord(BaseModel):
     # answer gives it a name (docs/topics.md)
     topic_unnamed: bool = False
     title: str = ""  # a group's title, as its newest message gave it (the Mini App names the group with it)
-
-    @property
-    def conversation(self) -> Conversation:
-        """The conversation this record is about."""
-        return Conversation(self.chat_id)
 
     @property
     def unsummarized(self) -> int:

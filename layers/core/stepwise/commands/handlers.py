@@ -119,12 +119,7 @@ def _run_tool(request: CommandRequest, name: str, arguments: dict[str, object]) 
     tool, args = registry.parse(name, arguments)
     meta = request.meta
     context = ToolContext(
-        user_id=meta.user_id,
-        chat_id=meta.chat_id,
-        turn_id=meta.turn_id,
-        call_id=f"{meta.turn_id}:command",
-        now=meta.created_at,
-        topic=meta.topic,
+        meta.scope, turn_id=meta.turn_id, call_id=f"{meta.turn_id}:command", now=meta.created_at
     )
     return registry.run(context, tool, args)
 
@@ -133,7 +128,7 @@ def tasks(request: CommandRequest) -> str:
     """The user's tasks (a group's own in a group), through the list_tasks tool."""
     listed = _run_tool(request, "list_tasks", {"status": "all"})
     if listed is None or listed.content.startswith("No "):
-        if request.meta.in_group:
+        if request.meta.scope.in_group:
             return f"The group has no tasks. To add one, {MENTION_ME} “add bread”."
         return "You have no tasks. Add one by writing, for example, “add buy milk”."
     return listed.content
@@ -145,7 +140,7 @@ def reminders(request: CommandRequest) -> str:
     if listed is None:
         return "Reminders are not set up in this deployment."
     if listed.content.startswith("No "):
-        if request.meta.in_group:
+        if request.meta.scope.in_group:
             return f"The group has no reminders. To set one, {MENTION_ME} “remind us at 5pm to call grandma”."
         return "You have no reminders. Set one by writing, for example, “remind me at 5pm to call mom”."
     return listed.content
@@ -161,7 +156,7 @@ def memory(request: CommandRequest) -> str:
         logger.warning("listing memories failed", extra={"error": recalled.content})
         return "I can't reach my long-term memory right now. Try /memory again in a minute."
     found = recalled.structured["memories"]
-    group = request.meta.in_group
+    group = request.meta.scope.in_group
     if not found:
         if group:
             return (
@@ -211,7 +206,7 @@ def skills(request: CommandRequest) -> str:
 def reset(request: CommandRequest) -> str:
     """Start the next turn's history window after this answer; nothing is deleted."""
     request.services.chats.set_window(request.meta.conversation, request.reply_key)
-    if request.meta.in_group:
+    if request.meta.scope.in_group:
         return (
             "Fresh start: from the next message on I no longer see the earlier messages here. Nothing was "
             "deleted; the group's tasks, reminders and memories stay."

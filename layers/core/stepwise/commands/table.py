@@ -121,7 +121,7 @@ def answer(
     if command is None:
         return unknown(parsed.name)
     request = request_for(parsed.args)
-    if command.personal and request.meta.in_group:
+    if command.personal and request.meta.scope.in_group:
         return in_private(command.name)
     return command.answer(request)
 

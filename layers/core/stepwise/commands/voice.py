@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from stepwise.telegram.conversation import Conversation
-
 if TYPE_CHECKING:
     from stepwise.commands.handlers import CommandRequest
 
@@ -15,7 +13,7 @@ USAGE = "Use /voice on or /voice off: with it on, my answers to your voice notes
 
 def voice(request: CommandRequest) -> str:
     """Turn spoken answers on or off, or say how they are."""
-    services, chat = request.services, Conversation(request.meta.chat_id)  # one setting per person
+    services, chat = request.services, request.meta.conversation.main  # one setting per person
     setup = services.voice
     if setup is None:
         return "Voice notes are off in this deployment (VOICE_TRANSCRIBER=off), so I can't answer them aloud."

@@ -1,5 +1,5 @@
 """Messages in DynamoDB: partition key chat_id (number: the conversation's key, see
-`stepwise.telegram.conversation`), sort key `created_at#id`."""
+`stepwise.aws.conversation_key`), sort key `created_at#id`."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from stepwise.aws.conversation_key import conversation_at, conversation_key
 from stepwise.aws.dynamodb_pages import all_items
 from stepwise.history.models import StoredMessage
 from stepwise.media.models import Attachment, Heard
@@ -22,7 +23,7 @@ class DynamoMessageRepository:
 
     def add(self, message: StoredMessage) -> bool:
         item: dict[str, Any] = {
-            "chat_id": message.conversation.key,
+            "chat_id": conversation_key(message.conversation),
             "sk": message.sort_key,
             "id": message.id,
             "role": message.role,
@@ -54,7 +55,7 @@ class DynamoMessageRepository:
     def recent(self, conversation: Conversation, limit: int) -> list[StoredMessage]:
         response = self._table.query(
             KeyConditionExpression="chat_id = :c",
-            ExpressionAttributeValues={":c": int(conversation)},
+            ExpressionAttributeValues={":c": conversation_key(conversation)},
             ScanIndexForward=False,
             Limit=limit,
         )
@@ -65,13 +66,13 @@ class DynamoMessageRepository:
             return self._query(
                 {
                     "KeyConditionExpression": "chat_id = :c",
-                    "ExpressionAttributeValues": {":c": int(conversation)},
+                    "ExpressionAttributeValues": {":c": conversation_key(conversation)},
                 }
             )
         return self._query(
             {
                 "KeyConditionExpression": "chat_id = :c AND sk > :k",
-                "ExpressionAttributeValues": {":c": int(conversation), ":k": key},
+                "ExpressionAttributeValues": {":c": conversation_key(conversation), ":k": key},
             }
         )
 
@@ -79,7 +80,11 @@ class DynamoMessageRepository:
         return self._query(
             {
                 "KeyConditionExpression": "chat_id = :c AND sk BETWEEN :a AND :b",
-                "ExpressionAttributeValues": {":c": int(conversation), ":a": first_key, ":b": last_key},
+                "ExpressionAttributeValues": {
+                    ":c": conversation_key(conversation),
+                    ":a": first_key,
+                    ":b": last_key,
+                },
             }
         )
 
@@ -88,7 +93,7 @@ class DynamoMessageRepository:
 
 
 def _from_item(item: dict[str, Any]) -> StoredMessage:
-    conversation = Conversation(int(item["chat_id"]))  # a key stored before topics: the chat itself
+    conversation = conversation_at(int(item["chat_id"]))
     return StoredMessage(
         id=item["id"],
         chat_id=conversation.chat_id,

@@ -34,7 +34,7 @@ class StoredMessage(BaseModel):
     @property
     def conversation(self) -> Conversation:
         """The conversation whose history keeps it."""
-        return Conversation.of(self.chat_id, self.topic)
+        return Conversation(self.chat_id, self.topic)
 
     @property
     def sort_key(self) -> str:

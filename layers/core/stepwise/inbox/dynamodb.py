@@ -1,5 +1,5 @@
 """The inbox in DynamoDB: partition key chat_id (the conversation's key, see
-`stepwise.telegram.conversation`); sort key `lease` (the conversation's lease), `q#<update_id>` (a message
+`stepwise.aws.conversation_key`); sort key `lease` (the conversation's lease), `q#<update_id>` (a message
 waiting or being answered) or `d#<update_id>` (a delivered update, kept so that Telegram's retries
 stay duplicates). Queue and done items expire by TTL (`expires_at`)."""
 
@@ -9,6 +9,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from stepwise.aws.conversation_key import conversation_at, conversation_key
 from stepwise.aws.dynamodb_pages import all_items
 from stepwise.inbox.models import Admission, NewLease, QueuedMessage, turn_name
 from stepwise.telegram.conversation import Conversation
@@ -43,7 +44,10 @@ class DynamoChatInbox:
                     {
                         "ConditionCheck": {
                             "TableName": self._name,
-                            "Key": {"chat_id": message.conversation.key, "sk": done_key(message.update_id)},
+                            "Key": {
+                                "chat_id": conversation_key(message.conversation),
+                                "sk": done_key(message.update_id),
+                            },
                             "ConditionExpression": "attribute_not_exists(sk)",
                         }
                     },
@@ -74,7 +78,7 @@ class DynamoChatInbox:
         items = all_items(
             self._table.query,
             KeyConditionExpression="chat_id = :c AND begins_with(sk, :q)",
-            ExpressionAttributeValues={":c": int(conversation), ":q": "q#"},
+            ExpressionAttributeValues={":c": conversation_key(conversation), ":q": "q#"},
             ConsistentRead=True,
         )
         return [_from_item(item) for item in items]
@@ -82,7 +86,7 @@ class DynamoChatInbox:
     def take(self, message: QueuedMessage, turn_id: str, claimed_at: str) -> QueuedMessage | None:
         try:
             response = self._table.update_item(
-                Key={"chat_id": message.conversation.key, "sk": queue_key(message.update_id)},
+                Key={"chat_id": conversation_key(message.conversation), "sk": queue_key(message.update_id)},
                 UpdateExpression="SET #s = :taken, turn_id = :t, claimed_at = if_not_exists(claimed_at, :at)",
                 ConditionExpression="#s = :queued OR turn_id = :t",
                 ExpressionAttributeNames={"#s": "status"},
@@ -104,18 +108,20 @@ class DynamoChatInbox:
         # The done marker first: a crash in between leaves both, which still reads as "done" to the webhook.
         self._table.put_item(
             Item={
-                "chat_id": message.conversation.key,
+                "chat_id": conversation_key(message.conversation),
                 "sk": done_key(message.update_id),
                 "turn_id": message.turn_id or "",
                 "expires_at": done_expires_at,
             }
         )
-        self._table.delete_item(Key={"chat_id": message.conversation.key, "sk": queue_key(message.update_id)})
+        self._table.delete_item(
+            Key={"chat_id": conversation_key(message.conversation), "sk": queue_key(message.update_id)}
+        )
 
     def give_back(self, message: QueuedMessage) -> None:
         try:
             self._table.update_item(
-                Key={"chat_id": message.conversation.key, "sk": queue_key(message.update_id)},
+                Key={"chat_id": conversation_key(message.conversation), "sk": queue_key(message.update_id)},
                 UpdateExpression="SET #s = :queued, requeues = :n REMOVE turn_id",
                 ConditionExpression="turn_id = :t",
                 ExpressionAttributeNames={"#s": "status"},
@@ -140,7 +146,7 @@ class DynamoChatInbox:
             name = turn_name(conversation, generation + 1, update_id)
             try:
                 self._table.update_item(
-                    Key={"chat_id": int(conversation), "sk": LEASE},
+                    Key={"chat_id": conversation_key(conversation), "sk": LEASE},
                     UpdateExpression=(
                         "SET holder = :h, lease_expires_at = :until, generation = :next, started_at = :now"
                     ),
@@ -167,7 +173,7 @@ class DynamoChatInbox:
     def reacquire(self, conversation: Conversation, holder: str, now: int, lease_seconds: int) -> bool:
         try:
             self._table.update_item(
-                Key={"chat_id": int(conversation), "sk": LEASE},
+                Key={"chat_id": conversation_key(conversation), "sk": LEASE},
                 UpdateExpression="SET holder = :h, lease_expires_at = :until",
                 ConditionExpression="attribute_not_exists(holder) OR holder = :h OR lease_expires_at < :now",
                 ExpressionAttributeValues={":h": holder, ":until": now + lease_seconds, ":now": now},
@@ -181,7 +187,7 @@ class DynamoChatInbox:
     def release(self, conversation: Conversation, holder: str) -> bool:
         try:
             self._table.update_item(
-                Key={"chat_id": int(conversation), "sk": LEASE},
+                Key={"chat_id": conversation_key(conversation), "sk": LEASE},
                 UpdateExpression="REMOVE holder, lease_expires_at",
                 ConditionExpression="holder = :h",
                 ExpressionAttributeValues={":h": holder},
@@ -200,14 +206,14 @@ class DynamoChatInbox:
 
     def _get(self, conversation: Conversation, sort_key: str) -> dict[str, Any] | None:
         item: dict[str, Any] | None = self._table.get_item(
-            Key={"chat_id": int(conversation), "sk": sort_key}, ConsistentRead=True
+            Key={"chat_id": conversation_key(conversation), "sk": sort_key}, ConsistentRead=True
         ).get("Item")
         return item
 
 
 def _to_item(message: QueuedMessage) -> dict[str, Any]:
     item: dict[str, Any] = {
-        "chat_id": message.conversation.key,
+        "chat_id": conversation_key(message.conversation),
         "sk": queue_key(message.update_id),
         "message": message.model_dump_json(
             include={
@@ -236,7 +242,7 @@ def _to_item(message: QueuedMessage) -> dict[str, Any]:
 
 
 def _from_item(item: dict[str, Any]) -> QueuedMessage:
-    conversation = Conversation(int(item["chat_id"]))  # a key stored before topics: the chat itself
+    conversation = conversation_at(int(item["chat_id"]))
     return QueuedMessage.model_validate_json(item["message"]).model_copy(
         update={
             "chat_id": conversation.chat_id,

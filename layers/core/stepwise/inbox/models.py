@@ -7,7 +7,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from stepwise.inbox.outside_call import OutsideCall
 from stepwise.media.models import Attachment
 from stepwise.record import Record
-from stepwise.telegram.conversation import Conversation
+from stepwise.telegram.conversation import Conversation, Scope
 
 QueueStatus = Literal["queued", "taken"]
 # new: first delivery; queued / taken: a retried delivery of a message still waiting / being answered;
@@ -107,7 +107,12 @@ class QueuedMessage(BaseModel):
     @property
     def conversation(self) -> Conversation:
         """The conversation whose inbox keeps it."""
-        return Conversation.of(self.chat_id, self.topic)
+        return Conversation(self.chat_id, self.topic)
+
+    @property
+    def scope(self) -> Scope:
+        """Whose the message is, as whoever queued it decided (the turn that answers it carries it on)."""
+        return Scope(self.conversation, self.user_id, self.sender)
 
     @property
     def typed(self) -> bool:
@@ -115,11 +120,11 @@ class QueuedMessage(BaseModel):
         return isinstance(self.kind, Typed)
 
 
-def turn_name(conversation: int, generation: int, update_id: int) -> str:
+def turn_name(conversation: Conversation, generation: int, update_id: int) -> str:
     """The execution name of the conversation's n-th turn, started for the waiting message `update_id`:
     unique (a retried start never starts it twice) and at most 69 characters for Telegram's largest ids
     (`chat<id>-turn…` in a chat itself, as before topics; `chat<id>t<topic>-turn…` in a topic)."""
-    return f"chat{Conversation(conversation).label()}-turn{generation}-update{update_id}"
+    return f"chat{conversation.label()}-turn{generation}-update{update_id}"
 
 
 # Telegram's update ids are far below this; ids from here up belong to reminders that fired.

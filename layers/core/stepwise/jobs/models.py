@@ -5,6 +5,8 @@ from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from stepwise.telegram.conversation import Conversation, Scope
+
 # running: its execution works; the others are final (a job ends once: the first ending recorded stays).
 # not_done: its model could not do the task (said so, or gave no answer); failed: it ended on an error.
 JobStatus = Literal["running", "done", "not_done", "failed", "timed_out", "stopped", "over_budget"]
@@ -55,6 +57,12 @@ class Job(BaseModel):
     @property
     def running(self) -> bool:
         return self.status == "running"
+
+    @property
+    def scope(self) -> Scope:
+        """Whose the job is: the conversation that started it (its report goes there) and the user who asked
+        for it; it reads and writes what that conversation's turns do."""
+        return Scope(Conversation(self.chat_id, self.topic), self.user_id)
 
 
 def job_execution_name(call_id: str) -> str:

@@ -20,6 +20,7 @@ from stepwise.approvals.models import Requester
 from stepwise.mcp.gate import GateLimits, HttpAnswer, admit
 from stepwise.mcp.outside_calls import AskInTelegram
 from stepwise.mcp.server import build_mcp_server
+from stepwise.telegram.conversation import Conversation, Scope
 from stepwise.tools.registry import ToolContext
 from stepwise.turn.ids import iso_utc
 
@@ -98,12 +99,12 @@ def serve(
 
 
 def _context(connection: Connection, services: EndpointServices) -> ToolContext:
-    """A call's context: the connection's user and chat, a new call id (the ledger runs a call id once). A
-    token acts on its owner's private data only (docs/groups.md): tokens are made in the private chat, and one
-    naming a group would act in the owner's private chat all the same."""
+    """A call's context: the connection's user in their private chat, a new call id (the ledger runs a call id
+    once). A token acts on its owner's private data only (docs/groups.md): tokens are made in the private
+    chat, and one naming a group would act in the owner's private chat all the same (and a call that waits
+    for approval is asked there)."""
     return ToolContext(
-        user_id=connection.user_id,
-        chat_id=connection.chat_id if connection.chat_id > 0 else connection.user_id,
+        Scope(Conversation(connection.user_id), connection.user_id),
         turn_id=f"mcp-{connection.name}",
         call_id=f"mcp:{services.new_id()}",
         now=iso_utc(services.clock()),

@@ -38,7 +38,8 @@ def outside_note(call: OutsideCall) -> str:
 
 @dataclass(frozen=True)
 class AskInTelegram:
-    """The `AskApproval` of the /mcp endpoint: queue the call in the connection's chat."""
+    """The `AskApproval` of the /mcp endpoint: queue the call in the chat of the call's scope (the connection
+    owner's private chat: `stepwise.mcp.endpoint`)."""
 
     connection: Connection
     sequencer: Callable[[], Sequencer]
@@ -51,9 +52,9 @@ class AskInTelegram:
         )
         now = self.clock()
         message = QueuedMessage(
-            chat_id=self.connection.chat_id,
+            chat_id=context.scope.conversation.chat_id,
             update_id=outside_update_id(int(now.timestamp()), secrets.randbelow(10**8)),
-            user_id=self.connection.user_id,
+            user_id=context.scope.user_id,
             id=self.new_id(),
             text=outside_note(call),
             received_at=iso_utc(now),

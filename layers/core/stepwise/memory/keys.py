@@ -5,6 +5,9 @@ from __future__ import annotations
 import base64
 import hashlib
 
+from stepwise.aws.conversation_key import conversation_key
+from stepwise.telegram.conversation import Conversation
+
 
 def fact_key(call_id: str) -> str:
     """The memory id of the fact a tool call remembers: derived from the call, so a retry replaces it."""
@@ -12,6 +15,7 @@ def fact_key(call_id: str) -> str:
     return f"fact-{digest[:12]}"
 
 
-def summary_key(chat_id: int) -> str:
-    """The one summary vector of a chat (each summarizer run replaces it with the newer rolling summary)."""
-    return f"summary-{chat_id}"
+def summary_key(conversation: Conversation) -> str:
+    """The one summary vector of a conversation (each summarizer run replaces it with the newer rolling
+    summary), named by its key in the tables, as summaries were before topics."""
+    return f"summary-{conversation_key(conversation)}"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from stepwise.aws.conversation_key import conversation_key
 from stepwise.memory.keys import fact_key, summary_key
 from stepwise.memory.vector_index import MetadataValue, VectorIndex, VectorMatch, VectorRecord
 from stepwise.turn.ids import new_id
@@ -12,6 +13,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from stepwise.memory.embedder import Embedder
+    from stepwise.telegram.conversation import Conversation
 
 MAX_MEMORY_CHARS = 2000
 
@@ -29,9 +31,10 @@ class MemoryService:
         key = fact_key(call_id) if call_id is not None else f"fact-{self._new_key()[:12]}"
         return self._store(key, "fact", user_id, chat_id, fact, now)
 
-    def save_summary(self, user_id: int, chat_id: int, summary: str, now: str) -> str:
-        """Store (or replace) the chat's rolling summary; returns its memory id."""
-        return self._store(summary_key(chat_id), "summary", user_id, chat_id, summary, now)
+    def save_summary(self, user_id: int, conversation: Conversation, summary: str, now: str) -> str:
+        """Store (or replace) the conversation's rolling summary; returns its memory id."""
+        chat_id = conversation_key(conversation)  # what summaries kept before topics: the chat's id
+        return self._store(summary_key(conversation), "summary", user_id, chat_id, summary, now)
 
     def _store(self, key: str, kind: str, user_id: int, chat_id: int, text: str, now: str) -> str:
         text = text.strip()[:MAX_MEMORY_CHARS]

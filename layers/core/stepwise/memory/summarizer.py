@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
+from stepwise.aws.conversation_key import conversation_key
 from stepwise.model.types import ChatModel, ModelRequest
-from stepwise.telegram.conversation import Conversation, data_owner
+from stepwise.telegram.conversation import Conversation, Scope
 from stepwise.turn.ids import iso_utc, utc_now
 
 if TYPE_CHECKING:
@@ -109,7 +110,7 @@ class SummarizeOutput(BaseModel):
     summarized: int = 0
     messages: int = 0
     kept: int = 0
-    failed: list[int] = []
+    failed: list[int] = []  # as the tables key the conversations, as the logs name them too
 
 
 @dataclass
@@ -130,14 +131,14 @@ def summarize_chats(request: SummarizeInput, services: SummarizeServices) -> Sum
     """Visit the due chats (or, forced, every chat) and summarize each one's older messages. A chat that
     fails is logged and counted in `failed`; the others go on and the run itself succeeds."""
     result = SummarizeOutput()
-    chat_ids = services.chats.all_chats() if request.force else services.chats.due_chats()
-    for chat_id in chat_ids:
+    conversations = services.chats.all_chats() if request.force else services.chats.due_chats()
+    for conversation in conversations:
         result.visited += 1
         try:
-            count, kept = _summarize_chat(chat_id, request.force, services)
+            count, kept = _summarize_chat(conversation, request.force, services)
         except Exception:
-            result.failed.append(chat_id.key)
-            _count_failure(chat_id, services)
+            result.failed.append(conversation_key(conversation))
+            _count_failure(conversation, services)
             continue
         if count:
             result.summarized += 1
@@ -147,29 +148,32 @@ def summarize_chats(request: SummarizeInput, services: SummarizeServices) -> Sum
     return result
 
 
-def _count_failure(chat_id: Conversation, services: SummarizeServices) -> None:
+def _count_failure(conversation: Conversation, services: SummarizeServices) -> None:
     """Log the failure (once, with its traceback) and count it; the chat stays due unless it has failed
     `MAX_SUMMARY_ATTEMPTS` runs in a row."""
     try:
-        failures = services.chats.record_summary_failure(chat_id, MAX_SUMMARY_ATTEMPTS)
+        failures = services.chats.record_summary_failure(conversation, MAX_SUMMARY_ATTEMPTS)
     except Exception as error:  # the count is best effort: the run goes on with the other chats
         failures = 0
-        logger.warning("could not count the failure", extra={"chat_id": chat_id, "error": repr(error)})
+        logger.warning(
+            "could not count the failure",
+            extra={"chat_id": conversation_key(conversation), "error": repr(error)},
+        )
     waits = failures >= MAX_SUMMARY_ATTEMPTS
     logger.exception(
         "summarizing failed; the chat waits for its next message"
         if waits
         else "summarizing failed; the chat stays due",
-        extra={"chat_id": chat_id, "failures": failures},
+        extra={"chat_id": conversation_key(conversation), "failures": failures},
     )
 
 
-def _summarize_chat(chat_id: Conversation, force: bool, services: SummarizeServices) -> tuple[int, bool]:
+def _summarize_chat(conversation: Conversation, force: bool, services: SummarizeServices) -> tuple[int, bool]:
     """(the messages folded in, whether the summary changed)."""
-    chat = services.chats.get(chat_id)
+    chat = services.chats.get(conversation)
     if chat is None:
         return 0, False
-    pending = services.messages.after(chat_id, chat.summarized_key)
+    pending = services.messages.after(conversation, chat.summarized_key)
     window = 0 if force else services.history_limit
     older = pending[: max(len(pending) - window, 0)]
     batch = older[: services.batch_limit]
@@ -180,10 +184,13 @@ def _summarize_chat(chat_id: Conversation, force: bool, services: SummarizeServi
     summary = services.summarizer.summarize(chat.summary, batch).strip()
     kept = bool(summary) and summary != (chat.summary or "").strip()
     if summary:
-        owner = data_owner(Conversation(chat_id).chat_id, chat.user_id)  # a group's summary is the group's
-        services.memory.save_summary(owner, chat_id, summary, iso_utc(services.clock()))
+        owner = Scope(conversation, chat.user_id).owner  # a group's summary is the group's
+        services.memory.save_summary(owner, conversation, summary, iso_utc(services.clock()))
     else:
-        logger.info("nothing worth keeping; the summary stays as it was", extra={"chat_id": chat_id})
+        logger.info(
+            "nothing worth keeping; the summary stays as it was",
+            extra={"chat_id": conversation_key(conversation)},
+        )
         summary = chat.summary
     remaining = len(older) - len(batch)
     _advance(
@@ -204,4 +211,6 @@ def _advance(
     if not services.chats.advance(
         chat, summarized_key=key, summarized=count, summary=summary, now=now, still_due=still_due
     ):
-        logger.info("another run moved the watermark first", extra={"chat_id": chat.chat_id})
+        logger.info(
+            "another run moved the watermark first", extra={"chat_id": conversation_key(chat.conversation)}
+        )

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError
 
 from stepwise.miniapp.gate import HttpAnswer, refusal
-from stepwise.telegram.conversation import Conversation
+from stepwise.telegram.conversation import Conversation, Scope
 from stepwise.tools.calls import call_confirmed, record_call
 from stepwise.tools.registry import EffectIncomplete, ToolContext
 from stepwise.turn.ids import iso_utc
@@ -71,7 +71,7 @@ def act(user: WebAppUser, body: str, services: AppServices) -> HttpAnswer:
         return refusal(400, "malformed action: " + "; ".join(_problems(error)))
     now = iso_utc(services.clock())
     call_id = f"{SOURCE}:{user.user_id}:{request.request_id}"
-    context = ToolContext(user.user_id, user.user_id, SOURCE, call_id, now)
+    context = ToolContext(Scope(Conversation(user.user_id), user.user_id), SOURCE, call_id, now)
     try:
         if request.action in TOOL_ACTIONS:
             return _tool(request, context, services)
@@ -142,7 +142,7 @@ def _voice(request: ActionRequest, context: ToolContext, services: AppServices) 
         return refusal(400, "malformed action: target must be true or false")
     if not services.voice_replies:
         return refusal(404, "Spoken replies are off in this deployment.")
-    services.chats.set_voice_replies(Conversation.of(context.chat_id), on)  # the private chat's own record
+    services.chats.set_voice_replies(context.scope.conversation, on)  # the private chat's own record
     said = f"Spoken answers are {'on' if on else 'off'}."
     _audit(context, services, "set_voice_replies", {"on": on}, "ok", said)
     return HttpAnswer(200, {"done": said})

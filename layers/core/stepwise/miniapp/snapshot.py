@@ -18,7 +18,7 @@ from zoneinfo import ZoneInfo
 
 from stepwise.approvals.wording import asks
 from stepwise.reminders.timing import TimingError, describe_moment, parse_instant, zone
-from stepwise.telegram.conversation import Conversation
+from stepwise.telegram.conversation import Conversation, Scope
 from stepwise.tools.registry import ToolContext
 from stepwise.turn.ids import iso_utc
 from stepwise.usage.models import UsageTotals, day_key, month_key
@@ -39,13 +39,12 @@ JOBS_LIMIT = 10
 def snapshot(user: WebAppUser, services: AppServices) -> dict[str, Any]:
     """The page's data for `user` (in a private chat, the chat's id is the user's)."""
     now = services.clock()
-    context = ToolContext(
-        user_id=user.user_id, chat_id=user.user_id, turn_id="app", call_id="app:read", now=iso_utc(now)
-    )
+    private = Scope(Conversation(user.user_id), user.user_id)
+    context = ToolContext(private, turn_id="app", call_id="app:read", now=iso_utc(now))
     chosen = services.timezone(user.user_id)
     name = chosen or services.default_timezone
     tz = _zone(name)
-    chat = services.chats.get(Conversation.of(user.user_id))  # the private chat itself (its voice setting)
+    chat = services.chats.get(private.conversation)  # the private chat itself (its voice setting)
     tasks = _read(services, context, "list_tasks", {"status": "pending"}, "tasks")
     reminders = _read(services, context, "list_reminders", {}, "reminders")
     memories = _read(services, context, "recall", {"query": MEMORY_QUERY, "limit": MEMORY_LIMIT}, "memories")
@@ -148,8 +147,9 @@ def _approvals(user_id: int, services: AppServices, now: datetime, tz: ZoneInfo)
     for request in services.approvals.pending(user_id, since):
         if request.task_token is None:
             continue
-        group = _group_title(request, services, titles) if request.chat_id < 0 else None
-        where = "your private chat" if request.chat_id > 0 else f"the group “{group}”" if group else "a group"
+        in_group = request.conversation.in_group
+        group = _group_title(request, services, titles) if in_group else None
+        where = f"the group “{group}”" if group else "a group" if in_group else "your private chat"
         kind = request.requester.kind
         shown.append(
             {
@@ -166,7 +166,7 @@ def _approvals(user_id: int, services: AppServices, now: datetime, tz: ZoneInfo)
 
 def _group_title(request: ApprovalRequest, services: AppServices, titles: dict[Conversation, str]) -> str:
     """The group's title as its newest message gave it ("" before any did), read once per conversation."""
-    conversation = Conversation.of(request.chat_id, request.topic)
+    conversation = request.conversation
     if conversation not in titles:
         chat = services.chats.get(conversation)
         if (chat is None or not chat.title) and conversation.topic is not None:

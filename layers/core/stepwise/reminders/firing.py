@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Literal
 
 from stepwise.inbox.models import Fired, QueuedMessage, scheduled_update_id
 from stepwise.reminders.models import Reminder
-from stepwise.telegram.conversation import Conversation
+from stepwise.telegram.conversation import Conversation, Scope
 from stepwise.turn.ids import iso_utc, new_id, utc_now
 
 if TYPE_CHECKING:
@@ -58,11 +58,15 @@ def fire(event: FireEvent, services: FireServices) -> FireOutcome:
         )
         return "paused"
     fired_at = _fired_at(event.scheduled_time, now)
+    # in a group, the member who set it speaks (`user_id` is then the group: whose reminder it is)
+    scope = Scope(
+        reminder_conversation(reminder), reminder.member if reminder.member is not None else reminder.user_id
+    )
     message = QueuedMessage(
-        chat_id=reminder.chat_id,
-        topic=reminder.topic,
+        chat_id=scope.conversation.chat_id,
+        topic=scope.conversation.topic,
         update_id=scheduled_update_id(int(fired_at.timestamp()), reminder.user_id, reminder.reminder_id),
-        user_id=reminder.member if reminder.member is not None else reminder.user_id,
+        user_id=scope.user_id,
         id=services.new_id(),
         text=reminder.text,
         received_at=iso_utc(now),
@@ -80,7 +84,7 @@ def fire(event: FireEvent, services: FireServices) -> FireOutcome:
 
 def reminder_conversation(reminder: Reminder) -> Conversation:
     """Where the reminder fires: the topic where it was set, or the chat itself."""
-    return Conversation.of(reminder.chat_id, reminder.topic)
+    return Conversation(reminder.chat_id, reminder.topic)
 
 
 def _idle(reminder: Reminder, services: FireServices, now: datetime) -> bool:

@@ -123,9 +123,9 @@ def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutp
     ]  # server tools last: the cached prefix is stable
     per_turn = [
         *policy.sections(meta, max_steps),
-        *([] if meta.timezone_set else [default_zone_note(meta.timezone, meta.in_group)]),
-        *([GROUP_NOTE] if meta.in_group else []),
-        *memory_sections(meta, "this group" if meta.in_group else "the user"),
+        *([] if meta.timezone_set else [default_zone_note(meta.timezone, meta.scope.in_group)]),
+        *([GROUP_NOTE] if meta.scope.in_group else []),
+        *memory_sections(meta, "this group" if meta.scope.in_group else "the user"),
         *([limit_note(max_steps)] if previous.final else []),
     ]
     local_now = services.clock().astimezone(ZoneInfo(meta.timezone))
@@ -137,7 +137,7 @@ def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutp
         rounds,
         per_turn,
         files,
-        persona=services.group_persona if meta.in_group else services.persona,
+        persona=services.group_persona if meta.scope.in_group else services.persona,
         skills=services.skills.prompt_section if services.skills is not None else "",
         cache_history=meta.history_cached,
         web=(web.search, web.fetch),

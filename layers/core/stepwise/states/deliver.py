@@ -45,7 +45,7 @@ def deliver_reply(turn: TurnRef, reply: Reply, services: TurnServices) -> int:
     chunks = render_reply(reply.text)
     where = turn.conversation  # or the topic /new opened (`states.topics.open_topic`)
     if isinstance(reply.extra, NewTopic) and reply.extra.thread is not None:
-        where = Conversation.of(turn.chat_id, reply.extra.thread)
+        where = Conversation(turn.chat_id, reply.extra.thread)
     for index in range(reply.sent_chunks, len(chunks)):
         last = index == len(chunks) - 1
         try:

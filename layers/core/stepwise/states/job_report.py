@@ -172,11 +172,12 @@ def report_message(job: Job) -> QueuedMessage:
     assert job.finished_at is not None
     finished = datetime.fromisoformat(job.finished_at)
     nonce = int(hashlib.sha256(job.execution.encode()).hexdigest()[:8], 16)
+    scope = job.scope
     return QueuedMessage(
-        chat_id=job.chat_id,
-        topic=job.topic,
+        chat_id=scope.conversation.chat_id,
+        topic=scope.conversation.topic,
         update_id=outside_update_id(int(finished.timestamp()), nonce),
-        user_id=job.user_id,
+        user_id=scope.user_id,
         id=f"job{job.number}-{job.execution[-16:]}",
         text=job.report,
         received_at=job.finished_at,

@@ -53,11 +53,12 @@ def start_job(turn: TurnRef, services: TurnServices) -> Next:
         meta = services.turns.get_meta(turn.turn_id)
     except KeyError:
         zone = services.reminders.timezone(turn.user_id)
+        scope = job.scope
         meta = TurnMeta(
             turn_id=turn.turn_id,
-            chat_id=job.chat_id,
-            topic=job.topic,
-            user_id=job.user_id,
+            chat_id=scope.conversation.chat_id,
+            topic=scope.conversation.topic,
+            user_id=scope.user_id,
             update_id=0,
             user_message_id=job.execution,
             first_key="",
@@ -117,7 +118,7 @@ def job_must_stop(meta: TurnMeta, services: TurnServices) -> Next | None:
             _stop(
                 meta,
                 services,
-                budget_message(services.daily_token_budget, used, now, meta.timezone, meta.group_member),
+                budget_message(services.daily_token_budget, used, now, meta.timezone, meta.scope.member),
                 "budget",
             )
             logger.warning("background job stopped by the daily token budget", extra={"job": job.number})

@@ -27,7 +27,6 @@ from stepwise.states.policy import policy_for
 from stepwise.states.turn_kind import decide_turn
 from stepwise.states.typing_indicator import show_typing
 from stepwise.telegram.commands import is_command
-from stepwise.telegram.conversation import data_owner
 from stepwise.turn.ids import iso_utc
 from stepwise.turn_records.models import (
     Chat,
@@ -101,9 +100,9 @@ def load_context(start: LoadContextInput, services: TurnServices) -> Next:
     first_key = min(window[0].sort_key, stored[0].sort_key)  # a burst longer than the window stays whole
     if chat is None or first_key != chat.window_key:
         services.chats.set_window(conversation, first_key)
-    user_id = batch[0].user_id
-    kind = kind_of_batch(batch, turn.chat_id < 0, bool(heard))
-    chosen_zone = services.reminders.timezone(user_id)
+    scope = batch[0].scope  # the member `user_id` is: a folded burst counts against its first
+    kind = kind_of_batch(batch, scope.in_group, bool(heard))
+    chosen_zone = services.reminders.timezone(scope.user_id)
     person = chat  # /voice is the person's, kept on the chat itself: a topic's turn reads it there
     if heard and conversation.topic is not None:
         person = services.chats.get(conversation.main)
@@ -111,9 +110,9 @@ def load_context(start: LoadContextInput, services: TurnServices) -> Next:
     notices = media_notices(batch, voice.unheard)
     meta = TurnMeta(
         turn_id=turn.turn_id,
-        chat_id=turn.chat_id,
-        topic=turn.topic,
-        user_id=user_id,
+        chat_id=scope.conversation.chat_id,
+        topic=scope.conversation.topic,
+        user_id=scope.user_id,
         update_id=batch[-1].update_id,
         user_message_id=last.id,
         first_key=first_key,
@@ -122,9 +121,7 @@ def load_context(start: LoadContextInput, services: TurnServices) -> Next:
         stable_prefix_tokens=head,
         created_at=iso_utc(services.clock()),
         summary=chat.summary if chat else "",
-        memories=recall_memories(
-            services, data_owner(turn.chat_id, user_id), conversation, "\n".join(m.content for m in stored)
-        )
+        memories=recall_memories(services, scope.owner, conversation, "\n".join(m.content for m in stored))
         if isinstance(kind, Chat | Checkin)  # the model answers the user's words (or the check-in's)
         else [],
         timezone=chosen_zone or services.default_timezone,
@@ -134,7 +131,7 @@ def load_context(start: LoadContextInput, services: TurnServices) -> Next:
         footnotes=voice.footnotes,
         voice_reply=voice.spoken,
         topic_name=name_for_topic(chat, batch) if conversation.topic is not None else None,
-        sender=batch[0].sender,  # the member `user_id` is: a folded burst counts against its first
+        sender=scope.sender,
     )
     services.turns.put_meta(meta)
     outcome, next_ = decide_turn(meta, services, notices["notices_only"])
@@ -294,8 +291,10 @@ def history_window(
     return recent[-keep:]
 
 
-def recall_memories(services: TurnServices, owner: int, conversation: int, text: str) -> list[Memory]:
-    """The memories of `owner` (the group's in a group, the user's in a private chat: `data_owner`) nearest
+def recall_memories(
+    services: TurnServices, owner: int, conversation: Conversation, text: str
+) -> list[Memory]:
+    """The memories of `owner` (the group's in a group, the user's in a private chat: `Scope.owner`) nearest
     to the message. Best effort: without memory the turn still goes on.
 
     This chat's own summary is left out: the prompt shows the chat's rolling summary anyway.

@@ -84,13 +84,11 @@ def run_tools(request: RunToolsInput, services: TurnServices) -> Next:
     tools = tools_for_calls(policy, [call["name"] for call in to_run], services)
     for call in to_run:
         context = ToolContext(
-            user_id=meta.user_id,
-            chat_id=meta.chat_id,
+            meta.scope,
             turn_id=turn.turn_id,
             call_id=tool_call_id(turn.turn_id, call["id"]),
             now=now,
             requester=requester_of(meta),
-            topic=meta.topic,
         )
         answer = _run_one(call, decision, context, tools, waiting, request.approvals)
         if answer is not None:
@@ -123,10 +121,7 @@ def run_tools(request: RunToolsInput, services: TurnServices) -> Next:
             services.approvals,
             approval_id=services.new_id()[:12],
             turn_id=turn.turn_id,
-            chat_id=meta.chat_id,
-            topic=meta.topic,
-            user_id=meta.user_id,
-            asker=meta.sender,
+            scope=meta.scope,
             step=step.step,
             calls=asked,
             requester=requester_of(meta),

@@ -56,11 +56,11 @@ def open_topic(turn: TurnRef, reply: Reply, services: TurnServices) -> Reply:
         from stepwise.commands.new_topic import NOT_A_FORUM, THREADS_OFF
 
         logger.warning("no topic opened", extra={"error": str(error)})
-        refusal = THREADS_OFF if turn.chat_id > 0 else NOT_A_FORUM
+        refusal = NOT_A_FORUM if turn.conversation.in_group else THREADS_OFF
         return reply.model_copy(update={"text": refusal, "extra": None})
     services.turns.set_topic_thread(turn.turn_id, thread)
     if not opens.named:
-        services.chats.set_topic_unnamed(Conversation.of(turn.chat_id, thread), True)
+        services.chats.set_topic_unnamed(Conversation(turn.chat_id, thread), True)
     logger.info("topic opened", extra={"topic_opened": thread})
     return reply.model_copy(update={"extra": opens.model_copy(update={"thread": thread})})
 

@@ -73,7 +73,7 @@ def decide_turn(meta: TurnMeta, services: TurnServices, notices_only: bool = Fal
                 services,
                 "budget",
                 lambda *_: budget_message(
-                    services.daily_token_budget, used, now, meta.timezone, meta.group_member
+                    services.daily_token_budget, used, now, meta.timezone, meta.scope.member
                 ),
             )
         case Chat() | Checkin() | RulesCommand() | JobRun():

@@ -123,8 +123,7 @@ def draft_stream(
     interval_seconds: float,
 ) -> DraftStream | None:
     """Drafts for a model call of this turn (in its topic, if any), or None: groups get none (Telegram has
-    drafts only in private chats, whose ids are positive), nor does anyone when the interval is 0 or no
-    sender is configured."""
-    if sender is None or interval_seconds <= 0 or conversation.chat_id <= 0:
+    drafts only in private chats), nor does anyone when the interval is 0 or no sender is configured."""
+    if sender is None or interval_seconds <= 0 or conversation.in_group:
         return None
     return DraftStream(sender, conversation, draft_id_for(turn_id), interval_seconds)

@@ -120,7 +120,7 @@ def record_call(
     audit.record(
         AuditEntry(
             user_id=context.user_id,
-            chat_id=context.chat_id,
+            chat_id=context.scope.conversation.chat_id,
             turn_id=context.turn_id,
             tool_use_id=context.call_id,
             tool=name,

@@ -115,8 +115,8 @@ def _start(setup: JobSetup, context: ToolContext, args: SpawnJobInput, number: i
         Job(
             user_id=context.user_id,
             number=number,
-            chat_id=context.chat_id,
-            topic=context.topic,
+            chat_id=context.scope.conversation.chat_id,
+            topic=context.scope.conversation.topic,
             execution=name,
             title=args.title,
             task=args.task,

@@ -74,7 +74,9 @@ def remember_intent(context: ToolContext, args: RememberInput) -> Intent:
 
 
 def remember(memory: MemoryService, context: ToolContext, args: RememberInput) -> str:
-    memory.remember(context.owner, context.chat_id, args.fact, context.now, call_id=context.call_id)
+    memory.remember(
+        context.owner, context.scope.conversation.chat_id, args.fact, context.now, call_id=context.call_id
+    )
     return "remembered"
 
 

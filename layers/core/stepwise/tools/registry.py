@@ -23,11 +23,11 @@ from stepwise.approvals.arguments import TooLongToShowError, argument_lines, tg_
 from stepwise.ledger.models import CallAlreadyRecorded, Once, ToolCallRecord
 from stepwise.model.blocks import ToolParam, ToolResultBlock
 from stepwise.prompt.system import ToolSummary
-from stepwise.telegram.conversation import data_owner
 
 if TYPE_CHECKING:
     from stepwise.approvals.models import Requester
     from stepwise.ledger.store import ToolCallLedger
+    from stepwise.telegram.conversation import Scope
 
 logger = logging.getLogger(__name__)
 
@@ -55,7 +55,9 @@ class EffectIncomplete(RuntimeError):
 
 
 class ToolContext(NamedTuple):
-    """Who a tool acts for, when, and which call it runs. The identity comes from the turn, never the model.
+    """Who a tool acts for, when, and which call it runs. The `scope` comes from the turn, never the model:
+    whose tasks, reminders and memories the call reads and writes (`scope.owner`: the group's in a group, the
+    user's in a private chat), and the conversation where a reminder or job set by it reports.
 
     `call_id` keys the call's record in the tool-call ledger (see `stepwise.ledger.tool_call_id`);
     `recorded` is the record an earlier attempt of this call left (for a tool with an `intent`, the intent
@@ -63,20 +65,22 @@ class ToolContext(NamedTuple):
     client, a check-in), as an approval names it; None where nobody but the user could (a command).
     """
 
-    user_id: int
-    chat_id: int
+    scope: "Scope"
     turn_id: str
     call_id: str
     now: str
     recorded: ToolCallRecord | None = None
     requester: "Requester | None" = None
-    topic: int | None = None  # the turn's topic: a reminder or job set in a topic reports there
 
     @property
     def owner(self) -> int:
-        """Whose tasks, reminders and memories the call reads and writes: the group's in a group, the user's
-        in a private chat (`stepwise.telegram.conversation.data_owner`)."""
-        return data_owner(self.chat_id, self.user_id)
+        """Whose tasks, reminders and memories the call reads and writes."""
+        return self.scope.owner
+
+    @property
+    def user_id(self) -> int:
+        """Who speaks: the person, in a group the member."""
+        return self.scope.user_id
 
     def once[T](self, result: Callable[[T], str]) -> Once[T]:
         """Ask a store to make its effect once for this call, recording `result(value)` with it."""

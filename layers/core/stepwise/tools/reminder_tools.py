@@ -251,8 +251,8 @@ def set_reminder_intent(
     timing, tz = _checked(reminders, tasks, limits, context, args)
     reminder = Reminder(
         user_id=context.owner,
-        chat_id=context.chat_id,
-        topic=context.topic,
+        chat_id=context.scope.conversation.chat_id,
+        topic=context.scope.conversation.topic,
         reminder_id=reminders.allocate_id(context.owner),
         text=args.text,
         checkin=args.checkin,
@@ -263,7 +263,7 @@ def set_reminder_intent(
         task_id=args.task_id,
         created_at=context.now,
         created_by=context.requester,
-        member=context.user_id if context.owner != context.user_id else None,
+        member=context.user_id if context.scope.in_group else None,
     )
     kind = "Check-in" if args.checkin else "Reminder"
     return Intent(

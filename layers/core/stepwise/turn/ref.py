@@ -27,7 +27,7 @@ class TurnRef(BaseModel):
     @property
     def conversation(self) -> Conversation:
         """The conversation the turn answers."""
-        return Conversation.of(self.chat_id, self.topic)
+        return Conversation(self.chat_id, self.topic)
 
     def log_keys(self) -> dict[str, object]:
         """The keys every log line of this turn carries."""

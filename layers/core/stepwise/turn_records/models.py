@@ -6,7 +6,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from stepwise.inbox.outside_call import OutsideCall
 from stepwise.model.blocks import AsJsonObjectMap, StoredBlocks, StoredResults, ToolResultBlock, ToolUseBlock
-from stepwise.telegram.conversation import Conversation
+from stepwise.telegram.conversation import Conversation, Scope
 
 ReplySource = Literal[
     "model",
@@ -168,17 +168,12 @@ class TurnMeta(BaseModel):
     @property
     def conversation(self) -> Conversation:
         """The conversation the turn answers."""
-        return Conversation.of(self.chat_id, self.topic)
+        return Conversation(self.chat_id, self.topic)
 
     @property
-    def in_group(self) -> bool:
-        """Whether the turn answers a group (groups' chat ids are negative)."""
-        return self.chat_id < 0
-
-    @property
-    def group_member(self) -> str | None:
-        """In a group, the first name of the member who asked ("" when unknown); None in a private chat."""
-        return (self.sender or "") if self.in_group else None
+    def scope(self) -> Scope:
+        """Whose the turn is: its conversation, who asked, whose data it reads and writes."""
+        return Scope(self.conversation, self.user_id, self.sender)
 
 
 class ModelStep(BaseModel):
