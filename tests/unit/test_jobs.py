@@ -27,6 +27,7 @@ from stepwise.offline.api import OfflineModel, job_intent
 from stepwise.states.contracts.finish_turn import FinishTurnInput
 from stepwise.states.job_report import Ending, job_outcome, report_job, report_text, what_was_done
 from stepwise.states.job_turn import JOB_TURN, job_must_stop, start_job
+from stepwise.states.loop import Ended, Hooks, run_turn
 from stepwise.states.policy import CHAT_TURN
 from stepwise.states.services import TurnServices
 from stepwise.telegram.conversation import Conversation, Scope
@@ -237,11 +238,11 @@ def a_job(number: int, execution: str, title: str) -> Job:
     )
 
 
-def test_start_job_without_a_record_is_an_error_and_an_ended_job_goes_to_its_report(
+def test_start_job_without_a_record_and_an_ended_job_go_to_finish_turn(
     with_jobs: TurnServices, store: InMemoryJobStore
 ) -> None:
     missing = TurnRef(turn_id="job-x", chat_id=7, user_id=7, update_id=0, job=5)
-    assert start_job(missing, with_jobs).route == "error"
+    assert start_job(missing, with_jobs).route == "reply"
     store.create(a_job(6, "job-y", "T"))
     store.finish(7, 6, "stopped", "report", "2026-11-22T09:01:00.000Z")
     ended = TurnRef(turn_id="job-y", chat_id=7, user_id=7, update_id=0, job=6)
@@ -506,3 +507,17 @@ def test_jobs_lists_and_refuses_bad_stop_arguments(with_jobs: TurnServices, mode
 
 def test_jobs_says_so_where_jobs_are_not_deployed(services: TurnServices) -> None:
     assert command(services, "") == "Background jobs are not enabled in this deployment."
+
+
+def test_a_job_whose_record_is_gone_ends_through_finish_turn_not_a_failed_execution(
+    with_jobs: TurnServices,
+) -> None:
+    # Given a job's execution whose record is gone
+    visited: list[str] = []
+    start = TurnStart(turn=TurnRef(turn_id="job-x", chat_id=7, user_id=7, update_id=0, job=5))
+    # When it runs through the turn's loop (the state machine's routes)
+    outcome = run_turn(start, with_jobs, Hooks(task_token=lambda: "token", visit=visited.append))
+    # Then it ends in FinishTurn, not FailTurn: FailTurn's payload reads the caught error (`$.error.Error`),
+    # and with none caught Step Functions would fail the execution (States.Runtime)
+    assert isinstance(outcome, Ended) and outcome.status == "SUCCEEDED"
+    assert visited == ["LoadContext", "FinishTurn"]

@@ -45,7 +45,7 @@ def start_job(turn: TurnRef, services: TurnServices) -> Next:
     job = services.jobs.get(turn.user_id, turn.job) if services.jobs is not None else None
     if job is None:
         logger.error("no record of this job: it ends", extra={"job": turn.job})
-        return Next(route="error")
+        return Next(route="reply")  # not `error`: FailTurn needs the error a Catch keeps, and none was caught
     if not job.running:
         logger.info("the job has ended already", extra={"job": job.number, "status": job.status})
         return Next(route="reply")
