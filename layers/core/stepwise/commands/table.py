@@ -19,7 +19,7 @@ from stepwise.commands.new_topic import OpensTopic, new_topic
 from stepwise.commands.voice import voice
 from stepwise.telegram.commands import parse_command
 
-Route = Literal["answer", "rules"]
+Handling = Literal["answer", "rules"]  # by the table, or by the offline rules model
 
 
 @dataclass(frozen=True)
@@ -90,7 +90,7 @@ def menu() -> list[dict[str, str]]:
     return [{"command": c.name, "description": c.description} for c in COMMANDS if c.in_menu]
 
 
-def route(text: str, in_group: bool = False) -> Route | None:
+def route(text: str, in_group: bool = False) -> Handling | None:
     """How a message is answered: "answer" (by the table, no model), "rules" (by the offline rules model,
     which calls a tool), or None when it is not a command. In a group a command about one person is
     answered by the table, which points to the private chat (`/timezone Europe/Lisbon` changes nothing)."""

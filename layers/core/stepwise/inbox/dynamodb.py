@@ -11,7 +11,7 @@ from botocore.exceptions import ClientError
 
 from stepwise.aws.conversation_key import conversation_at, conversation_key
 from stepwise.aws.dynamodb_pages import all_items
-from stepwise.inbox.models import Admission, NewLease, QueuedMessage, turn_name
+from stepwise.inbox.models import Enqueued, NewLease, QueuedMessage, turn_name
 from stepwise.telegram.conversation import Conversation
 
 LEASE = "lease"
@@ -36,7 +36,7 @@ class DynamoChatInbox:
         self._table = table
         self._name = table.name
 
-    def enqueue(self, message: QueuedMessage, expires_at: int) -> Admission:
+    def enqueue(self, message: QueuedMessage, expires_at: int) -> Enqueued:
         item = _to_item(message) | {"expires_at": expires_at}
         try:
             self._table.meta.client.transact_write_items(

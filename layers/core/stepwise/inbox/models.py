@@ -10,9 +10,9 @@ from stepwise.record import Record
 from stepwise.telegram.conversation import Conversation, Scope
 
 QueueStatus = Literal["queued", "taken"]
-# new: first delivery; queued / taken: a retried delivery of a message still waiting / being answered;
-# done: a retried delivery of a message already answered.
-Admission = Literal["new", "queued", "taken", "done"]
+# What enqueueing a message found in its inbox. new: its first delivery; queued / taken: a retried delivery of
+# a message still waiting / being answered; done: a retried delivery of a message already answered.
+Enqueued = Literal["new", "queued", "taken", "done"]
 
 
 class NewLease(Record):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from stepwise.inbox.models import Admission, NewLease, QueuedMessage
+    from stepwise.inbox.models import Enqueued, NewLease, QueuedMessage
     from stepwise.telegram.conversation import Conversation
 
 
@@ -16,7 +16,7 @@ class ChatInbox(Protocol):
     Implementations: DynamoDB, and in memory for tests.
     """
 
-    def enqueue(self, message: QueuedMessage, expires_at: int) -> Admission:
+    def enqueue(self, message: QueuedMessage, expires_at: int) -> Enqueued:
         """Keep the message unless its update was seen before; say what was found."""
         ...
 

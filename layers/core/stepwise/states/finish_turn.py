@@ -17,13 +17,13 @@ from stepwise.states.contracts.finish_turn import FinishTurnInput, FinishTurnOut
 from stepwise.states.deliver import deliver_reply, put_error_reply
 from stepwise.states.policy import policy_for
 from stepwise.states.save_turn import save_reply
-from stepwise.states.sequence import end_turn
 from stepwise.telegram.errors import TelegramBadRequest, TelegramForbidden
 from stepwise.turn_records.models import NewToken, NewTopic
 
 if TYPE_CHECKING:
     from stepwise.inbox.sequencer import Ending
     from stepwise.states.services import TurnServices
+    from stepwise.turn.ref import TurnRef
 
 logger = logging.getLogger(__name__)
 
@@ -73,3 +73,13 @@ def finish_turn(request: FinishTurnInput, services: TurnServices) -> FinishTurnO
     return FinishTurnOutput(
         source=reply.source if reply is not None else None, sent_chunks=sent, saved=saved, next_turn=next_turn
     )
+
+
+def end_turn(turn: TurnRef, ending: Ending, services: TurnServices) -> str | None:
+    """The turn is over: its messages are done ("answered"), or queued again ("failed": a turn whose
+    LoadContext never completed, a bounded number of times, so the next turn answers them); the chat is free
+    and the next turn starts if any wait. Returns the next turn's name. (A turn whose execution failed is
+    recovered by `states.recovery`; a turn back from its approval wait takes the chat back in RunTools.)"""
+    next_turn = services.sequencer().end_turn(turn.conversation, turn.turn_id, ending)
+    logger.info("turn finished", extra={"ending": ending, "next_turn": next_turn})
+    return next_turn

@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
     from stepwise.chats.store import ChatRecord
-    from stepwise.commands.table import Route
+    from stepwise.commands.table import Handling
     from stepwise.inbox.models import QueuedMessage
     from stepwise.media.models import Heard
     from stepwise.states.services import TurnServices
@@ -182,7 +182,7 @@ def name_for_topic(chat: ChatRecord | None, batch: list[QueuedMessage]) -> str |
     return next((name for text in typed if (name := topic_name(text))), None)
 
 
-def command_route(text: str, in_group: bool) -> Route | None:
+def command_route(text: str, in_group: bool) -> Handling | None:
     """How a slash command is answered (`stepwise.commands.table`, loaded only for a command), or None."""
     if not is_command(text):
         return None

@@ -1,6 +1,5 @@
 """The recovery of a turn whose execution failed, timed out or was stopped (an EventBridge rule calls
-RecoverChat): its chat is freed and its messages are still answered. Apart from `stepwise.states.sequence`,
-which FinishTurn imports, so that FinishTurn's cold import builds none of these models."""
+RecoverChat): its chat is freed and its messages are still answered."""
 
 import logging
 from typing import TYPE_CHECKING, Literal
