@@ -135,7 +135,7 @@ from support.in_process_http import BotApiPool, MessagesApiPool, SpeechApiPool
 
 MILLISECOND = timedelta(milliseconds=1)
 # The Lambda context the MCP function's Mangum is handed (it keeps it in the ASGI scope, unread).
-LAMBDA_CONTEXT = SimpleNamespace(function_name="McpFunction", aws_request_id="memory-stack")
+LAMBDA_CONTEXT: Any = SimpleNamespace(function_name="McpFunction", aws_request_id="memory-stack")
 ALLOWED_USERS = list(range(101, 900))  # as on the emulated stack; NOT_ALLOWED_USER stays outside
 NOT_ALLOWED_USER = 999
 BOT_TOKEN = "123456:memory-stack-token"
@@ -265,7 +265,8 @@ class MemoryStack:
         lower = {name.lower(): value for name, value in headers.items()}
         event = http_api_event(method, "/mcp", lower, text)
         _function_logger()
-        return serve_mcp(method, lower, text, event, LAMBDA_CONTEXT, self._mcp_services())  # type: ignore[arg-type]
+        answer: dict[str, Any] = serve_mcp(method, lower, text, event, LAMBDA_CONTEXT, self._mcp_services())
+        return answer
 
     def app_request(
         self, method: str, path: str, headers: dict[str, str], body: bytes | str = b""
