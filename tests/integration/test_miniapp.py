@@ -1,19 +1,19 @@
-"""The Mini App's page and API over real HTTP on the emulated stack (the browser's view is in
-test_miniapp_browser.py): what chat turns made shows on the page, the page's actions go through the tools
-and show in the chat's commands, an approval answered on the page resumes its turn once, and every request
-without Telegram's signature, with a forged or stale one, or of someone else, gets 401/403 and nothing."""
+"""The Mini App's wiring over real HTTP on the emulated stack: the page and its headers through the HTTP API's
+routes (the AppFunction reading the page's files), and what chat turns made shown on the page and its actions
+through the tools, over DynamoDB, showing in the chat's commands. What the page's API answers (approvals
+answered on the page, settings, usage, every request without valid initData refused, malformed actions) is
+tested on the in-memory stack (tests/behaviour/test_miniapp.py); the browser's view is in
+test_miniapp_browser.py."""
 
 from __future__ import annotations
 
-import json
-import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from boto3.dynamodb.conditions import Key
 from support.miniapp import act, init_data, state
-from support.stack import NOT_ALLOWED_USER, Stack
+from support.stack import Stack
 
 from stepwise_local.anthropic_server import text, tool_use
 from stepwise_local.mcp_http import LocalMcpEndpoint
@@ -95,231 +95,6 @@ def test_the_page_shows_what_chat_turns_made_and_its_actions_show_in_the_chat(
         ("forget", "ok", "approved"),
     ]
     assert all(e["tool_use_id"].startswith(f"app:{user}:tap-") for e in from_page)
-
-
-def test_a_retried_tap_runs_its_tool_once(stack: Stack, app_url: str) -> None:
-    user = stack.new_user()
-    add_by_chat(stack, user, "walk the dog")
-    data = init_data(user)
-    first = act(app_url, data, "task_delete", 1, "same-tap-000001")
-    retried = act(app_url, data, "task_delete", 1, "same-tap-000001")
-    assert first.json() == retried.json() == {"done": "Deleted task #1: walk the dog"}
-    assert stack.tasks(user) == []
-
-
-def test_an_approval_answered_on_the_page_resumes_its_turn_once(stack: Stack, app_url: str) -> None:
-    user = stack.new_user()
-    add_by_chat(stack, user, "old plan")
-    stack.anthropic.script(tool_use(("delete_task", {"task_id": 1})), text("Deleted it."))
-    stack.send(user, "delete the old plan")
-    buttons = stack.buttons(user)
-    data = init_data(user)
-
-    deadline = time.monotonic() + 20
-    while not (approvals := state(app_url, data).json()["approvals"]) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    (approval,) = approvals
-    assert approval["asks"] == "The assistant in your private chat asks to delete task #1 “old plan”."
-    other = act(app_url, init_data(stack.new_user()), "approve", approval["approval_id"], "tap-other-001")
-    assert other.status_code == 404 and stack.tasks(user) != [], "another user cannot answer it"
-
-    approved = act(app_url, data, "approve", approval["approval_id"], "tap-approve-01")
-    assert approved.status_code == 200 and approved.json() == {"done": "Approved ✅"}
-    stack.emulation.wait_idle(user)
-    assert stack.tasks(user) == []
-    assert stack.replies(user)[-1] == "Deleted it."
-    prompt = next(m for m in stack.telegram.messages(user) if m["message_id"] == buttons["message_id"])
-    assert "✅ Approved" in stack.telegram.text_of(prompt) and not prompt.get("reply_markup")
-
-    twice = act(app_url, data, "approve", approval["approval_id"], "tap-approve-02")
-    assert twice.status_code == 409 and "Already decided" in twice.json()["error"]
-    stack.press(user, buttons, "Deny")  # the chat's old button changes nothing now
-    stack.emulation.wait_idle(user)
-    runs = [e for e in audit(stack, user) if e["tool"] == "delete_task" and e["outcome"] == "ok"]
-    assert len(runs) == 1 and state(app_url, data).json()["approvals"] == []
-
-
-def test_a_groups_pending_approval_on_a_members_page_names_the_group(stack: Stack, app_url: str) -> None:
-    from stepwise_local import updates
-
-    ana, group = stack.new_user(), -1_009_100_000_001
-    stack.anthropic.script(tool_use(("add_task", {"title": "bread"})), text("Added."))
-    stack.anthropic.script(tool_use(("delete_task", {"task_id": 1})), text("Deleted the bread."))
-    for words in ("@stepwise_bot add bread", "@stepwise_bot delete the bread task"):
-        update = updates.group_message(ana, words, chat_id=group, first_name="Ana")
-        update["message"]["chat"]["title"] = "Family 🏡"
-        assert stack.emulation.post_update(update)["statusCode"] == 200
-        stack.emulation.wait_until_taken(group, update["update_id"])  # one turn each, not a folded burst
-    stack.buttons(group)  # the request is shown in the group
-    data = init_data(ana)
-    deadline = time.monotonic() + 20
-    while not (approvals := state(app_url, data).json()["approvals"]) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    (approval,) = approvals
-    assert approval["asks"] == "The assistant in the group “Family 🏡” asks to delete task #1 “bread”."
-    assert approval["group"] == "Family 🏡"
-    approved = act(app_url, data, "approve", approval["approval_id"], "tap-group-0001")
-    assert approved.status_code == 200, approved.text
-    stack.emulation.wait_idle(group)
-    assert stack.tasks(group) == [] and stack.replies(group)[-1] == "Deleted the bread."
-
-
-def test_settings_and_revoke_from_the_page(stack: Stack, app_url: str) -> None:
-    user = stack.new_user()
-    data = init_data(user)
-    zone = act(app_url, data, "set_timezone", "Europe/Lisbon", "tap-zone-00001")
-    assert zone.status_code == 200 and zone.json()["done"].startswith("Time zone set to Europe/Lisbon")
-    bad = act(app_url, data, "set_timezone", "Mars/Olympus", "tap-zone-00002")
-    assert bad.status_code == 400 and bad.json() == {
-        "error": "'Mars/Olympus' is not a time zone I know; use an IANA name such as Europe/Lisbon."
-    }
-    settings = state(app_url, data).json()["settings"]
-    assert settings["timezone"] == "Europe/Lisbon" and settings["timezone_set"] is True
-    stack.say(user, "/timezone")
-    assert "Europe/Lisbon" in stack.replies(user)[-1]
-
-    stack.say(user, "/connect laptop")
-    assert [c["name"] for c in state(app_url, data).json()["connections"]] == ["laptop"]
-    assert act(app_url, data, "connection_revoke", "laptop", "tap-revoke-001").status_code == 200
-    assert act(app_url, data, "connection_revoke", "laptop", "tap-revoke-002").status_code == 404
-    assert state(app_url, data).json()["connections"] == []
-
-
-def test_the_usage_chart_and_its_totals_match_usage(stack: Stack, app_url: str) -> None:
-    user = stack.new_user()
-    stack.anthropic.script(text("Hello!"))
-    stack.say(user, "hi")
-    stack.say(user, "/usage")
-    report = stack.replies(user)[-1]
-    usage = state(app_url, init_data(user)).json()["usage"]
-    days = usage["days"]
-    assert sum(d["tokens"] for d in days) == usage["last_30_days"]["tokens"] > 0
-    assert usage["today"]["tokens"] == days[-1]["tokens"]
-    assert f"today: {usage['today']['tokens']:,} tokens" in report
-    assert f"this month: {usage['this_month']['tokens']:,} tokens" in report
-
-
-@pytest.mark.parametrize(
-    ("label", "status"),
-    [
-        ("no initData", 401),
-        ("a forged hash", 401),
-        ("a non-ASCII hash", 401),
-        ("a non-ASCII hash, percent-encoded", 401),
-        ("a hash of 64 characters that are not hex", 401),
-        ("a hash of the wrong length", 401),
-        ("signed with another bot's token", 401),
-        ("stale: over an hour old", 401),
-        ("from the future", 401),
-        ("a user that is not JSON", 401),
-        ("not URL-encoded", 401),
-        ("huge", 401),
-        ("another scheme", 401),
-        ("a user off the allowlist", 403),
-    ],
-)
-def test_requests_without_valid_initData_get_nothing(
-    stack: Stack, app_url: str, label: str, status: int
-) -> None:
-    import requests
-
-    owner = stack.new_user()
-    add_by_chat(stack, owner, "owner's secret")
-    good = init_data(owner)
-    now = int(time.time())
-    data: str | None = {
-        "no initData": None,
-        "a forged hash": good[: good.index("hash=") + 5] + "0" * 64,
-        "a non-ASCII hash": good[: good.index("hash=") + 5] + "é" * 64,
-        "a non-ASCII hash, percent-encoded": good[: good.index("hash=") + 5] + "%C3%A9" * 64,
-        "a hash of 64 characters that are not hex": good[: good.index("hash=") + 5] + "z" * 64,
-        "a hash of the wrong length": good + "00",
-        "signed with another bot's token": init_data(owner, bot_token="654321:other"),
-        "stale: over an hour old": init_data(owner, auth_date=now - 3700),
-        "from the future": init_data(owner, auth_date=now + 3600),
-        "a user that is not JSON": _signed({"user": "{id: 1", "auth_date": str(now)}),
-        "not URL-encoded": "user=%ZZ&auth_date=1&hash=" + "0" * 64,
-        "huge": good + "&pad=" + "x" * 5000,
-        "another scheme": None,
-        "a user off the allowlist": init_data(NOT_ALLOWED_USER),
-    }[label]
-    headers = {"Authorization": f"Bearer {good}"} if label == "another scheme" else None
-    answers = [
-        requests.get(app_url + "/api/state", headers=headers, timeout=30)
-        if headers
-        else state(app_url, data),
-        requests.post(
-            app_url + "/api/action",
-            json={"action": "task_delete", "target": 1, "request_id": "tap-replay-001"},
-            headers=headers or ({"Authorization": f"tma {data}"} if data else {}),
-            timeout=30,
-        ),
-    ]
-    for answer in answers:
-        assert answer.status_code == status, (label, answer.text)
-        assert "secret" not in answer.text and "owner" not in answer.text
-        assert json.loads(answer.text) == {"error": "unauthorized" if status == 401 else "forbidden"}
-    if status == 401:
-        assert answers[0].headers["www-authenticate"].startswith('tma realm="stepwise"')
-    assert [t["title"] for t in stack.tasks(owner)] == ["owner's secret"]
-
-
-def _signed(fields: dict[str, str]) -> str:
-    from urllib.parse import urlencode
-
-    from support.miniapp import BOT_TOKEN
-
-    from stepwise.miniapp.init_data import sign
-
-    return urlencode({**fields, "hash": sign(fields, BOT_TOKEN)})
-
-
-@pytest.mark.parametrize(
-    ("body", "status"),
-    [
-        ("not json", 400),
-        ('{"action": "task_delete", "target": 1}', 400),  # no request id
-        ('{"action": "explode", "target": 1, "request_id": "tap-bad-0001"}', 400),
-        ('{"action": "task_delete", "target": "one", "request_id": "tap-bad-0002"}', 400),
-        ('{"action": "task_delete", "target": 999, "request_id": "tap-bad-0003"}', 404),
-        ('{"action": "approve", "target": "no-such", "request_id": "tap-bad-0004"}', 404),
-        ('{"action": "set_voice_replies", "target": "yes", "request_id": "tap-bad-0005"}', 400),
-    ],
-)
-def test_malformed_actions_get_a_clear_4xx_and_change_nothing(
-    stack: Stack, app_url: str, body: str, status: int
-) -> None:
-    import requests
-
-    user = stack.new_user()
-    add_by_chat(stack, user, "keep me")
-    answer = requests.post(
-        app_url + "/api/action",
-        data=body,
-        headers={"Authorization": f"tma {init_data(user)}", "Content-Type": "application/json"},
-        timeout=30,
-    )
-    assert answer.status_code == status, answer.text
-    assert answer.json()["error"]
-    assert [t["title"] for t in stack.tasks(user)] == ["keep me"]
-
-
-def test_another_users_ids_are_not_found(stack: Stack, app_url: str) -> None:
-    owner, other = stack.new_user(), stack.new_user()
-    add_by_chat(stack, owner, "owner's task")
-    answer = act(app_url, init_data(other), "task_delete", 1, "tap-other-0001")
-    assert answer.status_code == 404 and "owner" not in answer.text
-    assert state(app_url, init_data(other)).json()["tasks"] == []
-    assert [t["title"] for t in stack.tasks(owner)] == ["owner's task"]
-
-
-def test_the_app_command_answers_with_a_web_app_button(stack: Stack, app_url: str) -> None:
-    user = stack.new_user()
-    stack.say(user, "/app")
-    message = stack.telegram.messages(user)[-1]
-    (row,) = message["reply_markup"]["inline_keyboard"]
-    assert row == [{"text": "Open Stepwise", "web_app": {"url": app_url}}]
-    assert "tap the button below" in stack.telegram.text_of(message)
 
 
 def test_the_page_is_small() -> None:

@@ -1,10 +1,12 @@
-"""Voice notes through the real state machine: a note is heard (an OpenAI-compatible speech-to-text server on
-127.0.0.1, Amazon Transcribe on moto, or PocketSphinx offline), answered like typed words, and, after
-/voice on, answered aloud too; every failure is one clear reply and the chat goes on."""
+"""Voice notes through the real state machine: the wiring (a note heard by an OpenAI-compatible speech-to-text
+server on 127.0.0.1 with its key from SSM, answered, stored in DynamoDB), the key in no log or table, a
+transcriber that does not answer in time, a retried LoadContext transcribing once, a sendVoice retried by the
+state machine, Amazon Transcribe and Polly on moto, and PocketSphinx hearing a real note end to end. What
+the user sees of notes heard, refused, failed and spoken is tested on the in-memory stack
+(tests/behaviour/test_voice.py)."""
 
 from __future__ import annotations
 
-import io
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,11 +14,9 @@ from typing import Any
 
 import boto3
 import pytest
-import soundfile as sf
-from support.ogg import lengthened
 from support.stack import Stack
 
-from stepwise.states.voice_turn import NOTICE_CHAINED, NOTICE_REJECTED, NOTICE_SILENT, NOTICE_TRANSIENT
+from stepwise.states.voice_turn import NOTICE_REJECTED, NOTICE_TRANSIENT
 from stepwise_local import updates
 from stepwise_local.anthropic_server import text as answer
 from stepwise_local.fake_speech import FakeSpeechToText
@@ -107,18 +107,6 @@ def test_a_voice_note_is_answered_like_the_words_it_says(
     assert json.loads(item["heard"])["status"] == "heard"
 
 
-def test_the_next_turn_knows_what_was_said_in_the_note(openai_stack: Stack, speech: FakeSpeechToText) -> None:
-    stack = openai_stack
-    user = stack.new_user()
-    speech.add_transcript(NOTE, "what is the capital of portugal")
-    stack.anthropic.script(answer("Lisbon."), answer("You asked for the capital of Portugal."))
-    send_note(stack, user)
-    stack.say(user, "what did I just ask?")
-    first = stack.anthropic.requests[-1]["messages"][0]["content"]
-    assert [b["text"] for b in first if b["type"] == "text"][-1] == "what is the capital of portugal"
-    assert stack.replies(user)[-1] == "You asked for the capital of Portugal."
-
-
 def test_the_transcription_key_is_in_no_message_log_or_table(
     openai_stack: Stack,
     speech: FakeSpeechToText,
@@ -139,46 +127,6 @@ def test_the_transcription_key_is_in_no_message_log_or_table(
     assert stack.replies(user) == [NOTICE_REJECTED, "Heard you."]
 
 
-@pytest.mark.parametrize(
-    ("fault", "notice"),
-    [
-        ({"status": 500, "times": 3}, NOTICE_TRANSIENT),
-        ({"status": 429, "times": 3}, NOTICE_TRANSIENT),
-        ({"status": 400}, NOTICE_REJECTED),
-    ],
-    ids=["server-error", "throttled", "refused"],
-)
-def test_a_transcriber_that_fails_gets_one_clear_reply_and_the_note_is_kept(
-    openai_stack: Stack, speech: FakeSpeechToText, fault: dict[str, int], notice: str
-) -> None:
-    stack = openai_stack
-    user = stack.new_user()
-    models_before = len(stack.anthropic.requests)
-    speech.fail_next(**fault)
-    execution = send_note(stack, user)
-    # One reply, no model call, no failed execution
-    assert execution["status"] == "SUCCEEDED"
-    assert stack.replies(user) == [notice]
-    assert len(stack.anthropic.requests) == models_before
-    # And the note is in the history as one that could not be transcribed
-    (item,) = user_items(stack, user)
-    assert json.loads(item["heard"])["status"] == "failed"
-    assert "attachment" in item
-
-
-def test_a_throttled_transcriber_is_tried_again_and_the_note_answered(
-    openai_stack: Stack, speech: FakeSpeechToText
-) -> None:
-    stack = openai_stack
-    user = stack.new_user()
-    speech.add_transcript(NOTE, "hello there")
-    speech.fail_next(429, retry_after=1)
-    stack.anthropic.script(answer("Hello!"))
-    send_note(stack, user)
-    assert stack.replies(user) == ["Hello!"]
-    assert [r["status"] for r in speech.requests] == [429, 200]
-
-
 def test_a_transcriber_that_does_not_answer_in_time_gets_the_notice(
     openai_stack: Stack, speech: FakeSpeechToText
 ) -> None:
@@ -189,79 +137,6 @@ def test_a_transcriber_that_does_not_answer_in_time_gets_the_notice(
     execution = send_note(stack, user)
     assert execution["status"] == "SUCCEEDED"
     assert stack.replies(user) == [NOTICE_TRANSIENT]
-
-
-def test_a_silent_note_is_told_so_without_a_model_call(openai_stack: Stack, speech: FakeSpeechToText) -> None:
-    stack = openai_stack
-    user = stack.new_user()
-    silent = NOTE + b"silence"
-    speech.add_transcript(silent, "   ")
-    models_before = len(stack.anthropic.requests)
-    send_note(stack, user, silent)
-    assert stack.replies(user) == [NOTICE_SILENT]
-    assert len(stack.anthropic.requests) == models_before
-
-
-def test_a_note_over_the_limit_is_neither_downloaded_nor_transcribed(
-    openai_stack: Stack, speech: FakeSpeechToText
-) -> None:
-    stack = openai_stack
-    stack.emulation.config.env["VOICE_MAX_SECONDS"] = "60"
-    user = stack.new_user()
-    downloads, models = len(stack.telegram.downloads), len(stack.anthropic.requests)
-    send_note(stack, user, duration=61)
-    assert stack.replies(user) == [
-        "That voice note is 1 min 1 s long; I transcribe up to 1 min. "
-        "Could you send a shorter one, or type it?"
-    ]
-    assert len(stack.telegram.downloads) == downloads
-    assert speech.requests == [] and len(stack.anthropic.requests) == models
-
-
-def test_a_note_that_claims_3_s_but_lasts_10_minutes_is_refused_before_any_transcription(
-    openai_stack: Stack, speech: FakeSpeechToText
-) -> None:
-    # Given a real Ogg Opus note ten minutes long whose update says it lasts 3 s (the client's word)
-    stack = openai_stack
-    ten_minutes = lengthened((FIXTURES / "silence.ogg").read_bytes(), 600)
-    assert sf.info(io.BytesIO(ten_minutes)).duration == pytest.approx(600, abs=2)
-    speech.add_transcript(ten_minutes, "ten minutes of words")
-    user = stack.new_user()
-    models = len(stack.anthropic.requests)
-    # When it arrives
-    execution = send_note(stack, user, ten_minutes, duration=3)
-    # Then it was downloaded, measured and refused: no transcription request, no model call, nothing counted
-    assert execution["status"] == "SUCCEEDED"
-    assert stack.replies(user) == [
-        "That voice note is 10 min 1 s long; I transcribe up to 5 min. "
-        "Could you send a shorter one, or type it?"
-    ]
-    assert speech.requests == [] and len(stack.anthropic.requests) == models
-    (item,) = user_items(stack, user)
-    assert json.loads(item["heard"])["problem"] == "too_long"
-    usage = stack.emulation.table("UsageTable").scan()["Items"]
-    assert not [i for i in usage if i["user_id"] == user and int(i.get("voice_notes", 0))]
-
-
-def test_a_short_note_with_ten_minutes_chained_after_it_is_refused_before_any_transcription(
-    openai_stack: Stack, speech: FakeSpeechToText
-) -> None:
-    # Given a real 1.9 s note with a second Ogg stream of ten minutes chained after it (its update says 2 s)
-    stack = openai_stack
-    chained = (FIXTURES / "hello.ogg").read_bytes() + lengthened((FIXTURES / "silence.ogg").read_bytes(), 600)
-    speech.add_transcript(chained, "hello, how are you today, and ten minutes more")
-    user = stack.new_user()
-    models = len(stack.anthropic.requests)
-    # When it arrives
-    execution = send_note(stack, user, chained, duration=2)
-    # Then it is refused with one clear reply: no transcription request, no model call, nothing counted
-    assert execution["status"] == "SUCCEEDED"
-    assert stack.replies(user) == [NOTICE_CHAINED]
-    assert speech.requests == [] and len(stack.anthropic.requests) == models
-    (item,) = user_items(stack, user)
-    assert json.loads(item["heard"])["problem"] == "chained"
-    usage = stack.emulation.table("UsageTable").scan()["Items"]
-    assert not [i for i in usage if i["user_id"] == user and int(i.get("voice_notes", 0))]
 
 
 def test_a_retried_load_context_transcribes_once_and_answers_once(
@@ -282,42 +157,6 @@ def test_a_retried_load_context_transcribes_once_and_answers_once(
     usage = stack.emulation.table("UsageTable").scan()["Items"]
     days = [i for i in usage if i["user_id"] == user and str(i["sk"]).startswith("day#")]
     assert [int(day["voice_notes"]) for day in days] == [1]
-
-
-def test_a_voice_note_in_a_burst_is_answered_in_order_with_the_typed_messages(
-    openai_stack: Stack, speech: FakeSpeechToText
-) -> None:
-    stack = openai_stack
-    user = stack.new_user()
-    speech.add_transcript(NOTE, "and also buy bread")
-    stack.anthropic.script(answer("One."), answer("Two."))
-    stack.say(user, "buy milk")
-    send_note(stack, user)
-    assert stack.replies(user) == ["One.", "Two."]
-    assert [i["content"] for i in user_items(stack, user)] == ["buy milk", "and also buy bread"]
-
-
-def test_spoken_answers_after_voice_on_come_as_a_voice_message_after_the_text(
-    openai_stack: Stack, speech: FakeSpeechToText
-) -> None:
-    stack = openai_stack
-    user = stack.new_user()
-    stack.say(user, "/voice on")
-    speech.add_transcript(NOTE, "how long is a marathon")
-    stack.anthropic.script(answer("A marathon is **42.195 km**. See [the rules](https://example.com/rules)."))
-    send_note(stack, user)
-    assert stack.replies(user)[-1] == "A marathon is 42.195 km. See the rules."
-    (voice,) = stack.telegram.voices(user)
-    audio = stack.telegram.voice_bytes(voice)
-    assert audio.startswith(b"OggS") and b"OpusHead" in audio[:200]
-    # A typed message is answered in text only, even with /voice on
-    stack.anthropic.script(answer("Sure."))
-    stack.say(user, "thanks")
-    assert len(stack.telegram.voices(user)) == 1
-    # And /usage counts the note and the characters spoken
-    stack.say(user, "/usage")
-    assert "1 voice note (4 s transcribed)" in stack.replies(user)[-1]
-    assert "characters spoken" in stack.replies(user)[-1]
 
 
 def test_amazon_polly_speaks_the_answer_as_ogg_opus(openai_stack: Stack, speech: FakeSpeechToText) -> None:

@@ -20,6 +20,19 @@ What it is made of:
   here), reached by the core's own `MessagesApiModel` the same way: `script(*answers)`, `always(answer)`,
   `default`, `requests` (each request's JSON body), `usages`, `rejected`, `reset()`; its answers are built
   with `stepwise_local.anthropic_server`'s `text`, `tool_use`, `error`, `rate_limited`...
+- `stack.speech`: the fake OpenAI-compatible speech-to-text API (`stepwise_local.fake_speech.
+  FakeSpeechToText`, not serving here; its key is VOICE_TRANSCRIPTION_KEY's), reached the same way by the
+  core's `OpenAICompatibleTranscriber` when `env` sets VOICE_TRANSCRIBER=openai (and a
+  VOICE_TRANSCRIPTION_URL, only validated): `add_transcript`, `fail_next`, `requests`. Its `slow_next`
+  times nothing out here, and Amazon Transcribe and Polly are the emulated stack's (moto).
+- `/mcp` and the Mini App: `mcp_request(method, headers, body)` and `app_request(method, path, headers,
+  body)` give the McpFunction's and the AppFunction's answers (API Gateway proxy responses) from the core
+  entry points their handlers call (`stepwise.mcp.endpoint.serve`, `stepwise.miniapp.endpoint.serve`) over
+  these stores, with limits read from `env` (MCP_REQUESTS_PER_MINUTE...) and initData signed with the
+  stack's bot token; they run no turn (`drain()` does). `support.memory_api` has the tests' helpers: the MCP
+  SDK's client over an httpx transport to `mcp_request` (which it calls in a worker thread, one request at a
+  time: Mangum runs an event loop of its own, as in Lambda), raw posts, initData, the page's state and
+  actions.
 - the turns: the webhook's core (`stepwise.webhook.handle_update`) keeps each message in its conversation's
   inbox and starts turns; `stack.turns` (`stepwise_local.in_memory.workflow.InProcessTurns`) runs them
   through the turn's loop in code (`stepwise.states.loop`, the twin of `statemachine/turn.asl.json`) when
@@ -33,14 +46,16 @@ What it is made of:
 - the stores (`stepwise_local.in_memory`), as attributes: `messages`, `turn_records`, `tasks`, `reminders`,
   `schedules`, `usage`, `chats`, `approvals`, `audit`, `jobs`, `connections`, `inbox`, `memory`.
 
-Helpers, as on `support.stack.Stack`: `new_user()`, `say(user, text, topic=None)` (returns the execution
-that took the message: `{"name", "status", "states"}`), `send(user, text, topic=None)` (runs the queue until
-a turn has taken it; returns that turn's name), `replies(chat, topic=False)`, `stored(chat, topic=None)`,
-`tasks(user)`, `buttons(chat)`, `press(user, message, label)`, and `post_update(update)` (the webhook's
-HTTP answer); `say_update(update)` posts any message update (a group's: `updates.group_message`) and runs it
-as `say` does; `audited(user)` lists the user's audit entries as the audit table's items. `wait_idle(chat)`
-runs what is queued (the emulated stack's waits for the turns to end). `waited` lists the seconds of each
-WaitOutTheRateLimit the turns went through (not slept), `slept` what the Bot API client waited for.
+Helpers, as on `support.stack.Stack`: `new_user()`, `say(user, text, topic=None)` (returns the execution that
+took the message: `{"name", "status", "states"}`), `send(user, text, topic=None)` (runs the queue until a turn
+has taken it; returns that turn's name), `replies(chat, topic=False)`, `stored(chat, topic=None)`,
+`tasks(user)`, `buttons(chat)`, `press(user, message, label)`, and `post_update(update)` (the webhook's HTTP
+answer); `deliver(update)` posts any update (a voice note: `stepwise_local.updates.voice_message`) and runs
+the turns as `say` does; `say_update(update)` posts any message update (a group's: `updates.group_message`)
+and runs it as `say` does; `audited(user)` lists the user's audit entries as the audit table's items.
+`wait_idle(chat)` runs what is queued (the emulated stack's waits for the turns to end). `waited` lists the
+seconds of each WaitOutTheRateLimit the turns went through (not slept), `slept` what the Bot API client waited
+for.
 
 Reminders and background jobs: `advance_clock(seconds)` moves the stack's clock (`now()`);
 `fire_due_schedules()` fires the reminders' schedules due on it through FireReminder's core
@@ -69,8 +84,11 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from functools import cache
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 from unittest import mock
+
+from aws_lambda_powertools import Logger
 
 from stepwise.approvals.lifecycle import PressServices
 from stepwise.aws.conversation_key import conversation_key
@@ -78,6 +96,10 @@ from stepwise.config import Settings, split_list
 from stepwise.history.models import StoredMessage
 from stepwise.inbox.sequencer import Sequencer
 from stepwise.jobs.models import JobLimits
+from stepwise.mcp.endpoint import EndpointServices
+from stepwise.mcp.endpoint import serve as serve_mcp
+from stepwise.mcp.gate import GateLimits
+from stepwise.mcp.settings import EndpointSettings
 from stepwise.media.intake import MediaLimits
 from stepwise.media.voice import VoiceSetup
 from stepwise.memory.service import MemoryService
@@ -89,6 +111,11 @@ from stepwise.memory.summarizer import (
     SummarizeServices,
     summarize_chats,
 )
+from stepwise.miniapp.endpoint import serve as serve_app
+from stepwise.miniapp.gate import AppLimits
+from stepwise.miniapp.page import Page, build_page
+from stepwise.miniapp.services import AppServices
+from stepwise.miniapp.settings import AppSettings
 from stepwise.model.messages_api import MessagesApiModel
 from stepwise.model.types import ChatModel
 from stepwise.model.web import WebAccess
@@ -96,7 +123,7 @@ from stepwise.offline.api import OfflineModel
 from stepwise.prompt.persona import load_persona
 from stepwise.reminders.firing import FireServices
 from stepwise.skills.catalog import SkillCatalog
-from stepwise.states.services import TurnServices
+from stepwise.states.services import JOB_STARTING_TOOLS, TurnServices
 from stepwise.telegram.bot_info import BotInfo
 from stepwise.telegram.client import BotApiClient
 from stepwise.telegram.conversation import Conversation
@@ -107,9 +134,13 @@ from stepwise.tools.registry import ToolRegistry
 from stepwise.tools.reminder_tools import ReminderLimits, ReminderSetup
 from stepwise.voice.local_stt import PocketSphinxTranscriber
 from stepwise.voice.local_tts import EspeakSpeaker
+from stepwise.voice.models import Transcriber
+from stepwise.voice.openai_stt import OpenAICompatibleTranscriber
+from stepwise.voice.settings import VoiceServiceSettings
 from stepwise.webhook import ACTION_HEADER, WebhookOutcome, WebhookServices, handle_update
 from stepwise_local import updates
 from stepwise_local.anthropic_server import FakeAnthropic
+from stepwise_local.fake_speech import FakeSpeechToText
 from stepwise_local.in_memory.approvals import InMemoryApprovalStore
 from stepwise_local.in_memory.audit import InMemoryAuditLog
 from stepwise_local.in_memory.chats import InMemoryChatStore
@@ -126,11 +157,13 @@ from stepwise_local.in_memory.usage import InMemoryUsageStore
 from stepwise_local.in_memory.vector_index import InMemoryVectorIndex
 from stepwise_local.in_memory.workflow import InProcessTurns
 from stepwise_local.telegram_server import FakeBotApi
-from stepwise_local.template import Template
-from support.in_process_http import BotApiPool, MessagesApiPool
+from stepwise_local.template import REPO_ROOT, Template
+from support.in_process_http import BotApiPool, MessagesApiPool, SpeechApiPool
 from support.memory_scheduler import Firing, MemoryScheduler, schedule_of
 
 MILLISECOND = timedelta(milliseconds=1)
+# The Lambda context the MCP function's Mangum is handed (it keeps it in the ASGI scope, unread).
+LAMBDA_CONTEXT: Any = SimpleNamespace(function_name="McpFunction", aws_request_id="memory-stack")
 ALLOWED_USERS = list(range(101, 900))  # as on the emulated stack; NOT_ALLOWED_USER stays outside
 NOT_ALLOWED_USER = 999
 BOT_TOKEN = "123456:memory-stack-token"
@@ -183,10 +216,15 @@ class MemoryStack:
             # validated as a function's settings are, from its environment only
             self.settings = Settings()
             self.memory_settings = MemoryIndexSettings()
+            self.voice_settings = VoiceServiceSettings()
+            self.mcp_limits = EndpointSettings()
+            self.app_limits = AppSettings()
         self.clock_offset = timedelta()
         self._last_reading = datetime.now(UTC)
         self.slept: list[float] = []  # what the Bot API client waited for (429s), without waiting
         self.waited: list[int] = []  # each WaitOutTheRateLimit's seconds, in order, without waiting
+        key = self.voice_settings.voice_transcription_key
+        self.speech = FakeSpeechToText(api_key=key.get_secret_value() if key else None)
         self._users = iter(ALLOWED_USERS)
         self._ids = itertools.count(1)
         self._build_stores()
@@ -248,6 +286,39 @@ class MemoryStack:
         while (name := self.turn_for_update(where, update["update_id"])) is None:
             assert self.turns.step(), f"no turn took update {update['update_id']}: {self.replies(user_id)}"
         return name
+
+    def deliver(self, update: dict[str, Any]) -> dict[str, Any]:
+        """Post any update (a voice note, a photo...) and run every queued turn, as `say` does for a text;
+        returns the execution that took it."""
+        response = self.post_update(update)
+        assert response["statusCode"] == 200, response
+        self.drain()
+        message = update["message"]
+        where = Conversation(message["chat"]["id"], message.get("message_thread_id"))
+        name = self.turn_for_update(where, update["update_id"])
+        assert name is not None, f"no turn took update {update['update_id']}"
+        return self.execution(name)
+
+    def mcp_request(self, method: str, headers: dict[str, str], body: bytes | str = b"") -> dict[str, Any]:
+        """The McpFunction's answer to one request to `/mcp` (its API Gateway proxy response), from
+        `stepwise.mcp.endpoint.serve` over this stack's stores, as functions/mcp/app.py calls it. Runs no
+        turn: an outside call waiting for the tap is queued (`drain()` runs it)."""
+        text = body.decode("utf-8", errors="replace") if isinstance(body, bytes) else body
+        lower = {name.lower(): value for name, value in headers.items()}
+        event = http_api_event(method, "/mcp", lower, text)
+        _function_logger()
+        answer: dict[str, Any] = serve_mcp(method, lower, text, event, LAMBDA_CONTEXT, self._mcp_services())
+        return answer
+
+    def app_request(
+        self, method: str, path: str, headers: dict[str, str], body: bytes | str = b""
+    ) -> dict[str, Any]:
+        """The AppFunction's answer to one request to the Mini App (`/app`, `/app/api/...`), from
+        `stepwise.miniapp.endpoint.serve` over this stack's stores, as functions/app/app.py calls it (initData
+        is checked with the stack's bot token). Runs no turn: a turn resumed by an approval is queued."""
+        text = body.decode("utf-8", errors="replace") if isinstance(body, bytes) else body
+        lower = {name.lower(): value for name, value in headers.items()}
+        return dict(serve_app(method, path, lower, text, _app_page(), self._app_services))
 
     def drain(self) -> None:
         """Run every queued turn, continuation and recovery (turns parked on an approval wait on)."""
@@ -476,12 +547,27 @@ class MemoryStack:
         s = self.settings
         return VoiceSetup(
             transcriber_name=s.voice_transcriber,
-            transcriber=PocketSphinxTranscriber,
+            transcriber=self._speech_to_text if s.voice_transcriber == "openai" else PocketSphinxTranscriber,
             speaker=EspeakSpeaker,
             speech_engine="local",
             max_reply_chars=s.voice_reply_max_chars,
             openai_usd_per_minute=Decimal(str(s.voice_transcription_usd_per_minute)),
             max_seconds=s.voice_max_seconds,
+        )
+
+    def _speech_to_text(self) -> Transcriber:
+        """VOICE_TRANSCRIBER=openai: the core's client of an OpenAI-compatible API, answered by `self.speech`
+        in this process (VOICE_TRANSCRIPTION_URL is only checked, as the settings check it)."""
+        v = self.voice_settings
+        key = v.voice_transcription_key.get_secret_value() if v.voice_transcription_key else ""
+        return OpenAICompatibleTranscriber(
+            v.voice_transcription_url,
+            lambda: key,
+            v.voice_transcription_model,
+            language=v.voice_language or None,
+            timeout_seconds=v.voice_transcription_timeout_seconds,
+            transport=SpeechApiPool(self.speech).transport(),
+            sleep=self.slept.append,
         )
 
     def _media_limits(self) -> MediaLimits:
@@ -580,6 +666,50 @@ class MemoryStack:
             bot=lambda: bot_info.identity(self.bot),
         )
 
+    def _endpoint_tools(self) -> ToolRegistry:
+        """The tools of `/mcp` and the Mini App: the turn's built-in tools but `spawn_job` (a job reports to a
+        chat, not a client), as stepwise.runtime gives them."""
+        return self._tools().without(JOB_STARTING_TOOLS)
+
+    def _mcp_services(self) -> EndpointServices:
+        s, limits = self.settings, self.mcp_limits
+        return EndpointServices(
+            connections=self.connections,
+            tools=self._endpoint_tools,
+            audit=self.audit,
+            sequencer=lambda: self.sequencer,
+            limits=GateLimits(limits.mcp_max_body_bytes, limits.mcp_requests_per_minute, s.allowed_users),
+            clock=self.now,
+            new_id=lambda: f"id{next(self._ids):06d}",
+        )
+
+    def _app_services(self) -> AppServices:
+        s = self.settings
+        presses = PressServices(
+            approvals=self.approvals, telegram=lambda: self.bot, resumer=self.turns, clock=self.now
+        )
+        return AppServices(
+            bot_token=lambda: BOT_TOKEN,
+            count=self.connections.count_request,
+            limits=AppLimits(
+                requests_per_minute=self.app_limits.app_requests_per_minute, allowed_users=s.allowed_users
+            ),
+            tools=self._endpoint_tools,
+            audit=self.audit,
+            approvals=self.approvals,
+            presses=lambda: presses,
+            chats=self.chats,
+            connections=self.connections,
+            jobs=self.jobs,
+            usage=self.usage,
+            timezone=TimeZones(self.reminders).timezone,
+            default_timezone=s.default_timezone,
+            voice_replies=s.voice_transcriber != "off" and s.voice_speaker != "off",
+            daily_token_budget=s.daily_token_budget,
+            approval_timeout_seconds=s.approval_timeout_seconds,
+            clock=self.now,
+        )
+
     def _http_answer(self, outcome: WebhookOutcome) -> dict[str, Any]:
         """The webhook function's HTTP answer (functions/webhook/app.py), and Telegram's call of the Bot API
         method it names ("typing…")."""
@@ -593,6 +723,51 @@ class MemoryStack:
         else:
             body = outcome.model_dump_json(include={"action", "detail"})
         return {"statusCode": outcome.status, "headers": headers, "body": body}
+
+
+@cache
+def _function_logger() -> Logger:
+    """The service's Logger a function's handler makes at import (the endpoint's module logger appends keys
+    to it, and cannot without it)."""
+    return Logger(service=_template_env()["POWERTOOLS_SERVICE_NAME"])
+
+
+@cache
+def _app_page() -> Page:
+    """The Mini App's page, as functions/app/app.py reads it once per container."""
+    return build_page(REPO_ROOT / "functions" / "app" / "page")
+
+
+def http_api_event(method: str, path: str, headers: dict[str, str], body: str) -> dict[str, Any]:
+    """An API Gateway HTTP API (payload 2.0) event for one request (what McpFunction's Mangum reads)."""
+    now = datetime.now(UTC)
+    return {
+        "version": "2.0",
+        "routeKey": f"{method} {path}",
+        "rawPath": path,
+        "rawQueryString": "",
+        "headers": headers,
+        "isBase64Encoded": False,
+        "body": body,
+        "requestContext": {
+            "accountId": "123456789012",
+            "apiId": "memory",
+            "domainName": "memory.execute-api.localhost",
+            "domainPrefix": "memory",
+            "requestId": f"req-{now.timestamp()}",
+            "routeKey": f"{method} {path}",
+            "stage": "$default",
+            "time": now.strftime("%d/%b/%Y:%H:%M:%S +0000"),
+            "timeEpoch": int(now.timestamp() * 1000),
+            "http": {
+                "method": method,
+                "path": path,
+                "protocol": "HTTP/1.1",
+                "sourceIp": "127.0.0.1",
+                "userAgent": headers.get("user-agent", ""),
+            },
+        },
+    }
 
 
 def _item(message: StoredMessage) -> dict[str, Any]:
