@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from stepwise.inbox.models import Admission, NewLease, QueuedMessage, turn_name
+from stepwise.inbox.models import Enqueued, NewLease, QueuedMessage, turn_name
 from stepwise.telegram.conversation import Conversation
 
 
@@ -22,7 +22,7 @@ class InMemoryChatInbox:
         ] = {}  # (conversation, update_id) -> the turn that took it
         self._lock = threading.Lock()
 
-    def enqueue(self, message: QueuedMessage, expires_at: int) -> Admission:
+    def enqueue(self, message: QueuedMessage, expires_at: int) -> Enqueued:
         key = (message.conversation, message.update_id)
         with self._lock:
             if key in self.done:

@@ -10,7 +10,7 @@ import pytest
 from moto import mock_aws
 
 from stepwise.inbox.dynamodb import DynamoChatInbox
-from stepwise.inbox.models import NewLease, QueuedMessage, scheduled_update_id
+from stepwise.inbox.models import Fired, NewLease, QueuedMessage, Typed, scheduled_update_id
 from stepwise.telegram.conversation import Conversation
 from stepwise.telegram.models import MAX_UPDATE_ID
 from stepwise_local.in_memory.inbox import InMemoryChatInbox
@@ -112,14 +112,14 @@ def test_the_lease(inbox: Any) -> None:
 def test_a_fired_reminder_keeps_its_kind_and_waits_after_every_telegram_update(inbox: Any) -> None:
     chat = next(_chats)
     fired = message(chat, scheduled_update_id(1_795_000_000, 7, 2), "call mom").model_copy(
-        update={"kind": "reminder", "reminder_id": 2, "telegram_message_id": None}
+        update={"kind": Fired(kind="reminder", reminder_id=2), "telegram_message_id": None}
     )
     assert inbox.enqueue(fired, 0) == "new"
     assert inbox.enqueue(message(chat, MAX_UPDATE_ID, "typed"), 0) == "new"
     assert inbox.enqueue(fired, 0) == "queued", "a second delivery of the firing adds nothing"
-    assert [(m.kind, m.reminder_id, m.text) for m in inbox.pending(Conversation(chat))] == [
-        ("message", None, "typed"),
-        ("reminder", 2, "call mom"),
+    assert [(m.kind, m.text) for m in inbox.pending(Conversation(chat))] == [
+        (Typed(), "typed"),
+        (Fired(kind="reminder", reminder_id=2), "call mom"),
     ]
 
 
