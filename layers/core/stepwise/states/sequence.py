@@ -9,16 +9,16 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from stepwise.inbox.sequencer import Ending
-    from stepwise.states.services import TurnServices
+    from stepwise.services import Outbound
     from stepwise.turn.ref import TurnRef
 
 logger = logging.getLogger(__name__)
 
 
-def end_turn(turn: TurnRef, ending: Ending, services: TurnServices) -> str | None:
+def end_turn(turn: TurnRef, ending: Ending, outbound: Outbound) -> str | None:
     """The turn is over: its messages are done ("answered"), or queued again ("failed": a turn whose
     LoadContext never completed, a bounded number of times, so the next turn answers them); the chat is free
     and the next turn starts if any wait. Returns the next turn's name."""
-    next_turn = services.sequencer().end_turn(turn.conversation, turn.turn_id, ending)
+    next_turn = outbound.sequencer().end_turn(turn.conversation, turn.turn_id, ending)
     logger.info("turn finished", extra={"ending": ending, "next_turn": next_turn})
     return next_turn
