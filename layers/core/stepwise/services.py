@@ -120,6 +120,7 @@ class Tools:
 
     @cached_property
     def built_in_registry(self) -> ToolRegistry:
+        """The built-in catalog, built on its first use in this container."""
         return self.built_in()
 
     @property
