@@ -135,17 +135,17 @@ elif mode != "boto3":
     # client (not LoadContext's: the webhook's answer showed "typing…"), memory's clients (recall), the
     # model's client, the tools' catalog.
     if mode in ("LoadContextFunction", "FinishTurnFunction"):
-        services.sequencer()
+        services.outbound.sequencer()
     if mode not in ("RunToolsFunction", "LoadContextFunction"):
-        telegram = services.telegram()
+        telegram = services.outbound.telegram()
         if hasattr(telegram._http, "pool"):  # over urllib3: its pool and the TLS context (certifi's bundle)
             telegram._http.pool()
     if mode == "LoadContextFunction":
         runtime.memory
     if mode == "CallModelFunction":
-        services.tools.api_tools()  # the catalog its first call offers the model, with their schemas
-        if services.drafts is not None:
-            services.drafts()
+        services.tools.registry.api_tools()  # the catalog its first call offers the model, with their schemas
+        if services.outbound.drafts is not None:
+            services.outbound.drafts()
         model = runtime.model
         if callable(getattr(model, "_sdk", None)):  # the SDK adapter, before issue 22
             model._sdk()
@@ -154,8 +154,9 @@ elif mode != "boto3":
         else:  # the lean client over urllib3: its pool
             model._http.pool()
     if mode == "RunToolsFunction":
-        services.tools.api_tools()  # the catalog and its arguments' validators (as its warm-up builds them)
-        services.tools.parse("add_task", {"title": "milk"})
+        # the catalog and its arguments' validators (as its warm-up builds them)
+        services.tools.registry.api_tools()
+        services.tools.registry.parse("add_task", {"title": "milk"})
 end = time.perf_counter()
 print(f"{middle - start:.5f} {end - middle:.5f} {end - after:.5f}")
 """

@@ -143,7 +143,8 @@ if mode == "model":
     MessagesApiModel("sk-bench", None, 60.0, 0)._http.pool()  # what the first complete() does before sending
 elif mode == "tools":
     from stepwise.runtime import get_runtime
-    get_runtime().turn_services.tools.parse("add_task", {"title": "milk"})  # up to the first DynamoDB call
+    # up to the first DynamoDB call
+    get_runtime().turn_services.tools.registry.parse("add_task", {"title": "milk"})
 elif mode == "app":  # the Mini App's first API request, up to its first DynamoDB call (the rate counter)
     from stepwise.runtime import get_runtime
     import stepwise.miniapp.actions, stepwise.miniapp.snapshot

@@ -16,7 +16,7 @@ from stepwise.warmups.event import answers_warmups
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.typing import LambdaContext
 
-    from stepwise.states.services import TurnServices
+    from stepwise.services import TurnServices
 
 logger = Logger()
 metrics = Metrics()
@@ -36,7 +36,10 @@ FIRST_CALL_MODELS = (
 def first_call(services: TurnServices) -> object:
     """What the first model call builds: the tools' catalog with their schemas for the API, the Bot API
     client of the drafts."""
-    return services.tools.api_tools(), services.drafts() if services.drafts is not None else None
+    return (
+        services.tools.registry.api_tools(),
+        services.outbound.drafts() if services.outbound.drafts is not None else None,
+    )
 
 
 USAGE_METRICS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")

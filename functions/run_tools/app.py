@@ -23,6 +23,6 @@ handler = state_handler(
     RunToolsInput,
     run_tools,
     Logger(),
-    prepare=lambda services: services.tools.api_tools(),
+    prepare=lambda services: services.tools.registry.api_tools(),
     models=FIRST_CALL_MODELS,
 )

@@ -17,9 +17,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from stepwise.services import TurnServices
 from stepwise.states.loop import Ended, Hooks, Outcome, Parked, State, resume_turn, run_turn
 from stepwise.states.recovery import recover_turn
-from stepwise.states.services import TurnServices
 from stepwise.turn.start import TurnStart
 
 Status = Literal["RUNNING", "WAITING", "SUCCEEDED", "FAILED", "ABORTED"]

@@ -1,8 +1,9 @@
-"""The core package's dependency direction: handlers -> runtime -> states -> commands -> the MCP server ->
-tools -> domain packages -> foundations (the AWS plumbing, Telegram, the turn's identity, warm-ups, config). A
-package may import its own layer and the layers below it, never one above: a store or the inbox that imported
-a state, a command or the composition root would tie the bottom of the house to its top. Imports made only for
-type checking count too: they are still knowledge of the layer above.
+"""The core package's dependency direction: handlers -> runtime -> states -> commands -> the turn's
+services (`stepwise.services`) -> the MCP server -> tools -> domain packages -> foundations (the AWS plumbing,
+Telegram, the turn's identity, warm-ups, config). A package may import its own layer and the layers below it,
+never one above: a store or the inbox that imported a state, a command or the composition root would tie the
+bottom of the house to its top. Imports made only for type checking count too: they are still knowledge of the
+layer above.
 
 No module imports itself through others (an import cycle, even a lazy one inside a function), and code
 outside the offline model reaches it through its one entry point, `stepwise.offline.api`.
@@ -68,6 +69,8 @@ LAYERS: list[tuple[str, frozenset[str]]] = [
     ("MCP", frozenset({"mcp"})),
     # The Mini App's page and API (imported by its own function only).
     ("Mini App", frozenset({"miniapp"})),
+    # What a turn's states and commands use, in narrow groups (built by the composition root).
+    ("turn services", frozenset({"services"})),
     ("commands", frozenset({"commands"})),
     ("states", frozenset({"states", "webhook"})),
     ("composition root", frozenset({"runtime"})),

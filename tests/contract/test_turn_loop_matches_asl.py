@@ -22,12 +22,12 @@ from typing import Any, cast, get_args
 import pytest
 from pydantic import BaseModel
 
+from stepwise.services import TurnServices
 from stepwise.states import loop
 from stepwise.states.contracts.base import Next, Route
 from stepwise.states.contracts.call_model import CallModelOutput
 from stepwise.states.contracts.finish_turn import FinishTurnOutput
 from stepwise.states.contracts.request_approval import RequestApprovalOutput
-from stepwise.states.services import TurnServices
 from stepwise.turn.ref import TurnRef
 from stepwise.turn.start import TurnStart
 

@@ -92,15 +92,13 @@ from aws_lambda_powertools import Logger
 
 from stepwise.approvals.lifecycle import PressServices
 from stepwise.aws.conversation_key import conversation_key
-from stepwise.config import Settings, split_list
+from stepwise.config import Settings
 from stepwise.history.models import StoredMessage
 from stepwise.inbox.sequencer import Sequencer
-from stepwise.jobs.models import JobLimits
 from stepwise.mcp.endpoint import EndpointServices
 from stepwise.mcp.endpoint import serve as serve_mcp
 from stepwise.mcp.gate import GateLimits
 from stepwise.mcp.settings import EndpointSettings
-from stepwise.media.intake import MediaLimits
 from stepwise.media.voice import VoiceSetup
 from stepwise.memory.service import MemoryService
 from stepwise.memory.settings import MemoryIndexSettings
@@ -118,12 +116,20 @@ from stepwise.miniapp.services import AppServices
 from stepwise.miniapp.settings import AppSettings
 from stepwise.model.messages_api import MessagesApiModel
 from stepwise.model.types import ChatModel
-from stepwise.model.web import WebAccess
 from stepwise.offline.api import OfflineModel
 from stepwise.prompt.persona import load_persona
 from stepwise.reminders.firing import FireServices
+from stepwise.services import (
+    JOB_STARTING_TOOLS,
+    Models,
+    Outbound,
+    Prompt,
+    Stores,
+    Tools,
+    TurnServices,
+    TurnSettings,
+)
 from stepwise.skills.catalog import SkillCatalog
-from stepwise.states.services import JOB_STARTING_TOOLS, TurnServices
 from stepwise.telegram.bot_info import BotInfo
 from stepwise.telegram.client import BotApiClient
 from stepwise.telegram.conversation import Conversation
@@ -219,6 +225,7 @@ class MemoryStack:
             self.voice_settings = VoiceServiceSettings()
             self.mcp_limits = EndpointSettings()
             self.app_limits = AppSettings()
+        self.turn_settings = TurnSettings.from_settings(self.settings)
         self.clock_offset = timedelta()
         self._last_reading = datetime.now(UTC)
         self.slept: list[float] = []  # what the Bot API client waited for (429s), without waiting
@@ -423,7 +430,7 @@ class MemoryStack:
             chats=self.chats,
             messages=self.messages,
             memory=self.memory,
-            summarizer=ModelSummarizer(self.services.model, s.anthropic_model)
+            summarizer=ModelSummarizer(self.services.models.chat, s.anthropic_model)
             if s.uses_anthropic
             else ExtractiveSummarizer(),
             history_limit=s.history_limit,
@@ -522,7 +529,7 @@ class MemoryStack:
         limits = ReminderLimits(
             s.default_timezone, s.max_reminders, s.min_checkin_interval_minutes, s.min_repeat_interval_minutes
         )
-        job_limits = JobLimits(s.max_jobs, s.job_max_tool_steps, s.job_timeout_minutes)
+        job_limits = self.turn_settings.limits.jobs
         return build_registry(
             tasks=self.task_store,
             ledger=self.ledger,
@@ -570,70 +577,42 @@ class MemoryStack:
             sleep=self.slept.append,
         )
 
-    def _media_limits(self) -> MediaLimits:
-        s = self.settings
-        return MediaLimits(
-            s.max_image_bytes,
-            s.max_document_bytes,
-            voice_max_seconds=s.voice_max_seconds,
-            voice_on=s.voice_transcriber != "off",
-        )
-
     def _turn_services(self) -> TurnServices:
         s = self.settings
         model = self._model()
         drafts = self._bot_api_client(draft=True)
         tools = self._tools()
         return TurnServices(
-            messages=self.messages,
-            turns=self.turn_records,
-            audit=self.audit,
-            approvals=self.approvals,
-            chats=self.chats,
-            telegram=lambda: self.bot,
-            model=lambda: model,
-            sequencer=lambda: self.sequencer,
-            model_name=s.anthropic_model,
-            rules_only=not s.uses_anthropic,
-            reminders=TimeZones(self.reminders),
-            tool_catalog=lambda: tools,
-            max_tokens=s.anthropic_max_tokens,
-            history_limit=s.history_limit,
-            history_margin=s.history_margin,
-            max_tool_steps=s.max_tool_steps,
-            approval_timeout_seconds=s.approval_timeout_seconds,
-            fallback_model=s.fallback_model,
-            memory=MemoryRecall(self.memory),
-            memory_top_k=s.memory_top_k,
-            summary_threshold=s.summary_threshold,
-            default_timezone=s.default_timezone,
-            persona=self._persona(),
-            group_persona=self._persona(group=True),
-            skills=self._skills(),
-            web=WebAccess(
-                search=s.web_search,
-                fetch=s.web_fetch,
-                max_uses=s.web_max_uses,
-                allowed_domains=tuple(split_list(s.web_allowed_domains)),
-                blocked_domains=tuple(split_list(s.web_blocked_domains)),
+            stores=Stores(
+                messages=self.messages,
+                turns=self.turn_records,
+                audit=self.audit,
+                approvals=self.approvals,
+                chats=self.chats,
+                time_zones=TimeZones(self.reminders),
+                memory=MemoryRecall(self.memory),
+                usage=self.usage,
+                jobs=self.jobs if s.jobs_table else None,
+                connections=self.connections if s.connections_table else None,
+                token_key=lambda: b"memory-stack-token-key",
             ),
+            outbound=Outbound(
+                telegram=lambda: self.bot,
+                sequencer=lambda: self.sequencer,
+                drafts=lambda: drafts,
+                files=lambda: self.bot,
+                stopper=lambda: self.turns,
+            ),
+            models=Models(
+                chat=lambda: model,
+                rules_only=not s.uses_anthropic,
+                voice=self._voice() if s.voice_transcriber != "off" else None,
+            ),
+            tools=Tools(built_in=lambda: tools),
+            prompt=Prompt(self._persona(), self._persona(group=True), self._skills()),
+            settings=self.turn_settings,
             clock=self.now,
             new_id=lambda: f"id{next(self._ids):06d}",
-            files=lambda: self.bot,
-            media_limits=self._media_limits(),
-            drafts=lambda: drafts,
-            draft_interval_seconds=s.draft_interval_seconds,
-            link_previews=s.link_previews,
-            usage=self.usage,
-            daily_token_budget=s.daily_token_budget,
-            connections=self.connections if s.connections_table else None,
-            mcp_url=s.mcp_url,
-            app_url=s.app_url,
-            token_key=lambda: b"memory-stack-token-key",
-            jobs=self.jobs if s.jobs_table else None,
-            job_limits=JobLimits(s.max_jobs, s.job_max_tool_steps, s.job_timeout_minutes),
-            stopper=lambda: self.turns,
-            voice=self._voice() if s.voice_transcriber != "off" else None,
         )
 
     def _fire_services(self) -> FireServices:
@@ -659,7 +638,7 @@ class MemoryStack:
             sequencer=lambda: self.sequencer,
             presses=lambda: presses,
             clock=self.now,
-            media_limits=self._media_limits(),
+            media_limits=self.turn_settings.limits.media,
             chats=lambda: self.chats,
             allowed_chats=s.allowed_chats,
             group_replies=s.group_replies,

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import os
 import re
 from datetime import UTC, datetime, timedelta
 from typing import Any
+from unittest import mock
 
+from stepwise.config import Settings
 from stepwise.inbox.models import QueuedMessage
 from stepwise.model.types import ModelRequest, ModelResponse, TextSink
 from stepwise.prompt.system import is_turn_context
+from stepwise.services import TurnServices, TurnSettings
 from stepwise.states.contracts.finish_turn import FinishTurnOutput
 from stepwise.states.contracts.load_context import LoadContextInput
 from stepwise.states.loop import Ended, Hooks, run_turn
-from stepwise.states.services import TurnServices
 from stepwise.turn.ref import TurnRef
 from stepwise.turn.start import TurnStart
 from stepwise.turn_records.models import TurnMeta
@@ -103,6 +106,14 @@ class RecordingStarter:
         return True
 
 
+def turn_settings(**overrides: Any) -> TurnSettings:
+    """The states' settings as a deployment builds them from `Settings` (its defaults, not the environment's),
+    for a test model, with drafts not held back and no daily token cap; `overrides` are Settings' fields."""
+    given = {"anthropic_model": "claude-test", "draft_interval_seconds": 0.0, "daily_token_budget": 0}
+    with mock.patch.dict(os.environ, {}, clear=True):
+        return TurnSettings.from_settings(Settings(**(given | overrides)))
+
+
 def turn_meta(**fields: Any) -> TurnMeta:
     """A turn's record with placeholder ids and keys, for code that only reads a few of its fields."""
     base: dict[str, Any] = {
@@ -134,7 +145,7 @@ def turn_start(
     (named `turn-<update_id>`). `user_id` is the chat's by default (a private chat); in a group (a negative
     `chat_id`) give the member's, and `sender`, their first name."""
     user = chat_id if user_id is None else user_id
-    services.sequencer().inbox.enqueue(
+    services.outbound.sequencer().inbox.enqueue(
         QueuedMessage(
             chat_id=chat_id,
             topic=topic,

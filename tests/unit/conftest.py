@@ -5,11 +5,11 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from support.turn_fakes import Clock, RecordingStarter, ScriptedModel
+from support.turn_fakes import Clock, RecordingStarter, ScriptedModel, turn_settings
 
 from stepwise.inbox.sequencer import Sequencer
 from stepwise.memory.service import MemoryService
-from stepwise.states.services import TurnServices
+from stepwise.services import Models, Outbound, Prompt, Stores, Tools, TurnServices
 from stepwise.tools.catalog import build_registry
 from stepwise.tools.reads import MemoryRecall, TimeZones
 from stepwise.tools.registry import ToolRegistry
@@ -90,19 +90,20 @@ def services(
     clock = Clock()
     sequencer = Sequencer(inbox=InMemoryChatInbox(), starter=RecordingStarter(), clock=clock)
     return TurnServices(
-        messages=InMemoryMessageRepository(),
-        turns=InMemoryTurnStore(),
-        audit=InMemoryAuditLog(),
-        approvals=InMemoryApprovalStore(),
-        chats=InMemoryChatStore(),
-        memory=MemoryRecall(memory),
-        reminders=TimeZones(reminders),
-        tool_catalog=lambda: registry,
-        telegram=lambda: telegram,
-        model=lambda: model,
-        sequencer=lambda: sequencer,
-        model_name="claude-test",
-        history_limit=20,
+        stores=Stores(
+            messages=InMemoryMessageRepository(),
+            turns=InMemoryTurnStore(),
+            audit=InMemoryAuditLog(),
+            approvals=InMemoryApprovalStore(),
+            chats=InMemoryChatStore(),
+            time_zones=TimeZones(reminders),
+            memory=MemoryRecall(memory),
+        ),
+        outbound=Outbound(telegram=lambda: telegram, sequencer=lambda: sequencer),
+        models=Models(chat=lambda: model),
+        tools=Tools(built_in=lambda: registry),
+        prompt=Prompt(),
+        settings=turn_settings(),
         clock=clock,
         new_id=lambda: f"id{next(counter):04d}",
     )

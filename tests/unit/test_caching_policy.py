@@ -5,7 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from support.turn_fakes import ScriptedModel, conversation_texts, drive_turn, text_response, turn_start
+from support.turn_fakes import (
+    ScriptedModel,
+    conversation_texts,
+    drive_turn,
+    text_response,
+    turn_settings,
+    turn_start,
+)
 
 from stepwise.history.models import StoredMessage
 from stepwise.media.models import Attachment
@@ -20,8 +27,8 @@ from stepwise.prompt.caching import (
     min_cacheable_tokens,
 )
 from stepwise.prompt.system import EPHEMERAL, is_turn_context
+from stepwise.services import TurnServices
 from stepwise.states.load_context import load_context
-from stepwise.states.services import TurnServices
 from stepwise.telegram.conversation import Conversation
 from stepwise_local.anthropic_server import prefix_units
 
@@ -108,8 +115,8 @@ def play(
         model.responses.append(text_response(f"a{n}"))
         start = turn_start(services, f"{text}{n}", update_id=n, created_at=f"2026-11-22T09:{n:02d}:00.000Z")
         drive_turn(services, start)
-        meta = services.turns.get_meta(start.turn.turn_id)
-        sizes.append(len(services.messages.between(Conversation(7), meta.first_key, meta.last_key)))
+        meta = services.stores.turns.get_meta(start.turn.turn_id)
+        sizes.append(len(services.stores.messages.between(Conversation(7), meta.first_key, meta.last_key)))
         marked.append(marks_history(model.requests[-1]))
         assert meta.history_cached == marked[-1]
     return sizes, marked
@@ -122,7 +129,7 @@ def marks_history(request: ModelRequest) -> bool:
 def test_on_haiku_a_prefix_that_cannot_reach_4096_tokens_slides_by_one_without_breakpoints(
     services: TurnServices, model: ScriptedModel
 ) -> None:
-    services.model_name, services.history_limit = HAIKU, 4
+    services.settings = turn_settings(anthropic_model=HAIKU, history_limit=4)
     sizes, marked = play(services, model, 8)
     assert sizes == [1, 3, 4, 4, 4, 4, 4, 4], "no margin: no history billed beyond the limit"
     assert marked == [True] + [False] * 7, "breakpoints only before the head was measured"
@@ -136,7 +143,7 @@ def test_on_haiku_a_prefix_that_cannot_reach_4096_tokens_slides_by_one_without_b
 def test_on_sonnet_the_same_chat_moves_in_blocks_with_breakpoints(
     services: TurnServices, model: ScriptedModel
 ) -> None:
-    services.model_name, services.history_limit = SONNET, 4
+    services.settings = turn_settings(anthropic_model=SONNET, history_limit=4)
     sizes, marked = play(services, model, 9)
     assert CACHING_MARGIN == 10
     assert sizes == [1, 3, 5, 7, 9, 11, 13, 4, 6]
@@ -147,8 +154,8 @@ def test_on_sonnet_the_same_chat_moves_in_blocks_with_breakpoints(
 
 
 def test_on_haiku_a_long_head_is_cached_from_the_start(services: TurnServices, model: ScriptedModel) -> None:
-    services.model_name, services.history_limit = HAIKU, 4
-    services.persona = "## Character\n" + "Be kind and brief. " * 900  # about 4,300 tokens
+    services.settings = turn_settings(anthropic_model=HAIKU, history_limit=4)
+    services.prompt.persona = "## Character\n" + "Be kind and brief. " * 900  # about 4,300 tokens
     sizes, marked = play(services, model, 9)
     assert sizes == [1, 3, 5, 7, 9, 11, 13, 4, 6] and all(marked)
 
@@ -156,9 +163,9 @@ def test_on_haiku_a_long_head_is_cached_from_the_start(services: TurnServices, m
 def test_on_haiku_the_window_starts_moving_in_blocks_once_the_history_can_reach_the_minimum(
     services: TurnServices, model: ScriptedModel
 ) -> None:
-    services.model_name, services.history_limit = HAIKU, 4
+    services.settings = turn_settings(anthropic_model=HAIKU, history_limit=4)
     head = measured_head(services, model)
-    services.persona = "x" * ((4096 - 150 - head) * 4 - 2)  # the head about 150 tokens short of 4,096
+    services.prompt.persona = "x" * ((4096 - 150 - head) * 4 - 2)  # the head about 150 tokens short of 4,096
     sizes, marked = play(
         services, model, 16, text="a question of about twenty-five tokens, give or take " * 2
     )
@@ -183,7 +190,7 @@ def measured_head(services: TurnServices, model: ScriptedModel) -> int:
     """The head (tools and system) CallModel measures with the current persona, from another chat."""
     model.responses.append(text_response("ok"))
     drive_turn(services, turn_start(services, "measure", chat_id=8, update_id=98))
-    chat = services.chats.get(Conversation(8))
+    chat = services.stores.chats.get(Conversation(8))
     assert chat is not None and chat.stable_prefix_tokens > 0
     return chat.stable_prefix_tokens
 
@@ -191,7 +198,7 @@ def measured_head(services: TurnServices, model: ScriptedModel) -> int:
 def test_an_unknown_model_is_treated_as_needing_4096_tokens(
     services: TurnServices, model: ScriptedModel
 ) -> None:
-    services.model_name, services.history_limit = "claude-test", 4
+    services.settings = turn_settings(anthropic_model="claude-test", history_limit=4)
     sizes, marked = play(services, model, 6)
     assert sizes == [1, 3, 4, 4, 4, 4] and marked == [True] + [False] * 5
 
@@ -200,7 +207,7 @@ def test_an_unknown_model_is_treated_as_needing_4096_tokens(
 def test_history_margin_set_keeps_the_block_window_and_breakpoints_on_every_model(
     services: TurnServices, model: ScriptedModel, model_name: str
 ) -> None:
-    services.model_name, services.history_limit, services.history_margin = model_name, 4, 4
+    services.settings = turn_settings(anthropic_model=model_name, history_limit=4, history_margin=4)
     sizes, marked = play(services, model, 7)
     assert sizes == [1, 3, 5, 7, 4, 6, 8] and all(marked)
 
@@ -208,24 +215,24 @@ def test_history_margin_set_keeps_the_block_window_and_breakpoints_on_every_mode
 def test_call_model_keeps_the_measured_head_on_the_chat_record_and_writes_it_only_when_it_changes(
     services: TurnServices, model: ScriptedModel
 ) -> None:
-    services.model_name = HAIKU
+    services.settings = turn_settings(anthropic_model=HAIKU)
     writes: list[int] = []
-    original = services.chats.set_stable_prefix_tokens
+    original = services.stores.chats.set_stable_prefix_tokens
 
     def counting(chat_id: int, tokens: int) -> None:
         writes.append(tokens)
         original(chat_id, tokens)
 
-    services.chats.set_stable_prefix_tokens = counting  # type: ignore[method-assign]
+    services.stores.chats.set_stable_prefix_tokens = counting  # type: ignore[method-assign]
     play(services, model, 3)
     request = model.requests[0]
     fake_count = sum(u.tokens for u in prefix_units({"tools": request.tools, "system": request.system}))
     assert writes == [fake_count], "measured once, as the fake Messages API counts tools and system"
     assert head_tokens(request.tools or [], request.system) == fake_count
-    services.persona = "## Character\nShort."
+    services.prompt.persona = "## Character\nShort."
     play_more(services, model, 4)
     assert len(writes) == 2 and writes[1] > fake_count
-    chat = services.chats.get(Conversation(7))
+    chat = services.stores.chats.get(Conversation(7))
     assert chat is not None and chat.stable_prefix_tokens == writes[1]
 
 
@@ -240,11 +247,11 @@ def play_more(services: TurnServices, model: ScriptedModel, update_id: int) -> N
 def test_the_history_estimate_is_what_the_fake_messages_api_counts_before_the_context(
     services: TurnServices, model: ScriptedModel
 ) -> None:
-    services.model_name, services.history_limit = SONNET, 20
+    services.settings = turn_settings(anthropic_model=SONNET, history_limit=20)
     play(services, model, 4, text="how are things? ")
     request = model.requests[-1]
-    meta = services.turns.get_meta("turn-4")
-    window = services.messages.between(Conversation(7), meta.first_key, meta.last_key)
+    meta = services.stores.turns.get_meta("turn-4")
+    window = services.stores.messages.between(Conversation(7), meta.first_key, meta.last_key)
     body: dict[str, Any] = {"messages": request.messages}
     units = prefix_units(body)[1:]  # the first unit stands for tool_choice
     assert history_tokens(window) == sum(u.tokens for u in units[:-1]), "all but the context block"
@@ -255,13 +262,13 @@ def test_the_history_estimate_is_what_the_fake_messages_api_counts_before_the_co
 def test_a_retried_load_context_fixes_the_same_window_and_layout(
     services: TurnServices, model: ScriptedModel, model_name: str
 ) -> None:
-    services.model_name, services.history_limit = model_name, 4
+    services.settings = turn_settings(anthropic_model=model_name, history_limit=4)
     play(services, model, 6)
     start = turn_start(services, "q7", update_id=7, created_at="2026-11-22T09:07:00.000Z")
     load_context(start, services)
-    first = services.turns.get_meta(start.turn.turn_id)
+    first = services.stores.turns.get_meta(start.turn.turn_id)
     load_context(start, services)
-    again = services.turns.get_meta(start.turn.turn_id)
+    again = services.stores.turns.get_meta(start.turn.turn_id)
     assert (again.first_key, again.last_key, again.history_cached) == (
         first.first_key,
         first.last_key,

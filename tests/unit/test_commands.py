@@ -6,12 +6,19 @@ import dataclasses
 import re
 
 import pytest
-from support.turn_fakes import ScriptedModel, conversation_texts, drive_turn, text_response, turn_start
+from support.turn_fakes import (
+    ScriptedModel,
+    conversation_texts,
+    drive_turn,
+    text_response,
+    turn_settings,
+    turn_start,
+)
 
 from stepwise.commands.table import COMMANDS, menu, route
 from stepwise.memory.service import MemoryService
+from stepwise.services import Tools, TurnServices
 from stepwise.states.load_context import load_context
-from stepwise.states.services import TurnServices
 from stepwise.telegram.commands import ParsedCommand, is_command, parse_command
 from stepwise.telegram.conversation import Conversation
 from stepwise.tools.catalog import build_registry
@@ -82,7 +89,7 @@ def test_a_command_is_answered_without_a_model_call_or_typing_and_stored(
     assert model.requests == []
     assert telegram.texts(7) == ["Usage is not counted in this deployment."]
     assert telegram.calls_of("send_chat_action") == []
-    stored = services.messages.recent(Conversation(7), 20)
+    stored = services.stores.messages.recent(Conversation(7), 20)
     assert [(m.role, m.content) for m in stored] == [
         ("user", "/usage"),
         ("assistant", "Usage is not counted in this deployment."),
@@ -92,10 +99,10 @@ def test_a_command_is_answered_without_a_model_call_or_typing_and_stored(
 def test_a_retried_load_context_keeps_the_first_answer(services: TurnServices) -> None:
     start = turn_start(services, "/reset")
     assert load_context(start, services).route == "reply"
-    first = services.turns.get_reply(start.turn.turn_id)
+    first = services.stores.turns.get_reply(start.turn.turn_id)
     assert first is not None
     assert load_context(start, services).route == "reply"
-    assert services.turns.get_reply(start.turn.turn_id) == first
+    assert services.stores.turns.get_reply(start.turn.turn_id) == first
 
 
 def test_memory_says_so_when_long_term_memory_is_not_deployed(
@@ -104,8 +111,9 @@ def test_memory_says_so_when_long_term_memory_is_not_deployed(
     tasks: InMemoryTaskRepository,
     ledger: InMemoryToolCallLedger,
 ) -> None:
+    registry = build_registry(tasks=tasks, ledger=ledger)
     without_memory = dataclasses.replace(
-        services, memory=None, tool_catalog=lambda: build_registry(tasks=tasks, ledger=ledger)
+        services, stores=dataclasses.replace(services.stores, memory=None), tools=Tools(lambda: registry)
     )
     run_turn(without_memory, "/memory", 1)
     assert telegram.texts(7) == [
@@ -121,7 +129,7 @@ def test_reset_starts_the_next_window_after_its_answer_and_deletes_nothing(
     run_turn(services, "/reset", 2)
     run_turn(services, "who am I?", 3)
     assert conversation_texts(model.requests[-1].messages) == ["who am I?"]
-    assert len(services.messages.recent(Conversation(7), 20)) == 6
+    assert len(services.stores.messages.recent(Conversation(7), 20)) == 6
 
 
 APP_URL = "https://example.execute-api.eu-west-1.amazonaws.com/app"
@@ -137,7 +145,7 @@ def test_app_answers_with_a_web_app_button_in_the_private_chat_only(
     run_turn(services, "/app", 1)
     assert telegram.texts(7) == ["The Mini App is not deployed here."]
 
-    deployed = dataclasses.replace(services, app_url=APP_URL)
+    deployed = dataclasses.replace(services, settings=turn_settings(app_url=APP_URL))
     run_turn(deployed, "/app", 2)
     sent = [m for m in telegram.sent if m.chat_id == 7][-1]
     assert sent.text.endswith("tap the button below.")
@@ -145,11 +153,11 @@ def test_app_answers_with_a_web_app_button_in_the_private_chat_only(
     assert sent.reply_markup.to_api() == {
         "inline_keyboard": [[{"text": "Open Stepwise", "web_app": {"url": APP_URL}}]]
     }
-    stored = deployed.messages.recent(Conversation(7), 10)
+    stored = deployed.stores.messages.recent(Conversation(7), 10)
     assert stored[-1].content.endswith("tap the button below."), "the history keeps the text"
 
     group = -100
-    deployed.sequencer().inbox.enqueue(
+    deployed.outbound.sequencer().inbox.enqueue(
         QueuedMessage(
             chat_id=group,
             update_id=3,

@@ -10,16 +10,16 @@ import re
 from typing import Any
 
 import pytest
-from support.turn_fakes import drive_turn, turn_start
+from support.turn_fakes import drive_turn, turn_settings, turn_start
 
 from stepwise.connections.minting import TOKEN_SLOT, token_from_seed, token_key
 from stepwise.connections.models import MAX_CONNECTIONS, token_hash
 from stepwise.inbox.models import QueuedMessage
+from stepwise.services import TurnServices
 from stepwise.states.contracts.finish_turn import FinishTurnInput
 from stepwise.states.contracts.load_context import LoadContextInput
 from stepwise.states.finish_turn import finish_turn
 from stepwise.states.load_context import load_context
-from stepwise.states.services import TurnServices
 from stepwise.telegram.conversation import Conversation
 from stepwise.telegram.errors import TelegramForbidden, TelegramTransientError
 from stepwise.turn.ref import TurnRef
@@ -43,7 +43,8 @@ def store() -> InMemoryConnectionStore:
 
 @pytest.fixture
 def with_mcp(services: TurnServices, store: InMemoryConnectionStore) -> TurnServices:
-    return dataclasses.replace(services, connections=store, mcp_url=URL, token_key=lambda: KEY)
+    stores = dataclasses.replace(services.stores, connections=store, token_key=lambda: KEY)
+    return dataclasses.replace(services, stores=stores, settings=turn_settings(mcp_url=URL))
 
 
 def say(services: TurnServices, text: str, update_id: int, chat_id: int = 7) -> None:
@@ -52,7 +53,7 @@ def say(services: TurnServices, text: str, update_id: int, chat_id: int = 7) -> 
 
 def records(services: TurnServices, store: InMemoryConnectionStore) -> str:
     """Everything the turn's records, the history and the connections hold, as one text."""
-    turns, messages = services.turns, services.messages
+    turns, messages = services.stores.turns, services.stores.messages
     assert isinstance(turns, InMemoryTurnStore) and isinstance(messages, InMemoryMessageRepository)
     kept = [*turns.metas.values(), *turns.step_records.values(), *turns.replies.values()]
     kept += [*store.connections.values(), *messages.recent(Conversation(7), 100)]
@@ -80,10 +81,10 @@ def test_connect_makes_a_token_shows_it_once_and_keeps_only_its_hash(
     (connection,) = store.list(7)
     assert (connection.name, connection.user_id, connection.chat_id) == ("laptop", 7, 7)
     assert connection.token_hash == token_hash(token) and token not in connection.model_dump_json()
-    history = [m.content for m in with_mcp.messages.recent(Conversation(7), 20)]
+    history = [m.content for m in with_mcp.stores.messages.recent(Conversation(7), 20)]
     assert history[0] == "/connect laptop" and token not in history[1] and "shown here once" in history[1]
     # no record holds the token, and the seed it was made from is forgotten
-    reply = with_mcp.turns.get_reply("turn-1")
+    reply = with_mcp.stores.turns.get_reply("turn-1")
     assert reply is not None and token_of(reply).seed is None and not token_of(reply).revoked
     assert TOKEN_SLOT in reply.text and token not in records(with_mcp, store)
 
@@ -119,7 +120,7 @@ def test_tokens_are_made_in_the_private_chat_only(
     with_mcp: TurnServices, store: InMemoryConnectionStore, telegram: InMemoryTelegram
 ) -> None:
     group, user = -100, 7
-    with_mcp.sequencer().inbox.enqueue(
+    with_mcp.outbound.sequencer().inbox.enqueue(
         QueuedMessage(
             chat_id=group, update_id=1, user_id=user, id="m1", text="/connect laptop", received_at=NOW
         ),
@@ -140,11 +141,11 @@ def test_a_retried_load_context_before_the_reply_was_recorded_shows_a_token_that
 ) -> None:
     start = turn_start(with_mcp, "/connect laptop", update_id=1)
     load_context(LoadContextInput(turn=start.turn), with_mcp)
-    first = with_mcp.turns.get_reply(start.turn.turn_id)
+    first = with_mcp.stores.turns.get_reply(start.turn.turn_id)
     assert first is not None and token_of(first).seed is not None
-    del with_mcp.turns.replies[start.turn.turn_id]  # died before the reply was recorded
+    del with_mcp.stores.turns.replies[start.turn.turn_id]  # died before the reply was recorded
     load_context(LoadContextInput(turn=start.turn), with_mcp)
-    second = with_mcp.turns.get_reply(start.turn.turn_id)
+    second = with_mcp.stores.turns.get_reply(start.turn.turn_id)
     assert token_of(second).seed is not None and token_of(second).kept_text == token_of(first).kept_text
     (connection,) = store.list(7)
     assert connection.pending and not TOKEN.search(second.text)  # no token exists before it is sent
@@ -182,18 +183,20 @@ class ForgetfulTurns(InMemoryTurnStore):
 def test_a_send_whose_record_failed_shows_the_same_token_again(
     with_mcp: TurnServices, store: InMemoryConnectionStore, telegram: InMemoryTelegram
 ) -> None:
-    services = dataclasses.replace(with_mcp, turns=ForgetfulTurns())
+    services = dataclasses.replace(
+        with_mcp, stores=dataclasses.replace(with_mcp.stores, turns=ForgetfulTurns())
+    )
     start = turn_start(services, "/connect laptop", update_id=1)
     load_context(LoadContextInput(turn=start.turn), services)  # a command: its reply is ready
     with pytest.raises(TimeoutError):  # FinishTurn fails: the state machine retries it
         finish_turn(FinishTurnInput(turn=start.turn), services)
-    reply = services.turns.get_reply("turn-1")
+    reply = services.stores.turns.get_reply("turn-1")
     assert reply is not None and token_of(reply).seed is not None  # not settled: it may not have arrived
     finish_turn(FinishTurnInput(turn=start.turn), services)  # the state machine's retry
     first, again = (set(TOKEN.findall(text)) for text in telegram.texts(7))
     assert first == again  # shown twice (the trade-off of docs/reliability.md), the same token
     assert store.find(token_hash(first.pop())) is not None
-    settled = services.turns.get_reply("turn-1")
+    settled = services.stores.turns.get_reply("turn-1")
     assert settled is not None and token_of(settled).seed is None
 
 
@@ -212,10 +215,10 @@ def test_an_answer_that_never_reaches_the_chat_revokes_its_token(
         with pytest.raises(TelegramTransientError):
             finish_turn(FinishTurnInput(turn=start.turn), with_mcp)
         finish_turn(FinishTurnInput(turn=start.turn, deliver=False), with_mcp)
-    reply = with_mcp.turns.get_reply("turn-1")
+    reply = with_mcp.stores.turns.get_reply("turn-1")
     assert reply is not None and token_of(reply).seed is None and token_of(reply).revoked
     assert telegram.texts(7) == [] and store.list(7) == []  # no connection: no token of it works
-    kept = with_mcp.messages.recent(Conversation(7), 20)[-1].content
+    kept = with_mcp.stores.messages.recent(Conversation(7), 20)[-1].content
     assert "never reached this chat" in kept and "/connect laptop makes a new one" in kept
     say(with_mcp, "/connect laptop", 2)  # the way forward
     assert store.find(token_hash(shown_token(telegram))) is not None
@@ -257,14 +260,16 @@ def test_a_token_whose_first_chunk_arrived_stays_even_if_the_rest_is_refused(
     # Given an endpoint URL so long that the answer takes two messages (the token is in the first)
     telegram = RefusesTheSecondChunk()
     services = dataclasses.replace(
-        with_mcp, telegram=lambda: telegram, mcp_url="https://example.com/" + "x" * 3000 + "/mcp"
+        with_mcp,
+        outbound=dataclasses.replace(with_mcp.outbound, telegram=lambda: telegram),
+        settings=turn_settings(mcp_url="https://example.com/" + "x" * 3000 + "/mcp"),
     )
     drive_turn(services, turn_start(services, "/connect laptop", update_id=1))
     # Then the token that arrived works, and the history says it was shown
     (first,) = telegram.texts(7)
     token = TOKEN.findall(first)[0]
     assert store.find(token_hash(token)) is not None
-    reply = services.turns.get_reply("turn-1")
+    reply = services.stores.turns.get_reply("turn-1")
     assert reply is not None and reply.sent_chunks == 1
     assert token_of(reply).seed is None and not token_of(reply).revoked
-    assert "shown here once" in services.messages.recent(Conversation(7), 20)[-1].content
+    assert "shown here once" in services.stores.messages.recent(Conversation(7), 20)[-1].content

@@ -6,10 +6,10 @@ import dataclasses
 from typing import Any
 
 import pytest
-from support.turn_fakes import ScriptedModel, drive_turn, text_response, turn_start
+from support.turn_fakes import ScriptedModel, drive_turn, text_response, turn_settings, turn_start
 
 from stepwise.model.types import ModelResponse
-from stepwise.states.services import TurnServices
+from stepwise.services import TurnServices
 from stepwise.telegram.conversation import Conversation
 from stepwise.telegram.drafts import DraftStream, draft_id_for, draft_stream, render_draft
 from stepwise.telegram.errors import TelegramTransientError
@@ -118,7 +118,10 @@ def test_the_draft_shows_markdown_as_the_reply_will_and_stops_past_one_message()
 
 @pytest.fixture
 def drafting(services: TurnServices, telegram: InMemoryTelegram) -> TurnServices:
-    return dataclasses.replace(services, drafts=lambda: telegram, draft_interval_seconds=1.0)
+    outbound = dataclasses.replace(services.outbound, drafts=lambda: telegram)
+    return dataclasses.replace(
+        services, outbound=outbound, settings=turn_settings(draft_interval_seconds=1.0)
+    )
 
 
 def answer(services: TurnServices, chat_id: int, response: ModelResponse, model: ScriptedModel) -> None:

@@ -22,7 +22,7 @@ from stepwise.config import Settings
 from stepwise.jobs.models import Job
 from stepwise.prompt.persona import load_persona
 from stepwise.runtime import Runtime
-from stepwise.states.services import TurnServices
+from stepwise.services import TurnServices
 from stepwise_local.in_memory.jobs import InMemoryJobStore
 from stepwise_local.in_memory.reminders import InMemoryReminderStore
 from stepwise_local.in_memory.telegram import InMemoryTelegram
@@ -81,7 +81,10 @@ def test_a_group_turns_model_request_holds_none_of_the_owners_notes(
     services: TurnServices, model: ScriptedModel, tmp_path: Path
 ) -> None:
     folder = persona_folder(tmp_path)
-    services.persona, services.group_persona = load_persona(folder), load_persona(folder, group=True)
+    services.prompt.persona, services.prompt.group_persona = (
+        load_persona(folder),
+        load_persona(folder, group=True),
+    )
     model.responses += [text_response("Hi all"), text_response("Hi Ada")]
     in_group(services, "@stepwise_bot what do you know about Ada?")
     group_request = json.dumps([model.requests[-1].system, model.requests[-1].messages])
@@ -132,7 +135,7 @@ def test_jobs_and_timezone_in_a_group_point_to_the_private_chat_and_change_nothi
             deadline="2026-11-22T08:15:00.000Z",
         )
     )
-    services.jobs = jobs
+    services.stores.jobs = jobs
     reminders.set_timezone(ANA, "Europe/Lisbon")
     in_group(services, command)
     name = command.split()[0].removeprefix("/")

@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import pytest
-from support.turn_fakes import ScriptedModel, conversation_texts, drive_turn, text_response, turn_start
+from support.turn_fakes import (
+    ScriptedModel,
+    conversation_texts,
+    drive_turn,
+    text_response,
+    turn_settings,
+    turn_start,
+)
 
 from stepwise.history.models import StoredMessage
+from stepwise.services import TurnServices
 from stepwise.states.load_context import load_context
-from stepwise.states.services import TurnServices
 from stepwise.telegram.conversation import Conversation
 
 
@@ -18,8 +25,8 @@ def play(services: TurnServices, model: ScriptedModel, turns: int) -> tuple[list
         model.responses.append(text_response(f"a{n}"))
         start = turn_start(services, f"q{n}", update_id=n, created_at=f"2026-11-22T09:{n:02d}:00.000Z")
         drive_turn(services, start)
-        meta = services.turns.get_meta(start.turn.turn_id)
-        sizes.append(len(services.messages.between(Conversation(7), meta.first_key, meta.last_key)))
+        meta = services.stores.turns.get_meta(start.turn.turn_id)
+        sizes.append(len(services.stores.messages.between(Conversation(7), meta.first_key, meta.last_key)))
         seen.append(conversation_texts(model.requests[-1].messages))
     return sizes, seen
 
@@ -27,7 +34,7 @@ def play(services: TurnServices, model: ScriptedModel, turns: int) -> tuple[list
 def test_the_window_grows_to_the_limit_plus_the_margin_then_drops_back_to_the_limit(
     services: TurnServices, model: ScriptedModel
 ) -> None:
-    services.history_limit, services.history_margin = 4, 4
+    services.settings = turn_settings(history_limit=4, history_margin=4)
     sizes, seen = play(services, model, 10)
     assert sizes == [1, 3, 5, 7, 4, 6, 8, 4, 6, 8]
     # turn 5 keeps the newest 4 (a3 q4 a4 q5); the list starts with the user, so a3 is left out
@@ -38,7 +45,7 @@ def test_the_window_grows_to_the_limit_plus_the_margin_then_drops_back_to_the_li
 def test_between_moves_each_turn_starts_with_exactly_the_previous_turns_messages(
     services: TurnServices, model: ScriptedModel
 ) -> None:
-    services.history_limit, services.history_margin = 4, 4
+    services.settings = turn_settings(history_limit=4, history_margin=4)
     _, seen = play(services, model, 10)
     kept = [n for n in range(1, 10) if seen[n][: len(seen[n - 1])] == seen[n - 1]]
     assert kept == [1, 2, 3, 5, 6, 8, 9], "the window moved at turns 5 and 8 only"
@@ -49,7 +56,7 @@ def test_between_moves_each_turn_starts_with_exactly_the_previous_turns_messages
 def test_with_no_margin_the_window_slides_by_one_turn_as_before(
     services: TurnServices, model: ScriptedModel
 ) -> None:
-    services.history_limit, services.history_margin = 4, 0
+    services.settings = turn_settings(history_limit=4, history_margin=0)
     sizes, seen = play(services, model, 5)
     assert sizes == [1, 3, 4, 4, 4]
     assert seen[3:] == [["q3", "a3", "q4"], ["q4", "a4", "q5"]]
@@ -59,22 +66,22 @@ def test_with_no_margin_the_window_slides_by_one_turn_as_before(
 def test_a_retried_load_context_fixes_the_same_window(
     services: TurnServices, model: ScriptedModel, margin: int
 ) -> None:
-    services.history_limit, services.history_margin = 4, margin
+    services.settings = turn_settings(history_limit=4, history_margin=margin)
     play(services, model, 4)
     start = turn_start(services, "q5", update_id=5, created_at="2026-11-22T09:05:00.000Z")
     load_context(start, services)
-    first = services.turns.get_meta(start.turn.turn_id)
+    first = services.stores.turns.get_meta(start.turn.turn_id)
     load_context(start, services)
-    again = services.turns.get_meta(start.turn.turn_id)
+    again = services.stores.turns.get_meta(start.turn.turn_id)
     assert (again.first_key, again.last_key) == (first.first_key, first.last_key)
 
 
 def test_a_chat_stored_before_block_windows_starts_with_the_newest_limit_then_keeps_its_start(
     services: TurnServices, model: ScriptedModel
 ) -> None:
-    services.history_limit, services.history_margin = 4, 2
+    services.settings = turn_settings(history_limit=4, history_margin=2)
     for n in range(12):  # stored without the chat knowing where its window starts (as after an upgrade)
-        services.messages.add(
+        services.stores.messages.add(
             StoredMessage(
                 id=f"old{n:02d}",
                 chat_id=7,

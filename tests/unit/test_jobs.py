@@ -14,22 +14,23 @@ from support.turn_fakes import (
     text_response,
     tool_use,
     turn_meta,
+    turn_settings,
     turn_start,
 )
 
 from stepwise.commands.handlers import CommandRequest
 from stepwise.commands.jobs import jobs as jobs_command
 from stepwise.inbox.models import JobEnded
-from stepwise.jobs.models import Job, JobLimits, job_execution_name
+from stepwise.jobs.models import Job, job_execution_name
 from stepwise.ledger.models import tool_call_id
 from stepwise.model.types import ModelRequest
 from stepwise.offline.api import OfflineModel, job_intent
+from stepwise.services import Tools, TurnServices
 from stepwise.states.contracts.finish_turn import FinishTurnInput
 from stepwise.states.job_report import Ending, job_outcome, report_job, report_text, what_was_done
 from stepwise.states.job_turn import JOB_TURN, job_must_stop, start_job
 from stepwise.states.loop import Ended, Hooks, run_turn
 from stepwise.states.policy import CHAT_TURN
-from stepwise.states.services import TurnServices
 from stepwise.telegram.conversation import Conversation, Scope
 from stepwise.tools.catalog import build_registry
 from stepwise.tools.job_tools import JobSetup
@@ -63,11 +64,11 @@ def with_jobs(
     ledger: InMemoryToolCallLedger,
 ) -> TurnServices:
     """The turn's services with spawn_job bound to an in-memory jobs' store (MAX_JOBS 2, 15 minutes)."""
-    limits = JobLimits(max_jobs=2, timeout_minutes=15)
-    setup = JobSetup(jobs=store, starter=lambda: job_starter, limits=limits)
-    services.tools = build_registry(tasks=tasks, ledger=ledger, jobs=setup)
-    services.jobs = store
-    services.job_limits = limits
+    services.settings = turn_settings(max_jobs=2, job_timeout_minutes=15)
+    setup = JobSetup(jobs=store, starter=lambda: job_starter, limits=services.settings.limits.jobs)
+    registry = build_registry(tasks=tasks, ledger=ledger, jobs=setup)
+    services.tools = Tools(built_in=lambda: registry)
+    services.stores.jobs = store
     return services
 
 
@@ -105,7 +106,7 @@ def test_spawn_job_starts_one_execution_named_after_the_call_and_the_turn_answer
 def test_a_retried_spawn_starts_the_same_job_with_the_same_number(
     with_jobs: TurnServices, store: InMemoryJobStore, job_starter: RecordingStarter
 ) -> None:
-    registry = with_jobs.tools
+    registry = with_jobs.tools.registry
     tool, args = registry.parse("spawn_job", {"task": "t", "title": "T"})
     context = ToolContext(
         Scope(Conversation(7), 7), turn_id="turn-9", call_id="turn-9:toolu_a", now=iso_utc(with_jobs.clock())
@@ -121,7 +122,7 @@ def test_a_retried_spawn_starts_the_same_job_with_the_same_number(
 def test_past_max_jobs_spawn_job_is_an_error_and_takes_no_number(
     with_jobs: TurnServices, store: InMemoryJobStore
 ) -> None:
-    registry = with_jobs.tools
+    registry = with_jobs.tools.registry
     tool, args = registry.parse("spawn_job", {"task": "t", "title": "T"})
     for n in range(3):
         context = ToolContext(
@@ -140,7 +141,7 @@ def test_a_job_is_offered_no_spawn_job_and_refused_one(with_jobs: TurnServices) 
     assert JOB_TURN.tools(with_jobs).get("spawn_job") is None
     assert JOB_TURN.tools(with_jobs).get("cannot_do") is not None, "a job may say it cannot do its task"
     assert CHAT_TURN.tools(with_jobs).get("cannot_do") is None, "a chat's turn answers the user instead"
-    registry = with_jobs.tools
+    registry = with_jobs.tools.registry
     tool, args = registry.parse("spawn_job", {"task": "t", "title": "T"})
     inside = ToolContext(
         Scope(Conversation(7), 7), turn_id="job-abc", call_id="job-abc:c", now=iso_utc(with_jobs.clock())
@@ -173,7 +174,9 @@ def test_a_job_sees_its_task_only_runs_its_tools_and_reports_through_the_inbox(
     ended = store.get(7, 1)
     assert ended is not None and ended.status == "done" and ended.tool_rounds == 1
     (report,) = [
-        m for m in with_jobs.sequencer().inbox.pending(Conversation(7)) if isinstance(m.kind, JobEnded)
+        m
+        for m in with_jobs.outbound.sequencer().inbox.pending(Conversation(7))
+        if isinstance(m.kind, JobEnded)
     ]
     assert report.text.startswith("✅ Background job #1 “Milk” is done (1 tool round, ")
     assert report.text.endswith("Added *buy milk*.")
@@ -186,7 +189,7 @@ def test_a_job_sees_its_task_only_runs_its_tools_and_reports_through_the_inbox(
     drive_turn(with_jobs, chat_turn)
     assert len(model.requests) == calls
     assert telegram.texts(7)[-1].endswith("Added <i>buy milk</i>.")
-    stored = [m.content for m in with_jobs.messages.recent(Conversation(7), 10)]
+    stored = [m.content for m in with_jobs.stores.messages.recent(Conversation(7), 10)]
     assert stored[-2] == "(Background job #1 “Milk” has ended: done. Its report follows.)"
     assert stored[-1] == report.text
 
@@ -202,7 +205,9 @@ def test_a_job_reports_once_whatever_finishes_or_recovers_it(
 
     finish_turn(FinishTurnInput(turn=turn, error="States.TaskFailed"), with_jobs)
     reports = [
-        m for m in with_jobs.sequencer().inbox.pending(Conversation(7)) if isinstance(m.kind, JobEnded)
+        m
+        for m in with_jobs.outbound.sequencer().inbox.pending(Conversation(7))
+        if isinstance(m.kind, JobEnded)
     ]
     assert len(reports) == 1 and "was stopped" in reports[0].text
     ended = store.get(7, 1)
@@ -215,12 +220,12 @@ def test_a_job_stops_at_its_deadline_and_at_the_budget(
     spawn_in_turn(with_jobs, model)
     turn = job_start(job_starter).turn
     assert start_job(turn, with_jobs).route == "model"
-    meta = with_jobs.turns.get_meta(turn.turn_id)
+    meta = with_jobs.stores.turns.get_meta(turn.turn_id)
     assert job_must_stop(meta, with_jobs) is None
     with_jobs.clock.now += timedelta(minutes=16)  # type: ignore[attr-defined]
     stop = job_must_stop(meta, with_jobs)
     assert stop is not None and stop.route == "reply"
-    reply = with_jobs.turns.get_reply(turn.turn_id)
+    reply = with_jobs.stores.turns.get_reply(turn.turn_id)
     assert reply is not None and reply.source == "job_timeout" and "15 minutes" in reply.text
 
 

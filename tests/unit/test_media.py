@@ -18,10 +18,10 @@ from stepwise.media.render import content_blocks
 from stepwise.model.types import ModelRequest
 from stepwise.offline.api import OfflineModel
 from stepwise.prompt.messages import build_messages
+from stepwise.services import TurnServices
 from stepwise.states.call_model import call_model
 from stepwise.states.contracts.call_model import CallModelInput
 from stepwise.states.load_context import load_context
-from stepwise.states.services import TurnServices
 from stepwise.telegram.conversation import Conversation
 from stepwise.telegram.errors import TelegramTransientError
 from stepwise.telegram.models import Update
@@ -301,7 +301,7 @@ def test_the_same_history_renders_the_same_bytes_turn_after_turn() -> None:
 
 
 def queue(services: TurnServices, update_id: int, text: str, attachment: Attachment | None) -> TurnStart:
-    services.sequencer().inbox.enqueue(
+    services.outbound.sequencer().inbox.enqueue(
         QueuedMessage(
             chat_id=7,
             update_id=update_id,
@@ -321,7 +321,7 @@ def test_a_photo_reaches_the_model_as_an_image_and_is_stored_without_its_bytes(
 ) -> None:
     files = InMemoryFiles()
     files.add("ph1", JPEG)
-    services.files = lambda: files
+    services.outbound.files = lambda: files
     start = queue(services, 1, "what is this?", PHOTO)
     load_context(start, services)
     model.responses.append(text_response("A cat."))
@@ -329,7 +329,7 @@ def test_a_photo_reaches_the_model_as_an_image_and_is_stored_without_its_bytes(
     (request,) = model.requests
     kinds = [block["type"] for block in request.messages[-1]["content"]]
     assert kinds == ["image", "text", "text"]  # the photo, its caption, the turn's context
-    (message,) = services.messages.recent(Conversation(7), 5)
+    (message,) = services.stores.messages.recent(Conversation(7), 5)
     assert (message.content, message.attachment) == ("what is this?", PHOTO)
 
 
@@ -340,7 +340,7 @@ def test_a_voice_note_alone_is_answered_with_its_notice_and_no_model_call(
     start = queue(services, 1, "", voice)
     output = load_context(start, services)
     assert output.route == "reply" and model.requests == []
-    reply = services.turns.get_reply(start.turn.turn_id)
+    reply = services.stores.turns.get_reply(start.turn.turn_id)
     assert reply is not None and (reply.text, reply.source) == (
         "I can't listen to voice notes yet.",
         "notice",
@@ -356,7 +356,7 @@ def test_a_refused_file_in_a_burst_with_text_is_noted_before_the_models_answer(
     load_context(start, services)
     model.responses.append(text_response("Sunny."))
     call_model(CallModelInput(turn=start.turn), services)
-    reply = services.turns.get_reply(start.turn.turn_id)
+    reply = services.stores.turns.get_reply(start.turn.turn_id)
     assert reply is not None and reply.text == "I can't listen to voice notes yet.\n\nSunny."
 
 

@@ -22,6 +22,7 @@ from stepwise.memory.summarizer import (
 )
 from stepwise.memory.vector_index import VectorRecord
 from stepwise.model.types import ModelResponse
+from stepwise.services import TurnServices
 from stepwise.states.call_model import call_model
 from stepwise.states.contracts.call_model import CallModelInput
 from stepwise.states.contracts.request_approval import RequestApprovalInput
@@ -29,7 +30,6 @@ from stepwise.states.contracts.run_tools import RunToolsInput
 from stepwise.states.load_context import load_context
 from stepwise.states.request_approval import request_approval
 from stepwise.states.run_tools import run_tools
-from stepwise.states.services import TurnServices
 from stepwise.telegram.conversation import Conversation
 from stepwise_local.in_memory.chats import InMemoryChatStore
 from stepwise_local.in_memory.embedder import LocalHashEmbedder
@@ -276,7 +276,7 @@ def run_round(
 
 
 def last_result(services: TurnServices, turn_id: str) -> str:
-    return str(services.turns.get_step(turn_id, 0).tool_results[0]["content"])
+    return str(services.stores.turns.get_step(turn_id, 0).tool_results[0]["content"])
 
 
 def test_remember_recall_and_forget_with_approval(services: TurnServices, model: ScriptedModel) -> None:
@@ -293,7 +293,7 @@ def test_remember_recall_and_forget_with_approval(services: TurnServices, model:
     request_approval(
         RequestApprovalInput(turn=begin.turn, approval_id=waiting.approval_id, task_token="t"), services
     )
-    services.approvals.decide(waiting.approval_id, "approved", "now", USER)
+    services.stores.approvals.decide(waiting.approval_id, "approved", "now", USER)
     run_tools(RunToolsInput(turn=begin.turn, next=waiting, approvals=True, resume=True), services)
     assert last_result(services, begin.turn.turn_id) == f"Forgot {memory_id}: Likes green tea"
     begin, _ = run_round(services, model, "what do I drink?", 4, ("recall", {"query": "green tea"}))
@@ -312,7 +312,7 @@ def test_memories_never_cross_users(
         services, "where is the secret? Lisbon", update_id=3, created_at="2026-11-22T09:03:00.000Z"
     )
     load_context(start, services)
-    assert services.turns.get_meta(start.turn.turn_id).memories == []
+    assert services.stores.turns.get_meta(start.turn.turn_id).memories == []
 
 
 def test_load_context_recalls_the_users_memories_and_the_chat_summary(
@@ -320,10 +320,10 @@ def test_load_context_recalls_the_users_memories_and_the_chat_summary(
 ) -> None:
     memory.remember(USER, 123, "Anna, the user's sister, lives in Lisbon", "now")
     memory.save_summary(USER, Conversation(CHAT), "We talked about Lisbon trips.", "now")
-    services.chats.record_message(Conversation(CHAT), USER, 100)
-    chat = services.chats.get(Conversation(CHAT))
+    services.stores.chats.record_message(Conversation(CHAT), USER, 100)
+    chat = services.stores.chats.get(Conversation(CHAT))
     assert chat is not None
-    services.chats.advance(
+    services.stores.chats.advance(
         chat,
         summarized_key="k",
         summarized=0,
@@ -333,7 +333,7 @@ def test_load_context_recalls_the_users_memories_and_the_chat_summary(
     )
     start = turn_start(services, "When do I visit Anna in Lisbon?", update_id=5)
     load_context(start, services)
-    meta = services.turns.get_meta(start.turn.turn_id)
+    meta = services.stores.turns.get_meta(start.turn.turn_id)
     assert meta.summary == "We talked about Lisbon trips."
     assert [m.text for m in meta.memories] == ["Anna, the user's sister, lives in Lisbon"], (
         "own summary not twice"
@@ -346,4 +346,4 @@ def test_a_failing_recall_does_not_fail_the_turn(
     monkeypatch.setattr(memory, "recall", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("down")))
     start = turn_start(services, "hello")
     assert load_context(start, services).route == "model"
-    assert services.turns.get_meta(start.turn.turn_id).memories == []
+    assert services.stores.turns.get_meta(start.turn.turn_id).memories == []

@@ -9,10 +9,10 @@ from support.turn_fakes import ScriptedModel, text_response, turn_start
 
 from stepwise.reminders.firing import FireServices, fire
 from stepwise.reminders.models import FireEvent, Reminder
+from stepwise.services import TurnServices
 from stepwise.states.call_model import call_model
 from stepwise.states.contracts.call_model import CallModelInput
 from stepwise.states.load_context import load_context
-from stepwise.states.services import TurnServices
 from stepwise.telegram.conversation import Conversation
 from stepwise.turn.ref import TurnRef
 from stepwise.turn.start import TurnStart
@@ -47,8 +47,8 @@ def firing(
     return FireServices(
         reminders=reminders,
         schedules=schedules,
-        chats=services.chats,
-        sequencer=services.sequencer,
+        chats=services.stores.chats,
+        sequencer=services.outbound.sequencer,
         clock=lambda: datetime(2026, 11, 23, 17, 0, 2, tzinfo=UTC),
     )
 
@@ -58,7 +58,7 @@ def event(made: Reminder, scheduled_time: str = FIRED) -> FireEvent:
 
 
 def started(services: TurnServices) -> list[str]:
-    return list(services.sequencer().starter.started)  # type: ignore[attr-defined]
+    return list(services.outbound.sequencer().starter.started)  # type: ignore[attr-defined]
 
 
 def test_a_schedule_delivered_twice_queues_one_message_and_starts_one_turn(
@@ -67,7 +67,10 @@ def test_a_schedule_delivered_twice_queues_one_message_and_starts_one_turn(
     made = reminder(reminders, one_time=False)
     assert fire(event(made), firing) == "started"
     assert fire(event(made), firing) == "queued", "the same message, still waiting: found, not added"
-    assert len(started(services)) == 1 and len(services.sequencer().inbox.pending(Conversation(USER))) == 1
+    assert (
+        len(started(services)) == 1
+        and len(services.outbound.sequencer().inbox.pending(Conversation(USER))) == 1
+    )
     assert fire(event(made, "2026-11-24T08:00:00Z"), firing) == "queued", (
         "the next occurrence is another message"
     )
@@ -100,9 +103,9 @@ def test_recurring_check_ins_pause_while_the_user_is_away_and_resume_when_they_w
     services: TurnServices, reminders: InMemoryReminderStore, firing: FireServices
 ) -> None:
     made = reminder(reminders, checkin=True, one_time=False)
-    services.chats.record_message(Conversation(USER), USER, 100, written_at="2026-11-20T09:00:00.000Z")
+    services.stores.chats.record_message(Conversation(USER), USER, 100, written_at="2026-11-20T09:00:00.000Z")
     assert fire(event(made), firing) == "paused"
-    services.chats.record_message(Conversation(USER), USER, 100, written_at="2026-11-23T16:00:00.000Z")
+    services.stores.chats.record_message(Conversation(USER), USER, 100, written_at="2026-11-23T16:00:00.000Z")
     assert fire(event(made), firing) == "started"
 
 
@@ -111,21 +114,21 @@ def test_the_reminder_turn_answers_with_the_text_and_no_model_call(
 ) -> None:
     fire(event(reminder(reminders)), firing)
     (name,) = started(services)
-    start = TurnStart.model_validate(services.sequencer().starter.started[name])  # type: ignore[attr-defined]
+    start = TurnStart.model_validate(services.outbound.sequencer().starter.started[name])  # type: ignore[attr-defined]
     output = load_context(start, services)
     assert output.route == "reply" and model.requests == []
-    assert services.turns.get_reply(start.turn.turn_id).text == "⏰ Reminder: call mom"
-    (stored,) = services.messages.recent(Conversation(USER), 10)
+    assert services.stores.turns.get_reply(start.turn.turn_id).text == "⏰ Reminder: call mom"
+    (stored,) = services.stores.messages.recent(Conversation(USER), 10)
     assert stored.content == "(Reminder #1, set by the user earlier, is due: call mom)"
 
 
 def test_a_check_in_runs_its_instruction_through_the_model(
     services: TurnServices, reminders: InMemoryReminderStore, firing: FireServices, model: ScriptedModel
 ) -> None:
-    services.chats.record_message(Conversation(USER), USER, 100, written_at="2026-11-23T16:00:00.000Z")
+    services.stores.chats.record_message(Conversation(USER), USER, 100, written_at="2026-11-23T16:00:00.000Z")
     fire(event(reminder(reminders, checkin=True, one_time=False)), firing)
     (name,) = started(services)
-    start = TurnStart.model_validate(services.sequencer().starter.started[name])  # type: ignore[attr-defined]
+    start = TurnStart.model_validate(services.outbound.sequencer().starter.started[name])  # type: ignore[attr-defined]
     load_context(start, services)
     model.responses.append(text_response("You have 2 open tasks."))
     call_model(CallModelInput(turn=start.turn), services)
@@ -139,9 +142,9 @@ def test_a_reminder_is_its_own_turn_after_what_the_user_sent(
     begin = turn_start(services, "hello", chat_id=USER)
     fire(event(reminder(reminders)), firing)  # queued behind the user's message
     load_context(begin, services)
-    meta = services.turns.get_meta(begin.turn.turn_id)
+    meta = services.stores.turns.get_meta(begin.turn.turn_id)
     assert meta.kind == Chat()
-    pending = services.sequencer().inbox.pending(Conversation(USER))
+    pending = services.outbound.sequencer().inbox.pending(Conversation(USER))
     assert [(m.kind.kind, m.status) for m in pending] == [("message", "taken"), ("reminder", "queued")]
 
 

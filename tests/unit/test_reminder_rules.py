@@ -14,10 +14,10 @@ from support.turn_fakes import turn_start
 from stepwise.model.types import ModelRequest
 from stepwise.offline.api import OfflineModel, parse_intent
 from stepwise.prompt.clock_line import UserClock
+from stepwise.services import TurnServices
 from stepwise.states.contracts.fallback import FallbackInput
 from stepwise.states.fallback import use_fallback
 from stepwise.states.load_context import load_context
-from stepwise.states.services import TurnServices
 
 LISBON = UserClock(LISBON_NOW, "Europe/Lisbon")
 LONGEST_REMINDER = 1000  # characters: the reminder grammar takes a longer message for no reminder

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from stepwise.approvals.models import Requester
-from stepwise.states.services import TurnServices
+from stepwise.services import TurnServices
 from stepwise.telegram.conversation import Conversation, Scope
 from stepwise.tools.catalog import build_registry
 from stepwise.tools.registry import ToolContext, ToolError, ToolRegistry
@@ -267,7 +267,7 @@ def test_a_crash_between_schedule_and_record_is_repaired_by_the_retry(
 
 
 def test_the_turn_catalog_offers_the_reminder_tools(services: TurnServices) -> None:
-    names = [spec["name"] for spec in services.tools.api_tools()]
+    names = [spec["name"] for spec in services.tools.registry.api_tools()]
     assert {"set_reminder", "list_reminders", "cancel_reminder", "set_timezone"} <= set(names)
 
 

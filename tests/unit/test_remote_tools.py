@@ -17,13 +17,13 @@ from stepwise.remote_tools.client import RemoteCallError
 from stepwise.remote_tools.config import ServerEntry, parse_servers
 from stepwise.remote_tools.results import marker, render
 from stepwise.remote_tools.ssm import token_headers
+from stepwise.services import Tools, TurnServices
 from stepwise.states.call_model import call_model
 from stepwise.states.contracts.base import Next
 from stepwise.states.contracts.call_model import CallModelInput
 from stepwise.states.contracts.run_tools import RunToolsInput
 from stepwise.states.load_context import load_context
 from stepwise.states.run_tools import run_tools
-from stepwise.states.services import TurnServices
 from stepwise.telegram.conversation import Conversation, Scope
 from stepwise.tools.calls import parse_call, run_call
 from stepwise.tools.registry import ToolContext, ToolRegistry
@@ -409,9 +409,10 @@ class Sides:
     ) -> None:
         self.call_side, self.caller, self.clock = setup(entries, servers, ledger=ledger)
         self.run_side = RemoteTools(self.call_side._servers, self.caller, refresh=False, memo_seconds=3600)
-        self.call_model_services = replace(services, remote_tools=self.call_side.tools)
+        built_in = services.tools.built_in
+        self.call_model_services = replace(services, tools=Tools(built_in, remote=self.call_side.tools))
         self.run_tools_services = replace(
-            services, remote_tools=self.run_side.tools, reread_remote_tools=self.run_side.reread
+            services, tools=Tools(built_in, remote=self.run_side.tools, reread_remote=self.run_side.reread)
         )
         self.services = services
         self.turns = 0
@@ -428,7 +429,7 @@ class Sides:
         assert {name for name, _ in calls if "__" in name} <= set(offered) | {"s__nope"}
         request = RunToolsInput(turn=begin.turn, next=routed, approvals=routed.route == "tools_with_approval")
         after = run_tools(request, self.run_tools_services)
-        step = self.services.turns.get_step(begin.turn.turn_id, 0)
+        step = self.services.stores.turns.get_step(begin.turn.turn_id, 0)
         return after, step.tool_results
 
 
@@ -471,7 +472,7 @@ def test_a_tool_added_to_a_known_server_asks_for_the_tap_on_its_first_call_as_a_
     after, results = sides.round(model, ("s__ping", {}))
     # A new tool asks under every policy (`never` too), with its labels as the server lists them now
     assert after.route == "approval" and results == []
-    request = services.approvals.get(after.approval_id or "")
+    request = services.stores.approvals.get(after.approval_id or "")
     assert request is not None
     (asked,) = request.calls
     assert asked.description.startswith("Call ping on the outside MCP server “s” with:")
@@ -486,13 +487,13 @@ def test_a_server_listed_after_run_tools_read_the_servers_list_is_read_again_pas
     new = (*old, ServerEntry(name="n", url="https://n.example/mcp"))
     sides = Sides(services, [], servers, ledger)
     call_side = RemoteTools(lambda: new, sides.caller, refresh=True, memo_seconds=0)
-    sides.call_model_services.remote_tools = call_side.tools
+    sides.call_model_services.tools.remote = call_side.tools
     # RunTools' cached copy of the servers list is older than the owner's addition of "n"
     run_side = RemoteTools(
         lambda: old, sides.caller, refresh=False, memo_seconds=3600, fresh_servers=lambda: new
     )
-    sides.run_tools_services.remote_tools = run_side.tools
-    sides.run_tools_services.reread_remote_tools = run_side.reread
+    sides.run_tools_services.tools.remote = run_side.tools
+    sides.run_tools_services.tools.reread_remote = run_side.reread
     run_side.tools()
     after, (result,) = sides.round(model, ("n__ping", {}))
     assert after.route == "model"

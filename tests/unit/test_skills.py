@@ -12,9 +12,9 @@ from support.turn_fakes import ScriptedModel, drive_turn, text_response, turn_st
 
 from stepwise.model.types import ModelResponse
 from stepwise.prompt.system import build_system_prompt
+from stepwise.services import Models, Prompt, Tools, TurnServices
 from stepwise.skills.catalog import SHIPPED_SKILLS_DIR, SkillCatalog
 from stepwise.skills.loader import MAX_BODY_CHARS, MAX_RESOURCE_CHARS
-from stepwise.states.services import TurnServices
 from stepwise.telegram.conversation import Conversation, Scope
 from stepwise.tools.catalog import build_registry
 from stepwise.tools.registry import ToolContext, ToolRegistry, ToolResult
@@ -218,8 +218,9 @@ def test_a_turn_offers_the_skills_in_the_cached_system_prompt_and_runs_use_skill
     services: TurnServices, model: ScriptedModel, registry: ToolRegistry
 ) -> None:
     catalog = SkillCatalog()
-    services = dataclasses.replace(services, skills=catalog)
-    services.tools = registry.with_tools(skill_tools(catalog))
+    services = dataclasses.replace(services, prompt=Prompt(skills=catalog))
+    with_skills = registry.with_tools(skill_tools(catalog))
+    services.tools = Tools(built_in=lambda: with_skills)
     use = ModelResponse(
         content=[
             {"type": "tool_use", "id": "toolu_1", "name": "use_skill", "input": {"name": "weekly-review"}}
@@ -242,7 +243,7 @@ def test_the_skills_command_lists_the_skills_without_a_model_call(
     drive_turn(services, turn_start(services, "/skills", update_id=1))
     assert telegram.texts(7) == ["No skills are installed in this deployment."]
     skill(tmp_path, "packing", front("packing", "Pack a bag.\n  Use before a trip."))
-    with_skills = dataclasses.replace(services, skills=SkillCatalog(tmp_path))
+    with_skills = dataclasses.replace(services, prompt=Prompt(skills=SkillCatalog(tmp_path)))
     drive_turn(with_skills, turn_start(with_skills, "/skills", update_id=2))
     assert telegram.texts(7)[-1] == (
         "Skills I can use (1); ask in your own words and I open the one that fits:\n"
@@ -256,7 +257,11 @@ def test_offline_the_skills_command_says_first_that_skills_need_claude_or_a_comp
 ) -> None:
     # Given a deployment without a Messages API (the offline rules model) and one skill installed
     skill(tmp_path, "packing", front("packing", "Pack a bag."))
-    offline = dataclasses.replace(services, skills=SkillCatalog(tmp_path), rules_only=True)
+    offline = dataclasses.replace(
+        services,
+        prompt=Prompt(skills=SkillCatalog(tmp_path)),
+        models=Models(services.models.chat, rules_only=True),
+    )
     # When the user sends /skills
     drive_turn(offline, turn_start(offline, "/skills", update_id=1))
     # Then the answer says plainly that skills need Claude or a compatible endpoint, then lists what is there

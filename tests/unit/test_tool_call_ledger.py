@@ -14,6 +14,7 @@ from stepwise.ledger.models import CallAlreadyRecorded, Once
 from stepwise.memory.vector_index import VectorRecord
 from stepwise.model.types import ModelResponse
 from stepwise.reminders.models import Reminder
+from stepwise.services import TurnServices
 from stepwise.states.call_model import call_model
 from stepwise.states.contracts.base import Next
 from stepwise.states.contracts.call_model import CallModelInput
@@ -22,7 +23,6 @@ from stepwise.states.contracts.run_tools import RunToolsInput
 from stepwise.states.load_context import load_context
 from stepwise.states.request_approval import request_approval
 from stepwise.states.run_tools import run_tools
-from stepwise.states.services import TurnServices
 from stepwise.telegram.conversation import Conversation, Scope
 from stepwise.tools.catalog import build_registry
 from stepwise.tools.registry import ToolContext
@@ -57,13 +57,13 @@ def _tasks(tasks: TaskRepository) -> list[tuple[int, str, str]]:
 
 
 def _memories(services: TurnServices) -> dict[str, str]:
-    assert services.memory is not None
-    return {m.key: m.text for m in services.memory.memory.recall(USER, "anything", 20)}
+    assert services.stores.memory is not None
+    return {m.key: m.text for m in services.stores.memory.memory.recall(USER, "anything", 20)}
 
 
 def snapshot(services: TurnServices, tasks: TaskRepository) -> tuple[Any, ...]:
     """Every task field (times included), the user's memories and reminders."""
-    reminders = [r.model_dump() for r in services.reminders.reminders.list(USER)]
+    reminders = [r.model_dump() for r in services.stores.time_zones.reminders.list(USER)]
     return [t.model_dump() for t in tasks.list(USER, "all")], _memories(services), reminders
 
 
@@ -84,7 +84,9 @@ def _forgotten(services: TurnServices, tasks: TaskRepository, memory_id: str) ->
 
 def _reminders(*expected: tuple[int, str]) -> Callable[[TurnServices, TaskRepository, str], None]:
     def check(services: TurnServices, tasks: TaskRepository, memory_id: str) -> None:
-        assert [(r.reminder_id, r.text) for r in services.reminders.reminders.list(USER)] == list(expected)
+        assert [(r.reminder_id, r.text) for r in services.stores.time_zones.reminders.list(USER)] == list(
+            expected
+        )
 
     return check
 
@@ -129,13 +131,13 @@ IDS = [case.name for case in CASES]
 
 def seed(services: TurnServices, tasks: TaskRepository) -> str:
     """Task #1 "buy milk", reminder #1 and one memory of the user; returns the memory's id."""
-    assert services.memory is not None
+    assert services.stores.memory is not None
     tasks.add(USER, "buy milk", "", "2026-11-22T08:00:00.000Z")
-    services.reminders.reminders.put(
+    services.stores.time_zones.reminders.put(
         Reminder(
             user_id=USER,
             chat_id=USER,
-            reminder_id=services.reminders.reminders.allocate_id(USER),
+            reminder_id=services.stores.time_zones.reminders.allocate_id(USER),
             text="water the plants",
             expression="cron(0 9 ? * MON *)",
             timezone="UTC",
@@ -144,7 +146,9 @@ def seed(services: TurnServices, tasks: TaskRepository) -> str:
             created_at="2026-11-22T08:00:00.000Z",
         )
     )
-    return services.memory.memory.remember(USER, USER, "Anna lives in Lisbon", "2026-11-22T08:00:00.000Z")
+    return services.stores.memory.memory.remember(
+        USER, USER, "Anna lives in Lisbon", "2026-11-22T08:00:00.000Z"
+    )
 
 
 def call(
@@ -158,17 +162,19 @@ def call(
 ) -> tuple[str, bool]:
     """One run of a tool call through the registry, as RunTools runs it (with another ledger if given)."""
     context = ToolContext(Scope(Conversation(USER), USER), turn_id="turn", call_id=call_id, now=now)
-    registry = services.tools
+    registry = services.tools.registry
     if ledger is not None:
-        registry = build_registry(tasks=tasks, ledger=ledger, memory=services.memory.memory)
+        registry = build_registry(tasks=tasks, ledger=ledger, memory=services.stores.memory.memory)
     tool, parsed = registry.parse(name, args)
     result = registry.run(context, tool, parsed)
     return result.content, result.is_error
 
 
 def test_every_tool_with_a_side_effect_goes_through_the_ledger(services: TurnServices) -> None:
-    names = [spec["name"] for spec in services.tools.api_tools()]
-    writes = {name for name in names if (tool := services.tools.get(name)) is not None and tool.writes}
+    names = [spec["name"] for spec in services.tools.registry.api_tools()]
+    writes = {
+        name for name in names if (tool := services.tools.registry.get(name)) is not None and tool.writes
+    }
     assert writes == set(IDS)
 
 
@@ -237,7 +243,7 @@ def tool_use(name: str, args: dict[str, Any], tool_use_id: str = "toolu_0") -> M
 def crash_after_the_first_effect(services: TurnServices, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Make the first put_step that records a tool result crash (the effect is made, its result not)."""
     crashed: list[str] = []
-    put_step = services.turns.put_step
+    put_step = services.stores.turns.put_step
 
     def crashing(turn_id: str, step: ModelStep) -> None:
         if step.partial_results and not crashed:
@@ -245,7 +251,7 @@ def crash_after_the_first_effect(services: TurnServices, monkeypatch: pytest.Mon
             raise Crash("RunTools died after the tool's effect")
         put_step(turn_id, step)
 
-    monkeypatch.setattr(services.turns, "put_step", crashing)
+    monkeypatch.setattr(services.stores.turns, "put_step", crashing)
     return crashed
 
 
@@ -272,11 +278,11 @@ def run_turn_call(
         request_approval(
             RequestApprovalInput(turn=begin.turn, approval_id=outcome.approval_id, task_token="t"), services
         )
-        services.approvals.decide(outcome.approval_id, "approved", "now", USER)
+        services.stores.approvals.decide(outcome.approval_id, "approved", "now", USER)
         back = RunToolsInput(turn=begin.turn, next=outcome, approvals=True, resume=True)
         outcome = run_tools_retried(back, services)
     assert outcome.route == "model"
-    (result,) = services.turns.get_step(begin.turn.turn_id, 0).tool_results
+    (result,) = services.stores.turns.get_step(begin.turn.turn_id, 0).tool_results
     return result
 
 
@@ -294,7 +300,7 @@ def test_a_crash_between_the_effect_and_its_recording_makes_the_effect_once(
     assert crashed, "RunTools crashed once, after the effect"
     assert result["content"].startswith(case.result(memory_id)) and not result["is_error"]
     case.effect(services, tasks, memory_id)
-    audit = [(e.tool, e.outcome) for e in services.audit.entries(USER)]
+    audit = [(e.tool, e.outcome) for e in services.stores.audit.entries(USER)]
     assert audit == [(case.name, "ok")], "one audit entry for the call"
 
 

@@ -5,7 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from support.turn_fakes import ScriptedModel, text_response, tool_use, turn_context_text, turn_start
+from support.turn_fakes import (
+    ScriptedModel,
+    text_response,
+    tool_use,
+    turn_context_text,
+    turn_settings,
+    turn_start,
+)
 
 from stepwise.approvals.lifecycle import (
     DENIED,
@@ -16,6 +23,7 @@ from stepwise.approvals.lifecycle import (
     parse_callback,
 )
 from stepwise.model.errors import ModelTransientError
+from stepwise.services import TurnServices
 from stepwise.states.call_model import FALLBACK_NOTE, call_model
 from stepwise.states.contracts.base import Next
 from stepwise.states.contracts.call_model import CallModelInput
@@ -28,7 +36,6 @@ from stepwise.states.finish_turn import finish_turn
 from stepwise.states.load_context import load_context
 from stepwise.states.request_approval import request_approval
 from stepwise.states.run_tools import run_tools
-from stepwise.states.services import TurnServices
 from stepwise.telegram.conversation import Conversation
 from stepwise.telegram.models import CallbackQuery
 from stepwise.tools.registry import TOO_LONG_TO_SHOW
@@ -69,7 +76,7 @@ def resume(services: TurnServices, begin: TurnStart, approval_id: str) -> Next:
 
 def errors(services: TurnServices, begin: TurnStart, step: int = 0) -> int:
     """How many of the step's tool results are errors."""
-    results = services.turns.get_step(begin.turn.turn_id, step).tool_results
+    results = services.stores.turns.get_step(begin.turn.turn_id, step).tool_results
     return sum(1 for result in results if result.get("is_error"))
 
 
@@ -109,7 +116,7 @@ def press(
     sender = {"id": user_id, "first_name": "U", "is_bot": is_bot}
     data = f"ap:{approval_id}:{choice}" if data is None else data
     query = CallbackQuery.model_validate({"id": "cq1", "from": sender, "data": data})
-    presses = PressServices(approvals=services.approvals, telegram=lambda: telegram, resumer=resumer)
+    presses = PressServices(approvals=services.stores.approvals, telegram=lambda: telegram, resumer=resumer)
     return handle_press(query, presses, frozenset({7, 8})).action
 
 
@@ -129,13 +136,13 @@ def test_tool_calls_route_to_run_tools_and_results_go_back_in_order(
         ("toolu_0_add_task", "Added task #1: a"),
         ("toolu_1_add_task", "Added task #2: b"),
     ]
-    assert model.requests[0].tools == services.tools.api_tools()
+    assert model.requests[0].tools == services.tools.registry.api_tools()
 
 
 def test_past_max_tool_steps_one_more_call_is_made_with_tools_disabled(
     services: TurnServices, model: ScriptedModel
 ) -> None:
-    services.max_tool_steps = 2
+    services.settings = turn_settings(max_tool_steps=2)
     begin = start(services)
     model.responses += [tool_use(("list_tasks", {}))] * 3 + [text_response("Here is what I did.")]
     round_of(services, begin)
@@ -151,8 +158,8 @@ def test_past_max_tool_steps_one_more_call_is_made_with_tools_disabled(
     assert request.messages[-1]["content"][0]["content"].startswith(
         "Not run: this turn reached its limit of 2"
     )
-    assert services.turns.get_reply(begin.turn.turn_id).text == "Here is what I did."  # type: ignore[union-attr]
-    outcomes = [(e.tool, e.outcome) for e in services.audit.entries(7)]
+    assert services.stores.turns.get_reply(begin.turn.turn_id).text == "Here is what I did."  # type: ignore[union-attr]
+    outcomes = [(e.tool, e.outcome) for e in services.stores.audit.entries(7)]
     assert outcomes == [("list_tasks", "ok"), ("list_tasks", "ok"), ("list_tasks", "not_run")]
 
 
@@ -181,9 +188,9 @@ def test_an_approval_needing_call_waits_and_approve_runs_it(
     done = resume(services, begin, waiting.approval_id)
     assert done.route == "model"
     assert tasks.get(7, 1) is None
-    results = services.turns.get_step(begin.turn.turn_id, 0).tool_results
+    results = services.stores.turns.get_step(begin.turn.turn_id, 0).tool_results
     assert [r["content"] for r in results] == ["1 task:\n#1 [ ] buy milk", "Deleted task #1: buy milk"]
-    audit = services.audit.entries(7)
+    audit = services.stores.audit.entries(7)
     assert [(e.tool, e.outcome, e.approval) for e in audit] == [
         ("list_tasks", "ok", "not_needed"),
         ("delete_task", "ok", "approved"),
@@ -205,14 +212,14 @@ def test_deny_or_no_answer_changes_nothing(
         press(services, telegram, Resumer(), approval_id, choice)
     resume(services, begin, approval_id)
     assert tasks.get(7, 1) is not None
-    (result,) = services.turns.get_step(begin.turn.turn_id, 0).tool_results
+    (result,) = services.stores.turns.get_step(begin.turn.turn_id, 0).tool_results
     assert result == {
         "type": "tool_result",
         "tool_use_id": "toolu_0_delete_task",
         "content": message,
         "is_error": True,
     }
-    assert services.approvals.get(approval_id).status == ("denied" if choice else "expired")  # type: ignore[union-attr]
+    assert services.stores.approvals.get(approval_id).status == ("denied" if choice else "expired")  # type: ignore[union-attr]
     assert ("Denied" if choice else "No answer in time") in telegram.sent[0].text, (
         "the message shows the outcome"
     )
@@ -225,7 +232,7 @@ def test_a_call_that_cannot_succeed_fails_without_asking(
     model.responses.append(tool_use(("delete_task", {"task_id": 42})))
     outcome = round_of(services, begin)
     assert outcome.route == "model" and errors(services, begin) == 1
-    assert services.approvals.requests == {}  # type: ignore[attr-defined]
+    assert services.stores.approvals.requests == {}  # type: ignore[attr-defined]
 
 
 def test_calls_that_cannot_all_be_shown_are_refused_without_a_card_and_the_chat_told_why(
@@ -240,17 +247,17 @@ def test_calls_that_cannot_all_be_shown_are_refused_without_a_card_and_the_chat_
     model.responses.append(tool_use(*[("update_task", {"task_id": n + 1, **update}) for n in range(8)]))
     outcome = round_of(services, begin)
     assert outcome.route == "model", "nothing waits for approval"
-    assert services.approvals.requests == {}  # type: ignore[attr-defined]
+    assert services.stores.approvals.requests == {}  # type: ignore[attr-defined]
     (line,) = telegram.sent  # one line, no card
     assert line.reply_markup is None and "\n" not in line.text
     assert line.text.startswith(
         "🔐 Not asked, refused: The assistant in this chat wanted to call update_task"
     )
     assert "(8 calls)" in line.text and "cannot all be shown" in line.text
-    results = services.turns.get_step(begin.turn.turn_id, 0).tool_results
+    results = services.stores.turns.get_step(begin.turn.turn_id, 0).tool_results
     assert all(r["is_error"] and r["content"].startswith(TOO_LONG_TO_SHOW) for r in results)
     assert [t.title.startswith("old title") for t in tasks.list(7, "all")] == [True] * 8
-    audit = services.audit.entries(7)
+    audit = services.stores.audit.entries(7)
     assert {(e.tool, e.outcome, e.approval) for e in audit} == {("update_task", "denied", "unavailable")}
     assert len(audit) == 8 and all(e.result.startswith(TOO_LONG_TO_SHOW) for e in audit)
     run_tools(RunToolsInput(turn=begin.turn, next=outcome.model_copy(update={"route": "tools"})), services)
@@ -294,7 +301,7 @@ def test_a_press_after_the_turn_stopped_waiting_expires_the_request(
     begin, approval_id = ask_to_delete(services, tasks, model)
     show_buttons(services, begin, approval_id)
     assert press(services, telegram, Resumer(alive=False), approval_id) == "expired"
-    assert services.approvals.get(approval_id).status == "expired"  # type: ignore[union-attr]
+    assert services.stores.approvals.get(approval_id).status == "expired"  # type: ignore[union-attr]
 
 
 def test_a_retried_request_approval_does_not_send_the_buttons_twice(
@@ -304,7 +311,7 @@ def test_a_retried_request_approval_does_not_send_the_buttons_twice(
     for token in ("tok1", "tok2"):
         show_buttons(services, begin, approval_id, token)
     assert len(telegram.sent) == 1
-    assert services.approvals.get(approval_id).task_token == "tok2"  # type: ignore[union-attr]
+    assert services.stores.approvals.get(approval_id).task_token == "tok2"  # type: ignore[union-attr]
 
 
 def test_titles_are_escaped_in_the_approval_message(
@@ -330,7 +337,7 @@ def test_the_fallback_takes_over_task_commands_only(
     finish(services, begin)
     assert telegram.sent[-1].text.startswith("<i>(My language model is unavailable")
     assert "Added task #1: buy milk" in telegram.sent[-1].text
-    assert services.messages.recent(Conversation(7), 5)[-1].content.startswith(FALLBACK_NOTE)
+    assert services.stores.messages.recent(Conversation(7), 5)[-1].content.startswith(FALLBACK_NOTE)
 
 
 def test_a_rules_model_that_keeps_failing_does_not_loop_through_the_fallback(services: TurnServices) -> None:
@@ -343,7 +350,7 @@ def test_a_rules_model_that_keeps_failing_does_not_loop_through_the_fallback(ser
 def test_no_fallback_for_what_the_rules_do_not_understand_or_when_off(
     services: TurnServices, text: str, mode: str
 ) -> None:
-    services.fallback_model = mode  # type: ignore[assignment]
+    services.settings = turn_settings(fallback_model=mode)  # type: ignore[arg-type]
     begin = start(services, text)
     assert use_fallback(FallbackInput(turn=begin.turn), services).route == "error"
 

@@ -14,6 +14,7 @@ from support.turn_fakes import (
     drive_turn,
     text_response,
     tool_use,
+    turn_settings,
     turn_start,
 )
 
@@ -30,11 +31,11 @@ from stepwise.memory.summarizer import (
 )
 from stepwise.reminders.firing import FireServices, fire
 from stepwise.reminders.models import FireEvent
+from stepwise.services import TurnServices
 from stepwise.states.contracts.finish_turn import FinishTurnInput
 from stepwise.states.contracts.load_context import LoadContextInput
 from stepwise.states.finish_turn import finish_turn
 from stepwise.states.load_context import load_context
-from stepwise.states.services import TurnServices
 from stepwise.telegram.conversation import Conversation
 from stepwise.telegram.errors import TelegramTransientError
 from stepwise_local.in_memory.chats import InMemoryChatStore
@@ -75,9 +76,9 @@ def test_two_topics_and_the_chat_keep_their_histories_apart(
         "What is my name?",
     ]
     assert conversation_texts(in_90.messages) == ["Here we plan a trip.", "Where to?", "To Lisbon."]
-    main = services.messages.recent(Conversation(USER), 10)
+    main = services.stores.messages.recent(Conversation(USER), 10)
     assert [m.content for m in main] == ["Main chat: hello.", "Hi."]
-    assert {(m.chat_id, m.topic) for m in services.messages.recent(Conversation(USER, 70), 10)} == {
+    assert {(m.chat_id, m.topic) for m in services.stores.messages.recent(Conversation(USER, 70), 10)} == {
         (USER, 70)
     }
 
@@ -85,7 +86,10 @@ def test_two_topics_and_the_chat_keep_their_histories_apart(
 def test_every_send_of_a_topics_turn_carries_its_thread_and_the_main_chats_none(
     services: TurnServices, model: ScriptedModel, telegram: InMemoryTelegram
 ) -> None:
-    drafting = dataclasses.replace(services, drafts=lambda: telegram, draft_interval_seconds=0.001)
+    outbound = dataclasses.replace(services.outbound, drafts=lambda: telegram)
+    drafting = dataclasses.replace(
+        services, outbound=outbound, settings=turn_settings(draft_interval_seconds=0.001)
+    )
     long_answer = ("A paragraph of a long answer. " * 60 + "\n\n") * 4  # more than one message
     ask(drafting, model, "Tell me a lot.", long_answer, 1, 70)
     in_topic = sends(telegram)
@@ -128,19 +132,19 @@ def test_a_reminder_set_in_a_topic_fires_in_that_topic(
     firing = FireServices(
         reminders=reminders,
         schedules=schedules,
-        chats=services.chats,
-        sequencer=services.sequencer,
+        chats=services.stores.chats,
+        sequencer=services.outbound.sequencer,
         clock=lambda: datetime(2026, 11, 23, 17, 0, 2, tzinfo=UTC),
     )
     event = FireEvent(
         user_id=USER, chat_id=USER, reminder_id=made.reminder_id, scheduled_time="2026-11-23T17:00:00Z"
     )
     assert fire(event, firing) == "started"
-    (waiting,) = services.sequencer().inbox.pending(Conversation(USER, 70))
+    (waiting,) = services.outbound.sequencer().inbox.pending(Conversation(USER, 70))
     assert (waiting.kind, waiting.topic) == (Fired(kind="reminder", reminder_id=made.reminder_id), 70)
-    name = [n for n in services.sequencer().starter.started if n.startswith(f"chat{USER}t70-")]  # type: ignore[attr-defined]
+    name = [n for n in services.outbound.sequencer().starter.started if n.startswith(f"chat{USER}t70-")]  # type: ignore[attr-defined]
     assert name, "the firing starts the topic's turn"
-    assert services.sequencer().inbox.pending(Conversation(USER)) == []
+    assert services.outbound.sequencer().inbox.pending(Conversation(USER)) == []
 
 
 def command(
@@ -158,9 +162,9 @@ def test_new_opens_a_named_topic_and_answers_inside_it(
     ((_, thread),) = telegram.topics
     (answer,) = telegram.sent
     assert answer.message_thread_id == thread and "Trip plans" in answer.text
-    kept = services.messages.recent(Conversation(USER), 5)
+    kept = services.stores.messages.recent(Conversation(USER), 5)
     assert [m.content for m in kept] == ["/new Trip plans", "(Opened a new topic, “Trip plans”.)"]
-    record = services.chats.get(Conversation(USER, thread))
+    record = services.stores.chats.get(Conversation(USER, thread))
     assert record is None or not record.topic_unnamed, "the user named it"
 
 
@@ -181,7 +185,7 @@ def test_new_without_a_title_opens_new_chat_which_its_first_answer_renames_once(
 def test_a_topic_telegram_named_is_renamed_after_its_first_answer_from_its_first_words(
     services: TurnServices, model: ScriptedModel, telegram: InMemoryTelegram
 ) -> None:
-    services.chats.set_topic_unnamed(Conversation(USER, 80), True)  # as the webhook notes it
+    services.stores.chats.set_topic_unnamed(Conversation(USER, 80), True)  # as the webhook notes it
     ask(services, model, "👍", "🙂", 1, 80)
     assert telegram.calls_of("edit_forum_topic") == [], "no words yet: the name waits for some"
     ask(services, model, "Groceries for the weekend", "Noted.", 2, 80)
@@ -264,7 +268,7 @@ def test_new_in_a_group_that_is_not_a_forum_opens_nothing_says_so_and_keeps_no_c
     (answer,) = telegram.sent
     assert answer.chat_id == group and answer.message_thread_id is None
     assert answer.text == NOT_A_FORUM
-    kept = services.messages.recent(Conversation(group), 5)
+    kept = services.stores.messages.recent(Conversation(group), 5)
     assert [m.content for m in kept] == ["/new Trip", NOT_A_FORUM], "the history says no topic was opened"
 
     telegram.forums.add(group)  # an admin turns Topics on: /new opens one there

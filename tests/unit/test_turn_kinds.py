@@ -12,11 +12,11 @@ from support.turn_fakes import turn_meta, turn_start
 
 from stepwise.inbox.models import Fired, JobEnded, QueuedMessage, Typed
 from stepwise.inbox.outside_call import OutsideCall
+from stepwise.services import TurnServices
 from stepwise.states.contracts.load_context import LoadContextInput
 from stepwise.states.job_turn import JOB_TURN
 from stepwise.states.load_context import load_context
 from stepwise.states.policy import CHAT_TURN, OUTSIDE_CALL_TURN, policy_of
-from stepwise.states.services import TurnServices
 from stepwise.turn_records.models import (
     Chat,
     Checkin,
@@ -103,8 +103,8 @@ def test_each_kind_has_its_policy() -> None:
 def test_a_canned_answer_is_the_turns_reply_and_no_model_step(services: TurnServices, text: str) -> None:
     start = turn_start(services, text)
     load_context(LoadContextInput(turn=start.turn), services)
-    reply = services.turns.get_reply(start.turn.turn_id)
+    reply = services.stores.turns.get_reply(start.turn.turn_id)
     assert reply is not None and reply.source == "command"
-    assert services.turns.steps(start.turn.turn_id) == []
+    assert services.stores.turns.steps(start.turn.turn_id) == []
     load_context(LoadContextInput(turn=start.turn), services)  # retried: the same reply, nothing new
-    assert services.turns.get_reply(start.turn.turn_id) == reply
+    assert services.stores.turns.get_reply(start.turn.turn_id) == reply

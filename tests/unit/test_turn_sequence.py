@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from support.turn_fakes import turn_start
 
+from stepwise.services import TurnServices
 from stepwise.states.contracts.base import Next
 from stepwise.states.contracts.finish_turn import FinishTurnInput
 from stepwise.states.contracts.run_tools import RunToolsInput
@@ -12,7 +13,6 @@ from stepwise.states.finish_turn import finish_turn
 from stepwise.states.load_context import load_context
 from stepwise.states.recovery import recover_turn
 from stepwise.states.run_tools import MAX_RETAKE_RETRIES, ChatBusyError, retake_chat
-from stepwise.states.services import TurnServices
 from stepwise.telegram.conversation import Conversation
 from stepwise.turn.ref import TurnRef
 from stepwise.turn_records.models import Reply
@@ -20,11 +20,11 @@ from stepwise.turn_records.models import Reply
 
 def test_a_turn_whose_load_context_never_completed_gives_its_messages_back(services: TurnServices) -> None:
     begin = turn_start(services, "hello")
-    services.sequencer().take_batch(
+    services.outbound.sequencer().take_batch(
         Conversation(7), begin.turn.turn_id
     )  # taken, then LoadContext failed for good
     finish_turn(FinishTurnInput(turn=begin.turn), services)
-    (waiting,) = services.sequencer().inbox.pending(Conversation(7))
+    (waiting,) = services.outbound.sequencer().inbox.pending(Conversation(7))
     assert (waiting.status, waiting.requeues) == ("queued", 1)
 
 
@@ -32,7 +32,7 @@ def test_an_answered_turn_marks_its_messages_done(services: TurnServices) -> Non
     begin = turn_start(services, "hello")
     load_context(begin, services)
     finish_turn(FinishTurnInput(turn=begin.turn), services)
-    assert services.sequencer().inbox.pending(Conversation(7)) == []
+    assert services.outbound.sequencer().inbox.pending(Conversation(7)) == []
 
 
 @pytest.mark.parametrize("delivered", [True, False])
@@ -41,17 +41,17 @@ def test_recovering_a_dead_turn_twice_is_the_same_as_once(services: TurnServices
     begin = turn_start(services, "hello")
     load_context(begin, services)
     if delivered:
-        services.turns.put_reply(
+        services.stores.turns.put_reply(
             begin.turn.turn_id,
             Reply(text="hi", source="model", message_id="r1", created_at="2026-11-23T09:00Z"),
         )
-        services.turns.mark_sent(begin.turn.turn_id, 1)
+        services.stores.turns.mark_sent(begin.turn.turn_id, 1)
     # When EventBridge delivers its failure event twice
     first = recover_turn(begin.turn, "FAILED", services)
     second = recover_turn(begin.turn, "FAILED", services)
     # Then a delivered reply makes its message done; an undelivered one is queued once more, and one next
     # turn is started for it
-    pending = services.sequencer().inbox.pending(Conversation(7))
+    pending = services.outbound.sequencer().inbox.pending(Conversation(7))
     if delivered:
         assert pending == [] and first.next_turn is None and second.next_turn is None
     else:
@@ -60,7 +60,7 @@ def test_recovering_a_dead_turn_twice_is_the_same_as_once(services: TurnServices
 
 
 def test_retake_fails_while_another_turn_holds_the_chat(services: TurnServices) -> None:
-    sequencer = services.sequencer()
+    sequencer = services.outbound.sequencer()
     holder = sequencer.inbox.acquire_new(Conversation(7), 1, int(sequencer.epoch()), 60)
     assert holder is not None
     parked = TurnRef(turn_id="parked", chat_id=7, user_id=7, update_id=1)
@@ -74,7 +74,7 @@ def test_retake_fails_while_another_turn_holds_the_chat(services: TurnServices) 
 
 
 def test_after_every_retry_a_busy_chat_is_retaken_regardless(services: TurnServices) -> None:
-    sequencer = services.sequencer()
+    sequencer = services.outbound.sequencer()
     assert sequencer.inbox.acquire_new(Conversation(7), 1, int(sequencer.epoch()), 60) is not None
     parked = TurnRef(turn_id="parked", chat_id=7, user_id=7, update_id=1)
     last = RunToolsInput(

@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from support.turn_fakes import ScriptedModel, conversation_texts, text_response, turn_start
+from support.turn_fakes import ScriptedModel, conversation_texts, text_response, turn_settings, turn_start
 
 from stepwise.history.models import StoredMessage
 from stepwise.model.errors import ModelTransientError
+from stepwise.services import Tools, TurnServices
 from stepwise.states.call_model import EMPTY_ANSWER, REFUSAL_ANSWER, call_model
 from stepwise.states.contracts.call_model import CallModelInput
 from stepwise.states.contracts.finish_turn import FinishTurnInput, FinishTurnOutput
@@ -16,7 +17,6 @@ from stepwise.states.contracts.load_context import LoadContextInput
 from stepwise.states.deliver import FRIENDLY_ERROR
 from stepwise.states.finish_turn import finish_turn
 from stepwise.states.load_context import load_context
-from stepwise.states.services import TurnServices
 from stepwise.telegram.conversation import Conversation
 from stepwise.telegram.errors import (
     TelegramBadRequest,
@@ -47,7 +47,7 @@ def test_the_user_message_is_stored_once_even_when_load_context_runs_twice(servi
     first = load_context(start, services)
     again = load_context(start, services)
     assert first.route == again.route == "model"
-    assert [m.content for m in services.messages.recent(Conversation(7), 20)] == ["hello"]
+    assert [m.content for m in services.stores.messages.recent(Conversation(7), 20)] == ["hello"]
 
 
 def test_load_context_shows_typing_for_a_message_that_waited(
@@ -82,17 +82,17 @@ def test_a_full_turn_replies_with_the_model_text_and_stores_both_messages(
     model.responses.append(text_response("Hi **there**"))
     run_turn(services, "hello", 1)
     assert telegram.texts(7) == ["Hi <b>there</b>"]
-    stored = services.messages.recent(Conversation(7), 20)
+    stored = services.stores.messages.recent(Conversation(7), 20)
     assert [(m.role, m.content) for m in stored] == [("user", "hello"), ("assistant", "Hi **there**")]
 
 
 def test_the_model_sees_only_the_newest_history_limit_messages_oldest_first(
     services: TurnServices, model: ScriptedModel
 ) -> None:
-    services.history_limit = 4
-    services.history_margin = 0  # the window is the newest history_limit messages (see the block tests below)
+    # the window is the newest history_limit messages (see the block tests below)
+    services.settings = turn_settings(history_limit=4, history_margin=0)
     for n in range(6):
-        services.messages.add(
+        services.stores.messages.add(
             StoredMessage(
                 id=f"old{n}",
                 chat_id=7,
@@ -115,7 +115,7 @@ def test_a_message_stored_after_the_turn_began_stays_out_of_its_context(
 ) -> None:
     start = turn_start(services, "first", created_at="2026-11-22T09:00:00.000Z")
     load_context(start, services)
-    services.messages.add(
+    services.stores.messages.add(
         StoredMessage(
             id="later", chat_id=7, role="user", content="later", created_at="2026-11-22T09:00:05.000Z"
         )
@@ -128,8 +128,8 @@ def test_a_message_stored_after_the_turn_began_stays_out_of_its_context(
 def test_call_model_sends_the_configured_model_and_a_system_prompt(
     services: TurnServices, model: ScriptedModel
 ) -> None:
-    services.model_name = "claude-sonnet-4-5"
-    services.tools = ToolRegistry([])
+    services.settings = turn_settings(anthropic_model="claude-sonnet-4-5")
+    services.tools = Tools(built_in=lambda: ToolRegistry([]))
     model.responses.append(text_response("ok"))
     start = turn_start(services, "hello")
     load_context(start, services)
@@ -165,7 +165,7 @@ def test_model_errors_propagate_for_the_state_machine_to_retry(
     load_context(start, services)
     with pytest.raises(ModelTransientError):
         call_model(CallModelInput(turn=start.turn), services)
-    assert services.turns.get_reply(start.turn.turn_id) is None
+    assert services.stores.turns.get_reply(start.turn.turn_id) is None
 
 
 class FailsOnce:
@@ -194,7 +194,7 @@ def test_a_long_reply_is_split_and_a_retried_delivery_resumes_where_it_stopped(
     load_context(start, services)
     call_model(CallModelInput(turn=start.turn), services)
     flaky = FailsOnce(telegram, fail_at=3)
-    services.telegram = lambda: flaky  # type: ignore[assignment,return-value]
+    services.outbound.telegram = lambda: flaky  # type: ignore[assignment,return-value]
     with pytest.raises(TelegramTransientError):
         finish(services, start.turn)
     # When the state machine retries FinishTurn
@@ -236,10 +236,10 @@ def test_a_chunk_whose_delivery_is_uncertain_is_sent_again_and_only_that_one(
     load_context(start, services)
     call_model(CallModelInput(turn=start.turn), services)
     lossy = DeliveredButUnconfirmed(telegram, lost_at=2)
-    services.telegram = lambda: lossy  # type: ignore[assignment,return-value]
+    services.outbound.telegram = lambda: lossy  # type: ignore[assignment,return-value]
     with pytest.raises(TelegramDeliveryUncertainError):
         finish(services, start.turn)
-    assert services.turns.get_reply(start.turn.turn_id).sent_chunks == 1  # type: ignore[union-attr]
+    assert services.stores.turns.get_reply(start.turn.turn_id).sent_chunks == 1  # type: ignore[union-attr]
     # When the state machine retries FinishTurn
     result = finish(services, start.turn)
     # Then nothing is lost: the uncertain chunk is sent again (here a visible duplicate: the accepted cost),
@@ -300,4 +300,4 @@ def test_finish_turn_run_twice_sends_and_saves_once(
     run_turn(services, "hello", 1)
     finish(services, TurnRef(turn_id="turn-1", chat_id=7, user_id=7, update_id=1))
     assert telegram.texts(7) == ["hi"]
-    assert [m.role for m in services.messages.recent(Conversation(7), 20)] == ["user", "assistant"]
+    assert [m.role for m in services.stores.messages.recent(Conversation(7), 20)] == ["user", "assistant"]

@@ -8,19 +8,19 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from support.turn_fakes import ScriptedModel, text_response, turn_start
+from support.turn_fakes import ScriptedModel, text_response, turn_settings, turn_start
 
 from stepwise.config import DEFAULT_DAILY_TOKEN_BUDGET, DEFAULT_MODEL, Settings
 from stepwise.model.errors import ModelRateLimitedError, ModelTransientError
 from stepwise.model.rate_limits import MAX_WAITS, retry_after_seconds, wait_seconds
 from stepwise.model.types import ModelResponse, Usage
+from stepwise.services import TurnServices
 from stepwise.states.call_model import call_model
 from stepwise.states.contracts.base import Next
 from stepwise.states.contracts.call_model import CallModelInput
 from stepwise.states.contracts.run_tools import RunToolsInput
 from stepwise.states.load_context import load_context
 from stepwise.states.run_tools import run_tools
-from stepwise.states.services import TurnServices
 from stepwise.usage.budget import budget_message, next_reset
 from stepwise.usage.meter import call_usage, count_call
 from stepwise.usage.models import UsageTotals, day_key, month_key
@@ -42,7 +42,7 @@ def answer(text: str, usage: Usage = USAGE, model: str = "claude-haiku-4-5-20251
 @pytest.fixture
 def usage(services: TurnServices) -> InMemoryUsageStore:
     store = InMemoryUsageStore()
-    services.usage = store
+    services.stores.usage = store
     return store
 
 
@@ -140,8 +140,8 @@ def test_a_retried_call_model_counts_its_step_once(
 def test_a_user_over_the_daily_budget_gets_the_budget_message_and_no_model_call(
     services: TurnServices, model: ScriptedModel, usage: InMemoryUsageStore
 ) -> None:
-    services.daily_token_budget = 1000
-    services.reminders.reminders.set_timezone(7, "Europe/Lisbon")
+    services.settings = turn_settings(daily_token_budget=1000)
+    services.stores.time_zones.reminders.set_timezone(7, "Europe/Lisbon")
     first = turn_start(services, "hello")
     load_context(first, services)
     model.responses.append(answer("Hi"))
@@ -150,7 +150,7 @@ def test_a_user_over_the_daily_budget_gets_the_budget_message_and_no_model_call(
     result = load_context(second, services)
     assert result.route == "reply", "the turn's kind is decided where it starts: no model call"
     assert len(model.requests) == 1, "no second model call"
-    reply = services.turns.get_reply(second.turn.turn_id)
+    reply = services.stores.turns.get_reply(second.turn.turn_id)
     assert reply is not None and reply.source == "budget"
     assert "1,900 of 1,000 tokens" in reply.text
     assert "at midnight UTC (00:00 on Mon 23 Nov your time, Europe/Lisbon)" in reply.text
@@ -159,8 +159,8 @@ def test_a_user_over_the_daily_budget_gets_the_budget_message_and_no_model_call(
 def test_in_a_group_the_budget_message_shows_neither_the_members_figures_nor_their_zone(
     services: TurnServices, model: ScriptedModel, usage: InMemoryUsageStore
 ) -> None:
-    services.daily_token_budget = 1000
-    services.reminders.reminders.set_timezone(7, "Europe/Lisbon")
+    services.settings = turn_settings(daily_token_budget=1000)
+    services.stores.time_zones.reminders.set_timezone(7, "Europe/Lisbon")
     first = turn_start(services, "hello")
     load_context(first, services)
     model.responses.append(answer("Hi"))
@@ -169,7 +169,7 @@ def test_in_a_group_the_budget_message_shows_neither_the_members_figures_nor_the
         services, "@stepwise_bot hi all", chat_id=-100, user_id=7, sender="Ana", update_id=2
     )
     assert load_context(in_group, services).route == "reply"
-    reply = services.turns.get_reply(in_group.turn.turn_id)
+    reply = services.stores.turns.get_reply(in_group.turn.turn_id)
     assert reply is not None and reply.source == "budget"
     assert reply.text.startswith("Ana, you've reached your daily usage limit")
     assert "at midnight UTC, in 14 h 30 min; /usage in our private chat shows more." in reply.text
@@ -179,7 +179,7 @@ def test_in_a_group_the_budget_message_shows_neither_the_members_figures_nor_the
 def test_a_turn_under_the_budget_finishes_its_tool_rounds(
     services: TurnServices, model: ScriptedModel, usage: InMemoryUsageStore
 ) -> None:
-    services.daily_token_budget = 1
+    services.settings = turn_settings(daily_token_budget=1)
     start = turn_start(services, "add milk")
     load_context(start, services)
     tool_round = ModelResponse(
@@ -199,7 +199,7 @@ def test_a_turn_under_the_budget_finishes_its_tool_rounds(
 def test_offline_command_turns_are_neither_refused_nor_counted(
     services: TurnServices, usage: InMemoryUsageStore
 ) -> None:
-    services.daily_token_budget = 1
+    services.settings = turn_settings(daily_token_budget=1)
     usage.add(7, "earlier", [day_key(services.clock())], UsageTotals(input_tokens=50))
     start = turn_start(services, "/timezone Europe/Lisbon")
     assert load_context(start, services).route == "model", "not refused"
@@ -216,7 +216,7 @@ def test_a_rate_limit_with_retry_after_asks_the_state_machine_to_wait(
     result = call_model(CallModelInput(turn=start.turn), services)
     assert (result.route, result.wait_seconds, result.final, result.step) == ("wait", 8, False, 0)
     assert result.waits == 1, "the turn's waits are counted"
-    assert services.turns.steps(start.turn.turn_id) == [], "nothing stored: the same call comes again"
+    assert services.stores.turns.steps(start.turn.turn_id) == [], "nothing stored: the same call comes again"
 
 
 def test_past_the_waits_of_a_turn_a_rate_limit_is_an_ordinary_transient_error(

@@ -8,18 +8,18 @@ from pathlib import Path
 
 import pytest
 from support.ogg import lengthened
-from support.turn_fakes import ScriptedModel, drive_turn, text_response, turn_meta
+from support.turn_fakes import ScriptedModel, drive_turn, text_response, turn_meta, turn_settings
 
 from stepwise.commands.voice import voice as voice_command
 from stepwise.history.models import StoredMessage
 from stepwise.inbox.models import QueuedMessage
 from stepwise.media.models import Attachment
 from stepwise.media.voice import VoiceSetup
+from stepwise.services import TurnServices
 from stepwise.states.contracts.finish_turn import FinishTurnInput
 from stepwise.states.contracts.load_context import LoadContextInput
 from stepwise.states.finish_turn import finish_turn
 from stepwise.states.load_context import load_context
-from stepwise.states.services import TurnServices
 from stepwise.states.voice_reply import answer_text
 from stepwise.states.voice_turn import (
     NOTICE_CHAINED,
@@ -100,9 +100,9 @@ def speaker() -> FakeSpeaker:
 def voice_services(
     services: TurnServices, files: InMemoryFiles, transcriber: FakeTranscriber, speaker: FakeSpeaker
 ) -> TurnServices:
-    services.files = lambda: files
-    services.usage = InMemoryUsageStore()
-    services.voice = VoiceSetup(
+    services.outbound.files = lambda: files
+    services.stores.usage = InMemoryUsageStore()
+    services.models.voice = VoiceSetup(
         transcriber_name="openai",
         transcriber=lambda: transcriber,
         speaker=lambda: speaker,
@@ -123,7 +123,7 @@ def queue_note(
 ) -> TurnStart:
     """A voice note waiting in the chat's inbox, its bytes on the fake Telegram (`size`: the update's)."""
     file_id = files.add(f"voice-{update_id}", data)
-    services.sequencer().inbox.enqueue(
+    services.outbound.sequencer().inbox.enqueue(
         QueuedMessage(
             chat_id=CHAT,
             update_id=update_id,
@@ -149,7 +149,7 @@ def test_a_note_is_stored_as_its_words_and_answered_by_the_model(
     # When its turn runs
     drive_turn(voice_services, start)
     # Then the history holds the words, the caption beside them, and the model read both
-    (stored,) = voice_services.messages.recent(Conversation(CHAT), 5)[:1]
+    (stored,) = voice_services.stores.messages.recent(Conversation(CHAT), 5)[:1]
     assert stored.content == "add oat milk" and stored.heard is not None
     assert (stored.heard.status, stored.heard.caption, stored.heard.seconds) == (
         "heard",
@@ -169,8 +169,8 @@ def test_a_retried_load_context_reads_the_transcript_instead_of_transcribing_aga
     second = load_context(LoadContextInput(turn=start.turn), voice_services)
     assert first.route == second.route == "model"
     assert transcriber.calls == ["msg-1"]
-    assert voice_services.usage is not None
-    assert voice_services.usage.totals(CHAT, day_key(voice_services.clock())).voice_notes == 1
+    assert voice_services.stores.usage is not None
+    assert voice_services.stores.usage.totals(CHAT, day_key(voice_services.clock())).voice_notes == 1
 
 
 @pytest.mark.parametrize(
@@ -201,9 +201,9 @@ def test_a_note_that_cannot_be_transcribed_is_one_notice_and_no_model_call(
 
 def uncounted_note(services: TurnServices) -> StoredMessage:
     """The chat's one stored user message, after checking that no voice note was counted today."""
-    (stored,) = [m for m in services.messages.recent(Conversation(CHAT), 5) if m.role == "user"]
-    assert services.usage is not None
-    assert services.usage.totals(CHAT, day_key(services.clock())).voice_notes == 0
+    (stored,) = [m for m in services.stores.messages.recent(Conversation(CHAT), 5) if m.role == "user"]
+    assert services.stores.usage is not None
+    assert services.stores.usage.totals(CHAT, day_key(services.clock())).voice_notes == 0
     return stored
 
 
@@ -234,8 +234,8 @@ def test_a_note_larger_than_the_longest_length_could_be_is_refused_unmeasured(
 ) -> None:
     # Given a 10 s limit (at most 400,000 bytes at 320 kb/s) and an MP3 of 400,001 bytes whose update gave no
     # size (so the webhook could not refuse it): a format whose length is not read from its bytes
-    assert voice_services.voice is not None
-    voice_services.voice = voice_services.voice._replace(max_seconds=10)
+    assert voice_services.models.voice is not None
+    voice_services.models.voice = voice_services.models.voice._replace(max_seconds=10)
     mp3 = b"ID3\x04\x00" + bytes(400_001 - 5)
     drive_turn(voice_services, queue_note(voice_services, files, data=mp3, size=None, seconds=3))
     assert telegram.texts(CHAT) == [
@@ -248,8 +248,8 @@ def test_a_note_larger_than_the_longest_length_could_be_is_refused_unmeasured(
 def test_a_note_at_that_size_is_transcribed(
     voice_services: TurnServices, files: InMemoryFiles, transcriber: FakeTranscriber, model: ScriptedModel
 ) -> None:
-    assert voice_services.voice is not None
-    voice_services.voice = voice_services.voice._replace(max_seconds=10)
+    assert voice_services.models.voice is not None
+    voice_services.models.voice = voice_services.models.voice._replace(max_seconds=10)
     model.responses.append(text_response("Added."))
     mp3 = b"ID3\x04\x00" + bytes(400_000 - 5)
     drive_turn(voice_services, queue_note(voice_services, files, data=mp3, size=None, seconds=3))
@@ -293,7 +293,7 @@ def test_a_note_beside_a_typed_message_gets_its_notice_first_and_the_model_answe
     model: ScriptedModel,
     telegram: InMemoryTelegram,
 ) -> None:
-    voice_services.sequencer().inbox.enqueue(
+    voice_services.outbound.sequencer().inbox.enqueue(
         QueuedMessage(
             chat_id=CHAT, update_id=1, user_id=CHAT, id="typed", text="hi", received_at="2026-11-22T09:00:00Z"
         ),
@@ -314,9 +314,9 @@ def test_over_the_daily_budget_a_note_is_not_transcribed(
     transcriber: FakeTranscriber,
     telegram: InMemoryTelegram,
 ) -> None:
-    voice_services.daily_token_budget = 100
-    assert voice_services.usage is not None
-    voice_services.usage.add(
+    voice_services.settings = turn_settings(daily_token_budget=100)
+    assert voice_services.stores.usage is not None
+    voice_services.stores.usage.add(
         CHAT, "earlier", [day_key(voice_services.clock())], UsageTotals(input_tokens=150)
     )
     drive_turn(voice_services, queue_note(voice_services, files))
@@ -331,7 +331,7 @@ def test_spoken_answers_come_after_the_text_once_and_only_for_voice_notes(
     telegram: InMemoryTelegram,
     speaker: FakeSpeaker,
 ) -> None:
-    voice_services.chats.set_voice_replies(Conversation(CHAT), True)
+    voice_services.stores.chats.set_voice_replies(Conversation(CHAT), True)
     model.responses.append(
         text_response("Sure, **run** it:\n\n```\nls -la\n```\n\nSee [the docs](https://x.example).")
     )
@@ -348,8 +348,8 @@ def test_spoken_answers_come_after_the_text_once_and_only_for_voice_notes(
     finish_turn(FinishTurnInput(turn=start.turn), voice_services)
     assert len(telegram.voices) == 1 and len(telegram.texts(CHAT)) == 1
     # And the characters are counted with their cost
-    assert voice_services.usage is not None
-    totals = voice_services.usage.totals(CHAT, day_key(voice_services.clock()))
+    assert voice_services.stores.usage is not None
+    totals = voice_services.stores.usage.totals(CHAT, day_key(voice_services.clock()))
     assert totals.spoken_characters == len(speaker.spoken[0])
 
 
@@ -360,7 +360,7 @@ def test_a_speech_failure_keeps_the_text_and_ends_the_turn(
     telegram: InMemoryTelegram,
     speaker: FakeSpeaker,
 ) -> None:
-    voice_services.chats.set_voice_replies(Conversation(CHAT), True)
+    voice_services.stores.chats.set_voice_replies(Conversation(CHAT), True)
     speaker.fail = SpeechError("Polly: ThrottlingException")
     model.responses.append(text_response("The answer."))
     drive_turn(voice_services, queue_note(voice_services, files))
@@ -370,7 +370,7 @@ def test_a_speech_failure_keeps_the_text_and_ends_the_turn(
 def test_a_refused_voice_message_is_given_up_and_the_turn_ends(
     voice_services: TurnServices, files: InMemoryFiles, model: ScriptedModel, telegram: InMemoryTelegram
 ) -> None:
-    voice_services.chats.set_voice_replies(Conversation(CHAT), True)
+    voice_services.stores.chats.set_voice_replies(Conversation(CHAT), True)
     telegram.fail_next(
         "send_voice", TelegramBadRequest("sendVoice", 400, "Bad Request: VOICE_MESSAGES_FORBIDDEN")
     )
@@ -430,15 +430,15 @@ def test_the_voice_command_turns_spoken_answers_on_and_off(
     )
     text = voice_command(CommandRequest(args=args, meta=meta, services=voice_services, reply_key="k"))
     assert text.startswith(answer)
-    chat = voice_services.chats.get(Conversation(CHAT))
+    chat = voice_services.stores.chats.get(Conversation(CHAT))
     assert (chat.voice_replies if chat else False) is on
 
 
 def test_the_voice_command_says_when_spoken_answers_are_not_deployed(voice_services: TurnServices) -> None:
     from stepwise.commands.handlers import CommandRequest
 
-    assert voice_services.voice is not None
-    voice_services.voice = voice_services.voice._replace(speaker=None)
+    assert voice_services.models.voice is not None
+    voice_services.models.voice = voice_services.models.voice._replace(speaker=None)
     meta = turn_meta(
         chat_id=CHAT,
         user_id=CHAT,

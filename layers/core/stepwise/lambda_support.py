@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from aws_lambda_powertools import Logger
     from aws_lambda_powertools.utilities.typing import LambdaContext
 
-    from stepwise.states.services import TurnServices
+    from stepwise.services import TurnServices
 
 
 def state_handler[Event: TurnInput](

@@ -23,10 +23,8 @@ if TYPE_CHECKING:
     from stepwise.connections.dynamodb import DynamoConnectionStore
     from stepwise.inbox.sequencer import Sequencer
     from stepwise.jobs.dynamodb import DynamoJobStore
-    from stepwise.jobs.models import JobLimits
     from stepwise.ledger.dynamodb import DynamoToolCallLedger
     from stepwise.mcp.endpoint import EndpointServices
-    from stepwise.media.intake import MediaLimits
     from stepwise.media.voice import VoiceSetup
     from stepwise.memory.service import MemoryService
     from stepwise.memory.settings import MemoryIndexSettings
@@ -38,12 +36,12 @@ if TYPE_CHECKING:
     from stepwise.reminders.firing import FireServices
     from stepwise.remote_tools.catalog import RemoteTools
     from stepwise.remote_tools.client import RemoteServers
+    from stepwise.services import TurnServices, TurnSettings
     from stepwise.skills.catalog import SkillCatalog
-    from stepwise.states.services import TurnServices
     from stepwise.telegram.bot_info import BotInfo
     from stepwise.telegram.client import BotApiClient
     from stepwise.tools.job_tools import JobSetup
-    from stepwise.tools.registry import Tool, ToolRegistry
+    from stepwise.tools.registry import ToolRegistry
     from stepwise.tools.reminder_tools import ReminderSetup
     from stepwise.turn.workflow import StepFunctionsStopper
     from stepwise.usage.dynamodb import DynamoUsageStore
@@ -199,14 +197,6 @@ class Runtime:
         table = self.settings.jobs_table
         return DynamoJobStore(self._dynamodb.table(table)) if table else None
 
-    @cached_property
-    def job_limits(self) -> JobLimits:
-        """MAX_JOBS, JOB_MAX_TOOL_STEPS and JOB_TIMEOUT_MINUTES: one copy for spawn_job and the states."""
-        from stepwise.jobs.models import JobLimits
-
-        s = self.settings
-        return JobLimits(s.max_jobs, s.job_max_tool_steps, s.job_timeout_minutes)
-
     @property
     def job_setup(self) -> JobSetup | None:
         """What spawn_job is bound to; None where jobs are not deployed."""
@@ -221,7 +211,7 @@ class Runtime:
         return JobSetup(
             jobs=jobs,
             starter=lambda: StepFunctionsStarter(self._stepfunctions, arn),
-            limits=self.job_limits,
+            limits=self.turn_settings.limits.jobs,
             approval_timeout_seconds=s.approval_timeout_seconds,
         )
 
@@ -398,80 +388,55 @@ class Runtime:
         return DynamoAuditLog(self._dynamodb.table(self.settings.audit_table))
 
     @cached_property
+    def turn_settings(self) -> TurnSettings:
+        """The sections of the settings the states read (and the webhook's media limits, spawn_job's job
+        limits)."""
+        from stepwise.services import TurnSettings
+
+        return TurnSettings.from_settings(self.settings)
+
+    @cached_property
     def turn_services(self) -> TurnServices:
-        from stepwise.config import split_list
         from stepwise.history.dynamodb import DynamoMessageRepository
-        from stepwise.model.web import WebAccess
-        from stepwise.states.services import TurnServices
+        from stepwise.services import Models, Outbound, Prompt, Stores, Tools, TurnServices
         from stepwise.tools.reads import MemoryRecall, TimeZones
         from stepwise.turn_records.dynamodb import DynamoTurnStore
 
         s = self.settings
+        remote = bool(s.mcp_servers_parameter)
         # Adapters most states never use are made on first use (`lazy`): their imports and tables too.
-        return TurnServices(
+        stores = Stores(
             messages=DynamoMessageRepository(self._dynamodb.table(s.messages_table)),
             turns=DynamoTurnStore(self._dynamodb.table(s.turns_table), s.turn_ttl_days),
             audit=lazy(lambda: self._audit),
             approvals=lazy(lambda: self.approvals),
             chats=self.chats,
-            telegram=lambda: self.telegram,
-            model=lambda: self.model,
-            sequencer=lambda: self.sequencer,
-            model_name=s.anthropic_model,
-            rules_only=not s.uses_anthropic,
-            reminders=TimeZones(self.reminders),
-            tool_catalog=lambda: self.tools,
-            max_tokens=s.anthropic_max_tokens,
-            history_limit=s.history_limit,
-            history_margin=s.history_margin,
-            max_tool_steps=s.max_tool_steps,
-            approval_timeout_seconds=s.approval_timeout_seconds,
-            fallback_model=s.fallback_model,
+            time_zones=TimeZones(self.reminders),
             memory=MemoryRecall(self._memory_service) if self.memory_configured else None,
-            memory_top_k=s.memory_top_k,
-            summary_threshold=s.summary_threshold,
-            default_timezone=s.default_timezone,
-            persona=self.persona,
-            group_persona=self.group_persona,
-            skills=lazy(lambda: self.skills),
-            web=WebAccess(
-                search=s.web_search,
-                fetch=s.web_fetch,
-                max_uses=s.web_max_uses,
-                allowed_domains=tuple(split_list(s.web_allowed_domains)),
-                blocked_domains=tuple(split_list(s.web_blocked_domains)),
-            ),
-            clock=clock,
-            files=lambda: self.telegram,
-            media_limits=self.media_limits,
-            drafts=lambda: self.draft_telegram,
-            draft_interval_seconds=s.draft_interval_seconds,
-            link_previews=s.link_previews,
             usage=self.usage,
-            daily_token_budget=s.daily_token_budget,
-            connections=lazy(lambda: self.connections) if s.connections_table else None,
-            mcp_url=s.mcp_url,
-            app_url=s.app_url,
-            token_key=self._token_key,
-            remote_tools=self._remote_tools_list if s.mcp_servers_parameter else None,
-            reread_remote_tools=self._reread_remote_tools if s.mcp_servers_parameter else None,
             jobs=lazy(lambda: self.jobs) if s.jobs_table else None,
-            job_limits=self.job_limits,
-            stopper=self._stopper,
-            voice=self.voice,
+            connections=lazy(lambda: self.connections) if s.connections_table else None,
+            token_key=self._token_key,
         )
-
-    @cached_property
-    def media_limits(self) -> MediaLimits:
-        """The largest photos and documents the model gets, and the longest voice note transcribed."""
-        from stepwise.media.intake import MediaLimits
-
-        s = self.settings
-        return MediaLimits(
-            s.max_image_bytes,
-            s.max_document_bytes,
-            voice_max_seconds=s.voice_max_seconds,
-            voice_on=s.voice_transcriber != "off",
+        outbound = Outbound(
+            telegram=lambda: self.telegram,
+            sequencer=lambda: self.sequencer,
+            drafts=lambda: self.draft_telegram,
+            files=lambda: self.telegram,
+            stopper=self._stopper,
+        )
+        return TurnServices(
+            stores=stores,
+            outbound=outbound,
+            models=Models(chat=lambda: self.model, rules_only=not s.uses_anthropic, voice=self.voice),
+            tools=Tools(
+                built_in=lambda: self.tools,
+                remote=(lambda: self.remote_tools.tools()) if remote else None,
+                reread_remote=(lambda: self.remote_tools.reread()) if remote else None,
+            ),
+            prompt=Prompt(self.persona, self.group_persona, lazy(lambda: self.skills)),
+            settings=self.turn_settings,
+            clock=clock,
         )
 
     @cached_property
@@ -551,7 +516,8 @@ class Runtime:
     @cached_property
     def tools(self) -> ToolRegistry:
         """The built-in tools of this deployment, bound to their stores: the turn's (the outside servers'
-        tools come after them, see TurnServices.tools) and the /mcp endpoint's (never outside tools)."""
+        tools come after them, see stepwise.services.Tools) and the /mcp endpoint's (never outside
+        tools)."""
         from stepwise.tasks.dynamodb import DynamoTaskRepository
         from stepwise.tools.catalog import build_registry
 
@@ -564,12 +530,6 @@ class Runtime:
             skills=self.skills,
             jobs=self.job_setup,
         )
-
-    def _remote_tools_list(self) -> list[Tool[Any]]:
-        return self.remote_tools.tools()
-
-    def _reread_remote_tools(self) -> list[Tool[Any]]:
-        return self.remote_tools.reread()
 
     @cached_property
     def remote_tools(self) -> RemoteTools:
@@ -627,7 +587,7 @@ class Runtime:
         from stepwise.mcp.endpoint import EndpointServices
         from stepwise.mcp.gate import GateLimits
         from stepwise.mcp.settings import EndpointSettings
-        from stepwise.states.services import JOB_STARTING_TOOLS
+        from stepwise.services import JOB_STARTING_TOOLS
 
         s, limits = self.settings, EndpointSettings()
         connections = self.connections
@@ -651,7 +611,7 @@ class Runtime:
         from stepwise.miniapp.gate import AppLimits
         from stepwise.miniapp.services import AppServices
         from stepwise.miniapp.settings import AppSettings
-        from stepwise.states.services import JOB_STARTING_TOOLS
+        from stepwise.services import JOB_STARTING_TOOLS
         from stepwise.tools.reads import TimeZones
 
         s, app = self.settings, AppSettings()
@@ -691,7 +651,7 @@ class Runtime:
             sequencer=lambda: self.sequencer,
             presses=lambda: self._press_services,
             clock=clock,
-            media_limits=self.media_limits,
+            media_limits=self.turn_settings.limits.media,
             warmups=self.warmups,
             chats=lambda: self.chats,
             allowed_chats=s.allowed_chats,

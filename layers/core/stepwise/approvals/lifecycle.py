@@ -163,7 +163,7 @@ def show_request(
 
 
 # ------------------------------------------------------------------------------------- press (webhook)
-# No generated __eq__ or __repr__ (see stepwise.states.services.TurnServices).
+# No generated __eq__ or __repr__ (see stepwise.services).
 @dataclass(eq=False, repr=False)
 class PressServices:
     """What handling a press needs."""

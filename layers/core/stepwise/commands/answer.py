@@ -11,13 +11,13 @@ from stepwise.history.models import StoredMessage
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from stepwise.commands.handlers import CommandServices
     from stepwise.commands.new_topic import OpensTopic
+    from stepwise.services import TurnServices
     from stepwise.turn_records.models import TurnMeta
 
 
 def command_answer(
-    meta: TurnMeta, command: str, services: CommandServices
+    meta: TurnMeta, command: str, services: TurnServices
 ) -> Callable[[str, str], str | ShownOnce | OpensTopic | WithAppButton]:
     """The text of the answer to the turn's `command`, given the reply's message id and time (a command such
     as /reset needs to know where its answer will be stored)."""

@@ -16,12 +16,12 @@ OPEN = "Open Stepwise"
 def app(request: CommandRequest) -> str | WithAppButton:
     """The button, in the private chat; a plain answer elsewhere or where the page is not deployed."""
     services, meta = request.services, request.meta
-    if not services.app_url:
+    if not services.settings.deployment.app_url:
         return "The Mini App is not deployed here."
     if meta.chat_id != meta.user_id:
         return "The Mini App opens from our private chat: send /app there."
     return WithAppButton(
         text="Your tasks, reminders, memories, approvals and usage, on one page: tap the button below.",
         button=OPEN,
-        url=services.app_url,
+        url=services.settings.deployment.app_url,
     )

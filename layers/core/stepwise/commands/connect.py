@@ -30,14 +30,14 @@ BAD_NAME = "A token's name is 1-32 letters, digits, dots, dashes or underscores,
 def connect(request: CommandRequest) -> str | ShownOnce:
     """Create, list or revoke the user's tokens (see the module docstring)."""
     services, meta = request.services, request.meta
-    store = services.connections
-    if store is None or not services.mcp_url:
+    store = services.stores.connections
+    if store is None or not services.settings.deployment.mcp_url:
         return "The MCP endpoint is not deployed here."
     if meta.chat_id != meta.user_id:
         return "Tokens act as you: ask for one in our private chat, not in a group."
     words = request.args.split()
     if not words:
-        return _listing(store.list(meta.user_id), services.mcp_url)
+        return _listing(store.list(meta.user_id), services.settings.deployment.mcp_url)
     if words[0] == "revoke":
         if len(words) != 2:
             return USAGE
@@ -51,7 +51,7 @@ def connect(request: CommandRequest) -> str | ShownOnce:
 
 def _create(request: CommandRequest, name: str) -> str | ShownOnce:
     services, meta = request.services, request.meta
-    store = services.connections
+    store = services.stores.connections
     assert store is not None
     if not valid_name(name):
         return BAD_NAME
@@ -72,7 +72,7 @@ def _create(request: CommandRequest, name: str) -> str | ShownOnce:
         )
     except NameTaken:
         return f"You have a token named “{name}” already. Pick another name, or revoke it first."
-    url, token = services.mcp_url, TOKEN_SLOT
+    url, token = services.settings.deployment.mcp_url, TOKEN_SLOT
     # Code spans and a code block: shown verbatim (no Markdown formatting) and easy to copy.
     shown = (
         f"Your token `{name}` (shown this once; I keep only a fingerprint of it):\n\n`{token}`\n\n"

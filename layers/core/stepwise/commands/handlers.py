@@ -7,24 +7,12 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-    from datetime import datetime
-
-    from stepwise.chats.store import ChatStore
-    from stepwise.connections.store import ConnectionStore
-    from stepwise.jobs.models import JobLimits
-    from stepwise.jobs.store import JobStore
-    from stepwise.media.voice import VoiceSetup
-    from stepwise.skills.catalog import SkillCatalog
-    from stepwise.telegram.bot_info import BotInfo
-    from stepwise.telegram.client import TelegramClient
-    from stepwise.tools.registry import ToolRegistry, ToolResult
-    from stepwise.turn.workflow import TurnStopper
+    from stepwise.services import TurnServices
+    from stepwise.tools.registry import ToolResult
     from stepwise.turn_records.models import TurnMeta
-    from stepwise.usage.store import UsageStore
 
 logger = logging.getLogger(__name__)
 
@@ -34,43 +22,6 @@ MEMORY_QUERY = "what I know about the user"  # any text: the query is only a way
 USAGE_NOT_COUNTED = "Usage is not counted in this deployment."
 # In a group only what addresses the bot starts a turn: a group's empty list says how to add to it.
 MENTION_ME = "mention me (or reply to one of my messages) with it, for example"
-
-
-class CommandServices(Protocol):
-    """What command handlers read and change: the turn's tools and a few stores (the turn's services)."""
-
-    @property
-    def tools(self) -> ToolRegistry: ...
-    @property
-    def usage(self) -> UsageStore | None: ...
-    @property
-    def chats(self) -> ChatStore: ...
-    @property
-    def clock(self) -> Callable[[], datetime]: ...
-    @property
-    def daily_token_budget(self) -> int: ...
-    @property
-    def connections(self) -> ConnectionStore | None: ...
-    @property
-    def mcp_url(self) -> str: ...
-    @property
-    def app_url(self) -> str: ...
-    @property
-    def skills(self) -> SkillCatalog | None: ...
-    @property
-    def rules_only(self) -> bool: ...
-    @property
-    def jobs(self) -> JobStore | None: ...
-    @property
-    def job_limits(self) -> JobLimits: ...
-    @property
-    def stopper(self) -> Callable[[], TurnStopper] | None: ...
-    @property
-    def voice(self) -> VoiceSetup | None: ...
-    @property
-    def telegram(self) -> Callable[[], TelegramClient]: ...
-    @property
-    def bot_info(self) -> BotInfo: ...
 
 
 @dataclass(frozen=True)
@@ -103,7 +54,7 @@ class CommandRequest:
 
     args: str
     meta: TurnMeta
-    services: CommandServices
+    services: TurnServices
     reply_key: str
 
 
@@ -111,7 +62,7 @@ def _run_tool(request: CommandRequest, name: str, arguments: dict[str, object]) 
     """The result of a read-only tool of the turn's registry, or None when it is not deployed."""
     from stepwise.tools.registry import ToolContext
 
-    registry = request.services.tools
+    registry = request.services.tools.registry
     tool = registry.get(name)
     if tool is None:
         return None
@@ -186,12 +137,12 @@ def _short(text: str) -> str:
 def skills(request: CommandRequest) -> str:
     """The skills the assistant can use: each one's name and description (the system prompt's list); with
     the offline rules model only, first that skills need Claude or a compatible endpoint."""
-    catalog = request.services.skills
+    catalog = request.services.prompt.skills
     found = list(catalog.skills.values()) if catalog is not None else []
     if not found:
         return "No skills are installed in this deployment."
     lines = [f"- {skill.name}: {' '.join(skill.description.split())}" for skill in found]
-    if request.services.rules_only:  # the offline rules model never opens a skill
+    if request.services.models.rules_only:  # the offline rules model never opens a skill
         return (
             "Skills need Claude or a compatible endpoint (ANTHROPIC_API_KEY, or ANTHROPIC_BASE_URL for a "
             "compatible one): the offline rules model I run on now can't use them. "
@@ -205,7 +156,7 @@ def skills(request: CommandRequest) -> str:
 
 def reset(request: CommandRequest) -> str:
     """Start the next turn's history window after this answer; nothing is deleted."""
-    request.services.chats.set_window(request.meta.conversation, request.reply_key)
+    request.services.stores.chats.set_window(request.meta.conversation, request.reply_key)
     if request.meta.scope.in_group:
         return (
             "Fresh start: from the next message on I no longer see the earlier messages here. Nothing was "
@@ -220,13 +171,17 @@ def reset(request: CommandRequest) -> str:
 def usage(request: CommandRequest) -> str:
     """The user's tokens and estimated cost today and this month (and the daily budget, if one is set)."""
     services = request.services
-    if services.usage is None:
+    if services.stores.usage is None:
         return USAGE_NOT_COUNTED
     from stepwise.usage.report import usage_report
 
     meta = request.meta
     return usage_report(
-        meta.user_id, services.usage, services.clock(), services.daily_token_budget, meta.timezone
+        meta.user_id,
+        services.stores.usage,
+        services.clock(),
+        services.settings.limits.daily_token_budget,
+        meta.timezone,
     )
 
 

@@ -26,12 +26,14 @@ STATES = {
 
 def jobs(request: CommandRequest) -> str:
     """List the user's newest jobs, or stop one of theirs."""
-    store = request.services.jobs
+    store = request.services.stores.jobs
     if store is None:
         return "Background jobs are not enabled in this deployment."
     words = request.args.split()
     if not words:
-        return _listing(store.recent(request.meta.user_id, LISTED), request.services.job_limits.max_jobs)
+        return _listing(
+            store.recent(request.meta.user_id, LISTED), request.services.settings.limits.jobs.max_jobs
+        )
     if words[0].lower() != "stop" or len(words) != 2:
         return USAGE
     number_text = words[1].lstrip("#")
@@ -41,14 +43,14 @@ def jobs(request: CommandRequest) -> str:
 
 
 def _stop(request: CommandRequest, number: int) -> str:
-    store = request.services.jobs
+    store = request.services.stores.jobs
     assert store is not None
     job = store.get(request.meta.user_id, number)
     if job is None:
         return f"You have no background job #{number}. /jobs lists yours."
     if not job.running:
         return f"Job #{number} “{job.title}” has ended already ({STATES[job.status]})."
-    stopper = request.services.stopper
+    stopper = request.services.outbound.stopper
     stopped = stopper is not None and stopper().stop(job.execution, f"/jobs stop {number}")
     logger.info("job stop asked", extra={"job": number, "stopped": stopped})
     if stopped:

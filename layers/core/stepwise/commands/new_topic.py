@@ -37,7 +37,9 @@ def new_topic(request: CommandRequest) -> str | OpensTopic:
     services = request.services
     title = " ".join(request.args.split())[:MAX_NAME].strip()
     name = title or DEFAULT_NAME
-    if not request.meta.scope.in_group and not services.bot_info.topics_enabled(services.telegram()):
+    if not request.meta.scope.in_group and not services.outbound.bot_info.topics_enabled(
+        services.outbound.telegram()
+    ):
         return THREADS_OFF
     opening = f"New chat: “{name}”." if title else "A new chat."
     return OpensTopic(

@@ -14,14 +14,14 @@ USAGE = "Use /voice on or /voice off: with it on, my answers to your voice notes
 def voice(request: CommandRequest) -> str:
     """Turn spoken answers on or off, or say how they are."""
     services, chat = request.services, request.meta.conversation.main  # one setting per person
-    setup = services.voice
+    setup = services.models.voice
     if setup is None:
         return "Voice notes are off in this deployment (VOICE_TRANSCRIBER=off), so I can't answer them aloud."
     if setup.speaker is None:
         return "Spoken answers are off in this deployment (VOICE_SPEAKER=off); I still read your voice notes."
     choice = request.args.strip().lower()
     if choice in ("on", "off"):
-        services.chats.set_voice_replies(chat, choice == "on")
+        services.stores.chats.set_voice_replies(chat, choice == "on")
         if choice == "on":
             return (
                 "Spoken answers are on: when you send me a voice note, my answer also comes as a voice "
@@ -30,6 +30,6 @@ def voice(request: CommandRequest) -> str:
         return "Spoken answers are off: I answer your voice notes in text only."
     if choice:
         return USAGE
-    record = services.chats.get(chat)
+    record = services.stores.chats.get(chat)
     state = "on" if record is not None and record.voice_replies else "off"
     return f"Spoken answers are {state}. {USAGE}"

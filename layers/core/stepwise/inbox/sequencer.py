@@ -46,7 +46,7 @@ Ending = Literal["answered", "failed"]
 DAY = 86_400
 
 
-# No generated __eq__ or __repr__ (see stepwise.states.services.TurnServices).
+# No generated __eq__ or __repr__ (see stepwise.services).
 @dataclass(eq=False, repr=False)
 class Sequencer:
     """The per-chat inbox and lease, and the way turns are started from them."""

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
     from stepwise.history.models import StoredMessage
     from stepwise.model.blocks import ToolDefinition, ToolResultBlock
-    from stepwise.states.services import TurnServices
+    from stepwise.services import TurnServices
     from stepwise.tools.registry import ToolRegistry
 
 logger = logging.getLogger(__name__)
@@ -94,19 +94,19 @@ def close_unanswered(step: ModelStep, meta: TurnMeta, services: TurnServices, ma
 
     step.tool_results = [limit_result(block["id"], max_tool_steps) for block in step.tool_uses]
     for block, result in zip(step.tool_uses, step.tool_results, strict=True):
-        services.audit.record(
+        services.stores.audit.record(
             call_entry(meta, block, "not_run", result["content"], "not_needed", step.created_at)
         )
-    services.turns.put_step(meta.turn_id, step)
+    services.stores.turns.put_step(meta.turn_id, step)
 
 
 def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutput:
     """Call the model; store its response; decide what next: its tool calls (with or without approval), or,
     when it is final, make it the turn's reply."""
     turn, previous = request.turn, request.next
-    meta = services.turns.get_meta(turn.turn_id)
+    meta = services.stores.turns.get_meta(turn.turn_id)
     policy = policy_of(meta.kind)  # a chat's turn, or a background job's (its task, its limits, no chat)
-    steps = services.turns.steps(turn.turn_id)
+    steps = services.stores.turns.steps(turn.turn_id)
     if (stop := policy.before_call(meta, steps, services)) is not None:
         return CallModelOutput(**decision_fields(stop))
     history = policy.history(meta, services)
@@ -116,7 +116,7 @@ def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutp
     rounds = [step for step in steps if step.tool_results]
     fallback = meta.fallback
     offline = fallback or isinstance(meta.kind, RulesCommand)
-    web = services.web if not offline else WebAccess()
+    web = services.settings.model.web if not offline else WebAccess()
     tools: list[ToolDefinition] = [
         *registry.api_tools(),
         *web.server_tools(),
@@ -137,16 +137,16 @@ def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutp
         rounds,
         per_turn,
         files,
-        persona=services.group_persona if meta.scope.in_group else services.persona,
-        skills=services.skills.prompt_section if services.skills is not None else "",
+        persona=services.prompt.group_persona if meta.scope.in_group else services.prompt.persona,
+        skills=services.prompt.skills.prompt_section if services.prompt.skills is not None else "",
         cache_history=meta.history_cached,
         web=(web.search, web.fetch),
     )
     if not rounds and policy.holds_chat:
         remember_stable_prefix(meta, head_tokens(tools, prompt.system), services)
     model_request = ModelRequest(
-        model=services.model_name,
-        max_tokens=services.max_tokens,
+        model=services.settings.model.name,
+        max_tokens=services.settings.model.max_tokens,
         system=prompt.system,
         messages=prompt.messages,
         tools=tools,
@@ -155,15 +155,17 @@ def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutp
     if rounds and policy.holds_chat:  # the first call's typing indicator went out with LoadContext
         from stepwise.states.typing_indicator import show_typing  # only after a tool round
 
-        show_typing(services, turn.conversation)
+        show_typing(services.outbound, turn.conversation)
     drafts = draft_stream(
-        services.drafts if policy.holds_chat else None,
+        services.outbound.drafts if policy.holds_chat else None,
         turn.conversation,
         turn.turn_id,
-        services.draft_interval_seconds,
+        services.settings.delivery.draft_interval_seconds,
     )
     try:
-        response = (services.rules_model() if offline else services.model()).complete(model_request, drafts)
+        response = (services.models.rules() if offline else services.models.chat()).complete(
+            model_request, drafts
+        )
     except ModelRateLimitedError as error:
         return CallModelOutput(
             **decision_fields(wait_for_rate_limit(error, previous)), stop_reason="rate_limited"
@@ -194,7 +196,7 @@ def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutp
         tokens=0 if offline else used.tokens,
         cost_nano_usd=0 if offline else used.cost_nano_usd,
     )
-    services.turns.put_step(turn.turn_id, step)
+    services.stores.turns.put_step(turn.turn_id, step)
     policy.after_call(meta, [*rounds, step], services)
     output = CallModelOutput(
         **{
@@ -217,7 +219,7 @@ def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutp
         route = "tools_with_approval" if needs_approval(step, registry) else "tools"
         return output.model_copy(update={"route": route})
     text = with_sources(final_text(step), [block for done in [*steps, step] for block in done.content])
-    services.turns.put_reply(
+    services.stores.turns.put_reply(
         turn.turn_id,
         Reply(
             text=with_notices(
@@ -238,7 +240,7 @@ def remember_stable_prefix(meta: TurnMeta, tokens: int, services: TurnServices) 
     if tokens == meta.stable_prefix_tokens:
         return
     try:
-        services.chats.set_stable_prefix_tokens(meta.conversation, tokens)
+        services.stores.chats.set_stable_prefix_tokens(meta.conversation, tokens)
     except Exception as error:  # an estimate for the next turn's window: never worth failing this turn
         logger.warning("stable prefix size not kept", extra={"error": str(error)})
 
@@ -274,11 +276,11 @@ def turn_files(
 ) -> dict[str, bytes | None]:
     """The bytes of the files this call shows the model; none for the offline rules model (which cannot
     look at them), where no file source is configured, or when no message of the window has a file."""
-    if offline or services.files is None or all(message.attachment is None for message in history):
+    if offline or services.outbound.files is None or all(message.attachment is None for message in history):
         return {}
     from stepwise.media.fetch import fetch_files  # only a turn whose window holds a file
 
-    return fetch_files(history, services.files(), services.media_limits)
+    return fetch_files(history, services.outbound.files(), services.settings.limits.media)
 
 
 def final_text(step: ModelStep) -> str:

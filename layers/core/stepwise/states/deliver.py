@@ -17,7 +17,7 @@ from stepwise.turn.ids import iso_utc
 from stepwise.turn_records.models import AppButton, NewTopic, Reply
 
 if TYPE_CHECKING:
-    from stepwise.states.services import TurnServices
+    from stepwise.services import TurnServices
     from stepwise.telegram.keyboard import InlineKeyboardMarkup
     from stepwise.turn.ref import TurnRef
 
@@ -34,7 +34,7 @@ def put_error_reply(turn: TurnRef, error: str | None, services: TurnServices) ->
     A reply whose sending had begun is kept (`put_reply` does not replace it)."""
     logger.warning("the turn failed, sending the error reply", extra={"error": error})
     now = iso_utc(services.clock())
-    services.turns.put_reply(
+    services.stores.turns.put_reply(
         turn.turn_id, Reply(text=FRIENDLY_ERROR, source="error", message_id=services.new_id(), created_at=now)
     )
 
@@ -56,7 +56,7 @@ def deliver_reply(turn: TurnRef, reply: Reply, services: TurnServices) -> int:
                 extra={"chunk": index, "chunks": len(chunks)},
             )
             raise
-        services.turns.mark_sent(turn.turn_id, index + 1)
+        services.stores.turns.mark_sent(turn.turn_id, index + 1)
     logger.info("reply delivered", extra={"source": reply.source, "chunks": len(chunks)})
     return len(chunks)
 
@@ -82,8 +82,8 @@ def _send_chunk(
     the main chat, see `stepwise.telegram.client.gone_topic_note`), without a link preview unless
     LINK_PREVIEWS is on (docs/security.md)."""
     chat_id, thread = where.chat_id, where.topic
-    previews = services.link_previews
-    telegram = services.telegram()
+    previews = services.settings.delivery.link_previews
+    telegram = services.outbound.telegram()
     try:
         telegram.send_message(
             chat_id,

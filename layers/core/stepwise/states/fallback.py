@@ -9,7 +9,7 @@ from stepwise.states.contracts.base import Next
 from stepwise.states.contracts.fallback import FallbackInput
 
 if TYPE_CHECKING:
-    from stepwise.states.services import TurnServices
+    from stepwise.services import TurnServices
 
 logger = logging.getLogger(__name__)
 
@@ -20,19 +20,19 @@ def use_fallback(request: FallbackInput, services: TurnServices) -> Next:
     """Route `model` (and the turn switches to the rules model) when FALLBACK_MODEL=rules and it understands
     the user's message; otherwise route `error`: the friendly error stands."""
     give_up = Next(route="error")
-    if services.fallback_model != "rules":
+    if services.settings.model.fallback != "rules":
         return give_up
-    meta = services.turns.get_meta(request.turn.turn_id)
+    meta = services.stores.turns.get_meta(request.turn.turn_id)
     if meta.fallback_decisions >= MAX_FALLBACK_DECISIONS:
         return give_up  # the rules model itself keeps failing: no loop
-    history = services.messages.between(meta.conversation, meta.last_key, meta.last_key)
+    history = services.stores.messages.between(meta.conversation, meta.last_key, meta.last_key)
     from stepwise.offline.api import parse_intent  # lazily: the rules' grammar, needed once the model failed
 
     if not history or parse_intent(history[-1].content) is None:
         return give_up
     # Counted rather than refused once set: a retried UseFallback (its Lambda died after this write) must
     # decide the same way.
-    services.turns.put_meta(
+    services.stores.turns.put_meta(
         meta.model_copy(update={"fallback": True, "fallback_decisions": meta.fallback_decisions + 1})
     )
     logger.warning("model failed; continuing the turn with the rules model", extra={"error": request.error})

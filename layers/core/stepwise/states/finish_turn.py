@@ -22,7 +22,7 @@ from stepwise.turn_records.models import NewToken, NewTopic
 
 if TYPE_CHECKING:
     from stepwise.inbox.sequencer import Ending
-    from stepwise.states.services import TurnServices
+    from stepwise.services import Outbound, TurnServices
     from stepwise.turn.ref import TurnRef
 
 logger = logging.getLogger(__name__)
@@ -36,7 +36,7 @@ def finish_turn(request: FinishTurnInput, services: TurnServices) -> FinishTurnO
         return ended
     if request.error is not None:
         put_error_reply(turn, request.error, services)
-    reply = services.turns.get_reply(turn.turn_id)
+    reply = services.stores.turns.get_reply(turn.turn_id)
     sent = reply.sent_chunks if reply is not None else 0
     if reply is not None and isinstance(reply.extra, NewToken):
         from stepwise.states.new_token import deliver_new_token  # only a reply of /connect <name>
@@ -56,7 +56,7 @@ def finish_turn(request: FinishTurnInput, services: TurnServices) -> FinishTurnO
         logger.warning("the reply could not be delivered; the turn is saved and ends", extra={"sent": sent})
     ending: Ending = "answered"
     try:
-        meta = services.turns.get_meta(turn.turn_id)
+        meta = services.stores.turns.get_meta(turn.turn_id)
     except KeyError:  # LoadContext never completed: its messages may not be stored, they are queued again
         meta, ending = None, "failed"
     user_id = meta.user_id if meta is not None else turn.user_id
@@ -69,17 +69,17 @@ def finish_turn(request: FinishTurnInput, services: TurnServices) -> FinishTurnO
 
         speak_reply(meta, reply, services)
     saved = save_reply(turn, reply, user_id, services)
-    next_turn = end_turn(turn, ending, services)
+    next_turn = end_turn(turn, ending, services.outbound)
     return FinishTurnOutput(
         source=reply.source if reply is not None else None, sent_chunks=sent, saved=saved, next_turn=next_turn
     )
 
 
-def end_turn(turn: TurnRef, ending: Ending, services: TurnServices) -> str | None:
+def end_turn(turn: TurnRef, ending: Ending, outbound: Outbound) -> str | None:
     """The turn is over: its messages are done ("answered"), or queued again ("failed": a turn whose
     LoadContext never completed, a bounded number of times, so the next turn answers them); the chat is free
     and the next turn starts if any wait. Returns the next turn's name. (A turn whose execution failed is
     recovered by `states.recovery`; a turn back from its approval wait takes the chat back in RunTools.)"""
-    next_turn = services.sequencer().end_turn(turn.conversation, turn.turn_id, ending)
+    next_turn = outbound.sequencer().end_turn(turn.conversation, turn.turn_id, ending)
     logger.info("turn finished", extra={"ending": ending, "next_turn": next_turn})
     return next_turn

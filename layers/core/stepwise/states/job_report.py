@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from stepwise.jobs.models import Job, JobStatus
-    from stepwise.states.services import TurnServices
+    from stepwise.services import TurnServices
     from stepwise.turn.ref import TurnRef
     from stepwise.turn_records.models import ModelStep, Reply
 
@@ -66,10 +66,10 @@ def finish_job(request: FinishTurnInput, services: TurnServices) -> FinishTurnOu
     """FinishTurn (and FailTurn, FinishTurnUndelivered) of a job: its ending and report (nothing is sent to
     Telegram from here, and the chat's lease is not the job's to free)."""
     turn = request.turn
-    reply = services.turns.get_reply(turn.turn_id)
+    reply = services.stores.turns.get_reply(turn.turn_id)
     if request.error is not None:
         logger.warning("background job failed", extra={"error": request.error})
-    ending = job_outcome(reply, request.error, services.turns.steps(turn.turn_id))
+    ending = job_outcome(reply, request.error, services.stores.turns.steps(turn.turn_id))
     next_turn = report_job(turn, ending, services)
     return FinishTurnOutput(source=reply.source if reply is not None else None, next_turn=next_turn)
 
@@ -134,11 +134,13 @@ def close_pending_approvals(turn: TurnRef, services: TurnServices) -> None:
     from stepwise.approvals import lifecycle
 
     now = iso_utc(services.clock())
-    for step in services.turns.steps(turn.turn_id):
+    for step in services.stores.turns.steps(turn.turn_id):
         if step.approval_id is None or step.tool_results:
             continue
         try:
-            lifecycle.settle(services.approvals, services.telegram, step.approval_id, now, STOPPED_APPROVAL)
+            lifecycle.settle(
+                services.stores.approvals, services.outbound.telegram, step.approval_id, now, STOPPED_APPROVAL
+            )
         except Exception as error:
             logger.warning("a stopped job's approval was not closed", extra={"error": str(error)})
 
@@ -147,20 +149,20 @@ def report_job(turn: TurnRef, ending: Ending, services: TurnServices) -> str | N
     """Record the job's ending (the first one recorded stays) and put its report in the chat's inbox, which
     starts the chat's next turn unless one runs; returns that turn's name."""
     assert turn.job is not None
-    if services.jobs is None:
+    if services.stores.jobs is None:
         logger.error("a job ended where no jobs' table is configured")
         return None
-    job = services.jobs.get(turn.user_id, turn.job)
+    job = services.stores.jobs.get(turn.user_id, turn.job)
     if job is None:
         logger.error("no record of this job: no report", extra={"job": turn.job})
         return None
     if job.running:
-        steps = services.turns.steps(turn.turn_id)
-        job = services.jobs.finish(
+        steps = services.stores.turns.steps(turn.turn_id)
+        job = services.stores.jobs.finish(
             job.user_id, job.number, ending.status, report_text(job, ending, steps), iso_utc(services.clock())
         )
     message = report_message(job)
-    admitted = services.sequencer().admit(message)
+    admitted = services.outbound.sequencer().admit(message)
     logger.info(
         "background job reported", extra={"job": job.number, "status": job.status, "admitted": admitted}
     )

@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING
 
 from stepwise.history.models import StoredMessage
 from stepwise.jobs.models import CANNOT_DO
+from stepwise.services import JOB_STARTING_TOOLS
 from stepwise.states.contracts.base import Next
 from stepwise.states.job_report import finish_job, job_figures, recover_job
-from stepwise.states.services import JOB_STARTING_TOOLS
 from stepwise.tools.job_tools import CANNOT_DO_TOOL
 from stepwise.turn.ids import iso_utc
 from stepwise.turn_records.models import JobRun, Reply, TurnMeta
@@ -29,8 +29,8 @@ from stepwise.usage.budget import budget_message, is_over_budget
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from stepwise.services import TurnServices
     from stepwise.states.contracts.finish_turn import FinishTurnInput, FinishTurnOutput
-    from stepwise.states.services import TurnServices
     from stepwise.tools.registry import ToolRegistry
     from stepwise.turn.ref import TurnRef
     from stepwise.turn_records.models import ModelStep, ReplySource
@@ -42,7 +42,7 @@ def start_job(turn: TurnRef, services: TurnServices) -> Next:
     """LoadContext of a job: its meta from its record (a retry finds the meta it wrote), then the model; a job
     whose record is gone, or that has ended already, goes straight to FinishTurn."""
     assert turn.job is not None
-    job = services.jobs.get(turn.user_id, turn.job) if services.jobs is not None else None
+    job = services.stores.jobs.get(turn.user_id, turn.job) if services.stores.jobs is not None else None
     if job is None:
         logger.error("no record of this job: it ends", extra={"job": turn.job})
         return Next(route="reply")  # not `error`: FailTurn needs the error a Catch keeps, and none was caught
@@ -50,9 +50,9 @@ def start_job(turn: TurnRef, services: TurnServices) -> Next:
         logger.info("the job has ended already", extra={"job": job.number, "status": job.status})
         return Next(route="reply")
     try:
-        meta = services.turns.get_meta(turn.turn_id)
+        meta = services.stores.turns.get_meta(turn.turn_id)
     except KeyError:
-        zone = services.reminders.timezone(turn.user_id)
+        zone = services.stores.time_zones.timezone(turn.user_id)
         scope = job.scope
         meta = TurnMeta(
             turn_id=turn.turn_id,
@@ -64,11 +64,11 @@ def start_job(turn: TurnRef, services: TurnServices) -> Next:
             first_key="",
             last_key="",
             created_at=job.created_at,
-            timezone=zone or services.default_timezone,
+            timezone=zone or services.settings.deployment.default_timezone,
             timezone_set=zone is not None,
             kind=JobRun(number=job.number, title=job.title, task=job.task, deadline=job.deadline),
         )
-        services.turns.put_meta(meta)
+        services.stores.turns.put_meta(meta)
     logger.info("background job started", extra={"job": job.number})
     return job_must_stop(meta, services) or Next(route="model")
 
@@ -107,18 +107,22 @@ def job_must_stop(meta: TurnMeta, services: TurnServices) -> Next | None:
     job = _job(meta)
     now = services.clock()
     if now >= datetime.fromisoformat(job.deadline):
-        minutes = services.job_limits.timeout_minutes
+        minutes = services.settings.limits.jobs.timeout_minutes
         text = f"It ran out of time: a job may work for {minutes} minutes (JOB_TIMEOUT_MINUTES)."
         _stop(meta, services, text, "job_timeout")
         logger.warning("background job past its deadline", extra={"job": job.number})
         return Next(route="reply")
-    if services.usage is not None:
-        used = is_over_budget(services.usage, meta.user_id, now, services.daily_token_budget)
+    if services.stores.usage is not None:
+        used = is_over_budget(
+            services.stores.usage, meta.user_id, now, services.settings.limits.daily_token_budget
+        )
         if used is not None:
             _stop(
                 meta,
                 services,
-                budget_message(services.daily_token_budget, used, now, meta.timezone, meta.scope.member),
+                budget_message(
+                    services.settings.limits.daily_token_budget, used, now, meta.timezone, meta.scope.member
+                ),
                 "budget",
             )
             logger.warning("background job stopped by the daily token budget", extra={"job": job.number})
@@ -150,9 +154,9 @@ def declared_reason(step: ModelStep) -> str | None:
 
 
 def _stop(meta: TurnMeta, services: TurnServices, text: str, source: ReplySource) -> None:
-    if services.turns.get_reply(meta.turn_id) is not None:
+    if services.stores.turns.get_reply(meta.turn_id) is not None:
         return
-    services.turns.put_reply(
+    services.stores.turns.put_reply(
         meta.turn_id,
         Reply(
             text=text,
@@ -167,10 +171,10 @@ def record_progress(meta: TurnMeta, steps: Sequence[ModelStep], services: TurnSe
     """Keep the job's tool rounds, tokens and cost on its record (absolute values, from its steps: a retried
     state writes the same). Best effort: /jobs shows them, nothing depends on them."""
     job = _job(meta)
-    if services.jobs is None:
+    if services.stores.jobs is None:
         return
     try:
-        services.jobs.progress(meta.user_id, job.number, *job_figures(steps))
+        services.stores.jobs.progress(meta.user_id, job.number, *job_figures(steps))
     except Exception as error:
         logger.warning("job progress not kept", extra={"error": str(error)})
 
@@ -201,13 +205,13 @@ class JobTurn:
     def tools(self, services: TurnServices) -> ToolRegistry:
         """The chat's tools but `spawn_job`, and with `cannot_do` (a job's model says with it that it cannot
         do its task)."""
-        tools = services.tools
+        tools = services.tools.registry
         if self._tools is None or self._tools[0] is not tools:
             self._tools = (tools, tools.without(JOB_STARTING_TOOLS).with_tools([CANNOT_DO_TOOL]))
         return self._tools[1]
 
     def max_steps(self, services: TurnServices) -> int:
-        return services.job_limits.max_tool_steps
+        return services.settings.limits.jobs.max_tool_steps
 
     def before_call(self, meta: TurnMeta, steps: Sequence[ModelStep], services: TurnServices) -> Next | None:
         return job_must_stop(meta, services) or job_gave_up(meta, steps, services)
@@ -220,7 +224,7 @@ class JobTurn:
 
     def approval_wait(self, services: TurnServices) -> int:
         """At most until the job's deadline (its execution's input says how long)."""
-        return services.job_limits.approval_wait(services.approval_timeout_seconds)
+        return services.settings.limits.jobs.approval_wait(services.settings.limits.approval_timeout_seconds)
 
     def finish(self, request: FinishTurnInput, services: TurnServices) -> FinishTurnOutput | None:
         """Its ending and report (nothing is sent to Telegram, and the chat's lease is not the job's)."""

@@ -47,8 +47,9 @@ if TYPE_CHECKING:
     from stepwise.commands.table import Handling
     from stepwise.inbox.models import QueuedMessage
     from stepwise.media.models import Heard
-    from stepwise.states.services import TurnServices
+    from stepwise.services import TurnServices
     from stepwise.telegram.conversation import Conversation
+    from stepwise.tools.reads import MemoryRecall
     from stepwise.turn.ref import TurnRef
 
 logger = logging.getLogger(__name__)
@@ -63,7 +64,7 @@ def load_context(start: LoadContextInput, services: TurnServices) -> Next:
     if (started := policy_for(turn).start(turn, services)) is not None:  # a job: from its record
         return started
     conversation = turn.conversation
-    batch = services.sequencer().take_batch(conversation, turn.turn_id)
+    batch = services.outbound.sequencer().take_batch(conversation, turn.turn_id)
     if not batch:
         logger.info("nothing waiting: the turn ends without answering")
         return Next(route="reply")
@@ -87,25 +88,29 @@ def load_context(start: LoadContextInput, services: TurnServices) -> Next:
             forwarded=waiting.forwarded,
             sender=waiting.sender,
         )
-        if services.messages.add(message):  # a retried LoadContext: counted already
+        if services.stores.messages.add(message):  # a retried LoadContext: counted already
             written_at = waiting.received_at if typed else None
-            chat = services.chats.record_message(
-                conversation, waiting.user_id, services.summary_due_at, written_at, waiting.chat_title
+            chat = services.stores.chats.record_message(
+                conversation,
+                waiting.user_id,
+                services.settings.history.summary_due_at,
+                written_at,
+                waiting.chat_title,
             )
         stored.append(message)
-    chat = chat or services.chats.get(conversation)
+    chat = chat or services.stores.chats.get(conversation)
     last = stored[-1]
     head = chat.stable_prefix_tokens if chat else 0
     window, cached = choose_window(services, conversation, last, chat.window_key if chat else "", head)
     first_key = min(window[0].sort_key, stored[0].sort_key)  # a burst longer than the window stays whole
     if chat is None or first_key != chat.window_key:
-        services.chats.set_window(conversation, first_key)
+        services.stores.chats.set_window(conversation, first_key)
     scope = batch[0].scope  # the member `user_id` is: a folded burst counts against its first
     kind = kind_of_batch(batch, scope.in_group, bool(heard))
-    chosen_zone = services.reminders.timezone(scope.user_id)
+    chosen_zone = services.stores.time_zones.timezone(scope.user_id)
     person = chat  # /voice is the person's, kept on the chat itself: a topic's turn reads it there
     if heard and conversation.topic is not None:
-        person = services.chats.get(conversation.main)
+        person = services.stores.chats.get(conversation.main)
     voice = voice_lines(heard, person, services)
     notices = media_notices(batch, voice.unheard)
     meta = TurnMeta(
@@ -121,10 +126,16 @@ def load_context(start: LoadContextInput, services: TurnServices) -> Next:
         stable_prefix_tokens=head,
         created_at=iso_utc(services.clock()),
         summary=chat.summary if chat else "",
-        memories=recall_memories(services, scope.owner, conversation, "\n".join(m.content for m in stored))
+        memories=recall_memories(
+            services.stores.memory,
+            services.settings.history.memory_top_k,
+            scope.owner,
+            conversation,
+            "\n".join(m.content for m in stored),
+        )
         if isinstance(kind, Chat | Checkin)  # the model answers the user's words (or the check-in's)
         else [],
-        timezone=chosen_zone or services.default_timezone,
+        timezone=chosen_zone or services.settings.deployment.default_timezone,
         timezone_set=chosen_zone is not None,
         kind=kind,
         notices=[*voice.before, *notices["notices"]],
@@ -133,10 +144,11 @@ def load_context(start: LoadContextInput, services: TurnServices) -> Next:
         topic_name=name_for_topic(chat, batch) if conversation.topic is not None else None,
         sender=scope.sender,
     )
-    services.turns.put_meta(meta)
+    services.stores.turns.put_meta(meta)
     outcome, next_ = decide_turn(meta, services, notices["notices_only"])
     if next_.route == "model" and not typing_still_shown(batch, services.clock()):
-        show_typing(services, conversation)  # the webhook's answer showed it on arrival, if it is recent
+        # the webhook's answer showed it on arrival, if it is recent
+        show_typing(services.outbound, conversation)
     logger.info(
         "context loaded",
         extra={
@@ -197,7 +209,7 @@ def hear_voice_notes(turn: TurnRef, batch: list[QueuedMessage], services: TurnSe
         return {}
     from stepwise.states.voice_turn import hear_notes
 
-    show_typing(services, turn.conversation)  # transcribing takes a few seconds
+    show_typing(services.outbound, turn.conversation)  # transcribing takes a few seconds
     return hear_notes(turn, batch, services)
 
 
@@ -217,11 +229,11 @@ def voice_lines(heard: dict[str, Heard], chat: ChatRecord | None, services: Turn
         return VoiceLines()
     from stepwise.states.voice_turn import notice_for, rough_lines
 
-    limit = services.voice.max_seconds if services.voice is not None else 300
+    limit = services.models.voice.max_seconds if services.models.voice is not None else 300
     unheard = {id_: notice for id_, note in heard.items() if (notice := notice_for(note, limit))}
     before, footnotes = rough_lines(heard)
     spoken = any(note.status == "heard" for note in heard.values())
-    speaker = services.voice is not None and services.voice.speaker is not None
+    speaker = services.models.voice is not None and services.models.voice.speaker is not None
     return VoiceLines(unheard, before, footnotes, spoken and speaker and bool(chat and chat.voice_replies))
 
 
@@ -246,8 +258,8 @@ def choose_window(
     """The history window the model sees, oldest first, ending with `last`, and whether the prompt lays it
     out for prompt caching (breakpoints on the messages).
 
-    With `HISTORY_MARGIN` set (`services.history_margin` not None): the window of `history_window` with that
-    margin, laid out for caching, on every model. By default (None) the layout follows the model
+    With `HISTORY_MARGIN` set (`services.settings.history.margin` not None): the window of `history_window`
+    with that margin, laid out for caching, on every model. By default (None) the layout follows the model
     (`stepwise.prompt.caching`): while caching can pay, the window that moves in blocks of `CACHING_MARGIN`,
     and when it moves it keeps the newest `history_limit` messages or, if they fall short, the fewest newest
     messages whose prompt reaches the model's minimum (`window_floor`), so that it is cached from the move
@@ -257,14 +269,14 @@ def choose_window(
     `head` is the prompt's stable head (tools and system) in tokens as CallModel last measured it for this
     chat (0: not yet).
     """
-    limit, override = services.history_limit, services.history_margin
+    limit, override = services.settings.history.limit, services.settings.history.margin
     margin = CACHING_MARGIN if override is None else override
-    fetched = services.messages.recent(conversation, limit + margin + 1)
+    fetched = services.stores.messages.recent(conversation, limit + margin + 1)
     whole_chat = len(fetched) <= limit + margin
     recent = [m for m in fetched if m.sort_key <= last.sort_key]
     if override is not None:
         return history_window(recent, window_key, limit, limit + margin, whole_chat), True
-    model = services.model_name
+    model = services.settings.model.name
     floor = window_floor(model, head, recent, limit, max(limit, limit + margin - CACHING_ROOM))
     block = history_window(recent, window_key, floor or limit, limit + margin, whole_chat)
     if floor is not None or caching_can_pay(model, head, history_tokens(block)):
@@ -292,19 +304,19 @@ def history_window(
 
 
 def recall_memories(
-    services: TurnServices, owner: int, conversation: Conversation, text: str
+    memory: MemoryRecall | None, top_k: int, owner: int, conversation: Conversation, text: str
 ) -> list[Memory]:
-    """The memories of `owner` (the group's in a group, the user's in a private chat: `Scope.owner`) nearest
-    to the message. Best effort: without memory the turn still goes on.
+    """The `top_k` memories of `owner` (the group's in a group, the user's in a private chat: `Scope.owner`)
+    nearest to the message. Best effort: without memory the turn still goes on.
 
     This chat's own summary is left out: the prompt shows the chat's rolling summary anyway.
     """
-    if services.memory is None or services.memory_top_k <= 0:
+    if memory is None or top_k <= 0:
         return []
     try:
-        matches = services.memory.recall(owner, text, services.memory_top_k + 1)
+        matches = memory.recall(owner, text, top_k + 1)
     except Exception as error:
         logger.warning("recall failed; continuing without memories", extra={"error": str(error)})
         return []
     own_summary = summary_key(conversation)
-    return [Memory(id=m.key, text=m.text) for m in matches if m.key != own_summary][: services.memory_top_k]
+    return [Memory(id=m.key, text=m.text) for m in matches if m.key != own_summary][:top_k]

@@ -35,6 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
+from stepwise.services import TurnServices
 from stepwise.states.call_model import call_model
 from stepwise.states.contracts.base import Next
 from stepwise.states.contracts.call_model import CallModelInput
@@ -48,7 +49,6 @@ from stepwise.states.finish_turn import finish_turn
 from stepwise.states.load_context import load_context
 from stepwise.states.request_approval import request_approval
 from stepwise.states.run_tools import MAX_RETAKE_RETRIES, ChatBusyError, run_tools
-from stepwise.states.services import TurnServices
 from stepwise.turn.start import TurnStart
 
 logger = logging.getLogger(__name__)

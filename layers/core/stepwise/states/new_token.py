@@ -22,7 +22,7 @@ from stepwise.telegram.errors import TelegramBadRequest, TelegramForbidden
 from stepwise.turn_records.models import NewToken
 
 if TYPE_CHECKING:
-    from stepwise.states.services import TurnServices
+    from stepwise.services import TurnServices
     from stepwise.turn.ref import TurnRef
     from stepwise.turn_records.models import Reply
 
@@ -38,11 +38,11 @@ def deliver_new_token(turn: TurnRef, reply: Reply, services: TurnServices, deliv
     seed = new.seed
     if seed is None:  # settled by an earlier attempt: delivered, or given up
         return reply
-    connections = services.connections
-    if connections is None or services.token_key is None:
+    connections = services.stores.connections
+    if connections is None or services.stores.token_key is None:
         raise RuntimeError("a new token's reply needs the connections' store and the tokens' key")
     if deliver:
-        token = token_from_seed(services.token_key(), seed)
+        token = token_from_seed(services.stores.token_key(), seed)
         if connections.activate(new.user_id, new.connection, turn.turn_id, token_hash(token)):
             shown = reply.model_copy(update={"text": reply.text.replace(TOKEN_SLOT, token)})
             try:
@@ -50,21 +50,21 @@ def deliver_new_token(turn: TurnRef, reply: Reply, services: TurnServices, deliv
             except (TelegramForbidden, TelegramBadRequest) as error:
                 logger.warning("Telegram refused a new token's reply for good", extra={"error": str(error)})
             else:
-                services.turns.settle_token(turn.turn_id, revoked=False)
+                services.stores.turns.settle_token(turn.turn_id, revoked=False)
                 return _current(turn, services)
         else:
             logger.warning("the new token's connection is gone: the token is not shown")
     # The token is in the reply's first lines, so it reached the chat if the first chunk did.
     if _current(turn, services).sent_chunks == 0:
         connections.revoke(new.user_id, new.connection, made_by=turn.turn_id)
-        services.turns.settle_token(turn.turn_id, revoked=True)
+        services.stores.turns.settle_token(turn.turn_id, revoked=True)
         logger.warning("a new token's reply never reached the chat: its connection is revoked")
     else:
-        services.turns.settle_token(turn.turn_id, revoked=False)
+        services.stores.turns.settle_token(turn.turn_id, revoked=False)
     return _current(turn, services)
 
 
 def _current(turn: TurnRef, services: TurnServices) -> Reply:
-    reply = services.turns.get_reply(turn.turn_id)
+    reply = services.stores.turns.get_reply(turn.turn_id)
     assert reply is not None
     return reply

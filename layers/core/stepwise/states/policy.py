@@ -19,9 +19,9 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from stepwise.history.models import StoredMessage
+    from stepwise.services import TurnServices
     from stepwise.states.contracts.base import Next
     from stepwise.states.contracts.finish_turn import FinishTurnInput, FinishTurnOutput
-    from stepwise.states.services import TurnServices
     from stepwise.tools.registry import ToolRegistry
     from stepwise.turn.ref import TurnRef
     from stepwise.turn_records.models import ModelStep, TurnKind, TurnMeta
@@ -89,16 +89,16 @@ class ChatTurn:
         return None
 
     def history(self, meta: TurnMeta, services: TurnServices) -> list[StoredMessage]:
-        return services.messages.between(meta.conversation, meta.first_key, meta.last_key)
+        return services.stores.messages.between(meta.conversation, meta.first_key, meta.last_key)
 
     def sections(self, meta: TurnMeta, max_steps: int) -> list[str]:
         return []
 
     def tools(self, services: TurnServices) -> ToolRegistry:
-        return services.tools
+        return services.tools.registry
 
     def max_steps(self, services: TurnServices) -> int:
-        return services.max_tool_steps
+        return services.settings.model.max_tool_steps
 
     def before_call(self, meta: TurnMeta, steps: Sequence[ModelStep], services: TurnServices) -> Next | None:
         return None
@@ -110,7 +110,7 @@ class ChatTurn:
         return False
 
     def approval_wait(self, services: TurnServices) -> int:
-        return services.approval_timeout_seconds
+        return services.settings.limits.approval_timeout_seconds
 
     def finish(self, request: FinishTurnInput, services: TurnServices) -> FinishTurnOutput | None:
         return None
@@ -165,11 +165,11 @@ def tools_for_calls(policy: TurnPolicy, names: Sequence[str], services: TurnServ
     first, once, so that "Unknown tool" is the answer only when the current lists lack it too."""
     tools = policy.tools(services)
     missing = [name for name in names if tools.get(name) is None]
-    if not missing or services.reread_remote_tools is None:
+    if not missing or services.tools.reread_remote is None:
         return tools
     from stepwise.remote_tools.config import SEPARATOR  # an outside tool's name: only on a miss
 
     if any(SEPARATOR in name for name in missing):
-        services.reread_remote_tools()
+        services.tools.reread_remote()
         tools = policy.tools(services)
     return tools

@@ -13,7 +13,7 @@ from stepwise.turn.start import TurnStart
 from stepwise.turn_records.models import NewToken
 
 if TYPE_CHECKING:
-    from stepwise.states.services import TurnServices
+    from stepwise.services import TurnServices
 
 logger = logging.getLogger(__name__)
 
@@ -51,13 +51,13 @@ def recover_turn(turn: TurnRef, status: str, services: "TurnServices") -> Finish
     job's execution holds no chat: its report says how it ended (`states.job_report`)."""
     if (recovered := policy_for(turn).recover(turn, status, services)) is not None:
         return recovered
-    reply = services.turns.get_reply(turn.turn_id)
+    reply = services.stores.turns.get_reply(turn.turn_id)
     if reply is not None and isinstance(reply.extra, NewToken):
         from stepwise.states.new_token import deliver_new_token  # only a reply of /connect <name>
 
         reply = deliver_new_token(turn, reply, services, deliver=False)  # its seed forgotten, or revoked
     answered = reply is not None and reply.sent_chunks > 0
-    next_turn = services.sequencer().end_turn(
+    next_turn = services.outbound.sequencer().end_turn(
         turn.conversation, turn.turn_id, "answered" if answered else "failed"
     )
     logger.warning(

@@ -10,7 +10,7 @@ from stepwise.states.contracts.request_approval import RequestApprovalInput, Req
 from stepwise.states.policy import policy_for
 
 if TYPE_CHECKING:
-    from stepwise.states.services import TurnServices
+    from stepwise.services import TurnServices
 
 logger = logging.getLogger(__name__)
 
@@ -20,8 +20,8 @@ def request_approval(request: RequestApprovalInput, services: TurnServices) -> R
     chat go on while the turn waits (a background job holds no chat to free)."""
     policy = policy_for(request.turn)
     message_id = show_request(
-        services.approvals,
-        services.telegram,
+        services.stores.approvals,
+        services.outbound.telegram,
         request.approval_id,
         request.task_token,
         policy.approval_wait(services),
@@ -30,6 +30,6 @@ def request_approval(request: RequestApprovalInput, services: TurnServices) -> R
         logger.info("background job waits for its approval")
         return RequestApprovalOutput(message_id=message_id)
     # While the turn waits for the tap, the chat goes on: new messages get turns of their own.
-    next_turn = services.sequencer().park(request.turn.conversation, request.turn.turn_id)
+    next_turn = services.outbound.sequencer().park(request.turn.conversation, request.turn.turn_id)
     logger.info("turn parked on its approval", extra={"next_turn": next_turn})
     return RequestApprovalOutput(message_id=message_id)

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
     from stepwise.approvals.lifecycle import Decision
     from stepwise.model.blocks import ToolUseBlock
-    from stepwise.states.services import TurnServices
+    from stepwise.services import TurnServices
     from stepwise.tools.registry import Tool, ToolRegistry
     from stepwise.turn_records.models import ModelStep, TurnMeta
 
@@ -64,21 +64,23 @@ def run_tools(request: RunToolsInput, services: TurnServices) -> Next:
     turn = request.turn
     if request.resume and policy_for(turn).holds_chat:  # back from the wait: the chat first
         retake_chat(request, services)
-    meta = services.turns.get_meta(turn.turn_id)
+    meta = services.stores.turns.get_meta(turn.turn_id)
     policy = policy_of(meta.kind)
-    step = services.turns.get_step(turn.turn_id, request.next.step)
+    step = services.stores.turns.get_step(turn.turn_id, request.next.step)
     ask = request.next.model_copy(update={"route": "approval", "wait_seconds": 0})
     now = iso_utc(services.clock())
     decision: Decision | None = None
     if step.approval_id is not None:  # a round that asked (the approvals' code is loaded only then)
         from stepwise.approvals import lifecycle
 
-        if lifecycle.wait_never_began(services.approvals, step.approval_id, step.approval_asks):
+        if lifecycle.wait_never_began(services.stores.approvals, step.approval_id, step.approval_asks):
             step.approval_asks += 1
-            services.turns.put_step(turn.turn_id, step)
+            services.stores.turns.put_step(turn.turn_id, step)
             logger.info("approval handed to the wait again", extra={"approval_id": step.approval_id})
             return ask.model_copy(update={"approval_id": step.approval_id})
-        decision = lifecycle.settle(services.approvals, services.telegram, step.approval_id, now)
+        decision = lifecycle.settle(
+            services.stores.approvals, services.outbound.telegram, step.approval_id, now
+        )
     waiting: list[Pending] = []
     to_run = [call for call in step.tool_uses if call["id"] not in step.partial_results]
     tools = tools_for_calls(policy, [call["name"] for call in to_run], services)
@@ -118,7 +120,7 @@ def run_tools(request: RunToolsInput, services: TurnServices) -> Next:
         from stepwise.approvals import lifecycle
 
         approval_request = lifecycle.open_request(
-            services.approvals,
+            services.stores.approvals,
             approval_id=services.new_id()[:12],
             turn_id=turn.turn_id,
             scope=meta.scope,
@@ -129,10 +131,10 @@ def run_tools(request: RunToolsInput, services: TurnServices) -> Next:
         )
         step.approval_id = approval_request.approval_id
         step.approval_asks = 1
-        services.turns.put_step(turn.turn_id, step)
+        services.stores.turns.put_step(turn.turn_id, step)
         return ask.model_copy(update={"approval_id": approval_request.approval_id})
     step.tool_results = [step.partial_results[call["id"]] for call in step.tool_uses]
-    services.turns.put_step(turn.turn_id, step)
+    services.stores.turns.put_step(turn.turn_id, step)
     errors = sum(1 for block in step.tool_results if block["is_error"])
     logger.info("tool calls done", extra={"results": len(step.tool_results), "errors": errors})
     if policy.after_tools(meta, step, services):  # an MCP client's call: the chat is told, no model
@@ -146,11 +148,11 @@ def _record(
     """Keep a call's answer: the audit entry first, keyed by the model step's time (a crash before the result
     is recorded makes the retry write the same entry again, never lose it; the ledger returns the recorded
     result), then the result in the step."""
-    services.audit.record(
+    services.stores.audit.record(
         call_entry(meta, call, answer.outcome, answer.result.content, answer.approval, step.created_at)
     )
     step.partial_results[call["id"]] = answer.result.block(call["id"])
-    services.turns.put_step(meta.turn_id, step)
+    services.stores.turns.put_step(meta.turn_id, step)
 
 
 def _tell_not_shown(meta: TurnMeta, tools: list[str], services: TurnServices) -> None:
@@ -161,7 +163,7 @@ def _tell_not_shown(meta: TurnMeta, tools: list[str], services: TurnServices) ->
     from stepwise.telegram.errors import TelegramError, TelegramTransientError
 
     try:
-        services.telegram().send_message(
+        services.outbound.telegram().send_message(
             meta.chat_id, not_shown(requester_of(meta), tools), message_thread_id=meta.topic
         )
     except TelegramTransientError:
@@ -188,7 +190,7 @@ def retake_chat(request: RunToolsInput, services: TurnServices) -> None:
     """Back from an approval wait: hold the chat again before going on. ChatBusyError while another turn holds
     it; after MAX_RETAKE_RETRIES busy answers (a few minutes) the turn goes on regardless."""
     turn = request.turn
-    if services.sequencer().retake(turn.conversation, turn.turn_id):
+    if services.outbound.sequencer().retake(turn.conversation, turn.turn_id):
         return
     if request.retake_attempt < MAX_RETAKE_RETRIES:
         raise ChatBusyError(f"conversation {turn.conversation!r} is busy with another turn")

@@ -9,7 +9,7 @@ from stepwise.history.models import StoredMessage
 from stepwise.turn_records.models import NewToken
 
 if TYPE_CHECKING:
-    from stepwise.states.services import TurnServices
+    from stepwise.services import TurnServices
     from stepwise.turn.ref import TurnRef
     from stepwise.turn_records.models import Reply
 
@@ -22,7 +22,7 @@ def save_reply(turn: TurnRef, reply: Reply | None, user_id: int, services: TurnS
         logger.info("nothing to save", extra={"reason": "no reply" if reply is None else "error reply"})
         return False
     tool_calls = []
-    for step in services.turns.steps(turn.turn_id):
+    for step in services.stores.turns.steps(turn.turn_id):
         results = {r["tool_use_id"]: r for r in step.tool_results}
         for block in step.tool_uses:
             result = results.get(block["id"])
@@ -45,8 +45,10 @@ def save_reply(turn: TurnRef, reply: Reply | None, user_id: int, services: TurnS
         turn_id=turn.turn_id,
         tool_calls=tool_calls,
     )
-    if services.messages.add(message):
-        services.chats.record_message(turn.conversation, user_id, services.summary_due_at)
+    if services.stores.messages.add(message):
+        services.stores.chats.record_message(
+            turn.conversation, user_id, services.settings.history.summary_due_at
+        )
     return True
 
 

@@ -12,7 +12,7 @@ from stepwise.usage.meter import count_totals
 
 if TYPE_CHECKING:
     from stepwise.model.errors import ModelRateLimitedError
-    from stepwise.states.services import TurnServices
+    from stepwise.services import TurnServices
     from stepwise.turn_records.models import TurnMeta
     from stepwise.usage.models import UsageTotals
 
@@ -22,10 +22,10 @@ logger = logging.getLogger(__name__)
 def count_usage(meta: TurnMeta, step: int, used: UsageTotals, services: TurnServices) -> None:
     """Add the call's tokens and cost (`call_usage`) to the user's counters, once per model step of the turn.
     Best effort: a failed write is logged, not retried (a retry would call, and pay, the model again)."""
-    if services.usage is None:
+    if services.stores.usage is None:
         return
     try:
-        count_totals(services.usage, meta.user_id, f"{meta.turn_id}#{step}", used, services.clock())
+        count_totals(services.stores.usage, meta.user_id, f"{meta.turn_id}#{step}", used, services.clock())
     except Exception:
         logger.exception("usage not counted", extra={"step": step})
 

@@ -12,7 +12,7 @@ from stepwise.telegram.errors import TelegramBadRequest, TelegramError, Telegram
 from stepwise.turn_records.models import NewTopic
 
 if TYPE_CHECKING:
-    from stepwise.states.services import TurnServices
+    from stepwise.services import TurnServices
     from stepwise.turn.ref import TurnRef
     from stepwise.turn_records.models import Reply, TurnMeta
 
@@ -51,16 +51,16 @@ def open_topic(turn: TurnRef, reply: Reply, services: TurnServices) -> Reply:
     if not isinstance(opens, NewTopic) or opens.thread is not None:
         return reply
     try:
-        thread = services.telegram().create_forum_topic(turn.chat_id, opens.name)
+        thread = services.outbound.telegram().create_forum_topic(turn.chat_id, opens.name)
     except (TelegramBadRequest, TelegramForbidden) as error:
         from stepwise.commands.new_topic import NOT_A_FORUM, THREADS_OFF
 
         logger.warning("no topic opened", extra={"error": str(error)})
         refusal = NOT_A_FORUM if turn.conversation.in_group else THREADS_OFF
         return reply.model_copy(update={"text": refusal, "extra": None})
-    services.turns.set_topic_thread(turn.turn_id, thread)
+    services.stores.turns.set_topic_thread(turn.turn_id, thread)
     if not opens.named:
-        services.chats.set_topic_unnamed(Conversation(turn.chat_id, thread), True)
+        services.stores.chats.set_topic_unnamed(Conversation(turn.chat_id, thread), True)
     logger.info("topic opened", extra={"topic_opened": thread})
     return reply.model_copy(update={"extra": opens.model_copy(update={"thread": thread})})
 
@@ -70,10 +70,10 @@ def rename_topic(meta: TurnMeta, services: TurnServices) -> None:
     is claimed first, so a retried FinishTurn or a later turn does not rename it again. Best effort."""
     if meta.topic is None or meta.topic_name is None:
         return
-    if not services.chats.claim_topic_rename(meta.conversation):
+    if not services.stores.chats.claim_topic_rename(meta.conversation):
         return
     try:
-        services.telegram().edit_forum_topic(meta.chat_id, meta.topic, meta.topic_name)
+        services.outbound.telegram().edit_forum_topic(meta.chat_id, meta.topic, meta.topic_name)
     except TelegramError as error:
         logger.warning("topic not renamed", extra={"error": str(error)})
         return

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
     from stepwise.commands.handlers import ShownOnce, WithAppButton
     from stepwise.commands.new_topic import OpensTopic
-    from stepwise.states.services import TurnServices
+    from stepwise.services import TurnServices
     from stepwise.turn_records.models import ReplyExtra, ReplySource, TurnMeta
 
 logger = logging.getLogger(__name__)
@@ -73,7 +73,7 @@ def decide_turn(meta: TurnMeta, services: TurnServices, notices_only: bool = Fal
                 services,
                 "budget",
                 lambda *_: budget_message(
-                    services.daily_token_budget, used, now, meta.timezone, meta.scope.member
+                    services.settings.limits.daily_token_budget, used, now, meta.timezone, meta.scope.member
                 ),
             )
         case Chat() | Checkin() | RulesCommand() | JobRun():
@@ -93,9 +93,11 @@ def _canned(
 
 def _over_budget(meta: TurnMeta, services: TurnServices) -> int | None:
     """The user's tokens today when they reached DAILY_TOKEN_BUDGET (no model call then), else None."""
-    if services.usage is None:
+    if services.stores.usage is None:
         return None
-    used = is_over_budget(services.usage, meta.user_id, services.clock(), services.daily_token_budget)
+    used = is_over_budget(
+        services.stores.usage, meta.user_id, services.clock(), services.settings.limits.daily_token_budget
+    )
     if used is not None:
         logger.info("daily token budget reached; no model call", extra={"used": used})
     return used
@@ -115,7 +117,7 @@ def reply_without_model(
     nothing more (nor makes a second token); one that stopped before recording it computes the text again (a
     command is idempotent within its turn: /connect replaces the connection it made, whose token was never
     made)."""
-    if services.turns.get_reply(meta.turn_id) is not None:
+    if services.stores.turns.get_reply(meta.turn_id) is not None:
         return
     message_id, created_at = services.new_id(), iso_utc(services.clock())
     answer = text(message_id, created_at)
@@ -123,7 +125,7 @@ def reply_without_model(
         shown, extra = answer.strip(), None
     else:
         shown, extra = answer.text, _extra(meta, answer)
-    services.turns.put_reply(
+    services.stores.turns.put_reply(
         meta.turn_id,
         Reply(text=shown, source=source, message_id=message_id, created_at=created_at, extra=extra),
     )
@@ -144,9 +146,9 @@ def _extra(meta: TurnMeta, answer: ShownOnce | OpensTopic | WithAppButton) -> Re
 
 def _start_outside_call(meta: TurnMeta, call: OutsideCall, services: TurnServices) -> Next:
     """The outside call as the turn's step 0, a tool call like the model's (a retry keeps the first step)."""
-    if not services.turns.steps(meta.turn_id):
+    if not services.stores.turns.steps(meta.turn_id):
         message_id = services.new_id()
-        services.turns.put_step(
+        services.stores.turns.put_step(
             meta.turn_id,
             ModelStep(
                 step=0,
@@ -177,7 +179,7 @@ def outside_call_reply(meta: TurnMeta, call: OutsideCall, step: ModelStep, servi
     from stepwise.approvals.wording import asks
 
     asked = asks(Requester(kind="mcp_client", name=call.connection), [call.description], asked=True)
-    services.turns.put_reply(
+    services.stores.turns.put_reply(
         meta.turn_id,
         Reply(
             text=f"{asked} {outcome}",

@@ -8,16 +8,16 @@ from typing import TYPE_CHECKING
 from stepwise.telegram.errors import TelegramError
 
 if TYPE_CHECKING:
-    from stepwise.states.services import TurnServices
+    from stepwise.services import Outbound
     from stepwise.telegram.conversation import Conversation
 
 logger = logging.getLogger(__name__)
 
 
-def show_typing(services: TurnServices, conversation: Conversation) -> None:
+def show_typing(outbound: Outbound, conversation: Conversation) -> None:
     """Best effort: a failed chat action never fails the turn. In a topic, it shows in the topic."""
     try:
-        services.telegram().send_chat_action(
+        outbound.telegram().send_chat_action(
             conversation.chat_id, "typing", message_thread_id=conversation.topic
         )
     except TelegramError as error:

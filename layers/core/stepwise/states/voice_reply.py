@@ -18,7 +18,7 @@ from stepwise.voice.models import VoiceError
 from stepwise.voice.speakable import speakable_text
 
 if TYPE_CHECKING:
-    from stepwise.states.services import TurnServices
+    from stepwise.services import TurnServices
     from stepwise.turn_records.models import Reply, TurnMeta
 
 logger = logging.getLogger(__name__)
@@ -28,33 +28,33 @@ SPOKEN_SOURCES = frozenset({"model", "fallback"})
 
 def speak_reply(meta: TurnMeta, reply: Reply, services: TurnServices) -> None:
     """Send the reply's spoken copy once, if it has words to speak; see the module docstring."""
-    voice = services.voice
+    voice = services.models.voice
     if reply.voice_sent or reply.source not in SPOKEN_SOURCES or voice is None or voice.speaker is None:
         return
     text = speakable_text(answer_text(meta, reply.text), voice.max_reply_chars)
     if not text:
-        services.turns.mark_voice_sent(meta.turn_id)
+        services.stores.turns.mark_voice_sent(meta.turn_id)
         return
     try:
         audio = voice.speaker().synthesize(text)
     except VoiceError as error:
         logger.warning("no spoken reply: speech failed; the text was sent", extra={"error": str(error)})
-        services.turns.mark_voice_sent(meta.turn_id)
+        services.stores.turns.mark_voice_sent(meta.turn_id)
         return
     except Exception as error:  # a speaker's bug must not cost the turn
         logger.exception("no spoken reply: the speaker failed", extra={"error_type": type(error).__name__})
-        services.turns.mark_voice_sent(meta.turn_id)
+        services.stores.turns.mark_voice_sent(meta.turn_id)
         return
     _count(meta, voice.speech_engine, audio.characters, services)
     try:
-        services.telegram().send_voice(
+        services.outbound.telegram().send_voice(
             meta.chat_id, audio.ogg_opus, duration=round(audio.seconds) or None, message_thread_id=meta.topic
         )
     except (TelegramTransientError, TelegramDeliveryUncertainError):
         raise  # the state's retry sends it again (the text's chunks are recorded: they are not)
     except TelegramError as error:  # refused for good (the user's privacy settings forbid voice messages...)
         logger.warning("Telegram refused the spoken reply; the text was sent", extra={"error": str(error)})
-    services.turns.mark_voice_sent(meta.turn_id)
+    services.stores.turns.mark_voice_sent(meta.turn_id)
     logger.info(
         "spoken reply sent", extra={"characters": audio.characters, "seconds": round(audio.seconds, 1)}
     )
@@ -73,7 +73,7 @@ def answer_text(meta: TurnMeta, text: str) -> str:
 
 def _count(meta: TurnMeta, engine: str, characters: int, services: TurnServices) -> None:
     """Add the speech to the user's day, once per turn."""
-    if services.usage is None:
+    if services.stores.usage is None:
         return
-    used = speech_usage(services.model_name, engine, characters)
-    count_totals(services.usage, meta.user_id, f"{meta.turn_id}#speech", used, services.clock())
+    used = speech_usage(services.settings.model.name, engine, characters)
+    count_totals(services.stores.usage, meta.user_id, f"{meta.turn_id}#speech", used, services.clock())

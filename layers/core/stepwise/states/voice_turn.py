@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
     from stepwise.inbox.models import QueuedMessage
     from stepwise.media.voice import VoiceSetup
-    from stepwise.states.services import TurnServices
+    from stepwise.services import TurnServices
     from stepwise.turn.ref import TurnRef
 
 logger = logging.getLogger(__name__)
@@ -66,14 +66,14 @@ ROUGH_FOOTNOTE = (
 def hear_notes(turn: TurnRef, batch: Sequence[QueuedMessage], services: TurnServices) -> dict[str, Heard]:
     """What each note of the batch said, by message id (transcribed now, or read back from an earlier
     attempt of this state)."""
-    voice = services.voice
+    voice = services.models.voice
     heard: dict[str, Heard] = {}
     over_budget: bool | None = None
     for waiting in batch:
         attachment = waiting.attachment
         if attachment is None or not attachment.is_audio or not attachment.taken:
             continue
-        kept = services.turns.heard(turn.turn_id, waiting.id)
+        kept = services.stores.turns.heard(turn.turn_id, waiting.id)
         if kept is not None:
             heard[waiting.id] = kept
             continue
@@ -88,26 +88,31 @@ def hear_notes(turn: TurnRef, batch: Sequence[QueuedMessage], services: TurnServ
             )
         else:
             note = _transcribe(turn, waiting, voice, services)
-        services.turns.put_heard(turn.turn_id, waiting.id, note)
+        services.stores.turns.put_heard(turn.turn_id, waiting.id, note)
         heard[waiting.id] = note
     return heard
 
 
 def _over_budget(user_id: int, services: TurnServices) -> bool:
-    if services.usage is None:
+    if services.stores.usage is None:
         return False
-    return is_over_budget(services.usage, user_id, services.clock(), services.daily_token_budget) is not None
+    return (
+        is_over_budget(
+            services.stores.usage, user_id, services.clock(), services.settings.limits.daily_token_budget
+        )
+        is not None
+    )
 
 
 def _transcribe(turn: TurnRef, waiting: QueuedMessage, voice: VoiceSetup, services: TurnServices) -> Heard:
     attachment = waiting.attachment
     assert attachment is not None
     ids = {"message_id": waiting.id, "kind": attachment.kind, "seconds": attachment.seconds}
-    if services.files is None:
+    if services.outbound.files is None:
         logger.warning("no file source configured: the note cannot be fetched", extra=ids)
         return Heard(status="failed", caption=waiting.text, problem="rejected")
     try:
-        audio = services.files().download(attachment.file_id, TELEGRAM_MAX_DOWNLOAD_BYTES)
+        audio = services.outbound.files().download(attachment.file_id, TELEGRAM_MAX_DOWNLOAD_BYTES)
     except TelegramTransientError:
         raise  # the state's retry downloads again
     except TelegramError as error:
@@ -188,12 +193,12 @@ def _refused(waiting: QueuedMessage, voice: VoiceSetup, problem: str, seconds: f
 
 def _count(waiting: QueuedMessage, voice: VoiceSetup, seconds: float, services: TurnServices) -> None:
     """Add the transcription to the user's day, once per note (its message id is the key)."""
-    if services.usage is None:
+    if services.stores.usage is None:
         return
     used = transcription_usage(
-        services.model_name, voice.transcriber_name, seconds, voice.openai_usd_per_minute
+        services.settings.model.name, voice.transcriber_name, seconds, voice.openai_usd_per_minute
     )
-    count_totals(services.usage, waiting.user_id, f"voice#{waiting.id}", used, services.clock())
+    count_totals(services.stores.usage, waiting.user_id, f"voice#{waiting.id}", used, services.clock())
 
 
 def notice_for(heard: Heard, max_seconds: int = 300) -> str | None:

@@ -52,7 +52,7 @@ class WarmupTargets(NamedTuple):
     run_tools: str
 
 
-# No generated __eq__ or __repr__ (see stepwise.states.services.TurnServices).
+# No generated __eq__ or __repr__ (see stepwise.services).
 @dataclass(eq=False, repr=False)
 class Warmups:
     """Decides whether a started turn is worth warming up for, and sends the warm-ups.
