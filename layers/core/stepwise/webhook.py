@@ -3,6 +3,7 @@
 import hmac
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -12,7 +13,6 @@ from stepwise.approvals.press_action import PressAction
 from stepwise.inbox.arrival_typing import typing_on_arrival
 from stepwise.inbox.models import QueuedMessage
 from stepwise.media.intake import MediaLimits, attachment_of
-from stepwise.record import Record
 from stepwise.telegram.addressing import (
     BotIdentity,
     addressed,
@@ -70,8 +70,8 @@ class WebhookOutcome(BaseModel):
     typing: bool = False  # the answer asks Telegram for "typing…" (stepwise.inbox.arrival_typing)
 
 
-# A Record, not a dataclass: the webhook's cold import builds it, and a dataclass compiles its __init__.
-class WebhookServices(Record):
+@dataclass(frozen=True)
+class WebhookServices:
     """What the webhook needs: the secret, the allowlist, the chats' inboxes and a way to settle approvals."""
 
     secret: str
@@ -80,7 +80,7 @@ class WebhookServices(Record):
     presses: "Callable[[], PressServices]"  # built for a button press only (its code is not loaded otherwise)
     clock: Callable[[], datetime] = utc_now
     new_id: Callable[[], str] = new_id
-    media_limits: MediaLimits = MediaLimits()
+    media_limits: MediaLimits = field(default_factory=MediaLimits)
     warmups: "Warmups | None" = None  # the containers a quiet chat's turn will need (stepwise.warmups.warmer)
     chats: "Callable[[], ChatStore] | None" = None  # for topics Telegram named (forum_topic_created)
     # Groups (docs/groups.md): the groups served (empty: any), "mentions" or "all", who the bot is (getMe)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, NamedTuple
+from typing import TYPE_CHECKING, Literal
 
 from stepwise.approvals.models import ApprovalCall, ApprovalRequest, ApprovalStatus, Requester
 from stepwise.approvals.press_action import PressAction
@@ -176,7 +176,8 @@ class PressServices:
     clock: Callable[[], datetime] = utc_now
 
 
-class PressOutcome(NamedTuple):
+@dataclass(frozen=True)
+class PressOutcome:
     """What the press did: `decided` (approved/denied), or why it changed nothing."""
 
     action: PressAction

@@ -1,12 +1,12 @@
 """A message waiting in a chat's inbox, and what enqueueing it found."""
 
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from stepwise.inbox.outside_call import OutsideCall
 from stepwise.media.models import Attachment
-from stepwise.record import Record
 from stepwise.telegram.conversation import Conversation
 
 QueueStatus = Literal["queued", "taken"]
@@ -19,7 +19,8 @@ MessageKind = Literal["message", "reminder", "checkin", "outside_call", "job"]
 Admission = Literal["new", "queued", "taken", "done"]
 
 
-class NewLease(Record):
+@dataclass(frozen=True)
+class NewLease:
     """A chat's lease taken for a new turn: the turn's name, and when the chat's previous turn started (epoch
     seconds; None for the chat's first), which tells how long the chat was quiet."""
 

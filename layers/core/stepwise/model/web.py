@@ -7,10 +7,9 @@ sources as numbered Markdown links after its text (`with_sources`).
 """
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
-
-from stepwise.record import Record
 
 WEB_SEARCH_TOOL = "web_search_20250305"
 WEB_FETCH_TOOL = "web_fetch_20250910"
@@ -23,7 +22,8 @@ MAX_SOURCES = 8
 MAX_TITLE_CHARS = 80
 
 
-class WebAccess(Record):
+@dataclass(frozen=True)
+class WebAccess:
     """What the owner turned on (`WEB_SEARCH`, `WEB_FETCH`) and its limits."""
 
     search: bool = False

@@ -7,11 +7,11 @@ of the last user message (see `stepwise.prompt.messages`), after everything that
 """
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from stepwise.prompt.clock_line import clock_line
-from stepwise.record import Record
 
 EPHEMERAL: dict[str, str] = {"type": "ephemeral"}  # a cache breakpoint with the default five-minute lifetime
 
@@ -58,7 +58,8 @@ def web_section(search: bool, fetch: bool) -> str:
     )
 
 
-class ToolSummary(Record):
+@dataclass(frozen=True)
+class ToolSummary:
     """What the prompt says about one tool."""
 
     name: str

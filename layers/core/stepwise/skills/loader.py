@@ -8,8 +8,9 @@ the folder. Stricter than the format in one point: a name is ASCII (a-z, 0-9 and
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 SKILL_FILE = "SKILL.md"
 MAX_NAME_CHARS = 64
@@ -28,7 +29,8 @@ class SkillInvalid(ValueError):
     """A skill folder that breaks a rule of the format (the message says which)."""
 
 
-class Skill(NamedTuple):
+@dataclass(frozen=True)
+class Skill:
     """One valid skill: its name and description (what the prompt lists), its instructions, and the paths
     of its resource files relative to its folder (POSIX, sorted)."""
 

@@ -4,6 +4,7 @@ kind of turn (`states.turn_kind`): a turn that needs no model gets its reply her
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
@@ -18,7 +19,6 @@ from stepwise.prompt.caching import (
     history_tokens,
     window_floor,
 )
-from stepwise.record import Record
 from stepwise.states.contracts.base import Next
 from stepwise.states.contracts.load_context import LoadContextInput
 from stepwise.states.turn_kind import decide_turn
@@ -187,7 +187,8 @@ def hear_voice_notes(turn: TurnRef, batch: list[QueuedMessage], services: TurnSe
     return hear_notes(turn, batch, services)
 
 
-class VoiceLines(Record):
+@dataclass(frozen=True)
+class VoiceLines:
     """What a turn's voice notes add to it: the notices of notes not heard (by message id), the offline
     recognizer's "I heard" lines and footnote, and whether the answer is also spoken."""
 

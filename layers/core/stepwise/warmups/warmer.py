@@ -26,7 +26,7 @@ import functools
 import logging
 import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from stepwise.warmups.event import WARMUP_PAYLOAD
 
@@ -44,7 +44,8 @@ TOOL_WORDS = (
 )
 
 
-class WarmupTargets(NamedTuple):
+@dataclass(frozen=True)
+class WarmupTargets:
     """The functions a turn needs after LoadContext (their names or ARNs)."""
 
     call_model: str
