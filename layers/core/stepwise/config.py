@@ -2,7 +2,9 @@
 
 import os
 from functools import cache
+from importlib import import_module
 from typing import Annotated, Any, Literal
+from zoneinfo import ZoneInfo
 
 from annotated_types import Interval, MinLen
 from pydantic import BaseModel, ConfigDict, SecretStr, field_validator, model_validator
@@ -168,8 +170,6 @@ class Settings(EnvSettings):
     @field_validator("default_timezone")
     @classmethod
     def _known_zone(cls, value: str) -> str:
-        from zoneinfo import ZoneInfo
-
         try:
             ZoneInfo(value)
         except Exception:  # ZoneInfoNotFoundError, or a malformed key
@@ -282,8 +282,6 @@ def _split_ids(value: str) -> list[str]:
 def all_settings_models() -> list[type[EnvSettings]]:
     """`Settings` and each of its sections (their modules imported now): what `make chat` checks, and what the
     documentation must cover."""
-    from importlib import import_module
-
     models: list[type[EnvSettings]] = [Settings]
     for path in SECTIONS:
         module, _, name = path.partition(":")

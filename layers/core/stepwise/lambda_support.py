@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
+from stepwise.aws.http_transport import verified_tls_context
 from stepwise.runtime import get_runtime
 from stepwise.states.contracts.base import TurnInput
 from stepwise.warmups.event import answers_warmups
@@ -49,8 +50,6 @@ def prepare_state(
     """A warm-up's preparation of a state's container: the runtime's services (settings, SDK clients; no
     request is made), what `prepare` builds of them, the validators of the event model and of `models`, and
     the TLS context of the Bot API and model clients, built now rather than by the turn's first call."""
-    from stepwise.aws.http_transport import verified_tls_context
-
     services = get_runtime().turn_services
     if prepare is not None:
         prepare(services)

@@ -5,6 +5,7 @@ This is what Powertools' Parser `event_parser` does for a plain model; importing
 start about a third of `import boto3` (see `make bench`), so the handlers use this instead.
 """
 
+import base64
 from collections.abc import Callable
 from functools import wraps
 from typing import Any
@@ -43,7 +44,6 @@ class HttpRequest(BaseModel):
         body = self.body or ""
         if not self.is_base64_encoded:
             return body
-        import base64
 
         try:
             return base64.b64decode(body, validate=True).decode("utf-8", errors="replace")

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 SKILL_FILE = "SKILL.md"
 MAX_NAME_CHARS = 64
 MAX_DESCRIPTION_CHARS = 1024
@@ -63,8 +65,6 @@ def load_skill(folder: Path) -> Skill:
 def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
     """The front matter's fields and the body (stripped); SkillInvalid without a YAML mapping between two
     `---` lines at the start."""
-    import yaml  # imported by the states that read skills only
-
     match = _FRONT_MATTER.match(text.lstrip("\ufeff"))
     if match is None:
         raise SkillInvalid(f"{SKILL_FILE} does not start with YAML front matter between --- lines")

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from html.parser import HTMLParser
 
+from chatgpt_md_converter import telegram_format
+
 from stepwise.telegram.html_escape import escape_html
 
 MAX_MESSAGE_LENGTH = 4096
@@ -269,8 +271,6 @@ def _render_units(units: Sequence[_Unit]) -> tuple[str, str]:
 @lru_cache(maxsize=1024)
 def _render_markdown(markdown: str) -> tuple[str, str]:
     try:
-        from chatgpt_md_converter import telegram_format  # imported by the states that render replies
-
         html = only_safe_links(telegram_format(markdown).strip())
     except Exception:  # any converter failure falls back to escaped text
         html = None

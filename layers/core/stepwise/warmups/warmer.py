@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import re
 import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -149,8 +150,6 @@ class InFlight:
 @functools.cache
 def _tool_words() -> re.Pattern[str]:
     """TOOL_WORDS, compiled when the webhook first needs it (every state imports this module)."""
-    import re
-
     return re.compile(TOOL_WORDS, re.IGNORECASE)
 
 
