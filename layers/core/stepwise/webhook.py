@@ -9,7 +9,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from stepwise.approvals.lifecycle import handle_press
 from stepwise.approvals.press_action import PressAction
+from stepwise.history.forwarded import forwarded_from
 from stepwise.inbox.arrival_typing import typing_on_arrival
 from stepwise.inbox.models import QueuedMessage
 from stepwise.media.intake import MediaLimits, attachment_of
@@ -22,7 +24,9 @@ from stepwise.telegram.addressing import (
 )
 from stepwise.telegram.commands import is_command
 from stepwise.telegram.conversation import conversation_of
+from stepwise.telegram.errors import TelegramError
 from stepwise.telegram.models import CallbackQuery, Message, Update
+from stepwise.telegram.topic_events import ForumTopicCreated, ForumTopicEdited
 from stepwise.turn.ids import iso_utc, new_id, utc_now
 
 if TYPE_CHECKING:
@@ -181,7 +185,6 @@ def _forwarded(message: Message) -> "dict[str, Any] | None":
     """A forwarded message's stored origin (its module is loaded only for one)."""
     if message.forward_origin is None:
         return None
-    from stepwise.history.forwarded import forwarded_from
 
     return dict(forwarded_from(message.forward_origin))
 
@@ -191,7 +194,6 @@ def _bot_if_addressed(message: Message, services: WebhookServices) -> "BotIdenti
     does not; an `unavailable` outcome when getMe fails (answered 503: Telegram delivers the update again)."""
     if services.bot is None or not might_be_addressed(message):
         return None
-    from stepwise.telegram.errors import TelegramError
 
     try:
         bot = services.bot()
@@ -223,8 +225,6 @@ def _topic_service_message(update_id: int, message: Message, services: WebhookSe
     """A topic was opened or renamed. A topic Telegram named itself (`is_name_implicit`) waits for a name,
     which its first answer gives it (`states.topic_name`); one its user named (or renamed) keeps its name.
     Nothing to answer: no turn."""
-    from stepwise.telegram.topic_events import ForumTopicCreated, ForumTopicEdited  # only for such an update
-
     try:
         created = (
             None
@@ -261,7 +261,6 @@ def _handle_press(update_id: int, query: CallbackQuery, services: WebhookService
     """A button press on an approval request."""
     chat_id = query.message.chat.id if query.message else None
     ids = {"update_id": update_id, "chat_id": chat_id}
-    from stepwise.approvals.lifecycle import handle_press
 
     outcome = handle_press(query, services.presses(), services.allowed_users)
     logger.info("button pressed", extra={"action": outcome.action, "user_id": query.from_user.id, **ids})

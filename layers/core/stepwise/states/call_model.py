@@ -7,6 +7,8 @@ import logging
 from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
+from stepwise.audit.log import call_entry
+from stepwise.media.fetch import fetch_files
 from stepwise.media.notices import with_notices
 from stepwise.model.errors import ModelRateLimitedError
 from stepwise.model.types import ModelRequest
@@ -16,7 +18,9 @@ from stepwise.prompt.layout import build_prompt
 from stepwise.states.contracts.base import Next
 from stepwise.states.contracts.call_model import CallModelInput, CallModelOutput
 from stepwise.states.spend import count_usage, wait_for_rate_limit
+from stepwise.states.typing_indicator import show_typing
 from stepwise.telegram.drafts import draft_stream
+from stepwise.tools.registry import ToolError
 from stepwise.turn.ids import iso_utc
 from stepwise.turn_records.models import ModelStep, Reply, TurnMeta
 from stepwise.usage.meter import call_usage
@@ -88,8 +92,6 @@ def limit_result(tool_use_id: str, max_tool_steps: int) -> dict[str, object]:
 
 def close_unanswered(step: ModelStep, meta: TurnMeta, services: TurnServices, max_tool_steps: int) -> None:
     """The calls asked for past the limit do not run: they get "not run" results, and the audit says so."""
-    from stepwise.audit.log import call_entry  # only a turn past its tool-round limit
-
     step.tool_results = [limit_result(block["id"], max_tool_steps) for block in step.tool_uses]
     for block, result in zip(step.tool_uses, step.tool_results, strict=True):
         services.audit.record(
@@ -105,7 +107,8 @@ def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutp
     meta = services.turns.get_meta(turn.turn_id)
     in_job = meta.job is not None  # a background job (states.job_turn): its task, its limits, no chat
     if in_job:
-        from stepwise.states import job_turn  # only a background job's turns
+        # background jobs: only a job's turn
+        from stepwise.states import job_turn
     if in_job and (stop := job_turn.job_must_stop(meta, services)) is not None:
         return CallModelOutput(**decision_fields(stop))
     history = (
@@ -159,8 +162,6 @@ def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutp
         tool_choice={"type": "none"} if previous.final and tools else None,
     )
     if rounds and not in_job:  # the first call's typing indicator went out with LoadContext
-        from stepwise.states.typing_indicator import show_typing  # only after a tool round
-
         show_typing(services, turn.conversation)
     drafts = draft_stream(
         None if in_job else services.drafts, turn.conversation, turn.turn_id, services.draft_interval_seconds
@@ -262,7 +263,6 @@ def needs_approval(step: ModelStep, tools: ToolRegistry) -> bool:
             continue
         if tool.needs_approval:
             return True
-        from stepwise.tools.registry import ToolError  # loaded already by the registry `tools` came from
 
         try:
             _tool, args = tools.parse(call["name"], call.get("input"))
@@ -280,7 +280,6 @@ def turn_files(
     look at them), where no file source is configured, or when no message of the window has a file."""
     if offline or services.files is None or all(message.attachment is None for message in history):
         return {}
-    from stepwise.media.fetch import fetch_files  # only a turn whose window holds a file
 
     return fetch_files(history, services.files(), services.media_limits)
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from stepwise.telegram.conversation import Conversation
 from stepwise.telegram.errors import TelegramBadRequest, TelegramDeliveryUncertainError
 from stepwise.telegram.formatting import OutgoingChunk, render_reply
+from stepwise.telegram.keyboard import InlineKeyboardButton, InlineKeyboardMarkup
 from stepwise.turn.ids import iso_utc
 from stepwise.turn_records.models import Reply
 
@@ -65,7 +66,6 @@ def _keyboard(reply: Reply) -> InlineKeyboardMarkup | None:
     """The button under the reply's last chunk: /app's, which opens the Mini App."""
     if reply.app_button is None:
         return None
-    from stepwise.telegram.keyboard import InlineKeyboardButton, InlineKeyboardMarkup  # only /app's reply
 
     button = InlineKeyboardButton(text=reply.app_button.text, web_app_url=reply.app_button.url)
     return InlineKeyboardMarkup(inline_keyboard=[[button]])

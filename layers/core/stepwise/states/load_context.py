@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
+from stepwise.commands.table import route
 from stepwise.history.models import StoredMessage
 from stepwise.inbox.arrival_typing import typing_still_shown
 from stepwise.media.notices import media_notices
@@ -19,8 +20,10 @@ from stepwise.prompt.caching import (
     history_tokens,
     window_floor,
 )
+from stepwise.reminders.models import scheduled_note
 from stepwise.states.contracts.base import Next
 from stepwise.states.contracts.load_context import LoadContextInput
+from stepwise.states.topics import topic_name
 from stepwise.states.turn_kind import decide_turn
 from stepwise.states.typing_indicator import show_typing
 from stepwise.telegram.commands import is_command
@@ -49,6 +52,7 @@ def load_context(start: LoadContextInput, services: TurnServices) -> Next:
     reply, and FinishTurn only frees the chat."""
     turn = start.turn
     if turn.job is not None:  # a background job's own execution: its record, not the chat's inbox
+        # background jobs: only a job's turn
         from stepwise.states.job_turn import start_job
 
         return start_job(turn, services)
@@ -162,7 +166,6 @@ def name_for_topic(chat: ChatRecord | None, batch: list[QueuedMessage]) -> str |
     of what the user wrote, with no model call (`states.topics`)."""
     if chat is None or not chat.topic_unnamed:
         return None
-    from stepwise.states.topics import topic_name  # a topic's first turns only
 
     typed = [m.text for m in batch if m.kind == "message" and not is_command(m.text)]
     return next((name for text in typed if (name := topic_name(text))), None)
@@ -172,7 +175,6 @@ def command_route(text: str, in_group: bool) -> Route | None:
     """How a slash command is answered (`stepwise.commands.table`, loaded only for a command), or None."""
     if not is_command(text):
         return None
-    from stepwise.commands.table import route
 
     return route(text, in_group)
 
@@ -181,6 +183,7 @@ def hear_voice_notes(turn: TurnRef, batch: list[QueuedMessage], services: TurnSe
     """The transcripts of the batch's voice notes (`states.voice_turn`, imported only when there is one)."""
     if not any(w.attachment is not None and w.attachment.is_audio and w.attachment.taken for w in batch):
         return {}
+    # voice: only a turn with a voice note or a spoken reply
     from stepwise.states.voice_turn import hear_notes
 
     show_typing(services, turn.conversation)  # transcribing takes a few seconds
@@ -202,6 +205,7 @@ def voice_lines(heard: dict[str, Heard], chat: ChatRecord | None, services: Turn
     """The turn's `VoiceLines` (nothing without a note)."""
     if not heard:
         return VoiceLines()
+    # voice: only a turn with a voice note or a spoken reply
     from stepwise.states.voice_turn import notice_for, rough_lines
 
     limit = services.voice.max_seconds if services.voice is not None else 300
@@ -221,7 +225,6 @@ def stored_content(waiting: QueuedMessage) -> str:
     if waiting.kind == "job" and waiting.job is not None:
         job = waiting.job
         return f"(Background job #{job.number} “{job.title}” has ended: {job.status}. Its report follows.)"
-    from stepwise.reminders.models import scheduled_note  # a reminder's or check-in's turn only
 
     return scheduled_note(waiting.kind, waiting.reminder_id, waiting.text)
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from stepwise.states.contracts.finish_turn import FinishTurnOutput
+from stepwise.states.new_token import deliver_new_token
 from stepwise.turn.ref import TurnRef
 from stepwise.turn.start import TurnStart
 
@@ -49,13 +50,12 @@ def recover_turn(turn: TurnRef, status: str, services: "TurnServices") -> Finish
     forgotten, its connection revoked if the token never reached the chat: `states.new_token`). A background
     job's execution holds no chat: its report says how it ended (`states.job_report`)."""
     if turn.job is not None:
+        # background jobs: only a job's turn
         from stepwise.states.job_report import recover_job
 
         return recover_job(turn, status, services)
     reply = services.turns.get_reply(turn.turn_id)
     if reply is not None and reply.new_token is not None:
-        from stepwise.states.new_token import deliver_new_token  # only a reply of /connect <name>
-
         reply = deliver_new_token(turn, reply, services, deliver=False)  # its seed forgotten, or revoked
     answered = reply is not None and reply.sent_chunks > 0
     next_turn = services.sequencer().end_turn(

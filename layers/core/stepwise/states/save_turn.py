@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
+from stepwise.commands.connect import never_delivered
 from stepwise.history.models import StoredMessage
 
 if TYPE_CHECKING:
@@ -52,7 +53,5 @@ def save_reply(turn: TurnRef, reply: Reply | None, user_id: int, services: TurnS
 def _kept(reply: Reply) -> str:
     """What the history keeps of the reply: its text, or what stands for a new token's (never the token)."""
     if reply.new_token is not None and reply.token_revoked:
-        from stepwise.commands.connect import never_delivered
-
         return never_delivered(reply.new_token.connection)
     return reply.kept_text if reply.kept_text is not None else reply.text

@@ -9,7 +9,9 @@ from typing import TYPE_CHECKING, Any, Literal
 from stepwise.jobs.models import JobLimits
 from stepwise.media.intake import MediaLimits
 from stepwise.model.web import WebAccess
+from stepwise.remote_tools.config import SEPARATOR
 from stepwise.telegram.bot_info import BotInfo
+from stepwise.tools.job_tools import CANNOT_DO_TOOL
 from stepwise.turn.ids import new_id, utc_now
 
 # Types only: a state imports the adapters it uses, not every port's module (cold starts).
@@ -42,6 +44,7 @@ JOB_STARTING_TOOLS = frozenset({"spawn_job"})
 
 def offline_model() -> ChatModel:
     """The offline rules model (imported when a turn falls back to it)."""
+    # the offline rules model: only a turn Claude cannot answer
     from stepwise.offline.api import OfflineModel
 
     return OfflineModel()
@@ -152,8 +155,6 @@ class TurnServices:
         if not in_job:
             return tools
         if self._job_tools is None or self._job_tools[0] is not tools:
-            from stepwise.tools.job_tools import CANNOT_DO_TOOL
-
             self._job_tools = (tools, tools.without(JOB_STARTING_TOOLS).with_tools([CANNOT_DO_TOOL]))
         return self._job_tools[1]
 
@@ -167,7 +168,6 @@ class TurnServices:
         missing = [name for name in names if tools.get(name) is None]
         if not missing or self.reread_remote_tools is None:
             return tools
-        from stepwise.remote_tools.config import SEPARATOR  # an outside tool's name: only on a miss
 
         if any(SEPARATOR in name for name in missing):
             self.reread_remote_tools()

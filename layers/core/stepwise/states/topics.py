@@ -7,6 +7,7 @@ import logging
 import re
 from typing import TYPE_CHECKING
 
+from stepwise.commands.new_topic import NOT_A_FORUM, THREADS_OFF
 from stepwise.telegram.conversation import Conversation
 from stepwise.telegram.errors import TelegramBadRequest, TelegramError, TelegramForbidden
 
@@ -51,8 +52,6 @@ def open_topic(turn: TurnRef, reply: Reply, services: TurnServices) -> Reply:
     try:
         thread = services.telegram().create_forum_topic(turn.chat_id, reply.new_topic)
     except (TelegramBadRequest, TelegramForbidden) as error:
-        from stepwise.commands.new_topic import NOT_A_FORUM, THREADS_OFF
-
         logger.warning("no topic opened", extra={"error": str(error)})
         refusal = THREADS_OFF if turn.chat_id > 0 else NOT_A_FORUM
         return reply.model_copy(update={"text": refusal, "kept_text": None, "new_topic": None})

@@ -9,6 +9,12 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Literal
 
+from stepwise.approvals.models import Requester
+from stepwise.approvals.wording import asks
+from stepwise.commands.answer import command_answer
+from stepwise.commands.handlers import WithAppButton
+from stepwise.commands.new_topic import OpensTopic
+from stepwise.reminders.models import REMINDER_PREFIX
 from stepwise.states.contracts.base import Next
 from stepwise.turn.ids import iso_utc
 from stepwise.turn_records.models import AppButton, ModelStep, NewToken, Reply
@@ -46,8 +52,6 @@ def _kind_and_text(
     meta: TurnMeta, services: TurnServices
 ) -> tuple[TurnKind, Callable[[str, str], str | ShownOnce | OpensTopic | WithAppButton] | None]:
     if meta.reminder is not None:
-        from stepwise.reminders.models import REMINDER_PREFIX  # imported by the turns that need it only
-
         reminder = meta.reminder
         return "reminder", lambda *_: REMINDER_PREFIX + reminder
     if meta.job_report is not None:  # a background job ended: its report, as it wrote it
@@ -56,8 +60,6 @@ def _kind_and_text(
     if meta.notices_only:
         return "notice", lambda *_: "\n\n".join(meta.notices)
     if meta.command is not None:
-        from stepwise.commands.answer import command_answer
-
         return "command", command_answer(meta, services)
     if meta.model_override is None and (used := _over_budget(meta, services)) is not None:
         now = services.clock()
@@ -99,12 +101,9 @@ def reply_without_model(
         message_id, created_at = services.new_id(), iso_utc(services.clock())
     answer = text(message_id, created_at)
     button = None
-    if not isinstance(answer, str):
-        from stepwise.commands.handlers import WithAppButton  # a command's answer: its module is loaded
-
-        if isinstance(answer, WithAppButton):  # /app: its text, with the button under it
-            button = AppButton(text=answer.button, url=answer.url)
-            answer = answer.text
+    if isinstance(answer, WithAppButton):  # /app: its text, with the button under it
+        button = AppButton(text=answer.button, url=answer.url)
+        answer = answer.text
     shown = None if isinstance(answer, str) else answer
     once, opens = _special(shown)
     if existing:
@@ -141,7 +140,6 @@ def _special(answer: ShownOnce | OpensTopic | None) -> tuple[ShownOnce | None, O
     a topic (/new)."""
     if answer is None:
         return None, None
-    from stepwise.commands.new_topic import OpensTopic  # a command's answer only
 
     return (None, answer) if isinstance(answer, OpensTopic) else (answer, None)
 
@@ -181,8 +179,6 @@ def outside_call_reply(meta: TurnMeta, step: ModelStep, services: TurnServices) 
     result = step.tool_results[0]
     content = str(result.get("content", ""))
     outcome = f"Not done. {content}" if result.get("is_error") else f"Done. {content}"
-    from stepwise.approvals.models import Requester  # an outside call's turn only
-    from stepwise.approvals.wording import asks
 
     asked = asks(Requester(kind="mcp_client", name=call.connection), [call.description], asked=True)
     services.turns.put_reply(
