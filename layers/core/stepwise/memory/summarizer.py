@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Protocol
 from pydantic import BaseModel, ConfigDict
 
 from stepwise.history.forwarded import origin_words
-from stepwise.memory.extractive import extractive_summary
 from stepwise.model.types import ChatModel, ModelRequest
 from stepwise.telegram.conversation import Conversation, data_owner
 from stepwise.turn.ids import iso_utc, utc_now
@@ -84,6 +83,9 @@ class ExtractiveSummarizer:
     last, within the size bound (see `stepwise.memory.extractive`)."""
 
     def summarize(self, previous: str, messages: Sequence[StoredMessage]) -> str:
+        # the offline rules model: only a summary made without Claude
+        from stepwise.memory.extractive import extractive_summary
+
         return extractive_summary(previous, messages, MAX_SUMMARY_CHARS)
 
 
