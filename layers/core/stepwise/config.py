@@ -33,10 +33,9 @@ class EnvSettings(BaseModel):
     """Settings read from the environment: each field from the variable of its name in capitals (values given
     explicitly win).
 
-    Plain pydantic rather than pydantic-settings: the latter costs every cold start about a quarter of `import
-    boto3` (see `make bench`) for features Stepwise does not use. Every field a function's import builds costs
-    its cold start, so `Settings` holds what the turn's states read and the settings that only some code reads
-    are sections of their own (`SECTIONS`), built by the code that reads them.
+    Plain pydantic rather than pydantic-settings, whose features Stepwise does not use. `Settings` holds what
+    the turn's states read; the settings that only some code reads are sections of their own (`SECTIONS`),
+    each in the package that reads it and built by that code.
     """
 
     model_config = ConfigDict(defer_build=True, extra="ignore", frozen=True)

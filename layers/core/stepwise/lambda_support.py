@@ -35,7 +35,7 @@ def state_handler[Event: TurnInput](
     @answers_warmups(prepare=lambda: prepare_state(model, prepare, models))
     @logger.inject_lambda_context(clear_state=True)
     def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-        parsed = model.model_validate(event)  # what Powertools Parser does, without its import cost
+        parsed = model.model_validate(event)  # what Powertools Parser does
         logger.append_keys(**parsed.turn.log_keys())
         return logic(parsed, get_runtime().turn_services).model_dump()
 
@@ -60,7 +60,7 @@ def prepare_state(
 
 def build_models(models: Sequence[str]) -> None:
     """Build the validators and serializers of these models (`module:Class`) now. Stepwise's models defer
-    that work (`defer_build`) to their first use, so that a function's import builds none of them; a state
+    that work (`defer_build`) to their first use; a state
     lists the models its first call of a plain turn uses, and its warm-up builds them ahead of that call."""
     for path in models:
         model_at(path).model_rebuild()

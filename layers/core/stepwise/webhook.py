@@ -5,13 +5,12 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from stepwise.approvals.lifecycle import handle_press
-from stepwise.approvals.press_action import PressAction
-from stepwise.history.forwarded import forwarded_from
+from stepwise.approvals.lifecycle import PressAction, handle_press
+from stepwise.history.forwarded import Forwarded, forwarded_from
 from stepwise.inbox.arrival_typing import typing_on_arrival
 from stepwise.inbox.models import QueuedMessage
 from stepwise.media.intake import MediaLimits, attachment_of
@@ -81,7 +80,7 @@ class WebhookServices:
     secret: str
     allowed_users: frozenset[int]
     sequencer: "Callable[[], Sequencer]"  # built after the warm-ups of a quiet stack have left
-    presses: "Callable[[], PressServices]"  # built for a button press only (its code is not loaded otherwise)
+    presses: "Callable[[], PressServices]"  # built for a button press only
     clock: Callable[[], datetime] = utc_now
     new_id: Callable[[], str] = new_id
     media_limits: MediaLimits = field(default_factory=MediaLimits)
@@ -181,12 +180,11 @@ def handle_update(secret_header: str | None, body: str | None, services: Webhook
     return WebhookOutcome(status=200, action=admission.action, typing=typing_on_arrival(queued), **ids)
 
 
-def _forwarded(message: Message) -> "dict[str, Any] | None":
-    """A forwarded message's stored origin (its module is loaded only for one)."""
+def _forwarded(message: Message) -> Forwarded | None:
+    """A forwarded message's stored origin."""
     if message.forward_origin is None:
         return None
-
-    return dict(forwarded_from(message.forward_origin))
+    return forwarded_from(message.forward_origin)
 
 
 def _bot_if_addressed(message: Message, services: WebhookServices) -> "BotIdentity | WebhookOutcome | None":

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from stepwise.approvals.models import ApprovalCall, ApprovalRequest, ApprovalStatus, Requester
-from stepwise.approvals.press_action import PressAction
 from stepwise.approvals.wording import asks
 from stepwise.telegram.errors import TelegramError
 from stepwise.telegram.html_escape import escape_html
@@ -165,7 +164,6 @@ def show_request(
 
 
 # ------------------------------------------------------------------------------------- press (webhook)
-# No generated __eq__ or __repr__ (see stepwise.states.services.TurnServices).
 @dataclass(eq=False, repr=False)
 class PressServices:
     """What handling a press needs."""
@@ -174,6 +172,9 @@ class PressServices:
     telegram: Callable[[], TelegramClient]
     resumer: TurnResumer
     clock: Callable[[], datetime] = utc_now
+
+
+PressAction = Literal["decided", "expired", "already_decided", "not_ready", "not_allowed", "ignored"]
 
 
 @dataclass(frozen=True)

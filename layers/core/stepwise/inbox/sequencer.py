@@ -47,7 +47,6 @@ Ending = Literal["answered", "failed"]
 DAY = 86_400
 
 
-# No generated __eq__ or __repr__ (see stepwise.states.services.TurnServices).
 @dataclass(eq=False, repr=False)
 class Sequencer:
     """The per-chat inbox and lease, and the way turns are started from them."""

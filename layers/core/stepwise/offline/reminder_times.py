@@ -6,8 +6,7 @@ Such a phrase is a run of parts (repeat, relative, date, clock time, part of day
 `at` (a local date-time), `in_minutes` or `repeat`, against the user's local now.
 
 Absolute dates and clock times ("dec 24", "24/12", "2026-12-24", "5:30 pm", "17h30") are read by
-python-dateutil, imported only when a phrase matched. boto3 imports it too, so in Lambda it costs nothing
-more; on its own it costs about a tenth of `import boto3` (see benchmarks/cold_start.py).
+python-dateutil.
 """
 
 from __future__ import annotations

@@ -172,7 +172,7 @@ def name_for_topic(chat: ChatRecord | None, batch: list[QueuedMessage]) -> str |
 
 
 def command_route(text: str, in_group: bool) -> Route | None:
-    """How a slash command is answered (`stepwise.commands.table`, loaded only for a command), or None."""
+    """How a slash command is answered (`stepwise.commands.table`), or None."""
     if not is_command(text):
         return None
 

@@ -70,7 +70,7 @@ def run_tools(request: RunToolsInput, services: TurnServices) -> Next:
     ask = request.next.model_copy(update={"route": "approval", "wait_seconds": 0})
     now = iso_utc(services.clock())
     decision: Decision | None = None
-    if step.approval_id is not None:  # a round that asked (the approvals' code is loaded only then)
+    if step.approval_id is not None:  # a round that asked
         if lifecycle.wait_never_began(services.approvals, step.approval_id, step.approval_asks):
             step.approval_asks += 1
             services.turns.put_step(turn.turn_id, step)

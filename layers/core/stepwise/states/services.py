@@ -14,7 +14,6 @@ from stepwise.telegram.bot_info import BotInfo
 from stepwise.tools.job_tools import CANNOT_DO_TOOL
 from stepwise.turn.ids import new_id, utc_now
 
-# Types only: a state imports the adapters it uses, not every port's module (cold starts).
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from datetime import datetime
@@ -50,14 +49,13 @@ def offline_model() -> ChatModel:
     return OfflineModel()
 
 
-# No generated __eq__ or __repr__: services compare by identity, and Python compiles each generated method
-# when the class is made, on the cold path of every state.
+# Services compare by identity, and a repr of every adapter would say nothing useful.
 @dataclass(eq=False, repr=False)
 class TurnServices:
     """Ports and per-deployment values used by the states.
 
     `telegram`, `model`, `rules_model`, `sequencer` and `tool_catalog` are factories: an adapter (and its
-    secret, and its imports) is built only by a state that uses it.
+    secret) is built only by a state that uses it.
 
     The states never hold a store of the data the tools own: they reach it through the tools, and LoadContext
     reads the user's time zone (`reminders`) and memories (`memory`) through the tool layer's read-only views

@@ -33,8 +33,7 @@ class TimeZones:
 @dataclass(frozen=True)
 class MemoryRecall:
     """The user's long-term memories, read as the recall tool reads them. The service is built on first use
-    (its Bedrock and S3 Vectors clients cost a cold start about 0.2x `import boto3`, and only LoadContext
-    recalls)."""
+    (its Bedrock and S3 Vectors clients: only LoadContext recalls)."""
 
     memory: MemoryService | Callable[[], MemoryService]
 

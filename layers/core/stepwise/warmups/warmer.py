@@ -54,7 +54,6 @@ class WarmupTargets:
     run_tools: str
 
 
-# No generated __eq__ or __repr__ (see stepwise.states.services.TurnServices).
 @dataclass(eq=False, repr=False)
 class Warmups:
     """Decides whether a started turn is worth warming up for, and sends the warm-ups.
