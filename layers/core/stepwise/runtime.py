@@ -4,73 +4,54 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from decimal import Decimal
 from functools import cached_property
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import boto3
-from botocore.config import Config
 
-from stepwise.approvals.dynamodb import DynamoApprovalStore
-from stepwise.approvals.lifecycle import PressServices
-from stepwise.audit.dynamodb import DynamoAuditLog
-from stepwise.aws import secrets
-from stepwise.aws.dynamo_tables import PlainValuesTables
 from stepwise.aws.lazy_client import LazyClient, lazy
-from stepwise.chats.dynamodb import DynamoChatStore
-from stepwise.config import Settings, get_settings, split_list
-from stepwise.connections.dynamodb import DynamoConnectionStore
-from stepwise.connections.minting import token_key
-from stepwise.history.dynamodb import DynamoMessageRepository
-from stepwise.inbox.dynamodb import DynamoChatInbox
-from stepwise.inbox.sequencer import Sequencer
-from stepwise.jobs.dynamodb import DynamoJobStore
-from stepwise.jobs.models import JobLimits
-from stepwise.ledger.dynamodb import DynamoToolCallLedger
-from stepwise.media.intake import MediaLimits
-from stepwise.media.voice import VoiceSetup
-from stepwise.memory.embedder import BedrockTitanEmbedder
-from stepwise.memory.service import MemoryService
-from stepwise.memory.settings import MemoryIndexSettings
-from stepwise.memory.summarizer import ExtractiveSummarizer, ModelSummarizer, Summarizer, SummarizeServices
-from stepwise.memory.vector_index import S3VectorsIndex
-from stepwise.model.messages_api import MessagesApiModel
-from stepwise.model.web import WebAccess
-from stepwise.prompt.persona import load_persona
-from stepwise.reminders.dynamodb import DynamoReminderStore
-from stepwise.reminders.eventbridge import EventBridgeSchedules
-from stepwise.reminders.firing import FireServices
-from stepwise.remote_tools.calls import RemoteLimits, RemoteToolCaller
-from stepwise.remote_tools.catalog import RemoteTools
-from stepwise.remote_tools.dynamodb import DynamoRemoteToolCache
-from stepwise.remote_tools.settings import RemoteToolSettings
-from stepwise.remote_tools.ssm import headers_for, load_servers
-from stepwise.skills.catalog import SkillCatalog
-from stepwise.states.services import JOB_STARTING_TOOLS, TurnServices
-from stepwise.tasks.dynamodb import DynamoTaskRepository
-from stepwise.telegram.bot_info import BotInfo
-from stepwise.telegram.client import BotApiClient
-from stepwise.tools.catalog import build_registry
-from stepwise.tools.job_tools import JobSetup
-from stepwise.tools.reads import MemoryRecall, TimeZones
-from stepwise.tools.reminder_tools import ReminderLimits, ReminderSetup
+from stepwise.config import Settings, get_settings
 from stepwise.turn import ids
-from stepwise.turn.workflow import StepFunctionsResumer, StepFunctionsStarter, StepFunctionsStopper
-from stepwise.turn_records.dynamodb import DynamoTurnStore
-from stepwise.usage.dynamodb import DynamoUsageStore
-from stepwise.warmups.settings import WarmupSettings
-from stepwise.warmups.warmer import LambdaWarmer, Warmups, WarmupTargets
-from stepwise.webhook import WebhookServices
 
+# Each adapter's module is imported where the adapter is built, so that a function loads only its own state's:
+# all at the top, they made the first draft after a quiet hour slower (docs/measurements.md, issue 40).
 if TYPE_CHECKING:
+    from stepwise.approvals.dynamodb import DynamoApprovalStore
+    from stepwise.approvals.lifecycle import PressServices
+    from stepwise.audit.dynamodb import DynamoAuditLog
+    from stepwise.aws.dynamo_tables import PlainValuesTables
+    from stepwise.chats.dynamodb import DynamoChatStore
+    from stepwise.connections.dynamodb import DynamoConnectionStore
+    from stepwise.inbox.sequencer import Sequencer
+    from stepwise.jobs.dynamodb import DynamoJobStore
+    from stepwise.jobs.models import JobLimits
+    from stepwise.ledger.dynamodb import DynamoToolCallLedger
     from stepwise.mcp.endpoint import EndpointServices
+    from stepwise.media.intake import MediaLimits
+    from stepwise.media.voice import VoiceSetup
+    from stepwise.memory.service import MemoryService
+    from stepwise.memory.settings import MemoryIndexSettings
+    from stepwise.memory.summarizer import SummarizeServices
     from stepwise.miniapp.services import AppServices
     from stepwise.model.types import ChatModel
+    from stepwise.reminders.dynamodb import DynamoReminderStore
+    from stepwise.reminders.eventbridge import EventBridgeSchedules
+    from stepwise.reminders.firing import FireServices
+    from stepwise.remote_tools.catalog import RemoteTools
     from stepwise.remote_tools.client import RemoteServers
+    from stepwise.skills.catalog import SkillCatalog
+    from stepwise.states.services import TurnServices
+    from stepwise.telegram.bot_info import BotInfo
+    from stepwise.telegram.client import BotApiClient
+    from stepwise.tools.job_tools import JobSetup
     from stepwise.tools.registry import Tool, ToolRegistry
+    from stepwise.tools.reminder_tools import ReminderSetup
+    from stepwise.turn.workflow import StepFunctionsStopper
+    from stepwise.usage.dynamodb import DynamoUsageStore
     from stepwise.voice.models import Speaker, Transcriber
     from stepwise.voice.settings import VoiceServiceSettings
+    from stepwise.warmups.warmer import Warmups
+    from stepwise.webhook import WebhookServices
 
 APPROVAL_RECORD_GRACE_SECONDS = 86_400  # approval records outlive their timeout by a day, then expire
 
@@ -115,21 +96,27 @@ class Runtime:
     # environment and validated when that code first runs in this container.
     @cached_property
     def memory_settings(self) -> MemoryIndexSettings:
+        from stepwise.memory.settings import MemoryIndexSettings
+
         return MemoryIndexSettings()
 
     @cached_property
     def voice_settings(self) -> VoiceServiceSettings:
-        # voice: only a turn with a voice note or a spoken reply
         from stepwise.voice.settings import VoiceServiceSettings
 
         return VoiceServiceSettings()
 
     @cached_property
     def _dynamodb(self) -> PlainValuesTables:
+        from stepwise.aws.dynamo_tables import PlainValuesTables
+
         return PlainValuesTables(boto3.client("dynamodb"))
 
     @cached_property
     def telegram(self) -> BotApiClient:
+        from stepwise.aws import secrets
+        from stepwise.telegram.client import BotApiClient
+
         s = self.settings
         return BotApiClient(
             secrets.telegram_bot_token(s),
@@ -143,6 +130,9 @@ class Runtime:
     @cached_property
     def draft_telegram(self) -> BotApiClient:
         """The Bot API client for drafts: short waits and no 429 waiting (a draft is never worth a delay)."""
+        from stepwise.aws import secrets
+        from stepwise.telegram.client import BotApiClient
+
         s = self.settings
         return BotApiClient(
             secrets.telegram_bot_token(s),
@@ -154,12 +144,14 @@ class Runtime:
 
     @cached_property
     def model(self) -> ChatModel:
+        from stepwise.aws import secrets
+
         s = self.settings
         if not s.uses_anthropic:
-            # the offline rules model: only a turn Claude cannot answer
             from stepwise.offline.api import OfflineModel
 
             return OfflineModel(clock)
+        from stepwise.model.messages_api import MessagesApiModel
 
         return MessagesApiModel(
             secrets.anthropic_api_key(s),
@@ -170,6 +162,8 @@ class Runtime:
 
     @cached_property
     def approvals(self) -> DynamoApprovalStore:
+        from stepwise.approvals.dynamodb import DynamoApprovalStore
+
         s = self.settings
         return DynamoApprovalStore(
             self._dynamodb.table(s.approvals_table),
@@ -179,6 +173,10 @@ class Runtime:
     @cached_property
     def sequencer(self) -> Sequencer:
         """The chats' inboxes and leases, and the starter of the turns they call for."""
+        from stepwise.inbox.dynamodb import DynamoChatInbox
+        from stepwise.inbox.sequencer import Sequencer
+        from stepwise.turn.workflow import StepFunctionsStarter
+
         s = self.settings
         if not s.state_machine_arn:
             raise RuntimeError("STATE_MACHINE_ARN is not configured")
@@ -197,18 +195,25 @@ class Runtime:
     @cached_property
     def jobs(self) -> DynamoJobStore | None:
         """The background jobs' records; None where jobs are not deployed (no JOBS_TABLE)."""
+        from stepwise.jobs.dynamodb import DynamoJobStore
+
         table = self.settings.jobs_table
         return DynamoJobStore(self._dynamodb.table(table)) if table else None
 
     @cached_property
     def job_limits(self) -> JobLimits:
         """MAX_JOBS, JOB_MAX_TOOL_STEPS and JOB_TIMEOUT_MINUTES: one copy for spawn_job and the states."""
+        from stepwise.jobs.models import JobLimits
+
         s = self.settings
         return JobLimits(s.max_jobs, s.job_max_tool_steps, s.job_timeout_minutes)
 
     @property
     def job_setup(self) -> JobSetup | None:
         """What spawn_job is bound to; None where jobs are not deployed."""
+        from stepwise.tools.job_tools import JobSetup
+        from stepwise.turn.workflow import StepFunctionsStarter
+
         s = self.settings
         jobs = self.jobs
         if jobs is None or not s.state_machine_arn:
@@ -224,23 +229,34 @@ class Runtime:
     @cached_property
     def connections(self) -> DynamoConnectionStore | None:
         """The /mcp endpoint's tokens; None where the endpoint is not deployed (no CONNECTIONS_TABLE)."""
+        from stepwise.connections.dynamodb import DynamoConnectionStore
+
         table = self.settings.connections_table
         return DynamoConnectionStore(self._dynamodb.table(table)) if table else None
 
     def _token_key(self) -> bytes:
         """The key FinishTurn makes new tokens with, derived from the bot token (`connections.minting`)."""
+        from stepwise.aws import secrets
+        from stepwise.connections.minting import token_key
+
         return token_key(secrets.telegram_bot_token(self.settings))
 
     @cached_property
     def chats(self) -> DynamoChatStore:
+        from stepwise.chats.dynamodb import DynamoChatStore
+
         return DynamoChatStore(self._dynamodb.table(self.settings.chats_table))
 
     @cached_property
     def reminders(self) -> DynamoReminderStore:
+        from stepwise.reminders.dynamodb import DynamoReminderStore
+
         return DynamoReminderStore(self._dynamodb.table(self.settings.reminders_table))
 
     @cached_property
     def schedules(self) -> EventBridgeSchedules:
+        from stepwise.reminders.eventbridge import EventBridgeSchedules
+
         s = self.settings
         return EventBridgeSchedules(
             LazyClient("scheduler"),  # CallModel offers the reminder tools; only RunTools calls them
@@ -251,6 +267,8 @@ class Runtime:
 
     @cached_property
     def fire_services(self) -> FireServices:
+        from stepwise.reminders.firing import FireServices
+
         return FireServices(
             reminders=self.reminders,
             schedules=self.schedules,
@@ -262,12 +280,16 @@ class Runtime:
 
     @cached_property
     def ledger(self) -> DynamoToolCallLedger:
+        from stepwise.ledger.dynamodb import DynamoToolCallLedger
+
         s = self.settings
         return DynamoToolCallLedger(self._dynamodb.table(s.tool_calls_table), s.turn_ttl_days)
 
     @cached_property
     def usage(self) -> DynamoUsageStore:
         """The per-user token and cost counters (UsageTable)."""
+        from stepwise.usage.dynamodb import DynamoUsageStore
+
         s = self.settings
         return DynamoUsageStore(self._dynamodb.table(s.usage_table), s.turn_ttl_days)
 
@@ -283,6 +305,9 @@ class Runtime:
         if not s.vector_bucket_name:
             return None
         index = self.memory_settings
+        from stepwise.memory.embedder import BedrockTitanEmbedder
+        from stepwise.memory.service import MemoryService
+        from stepwise.memory.vector_index import S3VectorsIndex
 
         return MemoryService(
             # made on the first recall or memory tool call: CallModel offers memory's tools, never calls them
@@ -306,6 +331,14 @@ class Runtime:
 
     @cached_property
     def summarize_services(self) -> SummarizeServices:
+        from stepwise.history.dynamodb import DynamoMessageRepository
+        from stepwise.memory.summarizer import (
+            ExtractiveSummarizer,
+            ModelSummarizer,
+            Summarizer,
+            SummarizeServices,
+        )
+
         s = self.settings
         memory = self.memory
         if memory is None:
@@ -330,6 +363,10 @@ class Runtime:
     def persona(self) -> str:
         """The persona files' text (PERSONA_DIR, or the shipped folder), read once; a file over the size
         limit raises PersonaError naming it."""
+        from pathlib import Path
+
+        from stepwise.prompt.persona import load_persona
+
         directory = self.settings.persona_dir
         return load_persona(Path(directory) if directory else None)
 
@@ -337,6 +374,10 @@ class Runtime:
     def group_persona(self) -> str:
         """The persona of a group's prompt, read once: the same files but `GROUP.md` instead of `USER.md`,
         the owner's notes, which a group never gets (docs/groups.md)."""
+        from pathlib import Path
+
+        from stepwise.prompt.persona import load_persona
+
         directory = self.settings.persona_dir
         return load_persona(Path(directory) if directory else None, group=True)
 
@@ -344,15 +385,28 @@ class Runtime:
     def skills(self) -> SkillCatalog:
         """The skills (SKILLS_DIR, or the shipped folder), read on first use; invalid ones logged and
         skipped."""
+        from pathlib import Path
+
+        from stepwise.skills.catalog import SkillCatalog
+
         directory = self.settings.skills_dir
         return SkillCatalog(Path(directory) if directory else None)
 
     @cached_property
     def _audit(self) -> DynamoAuditLog:
+        from stepwise.audit.dynamodb import DynamoAuditLog
+
         return DynamoAuditLog(self._dynamodb.table(self.settings.audit_table))
 
     @cached_property
     def turn_services(self) -> TurnServices:
+        from stepwise.config import split_list
+        from stepwise.history.dynamodb import DynamoMessageRepository
+        from stepwise.model.web import WebAccess
+        from stepwise.states.services import TurnServices
+        from stepwise.tools.reads import MemoryRecall, TimeZones
+        from stepwise.turn_records.dynamodb import DynamoTurnStore
+
         s = self.settings
         # Adapters most states never use are made on first use (`lazy`): their imports and tables too.
         return TurnServices(
@@ -411,6 +465,8 @@ class Runtime:
     @cached_property
     def media_limits(self) -> MediaLimits:
         """The largest photos and documents the model gets, and the longest voice note transcribed."""
+        from stepwise.media.intake import MediaLimits
+
         s = self.settings
         return MediaLimits(
             s.max_image_bytes,
@@ -423,6 +479,10 @@ class Runtime:
     def voice(self) -> VoiceSetup | None:
         """Voice notes' transcriber and spoken replies' speaker (each built when a turn first needs it); None
         with VOICE_TRANSCRIBER=off."""
+        from decimal import Decimal
+
+        from stepwise.media.voice import VoiceSetup
+
         s = self.settings
         if s.voice_transcriber == "off":
             return None
@@ -439,11 +499,12 @@ class Runtime:
     @cached_property
     def transcriber(self) -> Transcriber:
         """VOICE_TRANSCRIBER's transcriber: Amazon Transcribe, an OpenAI-compatible API, or PocketSphinx."""
+        from stepwise.config import split_list
+
         s, v = self.settings, self.voice_settings
         if problem := v.problem_for(s.voice_transcriber):
             raise RuntimeError(problem)
         if s.voice_transcriber == "openai":
-            # voice: only a turn with a voice note
             from stepwise.voice.openai_stt import OpenAICompatibleTranscriber
 
             return OpenAICompatibleTranscriber(
@@ -454,13 +515,11 @@ class Runtime:
                 timeout_seconds=v.voice_transcription_timeout_seconds,
             )
         if s.voice_transcriber == "local":
-            # voice: only a turn with a voice note
             from stepwise.voice.local_stt import PocketSphinxTranscriber
 
             return PocketSphinxTranscriber()
         if not v.voice_bucket_name:
             raise RuntimeError("VOICE_TRANSCRIBER=transcribe needs VOICE_BUCKET_NAME")
-        # voice: only a turn with a voice note
         from stepwise.voice.aws_transcribe import AwsTranscriber
 
         return AwsTranscriber(
@@ -477,23 +536,26 @@ class Runtime:
         """VOICE_SPEAKER's speaker: Amazon Polly, or eSpeak NG offline (make chat)."""
         s = self.settings
         if s.voice_speaker == "local":
-            # voice: only a spoken reply
             from stepwise.voice.local_tts import EspeakSpeaker
 
             return EspeakSpeaker()
-        # voice: only a spoken reply
         from stepwise.voice.polly import PollySpeaker
 
         voice_id = self.voice_settings.polly_voice_id
         return PollySpeaker(lambda: boto3.client("polly"), voice_id=voice_id, engine=s.polly_engine)
 
     def _stopper(self) -> StepFunctionsStopper:
+        from stepwise.turn.workflow import StepFunctionsStopper
+
         return StepFunctionsStopper(self._stepfunctions, self.settings.state_machine_arn or "")
 
     @cached_property
     def tools(self) -> ToolRegistry:
         """The built-in tools of this deployment, bound to their stores: the turn's (the outside servers'
         tools come after them, see TurnServices.tools) and the /mcp endpoint's (never outside tools)."""
+        from stepwise.tasks.dynamodb import DynamoTaskRepository
+        from stepwise.tools.catalog import build_registry
+
         s = self.settings
         return build_registry(
             tasks=DynamoTaskRepository(self._dynamodb.table(s.tasks_table), self.ledger),
@@ -515,6 +577,12 @@ class Runtime:
         """The outside MCP servers' tools. CallModel refreshes stale lists (it has no tool-call ledger table,
         and never calls a tool); RunTools calls the tools and only reads the lists (again, past the caches,
         when the model called a tool missing from its read: `TurnServices.tools_for_calls`)."""
+        from stepwise.remote_tools.calls import RemoteLimits, RemoteToolCaller
+        from stepwise.remote_tools.catalog import RemoteTools
+        from stepwise.remote_tools.dynamodb import DynamoRemoteToolCache
+        from stepwise.remote_tools.settings import RemoteToolSettings
+        from stepwise.remote_tools.ssm import headers_for, load_servers
+
         s, r = self.settings, RemoteToolSettings()
         parameter = s.mcp_servers_parameter or ""
         caller = RemoteToolCaller(
@@ -543,6 +611,8 @@ class Runtime:
     @property
     def reminder_tools_setup(self) -> ReminderSetup | None:
         """The reminder tools' store, schedules and limits; None where no schedule target is deployed."""
+        from stepwise.tools.reminder_tools import ReminderLimits, ReminderSetup
+
         s = self.settings
         if not s.reminder_target_arn:
             return None
@@ -554,10 +624,11 @@ class Runtime:
     @cached_property
     def mcp_endpoint_services(self) -> EndpointServices:
         """The /mcp endpoint's: the tokens, the turn's built-in tools, the audit log, the sequencer."""
-        # the MCP SDK: only the /mcp endpoint's function
+        from stepwise.audit.dynamodb import DynamoAuditLog
         from stepwise.mcp.endpoint import EndpointServices
         from stepwise.mcp.gate import GateLimits
         from stepwise.mcp.settings import EndpointSettings
+        from stepwise.states.services import JOB_STARTING_TOOLS
 
         s, limits = self.settings, EndpointSettings()
         connections = self.connections
@@ -577,10 +648,12 @@ class Runtime:
     def app_services(self) -> AppServices:
         """The Mini App's: the bot token (initData's key), the rate counter, the built-in tools, the stores
         it shows, and a button press's services (Approve and Deny from the page)."""
-        # the Mini App: only its own function
+        from stepwise.aws import secrets
         from stepwise.miniapp.gate import AppLimits
         from stepwise.miniapp.services import AppServices
         from stepwise.miniapp.settings import AppSettings
+        from stepwise.states.services import JOB_STARTING_TOOLS
+        from stepwise.tools.reads import TimeZones
 
         s, app = self.settings, AppSettings()
         connections = self.connections
@@ -609,6 +682,9 @@ class Runtime:
 
     @cached_property
     def webhook_services(self) -> WebhookServices:
+        from stepwise.aws import secrets
+        from stepwise.webhook import WebhookServices
+
         s = self.settings
         return WebhookServices(
             secret=secrets.telegram_webhook_secret(s),
@@ -627,11 +703,16 @@ class Runtime:
     @cached_property
     def bot_info(self) -> BotInfo:
         """What getMe says of the bot, asked once per container (the webhook's own; turns keep theirs)."""
+        from stepwise.telegram.bot_info import BotInfo
+
         return BotInfo()
 
     @cached_property
     def _press_services(self) -> PressServices:
         """What a button press needs (built, and its code imported, only when one comes)."""
+        from stepwise.approvals.lifecycle import PressServices
+        from stepwise.turn.workflow import StepFunctionsResumer
+
         return PressServices(
             approvals=self.approvals,
             telegram=lambda: self.telegram,
@@ -642,10 +723,14 @@ class Runtime:
     @cached_property
     def warmups(self) -> Warmups | None:
         """The webhook's warm-ups of the turn's next functions; None when they are off or not deployed."""
+        from stepwise.warmups.settings import WarmupSettings
+        from stepwise.warmups.warmer import LambdaWarmer, Warmups, WarmupTargets
+
         s = WarmupSettings()
         names = (s.call_model_function, s.finish_turn_function, s.run_tools_function)
         if s.warmup_after_quiet_seconds <= 0 or not all(names):
             return None
+        from botocore.config import Config
 
         timeout = s.warmup_timeout_seconds
         config = Config(
@@ -660,8 +745,7 @@ class Runtime:
 
 
 def _mcp_servers() -> RemoteServers:
-    """The MCP client of the official SDK, for the outside servers."""
-    # the MCP SDK: only a turn that calls an outside server
+    """The MCP client of the official SDK: imported only when an outside server must be reached."""
     from stepwise.remote_tools.mcp_client import McpHttpServers
 
     return McpHttpServers()
