@@ -25,7 +25,6 @@ from stepwise.telegram.commands import is_command
 from stepwise.telegram.conversation import conversation_of
 from stepwise.telegram.errors import TelegramError
 from stepwise.telegram.models import CallbackQuery, Message, Update
-from stepwise.telegram.topic_events import ForumTopicCreated, ForumTopicEdited
 from stepwise.turn.ids import iso_utc, new_id, utc_now
 
 if TYPE_CHECKING:
@@ -223,16 +222,7 @@ def _topic_service_message(update_id: int, message: Message, services: WebhookSe
     """A topic was opened or renamed. A topic Telegram named itself (`is_name_implicit`) waits for a name,
     which its first answer gives it (`states.topic_name`); one its user named (or renamed) keeps its name.
     Nothing to answer: no turn."""
-    try:
-        created = (
-            None
-            if message.forum_topic_created is None
-            else ForumTopicCreated.model_validate(message.forum_topic_created)
-        )
-        if message.forum_topic_edited is not None:
-            ForumTopicEdited.model_validate(message.forum_topic_edited)
-    except ValidationError as error:  # answered as the update's own models answer a malformed update
-        return _dropped("malformed topic service message", error, update_id)
+    created = message.forum_topic_created
     conversation = conversation_of(message)
     ids = {"update_id": update_id, "chat_id": message.chat.id, "topic": conversation.topic}
     sender = message.from_user
