@@ -1,9 +1,9 @@
 """The MCP SDK is imported only where MCP is spoken.
 
-`import mcp` costs about four times `import boto3` (`make bench`), and a cold RunTools must stay within twice
-`import boto3` when the turn uses only built-in tools. So RunTools runs the built-in tools through the
-registry directly, and the SDK is imported by one package of the layer only, `stepwise.mcp` (the MCP server
-of the built-in tools and its /mcp endpoint), which one function imports: McpFunction (functions/mcp).
+`import mcp` costs about four times `import boto3` (`make bench`), which a turn of built-in tools would wait
+for on a cold start. So RunTools runs the built-in tools through the registry directly, and the SDK is
+imported by one package of the layer only, `stepwise.mcp` (the MCP server of the built-in tools and its /mcp
+endpoint), which one function imports: McpFunction (functions/mcp).
 Checked two ways: the layer's import statements, and a fresh interpreter that imports every other function
 handler, then runs built-in tools the way RunTools does (and lists them the MCP way), and looks for the SDK
 in `sys.modules` (and one that imports the /mcp handler finds it there).

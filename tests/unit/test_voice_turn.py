@@ -3,6 +3,7 @@ be heard; FinishTurn speaks the answer once after the text; /voice; voice in /us
 
 from __future__ import annotations
 
+from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
 
@@ -235,7 +236,7 @@ def test_a_note_larger_than_the_longest_length_could_be_is_refused_unmeasured(
     # Given a 10 s limit (at most 400,000 bytes at 320 kb/s) and an MP3 of 400,001 bytes whose update gave no
     # size (so the webhook could not refuse it): a format whose length is not read from its bytes
     assert voice_services.models.voice is not None
-    voice_services.models.voice = voice_services.models.voice._replace(max_seconds=10)
+    voice_services.models.voice = replace(voice_services.models.voice, max_seconds=10)
     mp3 = b"ID3\x04\x00" + bytes(400_001 - 5)
     drive_turn(voice_services, queue_note(voice_services, files, data=mp3, size=None, seconds=3))
     assert telegram.texts(CHAT) == [
@@ -249,7 +250,7 @@ def test_a_note_at_that_size_is_transcribed(
     voice_services: TurnServices, files: InMemoryFiles, transcriber: FakeTranscriber, model: ScriptedModel
 ) -> None:
     assert voice_services.models.voice is not None
-    voice_services.models.voice = voice_services.models.voice._replace(max_seconds=10)
+    voice_services.models.voice = replace(voice_services.models.voice, max_seconds=10)
     model.responses.append(text_response("Added."))
     mp3 = b"ID3\x04\x00" + bytes(400_000 - 5)
     drive_turn(voice_services, queue_note(voice_services, files, data=mp3, size=None, seconds=3))
@@ -438,7 +439,7 @@ def test_the_voice_command_says_when_spoken_answers_are_not_deployed(voice_servi
     from stepwise.commands.handlers import CommandRequest
 
     assert voice_services.models.voice is not None
-    voice_services.models.voice = voice_services.models.voice._replace(speaker=None)
+    voice_services.models.voice = replace(voice_services.models.voice, speaker=None)
     meta = turn_meta(
         chat_id=CHAT,
         user_id=CHAT,

@@ -2,7 +2,9 @@
 
 import os
 from functools import cache
+from importlib import import_module
 from typing import Annotated, Any, Literal
+from zoneinfo import ZoneInfo
 
 from annotated_types import Interval, MinLen
 from pydantic import BaseModel, ConfigDict, SecretStr, field_validator, model_validator
@@ -31,10 +33,9 @@ class EnvSettings(BaseModel):
     """Settings read from the environment: each field from the variable of its name in capitals (values given
     explicitly win).
 
-    Plain pydantic rather than pydantic-settings: the latter costs every cold start about a quarter of `import
-    boto3` (see `make bench`) for features Stepwise does not use. Every field a function's import builds costs
-    its cold start, so `Settings` holds what the turn's states read and the settings that only some code reads
-    are sections of their own (`SECTIONS`), built by the code that reads them.
+    Plain pydantic rather than pydantic-settings, whose features Stepwise does not use. `Settings` holds what
+    the turn's states read; the settings that only some code reads are sections of their own (`SECTIONS`),
+    each in the package that reads it and built by that code.
     """
 
     model_config = ConfigDict(defer_build=True, extra="ignore", frozen=True)
@@ -168,8 +169,6 @@ class Settings(EnvSettings):
     @field_validator("default_timezone")
     @classmethod
     def _known_zone(cls, value: str) -> str:
-        from zoneinfo import ZoneInfo
-
         try:
             ZoneInfo(value)
         except Exception:  # ZoneInfoNotFoundError, or a malformed key
@@ -282,8 +281,6 @@ def _split_ids(value: str) -> list[str]:
 def all_settings_models() -> list[type[EnvSettings]]:
     """`Settings` and each of its sections (their modules imported now): what `make chat` checks, and what the
     documentation must cover."""
-    from importlib import import_module
-
     models: list[type[EnvSettings]] = [Settings]
     for path in SECTIONS:
         module, _, name = path.partition(":")

@@ -5,7 +5,7 @@ what that import built.
 A cold start creates some 80,000 objects that live as long as the container: boto3's, pydantic's,
 Powertools' and Stepwise's modules, classes and models. While they are being created, the collector keeps
 traversing the ones made so far, which finds almost nothing to free (about 600 objects of a CallModel
-import are garbage) and costs 0.06-0.07x of `import boto3` (docs/measurements.md, "Fifth round").
+import are garbage): time for nothing (docs/measurements.md, "Fifth round").
 `gc.freeze()` then moves them out of the collector's generations, so that no later collection, on the first
 call or any other, traverses them; the few garbage objects among them stay for the container's life.
 

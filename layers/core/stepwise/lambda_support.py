@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
+from stepwise.aws.http_transport import verified_tls_context
 from stepwise.runtime import get_runtime
 from stepwise.states.contracts.base import TurnInput
 from stepwise.warmups.event import answers_warmups
@@ -34,7 +35,7 @@ def state_handler[Event: TurnInput](
     @answers_warmups(prepare=lambda: prepare_state(model, prepare, models))
     @logger.inject_lambda_context(clear_state=True)
     def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-        parsed = model.model_validate(event)  # what Powertools Parser does, without its import cost
+        parsed = model.model_validate(event)  # what Powertools Parser does
         logger.append_keys(**parsed.turn.log_keys())
         return logic(parsed, get_runtime().turn_services).model_dump()
 
@@ -49,8 +50,6 @@ def prepare_state(
     """A warm-up's preparation of a state's container: the runtime's services (settings, SDK clients; no
     request is made), what `prepare` builds of them, the validators of the event model and of `models`, and
     the TLS context of the Bot API and model clients, built now rather than by the turn's first call."""
-    from stepwise.aws.http_transport import verified_tls_context
-
     services = get_runtime().turn_services
     if prepare is not None:
         prepare(services)
@@ -61,7 +60,7 @@ def prepare_state(
 
 def build_models(models: Sequence[str]) -> None:
     """Build the validators and serializers of these models (`module:Class`) now. Stepwise's models defer
-    that work (`defer_build`) to their first use, so that a function's import builds none of them; a state
+    that work (`defer_build`) to their first use; a state
     lists the models its first call of a plain turn uses, and its warm-up builds them ahead of that call."""
     for path in models:
         model_at(path).model_rebuild()

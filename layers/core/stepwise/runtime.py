@@ -13,7 +13,8 @@ from stepwise.aws.lazy_client import LazyClient, lazy
 from stepwise.config import Settings, get_settings
 from stepwise.turn import ids
 
-# Adapters are imported where they are built: a function loads only the ones its state uses (cold starts).
+# Each adapter's module is imported where the adapter is built, so that a function loads only its own state's:
+# all at the top, they made the first draft after a quiet hour slower (docs/measurements.md, issue 40).
 if TYPE_CHECKING:
     from stepwise.approvals.dynamodb import DynamoApprovalStore
     from stepwise.approvals.lifecycle import PressServices

@@ -3,16 +3,17 @@
 import hmac
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from stepwise.approvals.press_action import PressAction
+from stepwise.approvals.lifecycle import PressAction, handle_press
+from stepwise.history.forwarded import Forwarded, forwarded_from
 from stepwise.inbox.arrival_typing import typing_on_arrival
 from stepwise.inbox.models import QueuedMessage
 from stepwise.media.intake import MediaLimits, attachment_of
-from stepwise.record import Record
 from stepwise.telegram.addressing import (
     BotIdentity,
     addressed,
@@ -22,6 +23,7 @@ from stepwise.telegram.addressing import (
 )
 from stepwise.telegram.commands import is_command
 from stepwise.telegram.conversation import Scope, conversation_of
+from stepwise.telegram.errors import TelegramError
 from stepwise.telegram.models import CallbackQuery, Message, Update
 from stepwise.turn.ids import iso_utc, new_id, utc_now
 
@@ -70,17 +72,17 @@ class WebhookOutcome(BaseModel):
     typing: bool = False  # the answer asks Telegram for "typing…" (stepwise.inbox.arrival_typing)
 
 
-# A Record, not a dataclass: the webhook's cold import builds it, and a dataclass compiles its __init__.
-class WebhookServices(Record):
+@dataclass(frozen=True)
+class WebhookServices:
     """What the webhook needs: the secret, the allowlist, the chats' inboxes and a way to settle approvals."""
 
     secret: str
     allowed_users: frozenset[int]
     sequencer: "Callable[[], Sequencer]"  # built after the warm-ups of a quiet stack have left
-    presses: "Callable[[], PressServices]"  # built for a button press only (its code is not loaded otherwise)
+    presses: "Callable[[], PressServices]"  # built for a button press only
     clock: Callable[[], datetime] = utc_now
     new_id: Callable[[], str] = new_id
-    media_limits: MediaLimits = MediaLimits()
+    media_limits: MediaLimits = field(default_factory=MediaLimits)
     warmups: "Warmups | None" = None  # the containers a quiet chat's turn will need (stepwise.warmups.warmer)
     chats: "Callable[[], ChatStore] | None" = None  # for topics Telegram named (forum_topic_created)
     # Groups (docs/groups.md): the groups served (empty: any), "mentions" or "all", who the bot is (getMe)
@@ -180,13 +182,11 @@ def handle_update(secret_header: str | None, body: str | None, services: Webhook
     return WebhookOutcome(status=200, action=admission.action, typing=typing_on_arrival(queued), **ids)
 
 
-def _forwarded(message: Message) -> "dict[str, Any] | None":
-    """A forwarded message's stored origin (its module is loaded only for one)."""
+def _forwarded(message: Message) -> Forwarded | None:
+    """A forwarded message's stored origin."""
     if message.forward_origin is None:
         return None
-    from stepwise.history.forwarded import forwarded_from
-
-    return dict(forwarded_from(message.forward_origin))
+    return forwarded_from(message.forward_origin)
 
 
 def _bot_if_addressed(message: Message, services: WebhookServices) -> "BotIdentity | WebhookOutcome | None":
@@ -194,7 +194,6 @@ def _bot_if_addressed(message: Message, services: WebhookServices) -> "BotIdenti
     does not; an `unavailable` outcome when getMe fails (answered 503: Telegram delivers the update again)."""
     if services.bot is None or not might_be_addressed(message):
         return None
-    from stepwise.telegram.errors import TelegramError
 
     try:
         bot = services.bot()
@@ -226,18 +225,7 @@ def _topic_service_message(update_id: int, message: Message, services: WebhookSe
     """A topic was opened or renamed. A topic Telegram named itself (`is_name_implicit`) waits for a name,
     which its first answer gives it (`states.topic_name`); one its user named (or renamed) keeps its name.
     Nothing to answer: no turn."""
-    from stepwise.telegram.topic_events import ForumTopicCreated, ForumTopicEdited  # only for such an update
-
-    try:
-        created = (
-            None
-            if message.forum_topic_created is None
-            else ForumTopicCreated.model_validate(message.forum_topic_created)
-        )
-        if message.forum_topic_edited is not None:
-            ForumTopicEdited.model_validate(message.forum_topic_edited)
-    except ValidationError as error:  # answered as the update's own models answer a malformed update
-        return _dropped("malformed topic service message", error, update_id)
+    created = message.forum_topic_created
     conversation = conversation_of(message)
     ids = {"update_id": update_id, "chat_id": message.chat.id, "topic": conversation.topic}
     sender = message.from_user
@@ -264,7 +252,6 @@ def _handle_press(update_id: int, query: CallbackQuery, services: WebhookService
     """A button press on an approval request."""
     chat_id = query.message.chat.id if query.message else None
     ids = {"update_id": update_id, "chat_id": chat_id}
-    from stepwise.approvals.lifecycle import handle_press
 
     outcome = handle_press(query, services.presses(), services.allowed_users)
     logger.info("button pressed", extra={"action": outcome.action, "user_id": query.from_user.id, **ids})

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, Any, NamedTuple
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
@@ -48,7 +49,8 @@ class TooLongToShowError(ValueError):
     """The arguments cannot all be shown in the room there is, with only the longest free text shortened."""
 
 
-class Value(NamedTuple):
+@dataclass(frozen=True)
+class Value:
     """A value as shown whole, and (for the free text that may be shortened) its text before escaping."""
 
     shown: str

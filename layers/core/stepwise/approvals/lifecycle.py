@@ -11,10 +11,9 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, NamedTuple
+from typing import TYPE_CHECKING, Literal
 
 from stepwise.approvals.models import ApprovalCall, ApprovalRequest, ApprovalStatus, Requester
-from stepwise.approvals.press_action import PressAction
 from stepwise.approvals.wording import asks
 from stepwise.telegram.errors import TelegramError
 from stepwise.telegram.html_escape import escape_html
@@ -163,7 +162,6 @@ def show_request(
 
 
 # ------------------------------------------------------------------------------------- press (webhook)
-# No generated __eq__ or __repr__ (see stepwise.services).
 @dataclass(eq=False, repr=False)
 class PressServices:
     """What handling a press needs."""
@@ -174,7 +172,11 @@ class PressServices:
     clock: Callable[[], datetime] = utc_now
 
 
-class PressOutcome(NamedTuple):
+PressAction = Literal["decided", "expired", "already_decided", "not_ready", "not_allowed", "ignored"]
+
+
+@dataclass(frozen=True)
+class PressOutcome:
     """What the press did: `decided` (approved/denied), or why it changed nothing."""
 
     action: PressAction

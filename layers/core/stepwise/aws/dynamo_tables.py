@@ -5,9 +5,8 @@ plain Python values and `boto3.dynamodb.conditions` expressions, and use its cli
 transactions and batch reads with plain values too. boto3's `resource("dynamodb").Table(name)` gives exactly
 that by registering boto3's own DynamoDB transformations (`boto3.dynamodb.transform`) on its client; the
 resource model around it (read from its JSON definition, a class built for each table, and its first calls)
-cost every function's first call about 0.05x of `import boto3` more than this (docs/performance.md).
-`PlainValuesTables` registers the same transformations, in the same way, on one low-level client and hands
-out thin tables over it.
+is not needed. `PlainValuesTables` registers the same transformations, in the same way, on one low-level
+client and hands out thin tables over it.
 """
 
 from __future__ import annotations

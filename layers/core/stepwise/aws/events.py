@@ -1,10 +1,11 @@
 """Handlers' input: validate the Lambda event with a pydantic model before the handler runs.
 
 This is what Powertools' Parser `event_parser` does for a plain model; importing
-`aws_lambda_powertools.utilities.parser` also loads every event model Powertools ships, which costs each cold
-start about a third of `import boto3` (see `make bench`), so the handlers use this instead.
+`aws_lambda_powertools.utilities.parser` also loads every event model Powertools ships, which a cold start
+would wait for (docs/measurements.md), so the handlers use this instead.
 """
 
+import base64
 from collections.abc import Callable
 from functools import wraps
 from typing import Any
@@ -28,8 +29,7 @@ def parsed[Event: BaseModel, Result](
 
 
 class HttpRequest(BaseModel):
-    """The fields the webhook reads of an API Gateway HTTP API (payload 2.0) event. Powertools' own models of
-    it cost the webhook's cold start more than the rest of the webhook together (see `make bench`)."""
+    """The fields the webhook reads of an API Gateway HTTP API (payload 2.0) event."""
 
     model_config = ConfigDict(defer_build=True, extra="ignore", populate_by_name=True)
 
@@ -43,7 +43,6 @@ class HttpRequest(BaseModel):
         body = self.body or ""
         if not self.is_base64_encoded:
             return body
-        import base64
 
         try:
             return base64.b64decode(body, validate=True).decode("utf-8", errors="replace")

@@ -1,8 +1,8 @@
 """HTTP for the Bot API, Messages API and speech-to-text clients, over urllib3.
 
 urllib3 is botocore's own HTTP library: a function has loaded it by the time it made its first boto3 client,
-so speaking HTTP through it adds no import to a cold start (`requests`, on top of urllib3, would load
-charset_normalizer, http.cookiejar, idna and its own modules first).
+so speaking HTTP through it adds no dependency (`requests`, on top of urllib3, would add charset_normalizer,
+http.cookiejar, idna and its own modules).
 
 Each client holds one `HttpTransport`; its connection pool is made on first use and kept across warm
 invocations. Certificates are checked against certifi's bundle, as `requests` checks them. Nothing is

@@ -13,6 +13,8 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any, cast
 
+import boto3
+
 if TYPE_CHECKING:
     from collections.abc import Callable
 
@@ -60,8 +62,6 @@ class LazyClient(LazyAdapter):
 
 
 def _boto3_client(service: str, options: dict[str, Any]) -> Any:
-    import boto3
-
     return boto3.client(service, **options)
 
 

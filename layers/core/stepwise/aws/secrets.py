@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from aws_lambda_powertools.utilities import parameters
+
 if TYPE_CHECKING:
     from pydantic import SecretStr
 
@@ -19,8 +21,6 @@ def resolve_secret(value: SecretStr | None, parameter: str | None, name: str, ca
     if value is not None:
         return value.get_secret_value()
     if parameter:
-        from aws_lambda_powertools.utilities import parameters
-
         secret = parameters.get_parameter(parameter, decrypt=True, max_age=cache_seconds)
         if not isinstance(secret, str) or not secret.strip():
             raise MissingSecretError(f"SSM parameter {parameter} for {name} is empty")

@@ -9,6 +9,9 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from stepwise.tools.registry import ToolContext
+from stepwise.usage.report import usage_report
+
 if TYPE_CHECKING:
     from stepwise.services import TurnServices
     from stepwise.tools.registry import ToolResult
@@ -60,8 +63,6 @@ class CommandRequest:
 
 def _run_tool(request: CommandRequest, name: str, arguments: dict[str, object]) -> ToolResult | None:
     """The result of a read-only tool of the turn's registry, or None when it is not deployed."""
-    from stepwise.tools.registry import ToolContext
-
     registry = request.services.tools.registry
     tool = registry.get(name)
     if tool is None:
@@ -173,7 +174,6 @@ def usage(request: CommandRequest) -> str:
     services = request.services
     if services.stores.usage is None:
         return USAGE_NOT_COUNTED
-    from stepwise.usage.report import usage_report
 
     meta = request.meta
     return usage_report(

@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from boto3.dynamodb.conditions import Key
 from botocore.exceptions import ClientError
 
 from stepwise.connections.models import Connection
@@ -121,8 +122,6 @@ class DynamoConnectionStore:
         return _connection(item) if item is not None else None
 
     def list(self, user_id: int) -> list[Connection]:
-        from boto3.dynamodb.conditions import Key
-
         response = self._table.query(
             KeyConditionExpression=Key("pk").eq(f"user#{user_id}") & Key("sk").begins_with("name#"),
             ConsistentRead=True,

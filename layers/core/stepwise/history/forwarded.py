@@ -10,13 +10,11 @@ the history keeps the marking.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Annotated, Any, Literal, NotRequired, TypedDict
+from typing import TYPE_CHECKING, Annotated, Literal, NotRequired, TypedDict
 
 from annotated_types import Ge, MaxLen
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
-
     from stepwise.telegram.models import Chat, MessageOrigin
 
 OriginKind = Literal["user", "hidden_user", "chat", "channel", "unknown"]
@@ -25,9 +23,8 @@ MARK = "[Forwarded message"  # how every marker line starts (the offline model s
 
 
 class Forwarded(TypedDict):
-    """Where a forwarded message came from, as the update said: what the webhook stores. The history's and
-    the inbox's records keep it as a plain mapping, so that the turn functions, which import those records,
-    do not import this module (docs/measurements.md, "Cold imports back under 1.6x")."""
+    """Where a forwarded message came from, as the update said: what the webhook stores with the message in
+    the inbox and the history."""
 
     kind: OriginKind
     name: NotRequired[Annotated[str, MaxLen(MAX_NAME)]]  # the user's name, the chat's or channel's title
@@ -67,7 +64,7 @@ def forwarded_from(origin: MessageOrigin) -> Forwarded:
     return _origin("unknown", origin.date)
 
 
-def origin_words(forwarded: Forwarded | Mapping[str, Any]) -> str:
+def origin_words(forwarded: Forwarded) -> str:
     """Who it came from, in words: "the user “Ada Lovelace” (@ada)", "the channel “News”, signed “Bob”"."""
     username, name, kind = forwarded.get("username"), forwarded.get("name"), forwarded["kind"]
     handle = f" (@{username})" if username else ""
@@ -83,7 +80,7 @@ def origin_words(forwarded: Forwarded | Mapping[str, Any]) -> str:
     return "an origin Telegram did not name"
 
 
-def marker(forwarded: Forwarded | Mapping[str, Any]) -> str:
+def marker(forwarded: Forwarded) -> str:
     """The line before a forwarded message's words, as the model reads it."""
     date = forwarded.get("date")
     sent = f", first sent {datetime.fromtimestamp(date, UTC):%Y-%m-%d %H:%M} UTC" if date else ""

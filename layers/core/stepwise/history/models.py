@@ -4,6 +4,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from stepwise.history.forwarded import Forwarded
 from stepwise.media.models import Attachment, Heard
 from stepwise.telegram.conversation import Conversation
 
@@ -26,9 +27,7 @@ class StoredMessage(BaseModel):
     tool_calls: list[dict[str, Any]] = []
     attachment: Attachment | None = None  # a user's photo or document (no bytes)
     heard: Heard | None = None  # a voice note's transcript (content holds its words)
-    # A forwarded message's origin, as `stepwise.history.forwarded` made it (the model reads the message as
-    # someone else's). A plain mapping here: the turn functions import this model, not that module.
-    forwarded: dict[str, Any] | None = None
+    forwarded: Forwarded | None = None  # a forwarded message's origin (the model reads it as someone else's)
     sender: str | None = None  # in a group: the member's first name, shown to the model before the message
 
     @property

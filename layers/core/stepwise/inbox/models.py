@@ -1,12 +1,13 @@
 """A message waiting in a chat's inbox, and what enqueueing it found."""
 
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from stepwise.history.forwarded import Forwarded
 from stepwise.inbox.outside_call import OutsideCall
 from stepwise.media.models import Attachment
-from stepwise.record import Record
 from stepwise.telegram.conversation import Conversation, Scope
 
 QueueStatus = Literal["queued", "taken"]
@@ -15,7 +16,8 @@ QueueStatus = Literal["queued", "taken"]
 Enqueued = Literal["new", "queued", "taken", "done"]
 
 
-class NewLease(Record):
+@dataclass(frozen=True)
+class NewLease:
     """A chat's lease taken for a new turn: the turn's name, and when the chat's previous turn started (epoch
     seconds; None for the chat's first), which tells how long the chat was quiet."""
 
@@ -73,9 +75,7 @@ class QueuedMessage(BaseModel):
     sender: str | None = None  # in a group: the member's first name, which the model sees (docs/groups.md)
     chat_title: str | None = None  # in a group: its title, kept on the chat's record (the Mini App shows it)
     attachment: Attachment | None = None  # a photo, document, voice note...
-    # a forwarded message's origin (a `stepwise.history.forwarded.Forwarded`, kept as a plain mapping: see
-    # StoredMessage)
-    forwarded: dict[str, Any] | None = None
+    forwarded: Forwarded | None = None  # a forwarded message's origin
     received_at: str  # ISO 8601 UTC, when the webhook received it
     telegram_message_id: int | None = None
     kind: MessageKind = Typed()

@@ -14,7 +14,7 @@ import logging
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Literal, NamedTuple
+from typing import TYPE_CHECKING, Literal
 
 from stepwise.telegram.commands import is_command
 from stepwise.turn.ids import iso_utc, utc_now
@@ -34,7 +34,8 @@ logger = logging.getLogger(__name__)
 Admitted = Literal["started", "queued", "duplicate"]
 
 
-class Admission(NamedTuple):
+@dataclass(frozen=True)
+class Admission:
     """What admitting a message did; for a turn it started, how long the chat had gone without one (seconds;
     None for the chat's first turn)."""
 
@@ -46,7 +47,6 @@ Ending = Literal["answered", "failed"]
 DAY = 86_400
 
 
-# No generated __eq__ or __repr__ (see stepwise.services).
 @dataclass(eq=False, repr=False)
 class Sequencer:
     """The per-chat inbox and lease, and the way turns are started from them."""

@@ -1,7 +1,8 @@
 """A background job's record: what it was asked, how far it got, how it ended."""
 
 import hashlib
-from typing import Literal, NamedTuple
+from dataclasses import dataclass
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -18,7 +19,8 @@ JOB_PREFIX = "job-"
 CANNOT_DO = "cannot_do"
 
 
-class JobLimits(NamedTuple):
+@dataclass(frozen=True)
+class JobLimits:
     """The deployment's limits of background jobs (docs/jobs.md): MAX_JOBS, JOB_MAX_TOOL_STEPS and
     JOB_TIMEOUT_MINUTES."""
 

@@ -1,7 +1,8 @@
 """Ledger records, and how a store is asked to record an effect with them."""
 
 from collections.abc import Callable
-from typing import Literal, NamedTuple
+from dataclasses import dataclass
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -27,7 +28,8 @@ class ToolCallRecord(BaseModel):
     is_error: bool = False  # the recorded result was an error (an outside server's tool can answer one)
 
 
-class Once[T](NamedTuple):
+@dataclass(frozen=True)
+class Once[T]:
     """Make an effect once for `call_id`, recording `result(value)` with it (value: what the effect made)."""
 
     call_id: str

@@ -1,11 +1,11 @@
 """What the webhook keeps of a message's file, and the notice for files the model cannot take."""
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from stepwise.media.formats import megabytes, model_format
 from stepwise.media.models import Attachment, AttachmentKind
 from stepwise.media.render import LABELS
-from stepwise.record import Record
 
 if TYPE_CHECKING:
     from stepwise.telegram.models import Message, PhotoSize, TelegramFile
@@ -36,7 +36,8 @@ NOT_YET: dict[AttachmentKind, str] = {
 }
 
 
-class MediaLimits(Record):
+@dataclass(frozen=True)
+class MediaLimits:
     """The largest files the model gets (Telegram's sizes, in bytes)."""
 
     max_image_bytes: int = DEFAULT_MAX_IMAGE_BYTES

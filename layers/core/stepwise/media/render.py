@@ -13,6 +13,9 @@ from __future__ import annotations
 import base64
 from typing import TYPE_CHECKING
 
+from stepwise.history.forwarded import marker
+from stepwise.media.formats import model_format
+
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
@@ -50,8 +53,6 @@ def content_blocks(message: StoredMessage, files: Mapping[str, bytes | None]) ->
     group, a block naming the member who wrote it comes first (docs/groups.md)."""
     blocks = _own_blocks(message, files)
     if message.forwarded is not None:
-        from stepwise.history.forwarded import marker
-
         texts = [block["text"] for block in blocks if block["type"] == "text"]
         framed = "\n".join([marker(message.forwarded), *texts])
         blocks = [*(block for block in blocks if block["type"] != "text"), _text(framed)]
@@ -111,8 +112,6 @@ def placeholder(attachment: Attachment, caption: str) -> str:
 def file_block(attachment: Attachment, data: bytes) -> FileBlock | None:
     """The Messages API block of a file the model reads: image, PDF document or text document (None for an
     empty text file, which the API would refuse)."""
-    from stepwise.media.formats import model_format  # only a turn that shows the model a file
-
     readable = (
         "image" if attachment.kind == "photo" else model_format(attachment.mime_type, attachment.file_name)
     )

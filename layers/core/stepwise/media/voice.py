@@ -4,8 +4,9 @@ with them."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from decimal import Decimal
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -13,7 +14,8 @@ if TYPE_CHECKING:
     from stepwise.voice.models import Speaker, Transcriber
 
 
-class VoiceSetup(NamedTuple):
+@dataclass(frozen=True)
+class VoiceSetup:
     """The deployment's voice settings: `transcriber_name` is VOICE_TRANSCRIBER ("off": voice notes get a
     notice and never reach this), `speaker` is None when spoken replies are off (VOICE_SPEAKER=off)."""
 

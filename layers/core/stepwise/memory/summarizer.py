@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Protocol
 from pydantic import BaseModel, ConfigDict
 
 from stepwise.aws.conversation_key import conversation_key
+from stepwise.history.forwarded import origin_words
 from stepwise.model.types import ChatModel, ModelRequest
 from stepwise.telegram.conversation import Conversation, Scope
 from stepwise.turn.ids import iso_utc, utc_now
@@ -53,8 +54,6 @@ def transcript_line(message: StoredMessage) -> str:
     """One message as the summarizer reads it; a forwarded one names its origin, so that someone else's words
     are not summed up as the user's."""
     if message.forwarded is not None:
-        from stepwise.history.forwarded import origin_words
-
         return f"User forwarded a message from {origin_words(message.forwarded)}: {message.content}"
     return f"{message.role.capitalize()}: {message.content}"
 
@@ -85,7 +84,8 @@ class ExtractiveSummarizer:
     last, within the size bound (see `stepwise.memory.extractive`)."""
 
     def summarize(self, previous: str, messages: Sequence[StoredMessage]) -> str:
-        from stepwise.memory.extractive import extractive_summary  # the rules model's grammar, offline only
+        # the offline rules model: only a summary made without Claude
+        from stepwise.memory.extractive import extractive_summary
 
         return extractive_summary(previous, messages, MAX_SUMMARY_CHARS)
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError
 
+from stepwise.approvals.lifecycle import decide
 from stepwise.miniapp.gate import HttpAnswer, refusal
 from stepwise.telegram.conversation import Conversation, Scope
 from stepwise.tools.calls import call_confirmed, record_call
@@ -118,8 +119,6 @@ def _revoke(request: ActionRequest, context: ToolContext, services: AppServices)
 
 
 def _decide(request: ActionRequest, context: ToolContext, services: AppServices) -> HttpAnswer:
-    from stepwise.approvals.lifecycle import decide  # the press's code, as the webhook loads it: on use
-
     approval_id = request.target
     if not isinstance(approval_id, str) or not APPROVAL_ID.fullmatch(approval_id):
         return refusal(400, "malformed action: target must be an approval's id")

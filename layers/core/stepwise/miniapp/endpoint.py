@@ -7,7 +7,9 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
+from stepwise.miniapp.actions import act
 from stepwise.miniapp.gate import HttpAnswer, admit, refusal
+from stepwise.miniapp.snapshot import snapshot
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -55,10 +57,7 @@ def _api(path: str, headers: Mapping[str, str], body: str, services: AppServices
         return admitted
     try:
         if path == STATE:
-            from stepwise.miniapp.snapshot import snapshot
-
             return HttpAnswer(200, snapshot(admitted, services))
-        from stepwise.miniapp.actions import act
 
         answer = act(admitted, body, services)
     except Exception:  # a store or Telegram said no: the page says so, and a tap may be tried again

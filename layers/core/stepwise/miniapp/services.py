@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     from stepwise.usage.store import UsageStore
 
 
-# No generated __eq__ or __repr__ (see stepwise.services).
 @dataclass(eq=False, repr=False)
 class AppServices:
     """The Mini App's ports and settings. `timezone(user_id)` is the zone the user set (None until then);

@@ -1,6 +1,7 @@
 """The model port and the request/response shapes it speaks (a subset of the Messages API)."""
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -13,7 +14,6 @@ from stepwise.model.blocks import (
     ToolDefinition,
     ToolUseBlock,
 )
-from stepwise.record import Record
 
 
 class Usage(BaseModel):
@@ -33,9 +33,10 @@ class Usage(BaseModel):
         return Usage(**{name: getattr(self, name) + getattr(other, name) for name in Usage.model_fields})
 
 
-class ModelRequest(Record):
-    """Everything one model call needs. Stepwise builds it and never parses it, so it is a plain record: a
-    pydantic model would cost CallModel's cold start a class and a validator that check nothing."""
+@dataclass(frozen=True)
+class ModelRequest:
+    """Everything one model call needs. Stepwise builds it and never parses it, so it is a plain value, not a
+    pydantic model."""
 
     model: str
     max_tokens: int

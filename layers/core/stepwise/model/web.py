@@ -7,6 +7,7 @@ sources as numbered Markdown links after its text (`with_sources`).
 """
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Final
 from urllib.parse import quote
 
@@ -17,7 +18,6 @@ from stepwise.model.blocks import (
     WebFetchToolParam,
     WebSearchToolParam,
 )
-from stepwise.record import Record
 
 WEB_SEARCH_TOOL: Final = "web_search_20250305"
 WEB_FETCH_TOOL: Final = "web_fetch_20250910"
@@ -30,7 +30,8 @@ MAX_SOURCES = 8
 MAX_TITLE_CHARS = 80
 
 
-class WebAccess(Record):
+@dataclass(frozen=True)
+class WebAccess:
     """What the owner turned on (`WEB_SEARCH`, `WEB_FETCH`) and its limits."""
 
     search: bool = False

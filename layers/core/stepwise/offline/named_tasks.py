@@ -16,7 +16,8 @@ of the plants task", "remove X from my list").
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Literal, NamedTuple
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
 
 from stepwise.offline.decorations import undecorated
 from stepwise.offline.small_talk import small_talk
@@ -28,7 +29,8 @@ if TYPE_CHECKING:
 Action = Literal["complete", "delete"]
 
 
-class NamedTask(NamedTuple):
+@dataclass(frozen=True)
+class NamedTask:
     """What the words ask: `action` on the task(s) named `name`."""
 
     action: Action

@@ -13,6 +13,7 @@ two read (difflib's ratio), one per command.
 from __future__ import annotations
 
 import re
+from difflib import SequenceMatcher
 from typing import TYPE_CHECKING, Any
 
 from stepwise.offline.decorations import undecorated
@@ -140,8 +141,6 @@ _ASIDE = re.compile(r"\s*\([^)]*\)")
 def closest_commands(text: str, examples: Sequence[str], count: int = OFFERED) -> list[str]:
     """The `count` examples (`*command* words`) that read most like `text`, one per command word, best
     first, each without its aside in brackets; ties keep the examples' order."""
-    from difflib import SequenceMatcher
-
     said = " ".join(undecorated(text).lower().split())[:MAX_LENGTH]
     ranked: dict[str, tuple[float, str]] = {}
     for example in examples:

@@ -6,8 +6,7 @@ Such a phrase is a run of parts (repeat, relative, date, clock time, part of day
 `at` (a local date-time), `in_minutes` or `repeat`, against the user's local now.
 
 Absolute dates and clock times ("dec 24", "24/12", "2026-12-24", "5:30 pm", "17h30") are read by
-python-dateutil, imported only when a phrase matched. boto3 imports it too, so in Lambda it costs nothing
-more; on its own it costs about a tenth of `import boto3` (see benchmarks/cold_start.py).
+python-dateutil.
 """
 
 from __future__ import annotations
@@ -18,6 +17,8 @@ import re
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import Any
+
+from dateutil import parser
 
 DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 WEEKDAYS = ["mon", "tue", "wed", "thu", "fri"]
@@ -369,8 +370,6 @@ def _date(text: str, now: datetime, dayfirst: bool) -> tuple[date, str] | None:
 
 def _calendar_date(text: str, today: date, dayfirst: bool) -> tuple[date, str] | None:
     """A date with a month ("dec 24", "24/12", "2026-12-24"), read by python-dateutil."""
-    from dateutil import parser  # lazily: only reminder phrases need it
-
     cleaned = re.sub(r"^the\s+", "", text)
     if re.fullmatch(r"\d{1,2}\.\d{1,2}(?:\.\d{2,4})?", cleaned):
         cleaned = cleaned.replace(".", "/")
@@ -394,7 +393,6 @@ def _clock(text: str) -> tuple[tuple[int, int], bool] | None:
     if oclock or value.isdigit():
         hour = int(oclock.group(1) if oclock else value)
         return ((hour, 0), 1 <= hour <= 11) if hour <= 23 else None
-    from dateutil import parser  # lazily: only reminder phrases need it
 
     value = re.sub(r"^(\d{1,2})\.(\d{2})$", r"\1:\2", value)
     try:

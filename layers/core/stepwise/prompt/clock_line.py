@@ -5,17 +5,17 @@ zone name. The offline model reads it to place "at 5pm" or "tomorrow" in the use
 """
 
 import re
+from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
-
-from stepwise.record import Record
 
 CLOCK_PREFIX = "Local time: "
 # Compiled (and cached by `re`) when a line is first read back: only the offline model reads it.
 _LINE = r"^Local time: (?P<stamp>\S+) \((?P<weekday>[A-Za-z]+), (?P<zone>[^()\s]+)\)\s*$"
 
 
-class UserClock(Record):
+@dataclass(frozen=True)
+class UserClock:
     """The user's local now (aware, in their zone when it is known) and their IANA zone name."""
 
     now: datetime

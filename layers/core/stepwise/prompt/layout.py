@@ -1,17 +1,18 @@
 """A model call's prompt: the cached prefix (tools, system, stable history), then the per-turn part."""
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 
 from stepwise.history.models import StoredMessage
 from stepwise.model.blocks import MessageParam, TextBlock
 from stepwise.prompt.messages import build_messages
 from stepwise.prompt.system import ToolSummary, build_system_prompt, turn_context
-from stepwise.record import Record
 from stepwise.turn_records.models import ModelStep
 
 
-class Prompt(Record):
+@dataclass(frozen=True)
+class Prompt:
     """The `system` and `messages` of one request."""
 
     system: list[TextBlock]

@@ -7,12 +7,12 @@ of the last user message (see `stepwise.prompt.messages`), after everything that
 """
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TypeGuard
 
 from stepwise.model.blocks import CacheControl, ContentBlock, TextBlock
 from stepwise.prompt.clock_line import clock_line
-from stepwise.record import Record
 
 EPHEMERAL: CacheControl = {"type": "ephemeral"}  # a cache breakpoint with the default five-minute lifetime
 
@@ -59,7 +59,8 @@ def web_section(search: bool, fetch: bool) -> str:
     )
 
 
-class ToolSummary(Record):
+@dataclass(frozen=True)
+class ToolSummary:
     """What the prompt says about one tool."""
 
     name: str

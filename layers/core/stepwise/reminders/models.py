@@ -5,6 +5,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from stepwise.approvals.models import Requester
+from stepwise.approvals.wording import set_by
 
 Weekday = Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
 WEEKDAYS: tuple[Weekday, ...] = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
@@ -57,7 +58,6 @@ class Reminder(BaseModel):
     def _origin(self) -> str:
         if self.created_by is None:
             return ""
-        from stepwise.approvals.wording import set_by
 
         return f" [{set_by(self.created_by)}]"
 

@@ -9,8 +9,9 @@ pass on.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from stepwise.reminders.models import WEEKDAYS
@@ -38,7 +39,8 @@ class TimingError(ValueError):
     """A time the user (or the model) gave that cannot be scheduled; the message says why."""
 
 
-class Timing(NamedTuple):
+@dataclass(frozen=True)
+class Timing:
     """A schedule: its expression (for the schedule's time zone), whether it fires once, and in words."""
 
     expression: str

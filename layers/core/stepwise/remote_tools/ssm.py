@@ -6,6 +6,8 @@ import logging
 import re
 from typing import TYPE_CHECKING
 
+from aws_lambda_powertools.utilities import parameters
+
 from stepwise.remote_tools.client import RemoteCallError
 from stepwise.remote_tools.config import parse_servers
 
@@ -28,7 +30,6 @@ def load_servers(
             "the functions may read; no outside tools are offered"
         )
         return ()
-    from aws_lambda_powertools.utilities import parameters
 
     try:
         document = parameters.get_parameter(parameter, decrypt=True, max_age=cache_seconds, force_fetch=force)
@@ -43,7 +44,6 @@ def headers_for(entry: ServerEntry, cache_seconds: int) -> dict[str, str]:
     parameter names (`X-Api-Key: ...`); none without a token parameter."""
     if entry.token_parameter is None:
         return {}
-    from aws_lambda_powertools.utilities import parameters
 
     try:
         value = str(

@@ -8,8 +8,11 @@ the folder. Stricter than the format in one point: a name is ASCII (a-z, 0-9 and
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
+
+import yaml
 
 SKILL_FILE = "SKILL.md"
 MAX_NAME_CHARS = 64
@@ -28,7 +31,8 @@ class SkillInvalid(ValueError):
     """A skill folder that breaks a rule of the format (the message says which)."""
 
 
-class Skill(NamedTuple):
+@dataclass(frozen=True)
+class Skill:
     """One valid skill: its name and description (what the prompt lists), its instructions, and the paths
     of its resource files relative to its folder (POSIX, sorted)."""
 
@@ -61,8 +65,6 @@ def load_skill(folder: Path) -> Skill:
 def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
     """The front matter's fields and the body (stripped); SkillInvalid without a YAML mapping between two
     `---` lines at the start."""
-    import yaml  # imported by the states that read skills only
-
     match = _FRONT_MATTER.match(text.lstrip("\ufeff"))
     if match is None:
         raise SkillInvalid(f"{SKILL_FILE} does not start with YAML front matter between --- lines")

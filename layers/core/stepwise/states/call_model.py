@@ -7,6 +7,8 @@ import logging
 from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
+from stepwise.audit.log import call_entry
+from stepwise.media.fetch import fetch_files
 from stepwise.media.notices import with_notices
 from stepwise.model.errors import ModelRateLimitedError
 from stepwise.model.types import ModelRequest
@@ -17,7 +19,9 @@ from stepwise.states.contracts.base import Next
 from stepwise.states.contracts.call_model import CallModelInput, CallModelOutput
 from stepwise.states.policy import policy_of
 from stepwise.states.spend import count_usage, wait_for_rate_limit
+from stepwise.states.typing_indicator import show_typing
 from stepwise.telegram.drafts import draft_stream
+from stepwise.tools.registry import ToolError
 from stepwise.turn.ids import iso_utc
 from stepwise.turn_records.models import ModelStep, Reply, RulesCommand, TurnMeta
 from stepwise.usage.meter import call_usage
@@ -90,8 +94,6 @@ def limit_result(tool_use_id: str, max_tool_steps: int) -> ToolResultBlock:
 
 def close_unanswered(step: ModelStep, meta: TurnMeta, services: TurnServices, max_tool_steps: int) -> None:
     """The calls asked for past the limit do not run: they get "not run" results, and the audit says so."""
-    from stepwise.audit.log import call_entry  # only a turn past its tool-round limit
-
     step.tool_results = [limit_result(block["id"], max_tool_steps) for block in step.tool_uses]
     for block, result in zip(step.tool_uses, step.tool_results, strict=True):
         services.stores.audit.record(
@@ -153,8 +155,6 @@ def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutp
         tool_choice={"type": "none"} if previous.final and tools else None,
     )
     if rounds and policy.holds_chat:  # the first call's typing indicator went out with LoadContext
-        from stepwise.states.typing_indicator import show_typing  # only after a tool round
-
         show_typing(services.outbound, turn.conversation)
     drafts = draft_stream(
         services.outbound.drafts if policy.holds_chat else None,
@@ -260,7 +260,6 @@ def needs_approval(step: ModelStep, tools: ToolRegistry) -> bool:
             continue
         if tool.needs_approval:
             return True
-        from stepwise.tools.registry import ToolError  # loaded already by the registry `tools` came from
 
         try:
             _tool, args = tools.parse(call["name"], call["input"])
@@ -278,7 +277,6 @@ def turn_files(
     look at them), where no file source is configured, or when no message of the window has a file."""
     if offline or services.outbound.files is None or all(message.attachment is None for message in history):
         return {}
-    from stepwise.media.fetch import fetch_files  # only a turn whose window holds a file
 
     return fetch_files(history, services.outbound.files(), services.settings.limits.media)
 

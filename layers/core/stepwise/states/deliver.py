@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from stepwise.telegram.conversation import Conversation
 from stepwise.telegram.errors import TelegramBadRequest, TelegramDeliveryUncertainError
 from stepwise.telegram.formatting import OutgoingChunk, render_reply
+from stepwise.telegram.keyboard import InlineKeyboardButton, InlineKeyboardMarkup
 from stepwise.turn.ids import iso_utc
 from stepwise.turn_records.models import AppButton, NewTopic, Reply
 
@@ -65,7 +66,6 @@ def _keyboard(reply: Reply) -> InlineKeyboardMarkup | None:
     """The button under the reply's last chunk: /app's, which opens the Mini App."""
     if not isinstance(reply.extra, AppButton):
         return None
-    from stepwise.telegram.keyboard import InlineKeyboardButton, InlineKeyboardMarkup  # only /app's reply
 
     button = InlineKeyboardButton(text=reply.extra.text, web_app_url=reply.extra.url)
     return InlineKeyboardMarkup(inline_keyboard=[[button]])

@@ -26,7 +26,8 @@ def use_fallback(request: FallbackInput, services: TurnServices) -> Next:
     if meta.fallback_decisions >= MAX_FALLBACK_DECISIONS:
         return give_up  # the rules model itself keeps failing: no loop
     history = services.stores.messages.between(meta.conversation, meta.last_key, meta.last_key)
-    from stepwise.offline.api import parse_intent  # lazily: the rules' grammar, needed once the model failed
+    # the offline rules model: only a turn Claude cannot answer
+    from stepwise.offline.api import parse_intent
 
     if not history or parse_intent(history[-1].content) is None:
         return give_up

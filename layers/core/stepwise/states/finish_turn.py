@@ -15,8 +15,10 @@ from typing import TYPE_CHECKING
 
 from stepwise.states.contracts.finish_turn import FinishTurnInput, FinishTurnOutput
 from stepwise.states.deliver import deliver_reply, put_error_reply
+from stepwise.states.new_token import deliver_new_token
 from stepwise.states.policy import policy_for
 from stepwise.states.save_turn import save_reply
+from stepwise.states.topics import open_topic, rename_topic
 from stepwise.telegram.errors import TelegramBadRequest, TelegramForbidden
 from stepwise.turn_records.models import NewToken, NewTopic
 
@@ -39,14 +41,10 @@ def finish_turn(request: FinishTurnInput, services: TurnServices) -> FinishTurnO
     reply = services.stores.turns.get_reply(turn.turn_id)
     sent = reply.sent_chunks if reply is not None else 0
     if reply is not None and isinstance(reply.extra, NewToken):
-        from stepwise.states.new_token import deliver_new_token  # only a reply of /connect <name>
-
         reply = deliver_new_token(turn, reply, services, request.deliver)
         sent = reply.sent_chunks
     elif reply is not None and request.deliver:
         if isinstance(reply.extra, NewTopic):
-            from stepwise.states.topics import open_topic  # only a reply of /new
-
             reply = open_topic(turn, reply, services)
         try:
             sent = deliver_reply(turn, reply, services)
@@ -61,11 +59,10 @@ def finish_turn(request: FinishTurnInput, services: TurnServices) -> FinishTurnO
         meta, ending = None, "failed"
     user_id = meta.user_id if meta is not None else turn.user_id
     if meta is not None and meta.topic_name is not None and sent and request.deliver:
-        from stepwise.states.topics import rename_topic  # only a Telegram-named topic's first answer
-
         rename_topic(meta, services)
     if meta is not None and meta.voice_reply and reply is not None and request.deliver:
-        from stepwise.states.voice_reply import speak_reply  # only a turn that answers a voice note
+        # voice: only a turn with a voice note or a spoken reply
+        from stepwise.states.voice_reply import speak_reply
 
         speak_reply(meta, reply, services)
     saved = save_reply(turn, reply, user_id, services)

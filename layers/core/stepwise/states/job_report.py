@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from stepwise.approvals import lifecycle
 from stepwise.inbox.models import JobEnded, QueuedMessage, outside_update_id
 from stepwise.jobs.models import CANNOT_DO
 from stepwise.states.contracts.finish_turn import FinishTurnInput, FinishTurnOutput
@@ -131,8 +132,6 @@ def recover_job(turn: TurnRef, execution_status: str, services: TurnServices) ->
 def close_pending_approvals(turn: TurnRef, services: TurnServices) -> None:
     """Expire the approval requests of a job that ended while waiting on them (its message then says so,
     without buttons). Best effort: a press on a stale request changes nothing."""
-    from stepwise.approvals import lifecycle
-
     now = iso_utc(services.clock())
     for step in services.stores.turns.steps(turn.turn_id):
         if step.approval_id is None or step.tool_results:

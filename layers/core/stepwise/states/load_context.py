@@ -4,9 +4,11 @@ kind of turn (`states.turn_kind`): a turn that needs no model gets its reply her
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
+from stepwise.commands.table import route
 from stepwise.history.models import StoredMessage
 from stepwise.inbox.arrival_typing import typing_still_shown
 from stepwise.inbox.models import Fired, JobEnded, Typed
@@ -20,10 +22,11 @@ from stepwise.prompt.caching import (
     history_tokens,
     window_floor,
 )
-from stepwise.record import Record
+from stepwise.reminders.models import scheduled_note
 from stepwise.states.contracts.base import Next
 from stepwise.states.contracts.load_context import LoadContextInput
 from stepwise.states.policy import policy_for
+from stepwise.states.topics import topic_name
 from stepwise.states.turn_kind import decide_turn
 from stepwise.states.typing_indicator import show_typing
 from stepwise.telegram.commands import is_command
@@ -188,17 +191,15 @@ def name_for_topic(chat: ChatRecord | None, batch: list[QueuedMessage]) -> str |
     of what the user wrote, with no model call (`states.topics`)."""
     if chat is None or not chat.topic_unnamed:
         return None
-    from stepwise.states.topics import topic_name  # a topic's first turns only
 
     typed = [m.text for m in batch if m.typed and not is_command(m.text)]
     return next((name for text in typed if (name := topic_name(text))), None)
 
 
 def command_route(text: str, in_group: bool) -> Handling | None:
-    """How a slash command is answered (`stepwise.commands.table`, loaded only for a command), or None."""
+    """How a slash command is answered (`stepwise.commands.table`), or None."""
     if not is_command(text):
         return None
-    from stepwise.commands.table import route
 
     return route(text, in_group)
 
@@ -207,13 +208,15 @@ def hear_voice_notes(turn: TurnRef, batch: list[QueuedMessage], services: TurnSe
     """The transcripts of the batch's voice notes (`states.voice_turn`, imported only when there is one)."""
     if not any(w.attachment is not None and w.attachment.is_audio and w.attachment.taken for w in batch):
         return {}
+    # voice: only a turn with a voice note or a spoken reply
     from stepwise.states.voice_turn import hear_notes
 
     show_typing(services.outbound, turn.conversation)  # transcribing takes a few seconds
     return hear_notes(turn, batch, services)
 
 
-class VoiceLines(Record):
+@dataclass(frozen=True)
+class VoiceLines:
     """What a turn's voice notes add to it: the notices of notes not heard (by message id), the offline
     recognizer's "I heard" lines and footnote, and whether the answer is also spoken."""
 
@@ -227,6 +230,7 @@ def voice_lines(heard: dict[str, Heard], chat: ChatRecord | None, services: Turn
     """The turn's `VoiceLines` (nothing without a note)."""
     if not heard:
         return VoiceLines()
+    # voice: only a turn with a voice note or a spoken reply
     from stepwise.states.voice_turn import notice_for, rough_lines
 
     limit = services.models.voice.max_seconds if services.models.voice is not None else 300
@@ -247,8 +251,6 @@ def stored_content(waiting: QueuedMessage) -> str:
         case JobEnded(number=number, title=title, status=status):
             return f"(Background job #{number} “{title}” has ended: {status}. Its report follows.)"
         case Fired(kind=kind, reminder_id=number):
-            from stepwise.reminders.models import scheduled_note  # a reminder's or check-in's turn only
-
             return scheduled_note(kind, number, waiting.text)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 from stepwise.inbox.outside_call import OutsideCall
+from stepwise.remote_tools.config import SEPARATOR
 from stepwise.states.turn_kind import outside_call_reply
 from stepwise.turn_records.models import JobRun
 
@@ -167,8 +168,6 @@ def tools_for_calls(policy: TurnPolicy, names: Sequence[str], services: TurnServ
     missing = [name for name in names if tools.get(name) is None]
     if not missing or services.tools.reread_remote is None:
         return tools
-    from stepwise.remote_tools.config import SEPARATOR  # an outside tool's name: only on a miss
-
     if any(SEPARATOR in name for name in missing):
         services.tools.reread_remote()
         tools = policy.tools(services)

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from stepwise.states.contracts.finish_turn import FinishTurnOutput
+from stepwise.states.new_token import deliver_new_token
 from stepwise.states.policy import policy_for
 from stepwise.turn.ref import TurnRef
 from stepwise.turn.start import TurnStart
@@ -53,8 +54,6 @@ def recover_turn(turn: TurnRef, status: str, services: "TurnServices") -> Finish
         return recovered
     reply = services.stores.turns.get_reply(turn.turn_id)
     if reply is not None and isinstance(reply.extra, NewToken):
-        from stepwise.states.new_token import deliver_new_token  # only a reply of /connect <name>
-
         reply = deliver_new_token(turn, reply, services, deliver=False)  # its seed forgotten, or revoked
     answered = reply is not None and reply.sent_chunks > 0
     next_turn = services.outbound.sequencer().end_turn(

@@ -17,14 +17,18 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from stepwise.approvals import lifecycle
 from stepwise.approvals.arguments import call_room
+from stepwise.approvals.lifecycle import refusal
 from stepwise.approvals.models import ApprovalCall, Requester
+from stepwise.approvals.wording import not_shown
 from stepwise.audit.log import call_entry
 from stepwise.inbox.outside_call import OutsideCall
 from stepwise.ledger.models import tool_call_id
 from stepwise.states.contracts.base import Next
 from stepwise.states.contracts.run_tools import RunToolsInput
 from stepwise.states.policy import policy_for, policy_of, tools_for_calls
+from stepwise.telegram.errors import TelegramError, TelegramTransientError
 from stepwise.tools.calls import Answer, parse_call, run_call
 from stepwise.tools.registry import NotShownError, ToolContext, ToolError, ToolResult
 from stepwise.turn.ids import iso_utc
@@ -71,8 +75,6 @@ def run_tools(request: RunToolsInput, services: TurnServices) -> Next:
     now = iso_utc(services.clock())
     decision: Decision | None = None
     if step.approval_id is not None:  # a round that asked (the approvals' code is loaded only then)
-        from stepwise.approvals import lifecycle
-
         if lifecycle.wait_never_began(services.stores.approvals, step.approval_id, step.approval_asks):
             step.approval_asks += 1
             services.stores.turns.put_step(turn.turn_id, step)
@@ -117,8 +119,6 @@ def run_tools(request: RunToolsInput, services: TurnServices) -> Next:
         for call, answer in refused:
             _record(call, answer, step, meta, services)
     if asked:
-        from stepwise.approvals import lifecycle
-
         approval_request = lifecycle.open_request(
             services.stores.approvals,
             approval_id=services.new_id()[:12],
@@ -159,9 +159,6 @@ def _tell_not_shown(meta: TurnMeta, tools: list[str], services: TurnServices) ->
     """The chat's one line about the round's calls refused because they cannot be shown. Sent before the
     refusals are recorded, so a retried state sends it again rather than never (a transient failure raises:
     the state is retried); a lasting one (the bot blocked) only logs, the model still hears why."""
-    from stepwise.approvals.wording import not_shown
-    from stepwise.telegram.errors import TelegramError, TelegramTransientError
-
     try:
         services.outbound.telegram().send_message(
             meta.chat_id, not_shown(requester_of(meta), tools), message_thread_id=meta.topic
@@ -222,7 +219,5 @@ def _run_one(
         waiting.append(Pending(call, tool, args, context))
         return None
     if decision != "approved":
-        from stepwise.approvals.lifecycle import refusal
-
         return Answer(ToolResult(content=refusal(decision), is_error=True), "denied", decision)
     return run_call(tools, context, tool, args, "approved")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
+from stepwise.commands.connect import never_delivered
 from stepwise.history.models import StoredMessage
 from stepwise.turn_records.models import NewToken
 
@@ -55,7 +56,5 @@ def save_reply(turn: TurnRef, reply: Reply | None, user_id: int, services: TurnS
 def _kept(reply: Reply) -> str:
     """What the history keeps of the reply: its text, or what stands for a new token's (never the token)."""
     if isinstance(reply.extra, NewToken) and reply.extra.revoked:
-        from stepwise.commands.connect import never_delivered
-
         return never_delivered(reply.extra.connection)
     return reply.kept_text

@@ -7,6 +7,7 @@ import logging
 import re
 from typing import TYPE_CHECKING
 
+from stepwise.commands.new_topic import NOT_A_FORUM, THREADS_OFF
 from stepwise.telegram.conversation import Conversation
 from stepwise.telegram.errors import TelegramBadRequest, TelegramError, TelegramForbidden
 from stepwise.turn_records.models import NewTopic
@@ -53,8 +54,6 @@ def open_topic(turn: TurnRef, reply: Reply, services: TurnServices) -> Reply:
     try:
         thread = services.outbound.telegram().create_forum_topic(turn.chat_id, opens.name)
     except (TelegramBadRequest, TelegramForbidden) as error:
-        from stepwise.commands.new_topic import NOT_A_FORUM, THREADS_OFF
-
         logger.warning("no topic opened", extra={"error": str(error)})
         refusal = NOT_A_FORUM if turn.conversation.in_group else THREADS_OFF
         return reply.model_copy(update={"text": refusal, "extra": None})

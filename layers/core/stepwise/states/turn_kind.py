@@ -9,7 +9,13 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Literal
 
+from stepwise.approvals.models import Requester
+from stepwise.approvals.wording import asks
+from stepwise.commands.answer import command_answer
+from stepwise.commands.handlers import ShownOnce, WithAppButton
+from stepwise.commands.new_topic import OpensTopic
 from stepwise.inbox.outside_call import OutsideCall
+from stepwise.reminders.models import REMINDER_PREFIX
 from stepwise.states.contracts.base import Next
 from stepwise.turn.ids import iso_utc
 from stepwise.turn_records.models import (
@@ -31,8 +37,6 @@ from stepwise.usage.budget import budget_message, is_over_budget
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from stepwise.commands.handlers import ShownOnce, WithAppButton
-    from stepwise.commands.new_topic import OpensTopic
     from stepwise.services import TurnServices
     from stepwise.turn_records.models import ReplyExtra, ReplySource, TurnMeta
 
@@ -55,16 +59,12 @@ def decide_turn(meta: TurnMeta, services: TurnServices, notices_only: bool = Fal
         case OutsideCall():
             return "outside_call", _start_outside_call(meta, kind, services)
         case Reminder():
-            from stepwise.reminders.models import REMINDER_PREFIX  # imported by the turns that need it only
-
             return _canned(meta, services, "reminder", lambda *_: REMINDER_PREFIX + kind.text)
         case JobReport():  # a background job ended: its report, as it wrote it
             return _canned(meta, services, "job_report", lambda *_: kind.report)
         case _ if notices_only:
             return _canned(meta, services, "notice", lambda *_: "\n\n".join(meta.notices))
         case Command():
-            from stepwise.commands.answer import command_answer
-
             return _canned(meta, services, "command", command_answer(meta, kind.text, services))
         case Chat() | Checkin() if (used := _over_budget(meta, services)) is not None:
             now = services.clock()
@@ -134,7 +134,6 @@ def reply_without_model(
 def _extra(meta: TurnMeta, answer: ShownOnce | OpensTopic | WithAppButton) -> ReplyExtra:
     """What a command's answer brings besides its text: a new token (/connect <name>), a topic it opens
     (/new), or the button that opens the Mini App (/app)."""
-    from stepwise.commands.handlers import ShownOnce, WithAppButton  # a command's answer: loaded already
 
     if isinstance(answer, WithAppButton):
         return AppButton(text=answer.button, url=answer.url)
@@ -175,8 +174,6 @@ def outside_call_reply(meta: TurnMeta, call: OutsideCall, step: ModelStep, servi
     result = step.tool_results[0]
     content = result["content"]
     outcome = f"Not done. {content}" if result["is_error"] else f"Done. {content}"
-    from stepwise.approvals.models import Requester  # an outside call's turn only
-    from stepwise.approvals.wording import asks
 
     asked = asks(Requester(kind="mcp_client", name=call.connection), [call.description], asked=True)
     services.stores.turns.put_reply(

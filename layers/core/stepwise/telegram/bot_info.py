@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from stepwise.telegram.addressing import BotIdentity
+from stepwise.telegram.errors import TelegramError
 
 if TYPE_CHECKING:
     from stepwise.telegram.client import TelegramClient
@@ -26,8 +27,6 @@ class BotInfo:
             me = telegram.get_me()
             bot_id, username = me.get("id"), me.get("username")
             if not isinstance(bot_id, int) or not isinstance(username, str):
-                from stepwise.telegram.errors import TelegramError
-
                 raise TelegramError("getMe", None, "answer has no id or username")
             self._identity = BotIdentity(bot_id, username, me.get("can_read_all_group_messages") is True)
         return self._identity

@@ -1,8 +1,7 @@
 """Reading a Telegram bot command out of a message: `/name`, `/name@BotName`, `/name arguments`."""
 
 import re
-
-from stepwise.record import Record
+from dataclasses import dataclass
 
 # Telegram's command names: 1-32 letters, digits and underscores; a username may follow after "@".
 _COMMAND = re.compile(
@@ -10,7 +9,8 @@ _COMMAND = re.compile(
 )
 
 
-class ParsedCommand(Record):
+@dataclass(frozen=True)
+class ParsedCommand:
     """A command's name (lowercase, without the slash or the bot's username) and the text after it."""
 
     name: str

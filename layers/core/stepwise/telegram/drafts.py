@@ -12,6 +12,8 @@ import logging
 import time
 from typing import TYPE_CHECKING, Protocol
 
+from stepwise.telegram.formatting import render_reply
+
 if TYPE_CHECKING:
     from collections.abc import Callable
 
@@ -48,8 +50,6 @@ def draft_id_for(turn_id: str) -> int:
 def render_draft(text: str) -> tuple[str, str | None] | None:
     """The draft's text and parse mode: the reply's first message as SendReply would render it (Markdown as
     Telegram HTML), or None once the answer is longer than one message (the draft then stops changing)."""
-    from stepwise.telegram.formatting import render_reply
-
     chunks = render_reply(text)
     if len(chunks) > 1:
         return None

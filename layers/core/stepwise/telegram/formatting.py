@@ -13,10 +13,12 @@ relative one) stays text, the link's words followed by its address in brackets (
 import html as html_entities
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from html.parser import HTMLParser
 
-from stepwise.record import Record
+from chatgpt_md_converter import telegram_format
+
 from stepwise.telegram.html_escape import escape_html
 
 MAX_MESSAGE_LENGTH = 4096
@@ -41,14 +43,16 @@ _ALLOWED_TAGS = frozenset(
 )
 
 
-class OutgoingChunk(Record):
+@dataclass(frozen=True)
+class OutgoingChunk:
     """One Telegram message: ``html`` for parse_mode HTML, ``plain`` as the no-markup fallback."""
 
     html: str
     plain: str
 
 
-class _Unit(Record):
+@dataclass(frozen=True)
+class _Unit:
     """A piece of the reply: Markdown text, or the body of a code block when ``lang`` is set."""
 
     sep: str
@@ -267,8 +271,6 @@ def _render_units(units: Sequence[_Unit]) -> tuple[str, str]:
 @lru_cache(maxsize=1024)
 def _render_markdown(markdown: str) -> tuple[str, str]:
     try:
-        from chatgpt_md_converter import telegram_format  # imported by the states that render replies
-
         html = only_safe_links(telegram_format(markdown).strip())
     except Exception:  # any converter failure falls back to escaped text
         html = None

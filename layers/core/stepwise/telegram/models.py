@@ -4,7 +4,7 @@ Incoming values are checked against Telegram's documented ranges, strictly (no s
 number), so that nothing out of range reaches DynamoDB (38 significant digits) or an execution name.
 """
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import AfterValidator, Field
 
@@ -111,6 +111,20 @@ class MessageEntity(_TelegramModel):
 Entities = Annotated[list[MessageEntity], Field(max_length=MAX_ENTITIES)]
 
 
+class ForumTopicCreated(_TelegramModel):
+    """The service message that opens a topic; `is_name_implicit`: Telegram made the name up."""
+
+    name: Annotated[str, Field(max_length=MAX_FILE_NAME)] = ""
+    icon_color: int | None = None
+    is_name_implicit: bool = False
+
+
+class ForumTopicEdited(_TelegramModel):
+    """The service message of a topic renamed (or its icon changed)."""
+
+    name: Annotated[str, Field(max_length=MAX_FILE_NAME)] | None = None
+
+
 class Message(_TelegramModel):
     """A message; only the fields the assistant reads."""
 
@@ -120,10 +134,9 @@ class Message(_TelegramModel):
     # A topic's id (its first message's id); in a topic only with is_topic_message (stepwise.telegram.topics)
     message_thread_id: MessageId | None = None
     is_topic_message: bool | None = None
-    # A topic's two service messages, checked by `stepwise.telegram.topic_events` when one comes (a rare
-    # update): their models are not built on the webhook's cold import.
-    forum_topic_created: dict[str, Any] | None = None
-    forum_topic_edited: dict[str, Any] | None = None
+    # A topic's two service messages
+    forum_topic_created: ForumTopicCreated | None = None
+    forum_topic_edited: ForumTopicEdited | None = None
     from_user: User | None = Field(default=None, alias="from")
     # In groups: the chat a message is sent on behalf of (a channel posting, an anonymous admin's group)
     sender_chat: Chat | None = None

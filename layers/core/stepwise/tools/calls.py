@@ -10,7 +10,8 @@ approved; a caller that cannot ask at all refuses every tool that needs approval
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
 
 from stepwise.approvals.arguments import call_room
 from stepwise.audit.log import AuditEntry
@@ -36,7 +37,8 @@ class AskApproval(Protocol):
     ) -> str: ...
 
 
-class Answer(NamedTuple):
+@dataclass(frozen=True)
+class Answer:
     """A call's result, and how the audit log files it."""
 
     result: ToolResult

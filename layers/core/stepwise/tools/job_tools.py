@@ -10,9 +10,10 @@ returns at once; the job's report enters the chat's inbox when it ends (`stepwis
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import partial
-from typing import TYPE_CHECKING, Annotated, Any, NamedTuple
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
@@ -33,14 +34,15 @@ MAX_TITLE = 60
 MAX_REASON = 300
 
 
-class JobSetup(NamedTuple):
+@dataclass(frozen=True)
+class JobSetup:
     """What spawn_job is bound to: the jobs' store, the starter of executions (built on first use: its AWS
     client is not worth a cold start that runs no spawn_job), the jobs' limits and
     APPROVAL_TIMEOUT_SECONDS."""
 
     jobs: JobStore
     starter: Callable[[], TurnStarter]
-    limits: JobLimits = JobLimits()
+    limits: JobLimits = field(default_factory=JobLimits)
     approval_timeout_seconds: int = 3600
 
 

@@ -8,7 +8,8 @@ states get these read-only views, built on those stores by the composition root,
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -18,7 +19,8 @@ if TYPE_CHECKING:
     from stepwise.reminders.store import ReminderStore
 
 
-class TimeZones(NamedTuple):
+@dataclass(frozen=True)
+class TimeZones:
     """The time zone each user chose with the set_timezone tool."""
 
     reminders: ReminderStore
@@ -28,10 +30,10 @@ class TimeZones(NamedTuple):
         return self.reminders.timezone(user_id)
 
 
-class MemoryRecall(NamedTuple):
+@dataclass(frozen=True)
+class MemoryRecall:
     """The user's long-term memories, read as the recall tool reads them. The service is built on first use
-    (its Bedrock and S3 Vectors clients cost a cold start about 0.2x `import boto3`, and only LoadContext
-    recalls)."""
+    (its Bedrock and S3 Vectors clients: only LoadContext recalls)."""
 
     memory: MemoryService | Callable[[], MemoryService]
 

@@ -13,9 +13,9 @@ built-in tools (RunTools) never pays for the SDK's import.
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -54,7 +54,8 @@ class EffectIncomplete(RuntimeError):
     instead of answering the model with an error while half of the effect is done."""
 
 
-class ToolContext(NamedTuple):
+@dataclass(frozen=True)
+class ToolContext:
     """Who a tool acts for, when, and which call it runs. The `scope` comes from the turn, never the model:
     whose tasks, reminders and memories the call reads and writes (`scope.owner`: the group's in a group, the
     user's in a private chat), and the conversation where a reminder or job set by it reports.
@@ -87,7 +88,8 @@ class ToolContext(NamedTuple):
         return Once(self.call_id, result)
 
 
-class Intent(NamedTuple):
+@dataclass(frozen=True)
+class Intent:
     """What a call will do, recorded before an effect that cannot join a DynamoDB transaction: the result
     text the model gets, and `ref`, the id of what the effect is about (read back by a retried call)."""
 
@@ -95,7 +97,8 @@ class Intent(NamedTuple):
     ref: str = ""
 
 
-class ToolOutput[Data: BaseModel](NamedTuple):
+@dataclass(frozen=True)
+class ToolOutput[Data: BaseModel]:
     """What a read tool returns: the text the model reads, and the same result as data (an MCP client gets it
     as `structuredContent`, in the shape of the tool's `output_model`)."""
 
@@ -302,7 +305,7 @@ class ToolRegistry:
             recorded = self._ledger.get(context.call_id)
             if recorded is not None and recorded.kind == "done":
                 return ToolResult(content=recorded.result, is_error=recorded.is_error)
-            context = context._replace(recorded=recorded)
+            context = replace(context, recorded=recorded)
         try:
             if tool.intent is not None:
                 return ToolResult(content=self._run_with_intent(context, tool, args))
@@ -324,8 +327,8 @@ class ToolRegistry:
         assert tool.intent is not None and self._ledger is not None  # checked by run() and __init__
         if context.recorded is None:
             planned = tool.intent(context, args)
-            context = context._replace(
-                recorded=self._ledger.record_intent(context.call_id, planned.result, planned.ref)
+            context = replace(
+                context, recorded=self._ledger.record_intent(context.call_id, planned.result, planned.ref)
             )
         assert context.recorded is not None
         tool.run(context, args)

@@ -12,9 +12,10 @@ without a record, which FireReminder deletes when it fires (never a record that 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
-from typing import TYPE_CHECKING, Annotated, Any, NamedTuple
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
@@ -46,7 +47,8 @@ if TYPE_CHECKING:
 MAX_TEXT = 500
 
 
-class ReminderLimits(NamedTuple):
+@dataclass(frozen=True)
+class ReminderLimits:
     """The deployment's limits (docs/reminders.md)."""
 
     default_timezone: str = "UTC"
@@ -55,7 +57,8 @@ class ReminderLimits(NamedTuple):
     min_repeat_interval_minutes: int = 15
 
 
-class ReminderSetup(NamedTuple):
+@dataclass(frozen=True)
+class ReminderSetup:
     """What the reminder tools are bound to."""
 
     reminders: ReminderStore

@@ -17,6 +17,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstra
 from pydantic_core import PydanticCustomError
 
 from stepwise.approvals.arguments import worded
+from stepwise.reminders.timing import TimingError, describe_instant, zone
 from stepwise.tasks.models import Task, TaskStatus, TaskStatusFilter, blank
 from stepwise.tools.registry import Tool, ToolContext, ToolError, ToolOutput
 
@@ -194,8 +195,6 @@ def get_task(
 ) -> ToolOutput[TaskView]:
     """One task; its created and completed moments as the chat writes moments, in the user's zone ("Mon 23
     Nov 2026 at 17:00 (Europe/Lisbon)"; UTC where no zone is kept)."""
-    from stepwise.reminders.timing import TimingError, describe_instant, zone  # only for this tool's call
-
     task = _existing(tasks, context, args.task_id)
     try:
         tz = zone(zone_of(context.user_id) if zone_of is not None else "UTC")

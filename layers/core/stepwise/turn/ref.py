@@ -6,7 +6,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from stepwise.telegram.conversation import Conversation
 
-# Each model sets it rather than inheriting it from a shared base: a class is built by every state's import.
+# The configuration of every model of a turn's reference (built on first use; a payload's other keys ignored).
 REF_CONFIG = ConfigDict(defer_build=True, extra="ignore")
 
 

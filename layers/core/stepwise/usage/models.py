@@ -1,13 +1,13 @@
 """Usage counters: what one model call used, and the totals of a period (a UTC day or month)."""
 
+from dataclasses import dataclass
 from datetime import UTC, datetime
-
-from stepwise.record import Record
 
 NANO_PER_DOLLAR = 1_000_000_000
 
 
-class UsageTotals(Record):
+@dataclass(frozen=True)
+class UsageTotals:
     """Tokens and estimated cost (nano-dollars) counted for one user in one period, or used by one call (a
     voice note's transcription and a reply's speech are counted the same way, by their own keys)."""
 

@@ -2,7 +2,8 @@
 (Ogg Opus as Telegram records voice notes, Ogg Vorbis, WAV, FLAC, MP3) to mono int16 at one rate, tell a
 silent note, and encode samples as mono Ogg Opus (what Telegram's sendVoice takes).
 
-numpy and soundfile are imported inside the functions: only voice turns need them.
+numpy and soundfile are imported where they are used: they are optional packages (`make chat` and the tests),
+not in the layer.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ class DecodedAudio:
 def decode_audio(data: bytes, rate: int = 16000) -> DecodedAudio:
     """`data` (any format libsndfile reads) as mono int16 samples at `rate`. TranscriptionRejected when the
     bytes are empty, are not audio libsndfile knows, or hold no frames."""
+    # optional: the offline voice packages are not in the layer (make chat and the tests only)
     import numpy as np
     import soundfile as sf
 
@@ -63,6 +65,7 @@ def decode_audio(data: bytes, rate: int = 16000) -> DecodedAudio:
 def is_silent(samples: NDArray[np.int16], rate: int = 16000, threshold_dbfs: float = -40.0) -> bool:
     """True when no 50 ms stretch of `samples` is louder (RMS) than `threshold_dbfs`: an empty note, digital
     silence or a quiet room. Speech peaks well above -30 dBFS; a phone's noise floor is near -60 dBFS."""
+    # optional: the offline voice packages are not in the layer (make chat and the tests only)
     import numpy as np
 
     if samples.size == 0:
@@ -80,6 +83,7 @@ def encode_ogg_opus(
 ) -> bytes:
     """Mono int16 `samples` at `rate` as Ogg Opus bytes; rates Opus does not take are resampled to 48 kHz
     first. `compression_level` is libsndfile's (0.0 to 1.0: higher is smaller)."""
+    # optional: the offline voice packages are not in the layer (make chat and the tests only)
     import numpy as np
     import soundfile as sf
 
@@ -96,6 +100,7 @@ def encode_ogg_opus(
 def _resample(samples: NDArray[np.float32], source: int, target: int) -> NDArray[np.float32]:
     """`samples` at `source` Hz as `target` Hz: low-pass first when going down (so high frequencies do not
     fold back into speech), then linear interpolation."""
+    # optional: the offline voice packages are not in the layer (make chat and the tests only)
     import numpy as np
 
     if source == target or samples.size == 0:
@@ -109,6 +114,7 @@ def _resample(samples: NDArray[np.float32], source: int, target: int) -> NDArray
 
 def _low_pass(samples: NDArray[np.float32], cutoff: float) -> NDArray[np.float32]:
     """A windowed-sinc low-pass at `cutoff` (a fraction of the sample rate, below 0.5)."""
+    # optional: the offline voice packages are not in the layer (make chat and the tests only)
     import numpy as np
 
     middle = _LOW_PASS_TAPS // 2

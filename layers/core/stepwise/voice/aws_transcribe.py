@@ -20,6 +20,14 @@ import time
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from botocore.exceptions import (
+    BotoCoreError,
+    ClientError,
+    NoCredentialsError,
+    NoRegionError,
+    ParamValidationError,
+)
+
 from stepwise.voice.models import (
     Transcript,
     TranscriptionRejected,
@@ -292,8 +300,6 @@ class AwsTranscriber:
 
 def _quietly(action: str, step: Callable[[], Any]) -> str | None:
     """Run a cleanup step; a failure is logged, never raised. The error code of a refusal, else None."""
-    from botocore.exceptions import ClientError
-
     try:
         _aws_call(action, step, tolerated={"NotFoundException"})
     except VoiceError as error:
@@ -335,14 +341,6 @@ def _aws_call(
 ) -> Any:
     """`call()`, its botocore errors turned into voice errors (None for a `tolerated` error code). The
     message keeps the action, the error code and the HTTP status, never the request."""
-    from botocore.exceptions import (
-        BotoCoreError,
-        ClientError,
-        NoCredentialsError,
-        NoRegionError,
-        ParamValidationError,
-    )
-
     try:
         return call()
     except ClientError as error:

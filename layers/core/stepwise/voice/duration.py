@@ -13,7 +13,7 @@ another stream refuses the note too). WAV: the data chunk's size over the format
 STREAMINFO's samples over its rate. Anything else (MP3, MP4, a file that is not what it claims) is not
 measured: None, and the caller decides.
 
-The standard library only (struct): a voice turn reads this before it loads the transcriber.
+The standard library only (struct).
 """
 
 from __future__ import annotations

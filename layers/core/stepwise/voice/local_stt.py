@@ -50,6 +50,7 @@ class PocketSphinxTranscriber:
         """The decoder, made on first use (call with the lock held)."""
         if self._decoder is None:
             try:
+                # optional: the offline voice packages are not in the layer (make chat and the tests only)
                 from pocketsphinx import Decoder
             except ImportError:
                 raise TranscriptionRejected("offline recognition needs the pocketsphinx package") from None

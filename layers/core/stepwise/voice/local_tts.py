@@ -51,6 +51,7 @@ _lock = threading.Lock()
 def speak_to_wav(text: str, voice: str = "en", words_per_minute: int = 175) -> tuple[NDArray[np.int16], int]:
     """`text` spoken by eSpeak NG: mono int16 samples and their rate (22050 Hz). SpeechError when the engine
     is missing, the voice is unknown, or nothing was spoken (text without words)."""
+    # optional: the offline voice packages are not in the layer (make chat and the tests only)
     import numpy as np
 
     with _lock:
@@ -93,6 +94,7 @@ def _load_engine() -> _Engine:
     if _engine is not None:
         return _engine
     try:
+        # optional: the offline voice packages are not in the layer (make chat and the tests only)
         import espeakng_loader
 
         library = ctypes.CDLL(espeakng_loader.get_library_path())

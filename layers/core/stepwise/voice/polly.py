@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from botocore.exceptions import BotoCoreError, ClientError
+
 from stepwise.voice.models import SpeechError, SpokenAudio
 
 if TYPE_CHECKING:
@@ -29,8 +31,6 @@ class PollySpeaker:
 
     def synthesize(self, text: str) -> SpokenAudio:
         """`text` spoken as Ogg Opus; SpeechError when Polly refuses or cannot be reached."""
-        from botocore.exceptions import BotoCoreError, ClientError
-
         if not text.strip():
             raise SpeechError("nothing to speak")
         try:

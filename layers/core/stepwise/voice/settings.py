@@ -7,6 +7,7 @@ from annotated_types import Interval
 from pydantic import ConfigDict, SecretStr, field_validator
 
 from stepwise.aws.outbound_url import backslash_or_user_info, https_or_local
+from stepwise.aws.secrets import resolve_secret
 from stepwise.config import EnvSettings, blank_is_none
 
 
@@ -69,7 +70,6 @@ class VoiceServiceSettings(EnvSettings):
         `cache_seconds`); "" when neither is set: a self-hosted server that takes no key."""
         if self.voice_transcription_key is None and not self.voice_transcription_key_parameter:
             return ""
-        from stepwise.aws.secrets import resolve_secret
 
         return resolve_secret(
             self.voice_transcription_key,

@@ -24,9 +24,10 @@ from __future__ import annotations
 
 import functools
 import logging
+import re
 import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from stepwise.warmups.event import WARMUP_PAYLOAD
 
@@ -44,7 +45,8 @@ TOOL_WORDS = (
 )
 
 
-class WarmupTargets(NamedTuple):
+@dataclass(frozen=True)
+class WarmupTargets:
     """The functions a turn needs after LoadContext (their names or ARNs)."""
 
     call_model: str
@@ -52,7 +54,6 @@ class WarmupTargets(NamedTuple):
     run_tools: str
 
 
-# No generated __eq__ or __repr__ (see stepwise.services).
 @dataclass(eq=False, repr=False)
 class Warmups:
     """Decides whether a started turn is worth warming up for, and sends the warm-ups.
@@ -148,8 +149,6 @@ class InFlight:
 @functools.cache
 def _tool_words() -> re.Pattern[str]:
     """TOOL_WORDS, compiled when the webhook first needs it (every state imports this module)."""
-    import re
-
     return re.compile(TOOL_WORDS, re.IGNORECASE)
 
 
