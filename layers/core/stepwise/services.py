@@ -19,7 +19,6 @@ from stepwise.model.web import WebAccess
 from stepwise.telegram.bot_info import BotInfo
 from stepwise.turn.ids import new_id, utc_now
 
-# Types only: a state imports the adapters it uses, not every port's module (cold starts).
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from datetime import datetime
@@ -54,8 +53,7 @@ def offline_model() -> ChatModel:
     return OfflineModel()
 
 
-# The groups hold ports: no generated __eq__ or __repr__ (they compare by identity), and Python compiles each
-# generated method when the class is made, on the cold path of every state.
+# The groups hold ports: they compare by identity, and a repr of every adapter would say nothing useful.
 @dataclass(eq=False, repr=False)
 class Stores:
     """The records a turn reads and writes, one store each.

@@ -7,6 +7,7 @@ reaches past its text, overlaps another or is of a type Stepwise does not know m
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from stepwise.telegram.commands import command_target
@@ -17,19 +18,13 @@ if TYPE_CHECKING:
 GROUP_CHAT_TYPES = frozenset({"group", "supergroup"})
 
 
+@dataclass(frozen=True)
 class BotIdentity:
-    """Who the bot is, from getMe. (A plain class: a NamedTuple's creation costs the webhook's cold start a
-    millisecond.)"""
+    """Who the bot is, from getMe."""
 
-    __slots__ = ("can_read_all_group_messages", "id", "username")
-
-    def __init__(self, id: int, username: str, can_read_all_group_messages: bool = False) -> None:
-        self.id = id
-        self.username = username  # without the "@"
-        self.can_read_all_group_messages = can_read_all_group_messages  # privacy mode off (or an admin)
-
-    def __repr__(self) -> str:
-        return f"BotIdentity({self.id}, {self.username!r})"
+    id: int
+    username: str  # without the "@"
+    can_read_all_group_messages: bool = False  # privacy mode off (or an admin)
 
 
 def in_group(message: Message) -> bool:
