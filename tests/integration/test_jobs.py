@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 import time
 from collections.abc import Callable
 from datetime import timedelta
@@ -245,20 +244,24 @@ def test_a_job_that_could_not_do_its_task_says_so_and_why_in_one_line(
     assert f"#1 Flight: {state}, 0 tool rounds" in stack.replies(user)[-1]
 
 
+def a_jobs(event: Any) -> bool:
+    """Whether a state's event is a job's (its turn's id is the job's execution name, `job-…`)."""
+    turn = event.get("turn") if isinstance(event, dict) else None
+    return isinstance(turn, dict) and str(turn.get("turn_id", "")).startswith("job-")
+
+
 def test_a_report_that_arrives_during_a_command_reads_as_the_jobs_report(stack: Stack) -> None:
     user = stack.new_user()
-    asked = threading.Event()
-
-    def job(_request: dict[str, Any]) -> Scripted:
-        asked.wait(timeout=20)  # the job answers once the user has sent /usage
-        return tool_use(("cannot_do", {"reason": "The task is unclear to me."}))
-
     stack.anthropic.default = scripted(
-        [tool_use(spawn("Frobnicate the widgets.", "Widgets")), text("Started.")], job
+        [tool_use(spawn("Frobnicate the widgets.", "Widgets")), text("Started.")],
+        lambda _request: tool_use(("cannot_do", {"reason": "The task is unclear to me."})),
     )
-    stack.say(user, "in the background: frobnicate the widgets")
-    stack.send(user, "/usage")  # taken by its turn: the report enters the inbox behind it
-    asked.set()
+    # The job's model call waits until the user has sent /usage (held before CallModel runs, so the turn
+    # taking /usage is not queued behind it: the emulation runs one invocation at a time)
+    with stack.emulation.holding("CallModelFunction", a_jobs) as job_calls_the_model:
+        stack.say(user, "in the background: frobnicate the widgets")
+        job_calls_the_model.wait_until_held()
+        stack.send(user, "/usage")  # taken by its turn: the report enters the inbox behind it
     wait_for_reply(stack, user, "could not do its task")
     wait_until_settled(stack, user)
     stack.emulation.wait_idle(user)
