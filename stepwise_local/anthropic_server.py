@@ -326,7 +326,8 @@ class FakeAnthropic:
     def __enter__(self) -> FakeAnthropic:
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        # serve_forever looks for shutdown() every 0.05 s (0.5 by default: stopping would wait that long)
+        threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True).start()
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -24,7 +24,7 @@ from collections.abc import Callable, Collection, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any, TextIO
+from typing import Any, TextIO, TypeVar
 from unittest import mock
 
 import boto3
@@ -40,7 +40,7 @@ from moto.stepfunctions.parser.asl.eval.environment import Environment as AslEnv
 from moto.stepfunctions.parser.asl.eval.program_state import ProgramStopped
 from moto.stepfunctions.parser.backend.execution import BaseExecutionWorkerCommunication
 
-from stepwise_local import moto_scheduler
+from stepwise_local import moto_scheduler, moto_speedups
 from stepwise_local.containers import Containers
 from stepwise_local.moto_polly import ogg_opus_speech
 from stepwise_local.moto_transcribe import patch_transcribe_output
@@ -70,6 +70,7 @@ HOST_ENV_KEPT = (
     "REQUESTS_CA_BUNDLE",
     "PYTEST_CURRENT_TEST",
 )
+T = TypeVar("T")
 SECRET_PARAMETERS = {
     "bot_token": "TelegramBotTokenParameter",
     "webhook_secret": "TelegramWebhookSecretParameter",
@@ -164,6 +165,10 @@ class Invocation:
 
 WARMUP_KEY = "stepwise_warmup"  # stepwise.warmups.event's key (the emulation does not import the core)
 HOLD_LIMIT_SECONDS = 60.0  # a held invocation goes on after this even if its test never let it
+# Waits look again when the emulation's state changes (a DynamoDB write, an execution ending, a recovery done)
+# and, for anything else, at least this often.
+CHANGE_POLL_SECONDS = 0.1
+DYNAMODB_WRITES = frozenset({"PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems"})
 
 
 class Hold:
@@ -221,6 +226,8 @@ class Emulation:
         self._warm_runtimes: dict[str, Any] = {}  # with config.warm_containers: each function's runtime
         self._execution_chats: dict[str, int | None] = {}  # execution name: the chat it works for
         self._clock_offset = timedelta(0)
+        self._changes = threading.Condition()  # notified by `_changed`; `until` waits on it
+        self._change_count = 0
         self.containers = Containers(self.now, config.container_idle_seconds)
         self.scheduler = LocalScheduler(
             client=None,
@@ -243,16 +250,14 @@ class Emulation:
         stack.enter_context(mock.patch.object(boto3, "resource", _serialized(boto3.resource, creation_lock)))
         # moto's DynamoDB backend is not thread-safe: a query copying an item while another thread writes it
         # fails ("dictionary changed size during iteration"). Handlers, moto's threads and the caller all call
-        # it here, so its requests run one at a time, as each is atomic in DynamoDB.
-        stack.enter_context(
-            mock.patch.object(
-                DynamoHandler, "call_action", _serialized(DynamoHandler.call_action, threading.RLock())
-            )
-        )
+        # it here, so its requests run one at a time, as each is atomic in DynamoDB; each write wakes `until`.
+        stack.enter_context(mock.patch.object(DynamoHandler, "call_action", self._dynamodb_call_action()))
         # moto gap: Lambda invocations are routed to the in-process handlers, with the real error envelope
         # (x-amz-function-error + errorType/errorMessage) so that the ASL's Retry and Catch can match errors.
         stack.enter_context(mock.patch.object(LambdaSimpleBackend, "invoke", self._moto_invoke()))
         for patch in moto_scheduler.patches(self.scheduler):  # moto's Scheduler stores; the emulation fires
+            stack.enter_context(patch)
+        for patch in moto_speedups.patches():  # the ASL parsed once, not once per execution
             stack.enter_context(patch)
         # moto gap: no EventBridge events when an execution fails, times out or is aborted; the template's
         # EventBridgeRule (RecoverChat) gets the event AWS would send, from the execution's own thread.
@@ -328,6 +333,45 @@ class Emulation:
         self.scheduler.stop()
         self._wait_all_settled()
         self._stack.close()
+
+    # ------------------------------------------------------------------ waiting for a change
+    def _changed(self) -> None:
+        """Something a wait may be looking for may have happened: wake the waits."""
+        with self._changes:
+            self._change_count += 1
+            self._changes.notify_all()
+
+    def until(self, check: Callable[[], T | None], timeout: float) -> T | None:
+        """Call `check` now and again each time the emulation's state changes (a DynamoDB write, an execution
+        ending, a recovery done), and at least every CHANGE_POLL_SECONDS; returns its first result that is
+        not None (nor False), or None when `timeout` seconds have passed. Polling in a tight loop instead
+        would take the interpreter from the turn it waits for: each look is a few milliseconds of moto."""
+        deadline = time.monotonic() + timeout
+        while True:
+            with self._changes:
+                seen = self._change_count
+            result = check()
+            if result is not None and result is not False:
+                return result
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            with self._changes:
+                if self._change_count == seen:
+                    self._changes.wait(min(left, CHANGE_POLL_SECONDS))
+
+    def _dynamodb_call_action(self) -> Callable[[DynamoHandler], Any]:
+        original = DynamoHandler.call_action
+        lock = threading.RLock()
+
+        def call_action(handler: DynamoHandler) -> Any:
+            with lock:
+                result = original(handler)
+            if handler._get_action() in DYNAMODB_WRITES:
+                self._changed()
+            return result
+
+        return call_action
 
     # ------------------------------------------------------------------ the clock and EventBridge Scheduler
     def now(self) -> datetime:
@@ -656,6 +700,7 @@ class Emulation:
             status = execution.exec_status.value if execution.exec_status else ""
             if status in ("FAILED", "TIMED_OUT", "ABORTED"):
                 emulation.execution_ended(execution, status)
+            emulation._changed()
 
         return terminated
 
@@ -686,6 +731,8 @@ class Emulation:
                 self.invoke(self.template.function_with_event("EventBridgeRule"), event)
             except Exception:  # EventBridge would retry; the emulation logs and goes on
                 logging.getLogger(__name__).exception("recovery target failed")
+            finally:
+                self._changed()  # (the thread is still alive here: waits look again at most a poll later)
 
         thread = threading.Thread(target=deliver, name=f"recover-{execution.name}", daemon=True)
         self._recovery_threads.append(thread)
@@ -750,14 +797,15 @@ class Emulation:
 
     def wait(self, name: str, timeout: float = 30.0) -> dict[str, Any]:
         """Wait until the execution leaves RUNNING; returns describe_execution."""
-        deadline = time.monotonic() + timeout
-        while True:
+
+        def ended() -> dict[str, Any] | None:
             description = self.describe(name)
-            if description["status"] != "RUNNING":
-                return description
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"execution {name} still running after {timeout}s")
-            time.sleep(0.01)
+            return description if description["status"] != "RUNNING" else None
+
+        description = self.until(ended, timeout)
+        if description is None:
+            raise TimeoutError(f"execution {name} still running after {timeout}s")
+        return description
 
     def turn_for_update(self, chat_id: Any, update_id: int) -> str | None:
         """The name of the turn that took (or answered) an update, from the inbox; None while it waits.
@@ -772,11 +820,9 @@ class Emulation:
 
     def wait_until_taken(self, chat_id: Any, update_id: int, timeout: float = 30.0) -> str:
         """Wait until a turn takes this update (one turn at a time per chat); returns that turn's name."""
-        deadline = time.monotonic() + timeout
-        while (name := self.turn_for_update(chat_id, update_id)) is None:
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"no turn took update {update_id} of chat {chat_id} within {timeout}s")
-            time.sleep(0.005)
+        name = self.until(lambda: self.turn_for_update(chat_id, update_id), timeout)
+        if name is None:
+            raise TimeoutError(f"no turn took update {update_id} of chat {chat_id} within {timeout}s")
         return name
 
     def wait_for_update(self, chat_id: Any, update_id: int, timeout: float = 30.0) -> dict[str, Any]:
@@ -790,8 +836,8 @@ class Emulation:
         turns of their own may still wait for the user's next message)."""
         chat_id = _key(chat_id)
         table = self.table("InboxTable")
-        deadline = time.monotonic() + timeout
-        while True:
+
+        def idle() -> bool:
             # In this order: a recovery that ends after the first look has taken the lease by the second, and
             # a turn handing over has started the next turn before its own execution ends.
             recovering = any(t.is_alive() for t in self._recovery_threads)
@@ -801,11 +847,10 @@ class Emulation:
             held = any("holder" in i for i in items["Items"])
             prefix = f"chat{_label(chat_id)}-"
             running = any(e["status"] == "RUNNING" for e in self.executions() if e["name"].startswith(prefix))
-            if not recovering and not held and not running:
-                return
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"chat {chat_id} still busy after {timeout}s")
-            time.sleep(0.02)
+            return not recovering and not held and not running
+
+        if not self.until(idle, timeout):
+            raise TimeoutError(f"chat {chat_id} still busy after {timeout}s")
 
     def busy_executions(self, chat_id: Any, ignored: Collection[str] = ()) -> list[str]:
         """What still works for the chat, but for the executions named in `ignored` (those waiting for a tap,
@@ -840,14 +885,13 @@ class Emulation:
         return self._execution_chats[name]
 
     def _wait_all_settled(self, timeout: float = 10.0) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+        def settled() -> bool:
             try:
-                if not any(e["status"] == "RUNNING" for e in self.executions()):
-                    return
+                return not any(e["status"] == "RUNNING" for e in self.executions())
             except Exception:  # the stack may be half set up
-                return
-            time.sleep(0.02)
+                return True
+
+        self.until(settled, timeout)
 
     def run_summarizer(self, force: bool = False) -> dict[str, Any]:
         """Invoke the scheduled summarizer now, with the event its schedule sends."""

@@ -37,7 +37,10 @@ class LocalMcpEndpoint:
         self.function = emulation.template.function_for_route(PATH)
         self._server = ThreadingHTTPServer((host, port), _handler_for(self))
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, name="local-mcp", daemon=True)
+        # serve_forever looks for shutdown() every 0.05 s (0.5 by default: stopping would wait that long)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, args=(0.05,), name="local-mcp", daemon=True
+        )
 
     @property
     def url(self) -> str:

@@ -15,8 +15,6 @@ from boto3.dynamodb.conditions import Attr
 
 from stepwise_local.emulation import Emulation
 
-POLL_SECONDS = 0.02
-
 
 def parked_on_shown_buttons(emulation: Emulation, shown: Collection[int]) -> set[str]:
     """The executions waiting for a tap on buttons the chat has shown: the turns (or background jobs) of
@@ -44,10 +42,13 @@ def wait_until_settled(
     """Wait until nothing works for the chat (see Emulation.busy_executions) but executions waiting for a
     tap on shown buttons and those `ignored`, or until `deadline` (time.monotonic()). Returns [] once
     settled, else what was still busy when the time ran out."""
-    while True:
+    busy: list[str] = []
+
+    def settled() -> bool:
         # The buttons first: an execution that parks after this look still counts as busy, until the next.
         parked = parked_on_shown_buttons(emulation, shown())
-        busy = emulation.busy_executions(chat_id, parked | set(ignored))
-        if not busy or time.monotonic() >= deadline:
-            return busy
-        time.sleep(POLL_SECONDS)
+        busy[:] = emulation.busy_executions(chat_id, parked | set(ignored))
+        return not busy
+
+    emulation.until(settled, max(0.0, deadline - time.monotonic()))
+    return busy

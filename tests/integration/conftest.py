@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import boto3
 import pytest
 from support.mcp_servers import TimeServer
-from support.stack import ALLOWED_USERS, Stack
+from support.stack import ALLOWED_USERS, Stack, clock_kept, fresh
 
 from stepwise_local.anthropic_server import FakeAnthropic
 from stepwise_local.emulation import Emulation, LocalConfig
@@ -47,22 +46,12 @@ def time_server() -> Iterator[TimeServer]:
 @pytest.fixture
 def stack(running_stack: Stack) -> Iterator[Stack]:
     """The shared stack, with the model's script and requests and the environment overrides fresh per test."""
-    running_stack.anthropic.reset()
-    running_stack.emulation.config.env.clear()
-    running_stack.emulation.clear_crashes()
-    running_stack.telegram.clear_faults()
-    yield running_stack
-    running_stack.emulation.config.env.clear()
-    running_stack.emulation.clear_crashes()
-    running_stack.telegram.clear_faults()
+    with fresh(running_stack) as stack:
+        yield stack
 
 
 @pytest.fixture
-def clock_stack(stack: Stack, monkeypatch: pytest.MonkeyPatch) -> Iterator[Stack]:
+def clock_stack(stack: Stack) -> Iterator[Stack]:
     """The shared stack; its clock goes back and this test's schedules go away afterwards."""
-    monkeypatch.setattr(stack.emulation, "_clock_offset", stack.emulation._clock_offset)
-    yield stack
-    client = boto3.client("scheduler")
-    group = stack.emulation.template.schedule_group_name("ReminderScheduleGroup")
-    for schedule in client.list_schedules(GroupName=group)["Schedules"]:
-        client.delete_schedule(Name=schedule["Name"], GroupName=group)
+    with clock_kept(stack):
+        yield stack

@@ -5,21 +5,23 @@ other test and fails only once deployed (AccessDeniedException on every turn). H
 played through the real state machine; the emulation notes each function's DynamoDB (table, IAM action) pairs
 and its other AWS actions (SSM, Step Functions, EventBridge Scheduler...), and each is checked against the
 function's SAM policy templates and inline statements in `template.yaml` (DynamoDB per table; the others per
-action, whatever the resource).
+action, whatever the resource). The turns are played once for the module; each test reads what they asked.
 """
 
 from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
+import pytest
 from support.iam import allowed_actions, other_actions, other_violations, violations
 from support.mcp_client import call, connect
 from support.mcp_servers import TimeServer
 from support.miniapp import act, init_data, state
-from support.stack import Stack
+from support.stack import Stack, clock_kept, fresh
 
 from stepwise_local import updates
 from stepwise_local.anthropic_server import Scripted, error, last_user_text, text, tool_use
@@ -187,11 +189,17 @@ def play_every_kind_of_turn(stack: Stack, time_server: TimeServer) -> None:
     stack.say(user, "tell me a joke")  # the model down: UseFallback, then FailTurn
 
 
-def test_every_function_has_the_dynamodb_permissions_its_code_uses(
-    clock_stack: Stack, time_server: TimeServer
-) -> None:
-    play_every_kind_of_turn(clock_stack, time_server)
-    used = clock_stack.emulation.dynamodb_actions
+@pytest.fixture(scope="module")
+def played(running_stack: Stack, time_server: TimeServer) -> Iterator[Stack]:
+    """The shared stack once every kind of turn has been played on it (its clock and schedules restored
+    after the module's tests)."""
+    with fresh(running_stack) as stack, clock_kept(stack):
+        play_every_kind_of_turn(stack, time_server)
+        yield stack
+
+
+def test_every_function_has_the_dynamodb_permissions_its_code_uses(played: Stack) -> None:
+    used = played.emulation.dynamodb_actions
     functions = {function for function, _, _ in used}
     assert {"WebhookFunction", "LoadContextFunction", "CallModelFunction", "RunToolsFunction"} <= functions
     assert {"RequestApprovalFunction", "FinishTurnFunction", "FireReminderFunction"} <= functions
@@ -202,11 +210,8 @@ def test_every_function_has_the_dynamodb_permissions_its_code_uses(
     assert violations(Template(), used) == []
 
 
-def test_every_function_has_the_other_aws_permissions_its_code_uses(
-    clock_stack: Stack, time_server: TimeServer
-) -> None:
-    play_every_kind_of_turn(clock_stack, time_server)
-    used = clock_stack.emulation.aws_actions
+def test_every_function_has_the_other_aws_permissions_its_code_uses(played: Stack) -> None:
+    used = played.emulation.aws_actions
     assert {
         ("WebhookFunction", "states:StartExecution"),
         ("RunToolsFunction", "scheduler:CreateSchedule"),

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
+import boto3
+import pytest
 from boto3.dynamodb.conditions import Key
 
 from stepwise.aws.conversation_key import conversation_key
@@ -91,3 +95,33 @@ class Stack:
         table = self.emulation.table("TasksTable")
         items = table.query(KeyConditionExpression=Key("user_id").eq(user_id) & Key("task_id").gt(0))["Items"]
         return list(items)
+
+
+@contextmanager
+def fresh(stack: Stack) -> Iterator[Stack]:
+    """The shared stack with the model's script and requests, the environment overrides, the planned
+    crashes and Telegram's faults fresh while the block runs, and cleared again after it."""
+    stack.anthropic.reset()
+    stack.emulation.config.env.clear()
+    stack.emulation.clear_crashes()
+    stack.telegram.clear_faults()
+    try:
+        yield stack
+    finally:
+        stack.emulation.config.env.clear()
+        stack.emulation.clear_crashes()
+        stack.telegram.clear_faults()
+
+
+@contextmanager
+def clock_kept(stack: Stack) -> Iterator[Stack]:
+    """The stack, whose clock goes back and whose reminder schedules go away once the block has run."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setattr(stack.emulation, "_clock_offset", stack.emulation._clock_offset)
+        try:
+            yield stack
+        finally:
+            client = boto3.client("scheduler")
+            group = stack.emulation.template.schedule_group_name("ReminderScheduleGroup")
+            for schedule in client.list_schedules(GroupName=group)["Schedules"]:
+                client.delete_schedule(Name=schedule["Name"], GroupName=group)

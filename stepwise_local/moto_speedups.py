@@ -1,0 +1,59 @@
+"""Work moto 5.2.5 repeats that gives the same result each time, done once for the emulation's lifetime.
+
+- moto parses a state machine's ASL (ANTLR, then its preprocessor) when the machine is created, again for
+  every execution, and again for every describe of the machine: 0.2 s or more each time on a small machine,
+  about a quarter of a plain turn. The parsed program holds no state of an execution (that is in the
+  execution's `Environment`), so each definition is parsed once and its program shared by the executions.
+  One thing in it is written lazily: each component's `heap_key`, the key of its retry counters in an
+  execution's heap. Two executions taking a fresh key for the same shared component at once could each
+  keep a different one (a retrier's attempts then lost), so the key is now taken under a lock.
+- Every request moto answers lists its response class's methods with `inspect.getmembers` to find the
+  action's (a millisecond or two, on each of a turn's hundred-odd DynamoDB requests); the list of a class
+  is kept after the first time.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from typing import Any
+from unittest import mock
+
+import moto.core.responses
+from moto.stepfunctions.parser.asl.component.eval_component import EvalComponent
+from moto.stepfunctions.parser.asl.parse.asl_parser import AmazonStateLanguageParser
+
+_HEAP_KEY = "_EvalComponent__heap_key"  # the private attribute behind EvalComponent.heap_key
+
+
+def patches() -> list[Any]:
+    """The mock.patch objects to enter for the emulation's lifetime."""
+    parse = AmazonStateLanguageParser.parse
+    parsed: dict[str, tuple[Any, Any]] = {}
+    key_lock = threading.Lock()
+    original_heap_key = EvalComponent.heap_key.fget
+    assert original_heap_key is not None
+
+    def parse_once(definition: str) -> tuple[Any, Any]:
+        # A definition that does not parse raises each time, as before; two first parses of the same one
+        # at once both parse, and the first kept is used from then on.
+        if definition not in parsed:
+            parsed.setdefault(definition, parse(definition))
+        return parsed[definition]
+
+    def heap_key(component: EvalComponent) -> str:
+        key: str | None = getattr(component, _HEAP_KEY, None)
+        if key is None:
+            with key_lock:
+                key = original_heap_key(component)
+        return key
+
+    return [
+        mock.patch.object(AmazonStateLanguageParser, "parse", staticmethod(parse_once)),
+        mock.patch.object(EvalComponent, "heap_key", property(heap_key)),
+        mock.patch.object(
+            moto.core.responses,
+            "method_names_from_class",
+            functools.cache(moto.core.responses.method_names_from_class),
+        ),
+    ]
