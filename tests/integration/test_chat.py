@@ -42,7 +42,10 @@ def tool_results(request: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def chat_env(**extra_env: str) -> dict[str, str]:
+    """The chat's environment: the test's settings, and any free port for its MCP endpoint (a chat already
+    running on this machine keeps 8765, and its banner would say so)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(SETTINGS)}
+    env["STEPWISE_MCP_PORT"] = "0"
     env.update(extra_env)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "layers" / "core"), str(ROOT)])
     return env
