@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from stepwise.approvals.lifecycle import PressAction, handle_press
+from stepwise.approvals.models import PressAction
 from stepwise.history.forwarded import Forwarded, forwarded_from
 from stepwise.inbox.arrival_typing import typing_on_arrival
 from stepwise.inbox.models import QueuedMessage
@@ -252,6 +252,9 @@ def _handle_press(update_id: int, query: CallbackQuery, services: WebhookService
     """A button press on an approval request."""
     chat_id = query.message.chat.id if query.message else None
     ids = {"update_id": update_id, "chat_id": chat_id}
+
+    # the approvals' lifecycle: only a button press, never on a message's way to its first draft
+    from stepwise.approvals.lifecycle import handle_press
 
     outcome = handle_press(query, services.presses(), services.allowed_users)
     logger.info("button pressed", extra={"action": outcome.action, "user_id": query.from_user.id, **ids})

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from stepwise.approvals.models import ApprovalCall, ApprovalRequest, ApprovalStatus, Requester
+from stepwise.approvals.models import ApprovalCall, ApprovalRequest, ApprovalStatus, PressAction, Requester
 from stepwise.approvals.wording import asks
 from stepwise.telegram.errors import TelegramError
 from stepwise.telegram.html_escape import escape_html
@@ -170,9 +170,6 @@ class PressServices:
     telegram: Callable[[], TelegramClient]
     resumer: TurnResumer
     clock: Callable[[], datetime] = utc_now
-
-
-PressAction = Literal["decided", "expired", "already_decided", "not_ready", "not_allowed", "ignored"]
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,10 @@ ApprovalStatus = Literal["pending", "approved", "denied", "expired"]
 RequesterKind = Literal["chat", "job", "mcp_client", "checkin"]
 
 
+# What a press of Approve or Deny did: `decided` (approved or denied), or why it changed nothing.
+PressAction = Literal["decided", "expired", "already_decided", "not_ready", "not_allowed", "ignored"]
+
+
 class Requester(BaseModel):
     """Who asks for an approval (`stepwise.approvals.wording` says it in words)."""
 

@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
-from stepwise.commands.table import route
 from stepwise.history.models import StoredMessage
 from stepwise.inbox.arrival_typing import typing_still_shown
 from stepwise.inbox.models import Fired, JobEnded, Typed
@@ -200,6 +199,8 @@ def command_route(text: str, in_group: bool) -> Handling | None:
     """How a slash command is answered (`stepwise.commands.table`), or None."""
     if not is_command(text):
         return None
+    # the commands' table: only a command's turn (LoadContext is on every first draft's way)
+    from stepwise.commands.table import route
 
     return route(text, in_group)
 

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Literal
 
 from stepwise.approvals.models import Requester
 from stepwise.approvals.wording import asks
-from stepwise.commands.answer import command_answer
 from stepwise.commands.handlers import ShownOnce, WithAppButton
 from stepwise.commands.new_topic import OpensTopic
 from stepwise.inbox.outside_call import OutsideCall
@@ -65,6 +64,9 @@ def decide_turn(meta: TurnMeta, services: TurnServices, notices_only: bool = Fal
         case _ if notices_only:
             return _canned(meta, services, "notice", lambda *_: "\n\n".join(meta.notices))
         case Command():
+            # the commands' table: only a command's turn (LoadContext is on every first draft's way)
+            from stepwise.commands.answer import command_answer
+
             return _canned(meta, services, "command", command_answer(meta, kind.text, services))
         case Chat() | Checkin() if (used := _over_budget(meta, services)) is not None:
             now = services.clock()
