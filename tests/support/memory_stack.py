@@ -91,9 +91,8 @@ from unittest import mock
 from aws_lambda_powertools import Logger
 
 from stepwise.approvals.lifecycle import PressServices
-from stepwise.aws.conversation_key import conversation_key
 from stepwise.config import Settings
-from stepwise.history.models import StoredMessage
+from stepwise.history.dynamodb import message_item
 from stepwise.inbox.sequencer import Sequencer
 from stepwise.mcp.endpoint import EndpointServices
 from stepwise.mcp.endpoint import serve as serve_mcp
@@ -356,7 +355,7 @@ class MemoryStack:
         """The conversation's messages as the messages table's items, oldest first."""
         conversation = Conversation(chat_id, topic)
         mine = [(key, m) for (where, key), m in self.messages.items.items() if where == conversation]
-        return [_item(m) for _, m in sorted(mine, key=lambda pair: pair[0])]
+        return [message_item(m) for _, m in sorted(mine, key=lambda pair: pair[0])]
 
     def tasks(self, user_id: int) -> list[dict[str, Any]]:
         """The user's tasks as the tasks table's items."""
@@ -747,30 +746,3 @@ def http_api_event(method: str, path: str, headers: dict[str, str], body: str) -
             },
         },
     }
-
-
-def _item(message: StoredMessage) -> dict[str, Any]:
-    """A stored message as the messages table's item (stepwise.history.dynamodb)."""
-    item: dict[str, Any] = {
-        "chat_id": conversation_key(message.conversation),
-        "sk": message.sort_key,
-        "id": message.id,
-        "role": message.role,
-        "content": message.content,
-        "created_at": message.created_at,
-    }
-    if message.turn_id:
-        item["turn_id"] = message.turn_id
-    if message.update_id is not None:
-        item["update_id"] = message.update_id
-    if message.tool_calls:
-        item["tool_calls"] = json.dumps(message.tool_calls)
-    if message.attachment is not None:
-        item["attachment"] = message.attachment.model_dump_json(exclude_none=True)
-    if message.heard is not None:
-        item["heard"] = message.heard.model_dump_json(exclude_none=True)
-    if message.forwarded is not None:
-        item["forwarded"] = json.dumps(message.forwarded)
-    if message.sender is not None:
-        item["sender"] = message.sender
-    return item

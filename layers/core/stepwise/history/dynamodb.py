@@ -15,6 +15,33 @@ from stepwise.media.models import Attachment, Heard
 from stepwise.telegram.conversation import Conversation
 
 
+def message_item(message: StoredMessage) -> dict[str, Any]:
+    """A stored message as the messages table's item."""
+    item: dict[str, Any] = {
+        "chat_id": conversation_key(message.conversation),
+        "sk": message.sort_key,
+        "id": message.id,
+        "role": message.role,
+        "content": message.content,
+        "created_at": message.created_at,
+    }
+    if message.turn_id:
+        item["turn_id"] = message.turn_id
+    if message.update_id is not None:
+        item["update_id"] = message.update_id
+    if message.tool_calls:
+        item["tool_calls"] = json.dumps(message.tool_calls)
+    if message.attachment is not None:
+        item["attachment"] = message.attachment.model_dump_json(exclude_none=True)
+    if message.heard is not None:
+        item["heard"] = message.heard.model_dump_json(exclude_none=True)
+    if message.forwarded is not None:
+        item["forwarded"] = json.dumps(message.forwarded)
+    if message.sender is not None:
+        item["sender"] = message.sender
+    return item
+
+
 class DynamoMessageRepository:
     """MessageRepository on a DynamoDB table resource."""
 
@@ -22,28 +49,7 @@ class DynamoMessageRepository:
         self._table = table
 
     def add(self, message: StoredMessage) -> bool:
-        item: dict[str, Any] = {
-            "chat_id": conversation_key(message.conversation),
-            "sk": message.sort_key,
-            "id": message.id,
-            "role": message.role,
-            "content": message.content,
-            "created_at": message.created_at,
-        }
-        if message.turn_id:
-            item["turn_id"] = message.turn_id
-        if message.update_id is not None:
-            item["update_id"] = message.update_id
-        if message.tool_calls:
-            item["tool_calls"] = json.dumps(message.tool_calls)
-        if message.attachment is not None:
-            item["attachment"] = message.attachment.model_dump_json(exclude_none=True)
-        if message.heard is not None:
-            item["heard"] = message.heard.model_dump_json(exclude_none=True)
-        if message.forwarded is not None:
-            item["forwarded"] = json.dumps(message.forwarded)
-        if message.sender is not None:
-            item["sender"] = message.sender
+        item = message_item(message)
         try:
             self._table.put_item(Item=item, ConditionExpression="attribute_not_exists(sk)")
         except ClientError as error:
