@@ -11,7 +11,8 @@ bytecode, as Lambda loads it), for each function the turn uses:
   the webhook's WEBHOOK_MODELS below), the inbox, the Bot API client, memory's clients (LoadContext),
   CallModel's model client, the tools' catalog with their schemas for the API (CallModel, RunTools), and the
   HTTP pools of the Bot API and model clients with their TLS context (certifi's bundle, read once per
-  process). This is also what a warm-up prepares (`stepwise.warmups.event`). Not counted: anything else a
+  process), and rendering a reply to Telegram HTML (CallModel's first draft, FinishTurn's reply). This is
+  also what a warm-up prepares (`stepwise.warmups.event`). Not counted: anything else a
   first call does only once that this list misses (found by hand, by tracing which models a plain turn uses).
 Measured on the local emulation, warm: each state's own handler CPU and its AWS and Telegram requests, per
 kind of turn (a plain answer, one tool round, an approval).
@@ -111,6 +112,10 @@ else:
     import boto3
 middle = time.perf_counter()
 after = middle
+if mode != "boto3":
+    # Deployed, every function reads its secrets from SSM through Powertools' Parameters (here they are given
+    # directly, so that no request is made): its first call imports the utility.
+    from aws_lambda_powertools.utilities import parameters
 if mode == "WebhookFunction":
     from stepwise.aws.events import HttpRequest
     from stepwise.runtime import get_runtime
@@ -153,6 +158,11 @@ elif mode != "boto3":
             model._http()
         else:  # the lean client over urllib3: its pool
             model._http.pool()
+    if mode in ("CallModelFunction", "FinishTurnFunction"):
+        # the first draft (CallModel) and the reply (FinishTurn) are rendered to Telegram HTML before they
+        # are sent: the Markdown converter, wherever it is imported (at the top since issue 40, else on use)
+        from stepwise.telegram.formatting import render_reply
+        render_reply("**Hi.**")
     if mode == "RunToolsFunction":
         # the catalog and its arguments' validators (as its warm-up builds them)
         services.tools.registry.api_tools()

@@ -20,7 +20,7 @@ import base64
 import json
 import types
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -71,7 +71,7 @@ def base_request(**update: Any) -> ModelRequest:
         system=[{"type": "text", "text": "You are helpful."}],
         messages=[USER_HI],
     )
-    return replace(request, **update)
+    return request._replace(**update)
 
 
 def cached_prompt() -> ModelRequest:

@@ -113,7 +113,7 @@ def test_the_check_allows_the_tools_the_read_views_models_and_the_turns_own_stor
     (tmp_path / "app.py").write_text(
         "from stepwise.tools.reads import MemoryRecall, TimeZones\n"
         "from stepwise.tools.registry import ToolRegistry\n"
-        "from stepwise.reminders.models import REMINDER_PREFIX\n"
+        "from stepwise.reminders.models import Reminder\n"
         "from stepwise.memory.keys import summary_key\n"
         "from stepwise.history.repository import MessageRepository\n"
         "from stepwise.audit.log import AuditLog\n"

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import asdict, replace
 from typing import Any
 
 import pytest
@@ -48,12 +47,11 @@ def model_for(api: FakeAnthropic) -> MessagesApiModel:
 
 def without_tool_choice(request: ModelRequest) -> dict[str, Any]:
     """The request's fields as a body's JSON, but the tool choice."""
-    return {name: value for name, value in asdict(request).items() if name != "tool_choice"}
+    return {name: value for name, value in request._asdict().items() if name != "tool_choice"}
 
 
 def web_request(tools: list[dict[str, Any]]) -> ModelRequest:
-    return replace(
-        REQUEST,
+    return REQUEST._replace(
         tools=tools,
         messages=[{"role": "user", "content": [{"type": "text", "text": "weather?"}]}],
     )
@@ -171,7 +169,7 @@ def test_the_fake_api_refuses_changed_server_blocks_web_fetch_without_its_header
         {"role": "user", "content": "more?"},
     ]
     with pytest.raises(ModelPermanentError, match="exactly as the API returned it"):
-        model.complete(replace(web_request(tools), messages=sent))
+        model.complete(web_request(tools)._replace(messages=sent))
     # And a search tool with both domain lists is refused
     with pytest.raises(ModelPermanentError, match="both allowed_domains"):
         model.complete(

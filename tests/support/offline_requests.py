@@ -3,7 +3,6 @@ user message followed by the per-turn context with the user's local clock."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -75,7 +74,7 @@ def with_results(
         {"role": "assistant", "content": response.content},
         {"role": "user", "content": results},
     ]
-    return replace(request, messages=messages)
+    return request._replace(messages=messages)
 
 
 def on_a_list(text: str, titles: list[str]) -> tuple[ModelResponse, ModelResponse | None]:

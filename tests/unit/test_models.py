@@ -3,7 +3,6 @@ urllib3 pool, no sockets), and the offline model."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
@@ -66,8 +65,7 @@ def test_a_response_becomes_plain_blocks_with_usage() -> None:
 
 def test_the_request_goes_to_v1_messages_with_the_api_headers_and_the_sdks_body_bytes() -> None:
     # Given a request with tools, a tool choice and text that is not ASCII
-    request = replace(
-        REQUEST,
+    request = REQUEST._replace(
         messages=[{"role": "user", "content": [{"type": "text", "text": "crème brûlée ☕"}]}],
         tools=[{"name": "add_task", "description": "Add.", "input_schema": {"type": "object"}}],
         tool_choice={"type": "auto"},
@@ -98,7 +96,7 @@ def test_the_request_goes_to_v1_messages_with_the_api_headers_and_the_sdks_body_
 def test_web_fetch_sends_its_beta_header() -> None:
     # Given a request that offers web fetch
     model, pool, _ = canned_model(json_answer(HELLO))
-    request = replace(REQUEST, tools=WebAccess(fetch=True).server_tools())
+    request = REQUEST._replace(tools=WebAccess(fetch=True).server_tools())
     # When it is sent
     model.complete(request)
     # Then the beta header goes with it
@@ -298,7 +296,7 @@ def test_the_pool_is_made_on_first_use_and_kept(monkeypatch: pytest.MonkeyPatch)
 def test_the_adapter_sends_the_prompts_cache_breakpoints_and_context_as_built() -> None:
     model, pool, _ = canned_model(json_answer(HELLO))
     prompt = build_prompt([], datetime(2026, 11, 22, 9, 30, tzinfo=UTC), [stored(1, "user", "hi")], [])
-    request = replace(REQUEST, system=prompt.system, messages=prompt.messages)
+    request = REQUEST._replace(system=prompt.system, messages=prompt.messages)
     model.complete(request)
     sent = pool.requests[0].json()
     assert sent["system"] == prompt.system and sent["messages"] == prompt.messages
@@ -321,9 +319,9 @@ def test_the_offline_model_answers_the_newest_user_text() -> None:
         {"role": "assistant", "content": [{"type": "text", "text": "x"}]},
         {"role": "user", "content": [{"type": "image", "source": {}}, {"type": "text", "text": "hello"}]},
     ]
-    response = OfflineModel().complete(replace(REQUEST, messages=messages))
+    response = OfflineModel().complete(REQUEST._replace(messages=messages))
     assert response.content[0]["text"].startswith("Hello!")
-    nothing = OfflineModel().complete(replace(REQUEST, messages=[]))
+    nothing = OfflineModel().complete(REQUEST._replace(messages=[]))
     assert "didn't understand" in nothing.content[0]["text"]
 
 
@@ -337,7 +335,7 @@ def test_the_offline_model_answers_text_it_does_not_understand_with_its_help_not
             "content": [{"type": "text", "text": "what about it?"}, {"type": "text", "text": context}],
         }
     ]
-    answer = OfflineModel().complete(replace(REQUEST, messages=messages)).content[0]["text"]
+    answer = OfflineModel().complete(REQUEST._replace(messages=messages)).content[0]["text"]
     assert answer.startswith("I'm in offline mode (no model API is configured), so I didn't understand that.")
     assert "Closest commands: *" in answer and "“help” lists them all" in answer  # a few it knows
     assert "likes tea" not in answer  # recalled memories are no answer to it

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -73,8 +72,7 @@ def test_times_are_the_users_local_times_from_the_context() -> None:
 def test_without_a_clock_line_the_rules_use_utc_by_the_models_clock() -> None:
     model = OfflineModel(clock=lambda: datetime(2026, 11, 23, 18, 0, tzinfo=UTC))
     request = offline_request("remind me at 5pm to call mom")
-    bare = replace(
-        request,
+    bare = request._replace(
         messages=[{"role": "user", "content": [{"type": "text", "text": "remind me at 5pm to call mom"}]}],
     )
     assert calls(bare, model) == reminder_at("call mom", "2026-11-24T17:00")
@@ -151,7 +149,7 @@ def test_without_the_reminder_tools_remind_me_stays_a_task() -> None:
 
 
 def test_with_tools_disabled_it_answers_in_words() -> None:
-    request = replace(offline_request("remind me at 5pm to call mom"), tool_choice={"type": "none"})
+    request = offline_request("remind me at 5pm to call mom")._replace(tool_choice={"type": "none"})
     response = OfflineModel().complete(request)
     assert response.stop_reason == "end_turn" and not response.tool_uses
 
@@ -171,7 +169,7 @@ def reply_to(text: str, name: str, result: str, is_error: bool) -> str:
         {"role": "assistant", "content": [tool_use]},
         {"role": "user", "content": [outcome]},
     ]
-    response = OfflineModel().complete(replace(first, messages=messages))
+    response = OfflineModel().complete(first._replace(messages=messages))
     assert response.stop_reason == "end_turn"
     return str(response.content[0]["text"])
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -140,8 +139,8 @@ def test_two_topics_and_the_chat_each_start_their_own_turn_at_once(
 def test_a_reply_in_an_ordinary_group_is_the_groups_own_conversation(
     services: WebhookServices, starter: RecordingStarter
 ) -> None:
-    services = replace(
-        services, group_replies="all"
+    services = services._replace(
+        group_replies="all"
     )  # a group where it answers every message (docs/groups.md)
     update = updates.text_message(USER, "a reply", chat_id=-100555)
     update["message"]["chat"]["type"] = "supergroup"
@@ -159,8 +158,8 @@ def test_a_reply_in_an_ordinary_group_is_the_groups_own_conversation(
 def test_a_forum_supergroups_topic_is_a_conversation(
     services: WebhookServices, starter: RecordingStarter
 ) -> None:
-    services = replace(
-        services, group_replies="all"
+    services = services._replace(
+        group_replies="all"
     )  # a group where it answers every message (docs/groups.md)
     update = updates.text_message(USER, "in a forum topic", chat_id=-100777, topic=12)
     update["message"]["chat"]["type"] = "supergroup"

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -194,7 +193,7 @@ def test_a_bot_sender_is_never_allowed(services: WebhookServices, starter: Recor
 
 
 def test_an_empty_allowlist_allows_nobody(services: WebhookServices, starter: RecordingStarter) -> None:
-    services = replace(services, allowed_users=frozenset())
+    services = services._replace(allowed_users=frozenset())
     assert post(services, updates.text_message(42, "hello")).action == "not_allowed"
 
 
@@ -271,7 +270,7 @@ def test_the_largest_values_telegram_may_send_start_a_turn_with_a_valid_executio
     services: WebhookServices, starter: RecordingStarter
 ) -> None:
     # Given the extreme in-range values: update_id, a supergroup chat id, message_id and a text of 8192 chars
-    services = replace(services, allowed_users=frozenset({2**53 - 1}))
+    services = services._replace(allowed_users=frozenset({2**53 - 1}))
     update = updates.text_message(2**53 - 1, "é" * 8192, chat_id=-(2**53 - 1), update_id=2**53 - 1)
     update["message"]["message_id"] = 2**31 - 1
     # When it reaches the webhook
@@ -407,7 +406,7 @@ def test_a_quiet_chat_on_a_busy_stack_is_warmed_once_its_turn_has_started() -> N
     events: list[str] = []
     clock = [datetime(2026, 11, 25, 22, 0, tzinfo=UTC)]
     services = warmed_webhook(events, clock)
-    services = replace(services, allowed_users=frozenset({42, 43}))
+    services = services._replace(allowed_users=frozenset({42, 43}))
     post(services, updates.text_message(43, "hi", update_id=901))
     events.clear()
     clock[0] += timedelta(minutes=1)

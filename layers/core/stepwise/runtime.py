@@ -536,7 +536,7 @@ class Runtime:
     def remote_tools(self) -> RemoteTools:
         """The outside MCP servers' tools. CallModel refreshes stale lists (it has no tool-call ledger table,
         and never calls a tool); RunTools calls the tools and only reads the lists (again, past the caches,
-        when the model called a tool missing from its read: `stepwise.states.policy.tools_for_calls`)."""
+        when the model called a tool missing from its read: `stepwise.states.run_tools.tools_for_calls`)."""
         from stepwise.remote_tools.calls import RemoteLimits, RemoteToolCaller
         from stepwise.remote_tools.catalog import RemoteTools
         from stepwise.remote_tools.dynamodb import DynamoRemoteToolCache
@@ -643,6 +643,7 @@ class Runtime:
     @cached_property
     def webhook_services(self) -> WebhookServices:
         from stepwise.aws import secrets
+        from stepwise.media.intake import MediaLimits
         from stepwise.webhook import WebhookServices
 
         s = self.settings
@@ -652,7 +653,7 @@ class Runtime:
             sequencer=lambda: self.sequencer,
             presses=lambda: self._press_services,
             clock=clock,
-            media_limits=self.turn_settings.limits.media,
+            media_limits=MediaLimits.from_settings(s),
             warmups=self.warmups,
             chats=lambda: self.chats,
             allowed_chats=s.allowed_chats,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from stepwise.config import Settings, split_list
 from stepwise.jobs.models import JobLimits
@@ -145,8 +145,7 @@ class Prompt:
     skills: SkillCatalog | None = None
 
 
-@dataclass(frozen=True)
-class HistorySettings:
+class HistorySettings(NamedTuple):
     """What the model sees of the conversation: the recent window (HISTORY_LIMIT, HISTORY_MARGIN; a margin
     of None is chosen per model, see stepwise.prompt.caching), when a chat is summarized
     (SUMMARY_THRESHOLD), and how many memories are recalled (MEMORY_TOP_K)."""
@@ -162,8 +161,7 @@ class HistorySettings:
         return self.limit + self.summary_threshold
 
 
-@dataclass(frozen=True)
-class ModelSettings:
+class ModelSettings(NamedTuple):
     """How the model is called: which (ANTHROPIC_MODEL), how long an answer (ANTHROPIC_MAX_TOKENS), how many
     tool rounds (MAX_TOOL_STEPS), what happens when it fails (FALLBACK_MODEL), and Anthropic's web tools."""
 
@@ -174,8 +172,7 @@ class ModelSettings:
     web: WebAccess
 
 
-@dataclass(frozen=True)
-class Limits:
+class Limits(NamedTuple):
     """The waits and caps of a turn: an approval's wait, a user's daily tokens (0: no cap), the background
     jobs' limits, and the largest files the model gets."""
 
@@ -185,16 +182,14 @@ class Limits:
     media: MediaLimits
 
 
-@dataclass(frozen=True)
-class DeliverySettings:
+class DeliverySettings(NamedTuple):
     """How replies are sent: how often a draft grows, and whether links get Telegram's previews."""
 
     draft_interval_seconds: float
     link_previews: bool
 
 
-@dataclass(frozen=True)
-class DeploymentSettings:
+class DeploymentSettings(NamedTuple):
     """What this deployment is: its default time zone, and the addresses /connect and /app show (empty: not
     deployed)."""
 
@@ -203,8 +198,7 @@ class DeploymentSettings:
     app_url: str
 
 
-@dataclass(frozen=True)
-class TurnSettings:
+class TurnSettings(NamedTuple):
     """The sections of `stepwise.config.Settings` the states read, built by `from_settings` (the defaults
     live in `stepwise.config` only)."""
 
@@ -240,12 +234,7 @@ class TurnSettings:
                 approval_timeout_seconds=s.approval_timeout_seconds,
                 daily_token_budget=s.daily_token_budget,
                 jobs=JobLimits(s.max_jobs, s.job_max_tool_steps, s.job_timeout_minutes),
-                media=MediaLimits(
-                    s.max_image_bytes,
-                    s.max_document_bytes,
-                    voice_max_seconds=s.voice_max_seconds,
-                    voice_on=s.voice_transcriber != "off",
-                ),
+                media=MediaLimits.from_settings(s),
             ),
             delivery=DeliverySettings(
                 draft_interval_seconds=s.draft_interval_seconds, link_previews=s.link_previews

@@ -3,9 +3,8 @@
 import hmac
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -72,8 +71,7 @@ class WebhookOutcome(BaseModel):
     typing: bool = False  # the answer asks Telegram for "typing…" (stepwise.inbox.arrival_typing)
 
 
-@dataclass(frozen=True)
-class WebhookServices:
+class WebhookServices(NamedTuple):
     """What the webhook needs: the secret, the allowlist, the chats' inboxes and a way to settle approvals."""
 
     secret: str
@@ -82,7 +80,7 @@ class WebhookServices:
     presses: "Callable[[], PressServices]"  # built for a button press only
     clock: Callable[[], datetime] = utc_now
     new_id: Callable[[], str] = new_id
-    media_limits: MediaLimits = field(default_factory=MediaLimits)
+    media_limits: MediaLimits = MediaLimits()
     warmups: "Warmups | None" = None  # the containers a quiet chat's turn will need (stepwise.warmups.warmer)
     chats: "Callable[[], ChatStore] | None" = None  # for topics Telegram named (forum_topic_created)
     # Groups (docs/groups.md): the groups served (empty: any), "mentions" or "all", who the bot is (getMe)

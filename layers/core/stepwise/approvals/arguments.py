@@ -17,8 +17,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
@@ -49,8 +48,7 @@ class TooLongToShowError(ValueError):
     """The arguments cannot all be shown in the room there is, with only the longest free text shortened."""
 
 
-@dataclass(frozen=True)
-class Value:
+class Value(NamedTuple):
     """A value as shown whole, and (for the free text that may be shortened) its text before escaping."""
 
     shown: str

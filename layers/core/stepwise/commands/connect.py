@@ -85,14 +85,6 @@ def _create(request: CommandRequest, name: str) -> str | ShownOnce:
     return ShownOnce(text=shown, kept=kept, connection=name, seed=new_seed())
 
 
-def never_delivered(name: str) -> str:
-    """What the history keeps of a token's answer that never reached the chat (its connection is revoked)."""
-    return (
-        f"(A token named “{name}” for the MCP endpoint was made, but the message showing it never reached "
-        f"this chat, so it was revoked and works nowhere. /connect {name} makes a new one.)"
-    )
-
-
 def _listing(connections: list[Connection], url: str) -> str:
     if not connections:
         return f"You have no tokens. {USAGE}\nEndpoint: {url}"

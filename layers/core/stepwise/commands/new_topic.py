@@ -4,8 +4,7 @@ docs/topics.md). The topic is opened when FinishTurn sends the answer, which goe
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     from stepwise.commands.handlers import CommandRequest
@@ -21,8 +20,7 @@ NOT_A_FORUM = (
 )
 
 
-@dataclass(frozen=True)
-class OpensTopic:
+class OpensTopic(NamedTuple):
     """An answer that opens a topic named `name` and is sent inside it; the history of the conversation where
     /new was written keeps `kept`. `named`: the user gave the name (else its first answer renames it)."""
 

@@ -1,7 +1,6 @@
 """A message waiting in a chat's inbox, and what enqueueing it found."""
 
-from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -16,8 +15,7 @@ QueueStatus = Literal["queued", "taken"]
 Enqueued = Literal["new", "queued", "taken", "done"]
 
 
-@dataclass(frozen=True)
-class NewLease:
+class NewLease(NamedTuple):
     """A chat's lease taken for a new turn: the turn's name, and when the chat's previous turn started (epoch
     seconds; None for the chat's first), which tells how long the chat was quiet."""
 
@@ -78,7 +76,7 @@ class QueuedMessage(BaseModel):
     forwarded: Forwarded | None = None  # a forwarded message's origin
     received_at: str  # ISO 8601 UTC, when the webhook received it
     telegram_message_id: int | None = None
-    kind: MessageKind = Typed()
+    kind: MessageKind = Field(default_factory=Typed)
     status: QueueStatus = "queued"
     turn_id: str | None = None  # the turn answering it, once taken
     claimed_at: str | None = None  # its place in the history, fixed when taken

@@ -1,8 +1,7 @@
 """Ledger records, and how a store is asked to record an effect with them."""
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
@@ -28,8 +27,7 @@ class ToolCallRecord(BaseModel):
     is_error: bool = False  # the recorded result was an error (an outside server's tool can answer one)
 
 
-@dataclass(frozen=True)
-class Once[T]:
+class Once[T](NamedTuple):
     """Make an effect once for `call_id`, recording `result(value)` with it (value: what the effect made)."""
 
     call_id: str

@@ -1,13 +1,13 @@
 """What the webhook keeps of a message's file, and the notice for files the model cannot take."""
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from stepwise.media.formats import megabytes, model_format
 from stepwise.media.models import Attachment, AttachmentKind
 from stepwise.media.render import LABELS
 
 if TYPE_CHECKING:
+    from stepwise.config import Settings
     from stepwise.telegram.models import Message, PhotoSize, TelegramFile
 
 # Anthropic's limit is 5 MB of base64 per image: 3.75 MB of bytes.
@@ -36,14 +36,23 @@ NOT_YET: dict[AttachmentKind, str] = {
 }
 
 
-@dataclass(frozen=True)
-class MediaLimits:
+class MediaLimits(NamedTuple):
     """The largest files the model gets (Telegram's sizes, in bytes)."""
 
     max_image_bytes: int = DEFAULT_MAX_IMAGE_BYTES
     max_document_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES
     voice_max_seconds: int = 300  # VOICE_MAX_SECONDS
     voice_on: bool = True  # False: VOICE_TRANSCRIBER=off, voice notes get a notice
+
+    @classmethod
+    def from_settings(cls, s: "Settings") -> "MediaLimits":
+        """The limits the configuration sets."""
+        return cls(
+            s.max_image_bytes,
+            s.max_document_bytes,
+            voice_max_seconds=s.voice_max_seconds,
+            voice_on=s.voice_transcriber != "off",
+        )
 
 
 def attachment_of(message: "Message", limits: MediaLimits) -> Attachment | None:

@@ -1,8 +1,7 @@
 """The model port and the request/response shapes it speaks (a subset of the Messages API)."""
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -33,8 +32,7 @@ class Usage(BaseModel):
         return Usage(**{name: getattr(self, name) + getattr(other, name) for name in Usage.model_fields})
 
 
-@dataclass(frozen=True)
-class ModelRequest:
+class ModelRequest(NamedTuple):
     """Everything one model call needs. Stepwise builds it and never parses it, so it is a plain value, not a
     pydantic model."""
 

@@ -7,8 +7,7 @@ sources as numbered Markdown links after its text (`with_sources`).
 """
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Final
+from typing import Final, NamedTuple
 from urllib.parse import quote
 
 from stepwise.model.blocks import (
@@ -30,8 +29,7 @@ MAX_SOURCES = 8
 MAX_TITLE_CHARS = 80
 
 
-@dataclass(frozen=True)
-class WebAccess:
+class WebAccess(NamedTuple):
     """What the owner turned on (`WEB_SEARCH`, `WEB_FETCH`) and its limits."""
 
     search: bool = False

@@ -24,6 +24,7 @@ from stepwise.offline.reminder_times import (
     schedule_start,
 )
 from stepwise.prompt.clock_line import UserClock
+from stepwise.turn_records.models import REMINDER_PREFIX
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -31,7 +32,6 @@ if TYPE_CHECKING:
     from stepwise.model.blocks import MessageParam
     from stepwise.offline.calls import ToolCall
 
-REMINDER_PREFIX = "⏰ Reminder: "  # how a due reminder reads in the chat
 SNOOZE_MINUTES = 10
 SNOOZED_TEXT = "snoozed reminder"
 MAX_LENGTH = 1000  # longer messages are no reminder commands (the tool takes at most 500 characters of text)

@@ -5,8 +5,8 @@ zone name. The offline model reads it to place "at 5pm" or "tomorrow" in the use
 """
 
 import re
-from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
+from typing import NamedTuple
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 CLOCK_PREFIX = "Local time: "
@@ -14,8 +14,7 @@ CLOCK_PREFIX = "Local time: "
 _LINE = r"^Local time: (?P<stamp>\S+) \((?P<weekday>[A-Za-z]+), (?P<zone>[^()\s]+)\)\s*$"
 
 
-@dataclass(frozen=True)
-class UserClock:
+class UserClock(NamedTuple):
     """The user's local now (aware, in their zone when it is known) and their IANA zone name."""
 
     now: datetime

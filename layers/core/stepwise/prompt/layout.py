@@ -1,8 +1,8 @@
 """A model call's prompt: the cached prefix (tools, system, stable history), then the per-turn part."""
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from datetime import datetime
+from typing import NamedTuple
 
 from stepwise.history.models import StoredMessage
 from stepwise.model.blocks import MessageParam, TextBlock
@@ -11,8 +11,7 @@ from stepwise.prompt.system import ToolSummary, build_system_prompt, turn_contex
 from stepwise.turn_records.models import ModelStep
 
 
-@dataclass(frozen=True)
-class Prompt:
+class Prompt(NamedTuple):
     """The `system` and `messages` of one request."""
 
     system: list[TextBlock]

@@ -7,9 +7,8 @@ of the last user message (see `stepwise.prompt.messages`), after everything that
 """
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime
-from typing import TypeGuard
+from typing import NamedTuple, TypeGuard
 
 from stepwise.model.blocks import CacheControl, ContentBlock, TextBlock
 from stepwise.prompt.clock_line import clock_line
@@ -59,8 +58,7 @@ def web_section(search: bool, fetch: bool) -> str:
     )
 
 
-@dataclass(frozen=True)
-class ToolSummary:
+class ToolSummary(NamedTuple):
     """What the prompt says about one tool."""
 
     name: str

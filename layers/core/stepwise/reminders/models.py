@@ -5,11 +5,9 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from stepwise.approvals.models import Requester
-from stepwise.approvals.wording import set_by
 
 Weekday = Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
 WEEKDAYS: tuple[Weekday, ...] = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
-REMINDER_PREFIX = "⏰ Reminder: "
 MAX_REMINDER_ID = 2**31 - 1
 
 
@@ -49,18 +47,6 @@ class Reminder(BaseModel):
     def name_of(user_id: int, reminder_id: int) -> str:
         return f"u{user_id}-r{reminder_id}"
 
-    def line(self) -> str:
-        """How list_reminders (and /reminders) shows it, with who set it when that is known."""
-        kind = "check-in" if self.checkin else "reminder"
-        task = f" (task #{self.task_id})" if self.task_id else ""
-        return f"#{self.reminder_id} {kind} {self.when}: {self.text}{task}{self._origin()}"
-
-    def _origin(self) -> str:
-        if self.created_by is None:
-            return ""
-
-        return f" [{set_by(self.created_by)}]"
-
 
 class FireEvent(BaseModel):
     """What a schedule sends its target when it fires (the Input, context attributes filled in)."""
@@ -71,10 +57,3 @@ class FireEvent(BaseModel):
     chat_id: int
     reminder_id: int = Field(ge=1, le=MAX_REMINDER_ID)
     scheduled_time: str = Field(min_length=1, max_length=40)
-
-
-def scheduled_note(kind: str, reminder_id: int | None, text: str) -> str:
-    """How a fired reminder or check-in is kept in the history, as the user-side message of its turn."""
-    if kind == "checkin":
-        return f"(Scheduled check-in #{reminder_id}, set by the user earlier. Carry it out now: {text})"
-    return f"(Reminder #{reminder_id}, set by the user earlier, is due: {text})"

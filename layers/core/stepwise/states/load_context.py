@@ -4,9 +4,8 @@ kind of turn (`states.turn_kind`): a turn that needs no model gets its reply her
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from stepwise.history.models import StoredMessage
 from stepwise.inbox.arrival_typing import typing_still_shown
@@ -21,7 +20,6 @@ from stepwise.prompt.caching import (
     history_tokens,
     window_floor,
 )
-from stepwise.reminders.models import scheduled_note
 from stepwise.states.contracts.base import Next
 from stepwise.states.contracts.load_context import LoadContextInput
 from stepwise.states.policy import policy_for
@@ -216,8 +214,7 @@ def hear_voice_notes(turn: TurnRef, batch: list[QueuedMessage], services: TurnSe
     return hear_notes(turn, batch, services)
 
 
-@dataclass(frozen=True)
-class VoiceLines:
+class VoiceLines(NamedTuple):
     """What a turn's voice notes add to it: the notices of notes not heard (by message id), the offline
     recognizer's "I heard" lines and footnote, and whether the answer is also spoken."""
 
@@ -252,7 +249,14 @@ def stored_content(waiting: QueuedMessage) -> str:
         case JobEnded(number=number, title=title, status=status):
             return f"(Background job #{number} “{title}” has ended: {status}. Its report follows.)"
         case Fired(kind=kind, reminder_id=number):
-            return scheduled_note(kind, number, waiting.text)
+            return _scheduled_note(kind, number, waiting.text)
+
+
+def _scheduled_note(kind: str, reminder_id: int | None, text: str) -> str:
+    """How a fired reminder or check-in is kept in the history, as the user-side message of its turn."""
+    if kind == "checkin":
+        return f"(Scheduled check-in #{reminder_id}, set by the user earlier. Carry it out now: {text})"
+    return f"(Reminder #{reminder_id}, set by the user earlier, is due: {text})"
 
 
 def choose_window(

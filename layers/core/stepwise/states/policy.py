@@ -3,8 +3,8 @@ many rounds, whether it holds the chat, and how it starts, goes on after its too
 the turn's policy; they never test what kind of turn it is.
 
 Three policies: the chat's turn (`ChatTurn`: every kind of `TurnMeta.kind` answered in the chat), an MCP
-client's call (`OutsideCallTurn`: a chat's turn whose only step is that call, answered without a model), and a
-background job's own execution (`JobTurn`, in `states.job_turn`).
+client's call (`OutsideCallTurn`: a chat's turn whose only step is that call, answered without a model, by
+`states.outside_call`), and a background job's own execution (`JobTurn`, in `states.job_turn`).
 """
 
 from __future__ import annotations
@@ -12,8 +12,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 from stepwise.inbox.outside_call import OutsideCall
-from stepwise.remote_tools.config import SEPARATOR
-from stepwise.states.turn_kind import outside_call_reply
 from stepwise.turn_records.models import JobRun
 
 if TYPE_CHECKING:
@@ -125,6 +123,8 @@ class OutsideCallTurn(ChatTurn):
     of it, without a model."""
 
     def after_tools(self, meta: TurnMeta, step: ModelStep, services: TurnServices) -> bool:
+        from stepwise.states.outside_call import outside_call_reply  # MCP clients' calls: loaded by theirs
+
         assert isinstance(meta.kind, OutsideCall)  # this policy is the outside call's (`policy_of`)
         outside_call_reply(meta, meta.kind, step, services)
         return True
@@ -157,18 +157,3 @@ def job_policy() -> TurnPolicy:
     from stepwise.states.job_turn import JOB_TURN  # the jobs' subsystem: loaded by a job's turns only
 
     return JOB_TURN
-
-
-def tools_for_calls(policy: TurnPolicy, names: Sequence[str], services: TurnServices) -> ToolRegistry:
-    """The tools of a turn that runs calls of these tools. The outside servers' lists this container read may
-    be older than the ones the model was offered (read up to 20 s ago, by a warm-up say, before CallModel
-    fetched a new list): when a call names an outside tool (`<server>__<tool>`) they lack, they are read again
-    first, once, so that "Unknown tool" is the answer only when the current lists lack it too."""
-    tools = policy.tools(services)
-    missing = [name for name in names if tools.get(name) is None]
-    if not missing or services.tools.reread_remote is None:
-        return tools
-    if any(SEPARATOR in name for name in missing):
-        services.tools.reread_remote()
-        tools = policy.tools(services)
-    return tools

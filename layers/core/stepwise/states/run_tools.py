@@ -25,9 +25,10 @@ from stepwise.approvals.wording import not_shown
 from stepwise.audit.log import call_entry
 from stepwise.inbox.outside_call import OutsideCall
 from stepwise.ledger.models import tool_call_id
+from stepwise.remote_tools.config import SEPARATOR
 from stepwise.states.contracts.base import Next
 from stepwise.states.contracts.run_tools import RunToolsInput
-from stepwise.states.policy import policy_for, policy_of, tools_for_calls
+from stepwise.states.policy import policy_for, policy_of
 from stepwise.telegram.errors import TelegramError, TelegramTransientError
 from stepwise.tools.calls import Answer, parse_call, run_call
 from stepwise.tools.registry import NotShownError, ToolContext, ToolError, ToolResult
@@ -35,11 +36,14 @@ from stepwise.turn.ids import iso_utc
 from stepwise.turn_records.models import Chat, Checkin, Command, JobReport, JobRun, Reminder, RulesCommand
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from pydantic import BaseModel
 
     from stepwise.approvals.lifecycle import Decision
     from stepwise.model.blocks import ToolUseBlock
     from stepwise.services import TurnServices
+    from stepwise.states.policy import TurnPolicy
     from stepwise.tools.registry import Tool, ToolRegistry
     from stepwise.turn_records.models import ModelStep, TurnMeta
 
@@ -221,3 +225,18 @@ def _run_one(
     if decision != "approved":
         return Answer(ToolResult(content=refusal(decision), is_error=True), "denied", decision)
     return run_call(tools, context, tool, args, "approved")
+
+
+def tools_for_calls(policy: TurnPolicy, names: Sequence[str], services: TurnServices) -> ToolRegistry:
+    """The tools of a turn that runs calls of these tools. The outside servers' lists this container read may
+    be older than the ones the model was offered (read up to 20 s ago, by a warm-up say, before CallModel
+    fetched a new list): when a call names an outside tool (`<server>__<tool>`) they lack, they are read again
+    first, once, so that "Unknown tool" is the answer only when the current lists lack it too."""
+    tools = policy.tools(services)
+    missing = [name for name in names if tools.get(name) is None]
+    if not missing or services.tools.reread_remote is None:
+        return tools
+    if any(SEPARATOR in name for name in missing):
+        services.tools.reread_remote()
+        tools = policy.tools(services)
+    return tools

@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from stepwise.commands.connect import never_delivered
 from stepwise.history.models import StoredMessage
 from stepwise.turn_records.models import NewToken
 
@@ -56,5 +55,13 @@ def save_reply(turn: TurnRef, reply: Reply | None, user_id: int, services: TurnS
 def _kept(reply: Reply) -> str:
     """What the history keeps of the reply: its text, or what stands for a new token's (never the token)."""
     if isinstance(reply.extra, NewToken) and reply.extra.revoked:
-        return never_delivered(reply.extra.connection)
+        return _never_delivered(reply.extra.connection)
     return reply.kept_text
+
+
+def _never_delivered(name: str) -> str:
+    """What the history keeps of a token's answer that never reached the chat (its connection is revoked)."""
+    return (
+        f"(A token named “{name}” for the MCP endpoint was made, but the message showing it never reached "
+        f"this chat, so it was revoked and works nowhere. /connect {name} makes a new one.)"
+    )

@@ -9,27 +9,20 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Literal
 
-from stepwise.approvals.models import Requester
-from stepwise.approvals.wording import asks
-from stepwise.commands.handlers import ShownOnce, WithAppButton
-from stepwise.commands.new_topic import OpensTopic
 from stepwise.inbox.outside_call import OutsideCall
-from stepwise.reminders.models import REMINDER_PREFIX
 from stepwise.states.contracts.base import Next
 from stepwise.turn.ids import iso_utc
 from stepwise.turn_records.models import (
-    AppButton,
+    REMINDER_PREFIX,
     Chat,
     Checkin,
     Command,
     JobReport,
     JobRun,
-    ModelStep,
-    NewToken,
-    NewTopic,
     Reminder,
     Reply,
     RulesCommand,
+    WithExtra,
 )
 from stepwise.usage.budget import budget_message, is_over_budget
 
@@ -37,14 +30,13 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from stepwise.services import TurnServices
-    from stepwise.turn_records.models import ReplyExtra, ReplySource, TurnMeta
+    from stepwise.turn_records.models import ReplySource, TurnMeta
 
 logger = logging.getLogger(__name__)
 
 # What LoadContext decided for the turn (logged): an outcome, which is the turn's kind or, for a turn of the
 # user's messages that needs no model, a notice or the budget's refusal.
 Outcome = Literal["reminder", "notice", "command", "budget", "outside_call", "job_report", "model"]
-OUTSIDE_CALL_ID = "mcp_{message_id}"  # the tool_use id of an outside call in its turn
 
 
 def decide_turn(meta: TurnMeta, services: TurnServices, notices_only: bool = False) -> tuple[Outcome, Next]:
@@ -56,7 +48,11 @@ def decide_turn(meta: TurnMeta, services: TurnServices, notices_only: bool = Fal
     kind = meta.kind
     match kind:
         case OutsideCall():
-            return "outside_call", _start_outside_call(meta, kind, services)
+            from stepwise.states.outside_call import (
+                start_outside_call,  # MCP clients' calls: loaded by theirs
+            )
+
+            return "outside_call", start_outside_call(meta, kind, services)
         case Reminder():
             return _canned(meta, services, "reminder", lambda *_: REMINDER_PREFIX + kind.text)
         case JobReport():  # a background job ended: its report, as it wrote it
@@ -86,7 +82,7 @@ def _canned(
     meta: TurnMeta,
     services: TurnServices,
     outcome: Outcome,
-    text: Callable[[str, str], str | ShownOnce | OpensTopic | WithAppButton],
+    text: Callable[[str, str], str | WithExtra],
 ) -> tuple[Outcome, Next]:
     """The turn's reply made without a model (its source is the outcome), sent by FinishTurn."""
     reply_without_model(meta, services, outcome, text)
@@ -109,16 +105,14 @@ def reply_without_model(
     meta: TurnMeta,
     services: TurnServices,
     source: ReplySource,
-    text: Callable[[str, str], str | ShownOnce | OpensTopic | WithAppButton],
+    text: Callable[[str, str], str | WithExtra],
 ) -> None:
     """Make `text(message_id, created_at)` the turn's reply, which FinishTurn sends and stores like any
-    reply (no model step: the reply is the whole answer). A `ShownOnce` text is sent with its new token (made
-    by FinishTurn from the seed the reply keeps) and stored as its `kept` text; an `OpensTopic` text (/new)
-    opens its topic; a `WithAppButton` text (/app) is sent with the button that opens the Mini App under its
-    last chunk. The reply is recorded in one write, after the text is computed: a retry finds it and answers
-    nothing more (nor makes a second token); one that stopped before recording it computes the text again (a
-    command is idempotent within its turn: /connect replaces the connection it made, whose token was never
-    made)."""
+    reply (no model step: the reply is the whole answer), with its extra if it has one (a command's: a new
+    token, a topic it opens, the Mini App's button). The reply is recorded in one write, after the text is
+    computed: a retry finds it and answers nothing more (nor makes a second token); one that stopped before
+    recording it computes the text again (a command is idempotent within its turn: /connect replaces the
+    connection it made, whose token was never made)."""
     if services.stores.turns.get_reply(meta.turn_id) is not None:
         return
     message_id, created_at = services.new_id(), iso_utc(services.clock())
@@ -126,64 +120,8 @@ def reply_without_model(
     if isinstance(answer, str):  # stripped, as the history has always kept a canned answer
         shown, extra = answer.strip(), None
     else:
-        shown, extra = answer.text, _extra(meta, answer)
+        shown, extra = answer.text, answer.extra
     services.stores.turns.put_reply(
         meta.turn_id,
         Reply(text=shown, source=source, message_id=message_id, created_at=created_at, extra=extra),
-    )
-
-
-def _extra(meta: TurnMeta, answer: ShownOnce | OpensTopic | WithAppButton) -> ReplyExtra:
-    """What a command's answer brings besides its text: a new token (/connect <name>), a topic it opens
-    (/new), or the button that opens the Mini App (/app)."""
-
-    if isinstance(answer, WithAppButton):
-        return AppButton(text=answer.button, url=answer.url)
-    if isinstance(answer, ShownOnce):
-        kept = answer.kept.strip()
-        return NewToken(user_id=meta.user_id, connection=answer.connection, kept_text=kept, seed=answer.seed)
-    return NewTopic(name=answer.name, named=answer.named, kept_text=answer.kept.strip())
-
-
-def _start_outside_call(meta: TurnMeta, call: OutsideCall, services: TurnServices) -> Next:
-    """The outside call as the turn's step 0, a tool call like the model's (a retry keeps the first step)."""
-    if not services.stores.turns.steps(meta.turn_id):
-        message_id = services.new_id()
-        services.stores.turns.put_step(
-            meta.turn_id,
-            ModelStep(
-                step=0,
-                content=[
-                    {
-                        "type": "tool_use",
-                        "id": OUTSIDE_CALL_ID.format(message_id=message_id),
-                        "name": call.tool,
-                        "input": call.arguments,
-                    }
-                ],
-                stop_reason="tool_use",
-                model="outside_call",
-                message_id=message_id,
-                created_at=iso_utc(services.clock()),
-            ),
-        )
-    return Next(route="tools_with_approval", step=0)
-
-
-def outside_call_reply(meta: TurnMeta, call: OutsideCall, step: ModelStep, services: TurnServices) -> None:
-    """The reply of an outside call's turn, once its call (`step`, the turn's only step) has its result: what
-    the client asked and what came of it."""
-    result = step.tool_results[0]
-    content = result["content"]
-    outcome = f"Not done. {content}" if result["is_error"] else f"Done. {content}"
-
-    asked = asks(Requester(kind="mcp_client", name=call.connection), [call.description], asked=True)
-    services.stores.turns.put_reply(
-        meta.turn_id,
-        Reply(
-            text=f"{asked} {outcome}",
-            source="outside_call",
-            message_id=step.message_id,
-            created_at=step.created_at,
-        ),
     )

@@ -7,8 +7,7 @@ reaches past its text, overlaps another or is of a type Stepwise does not know m
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from stepwise.telegram.commands import command_target
 
@@ -18,8 +17,7 @@ if TYPE_CHECKING:
 GROUP_CHAT_TYPES = frozenset({"group", "supergroup"})
 
 
-@dataclass(frozen=True)
-class BotIdentity:
+class BotIdentity(NamedTuple):
     """Who the bot is, from getMe."""
 
     id: int

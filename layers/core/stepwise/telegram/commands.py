@@ -1,7 +1,7 @@
 """Reading a Telegram bot command out of a message: `/name`, `/name@BotName`, `/name arguments`."""
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 # Telegram's command names: 1-32 letters, digits and underscores; a username may follow after "@".
 _COMMAND = re.compile(
@@ -9,8 +9,7 @@ _COMMAND = re.compile(
 )
 
 
-@dataclass(frozen=True)
-class ParsedCommand:
+class ParsedCommand(NamedTuple):
     """A command's name (lowercase, without the slash or the bot's username) and the text after it."""
 
     name: str

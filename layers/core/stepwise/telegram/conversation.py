@@ -9,8 +9,7 @@ the tables key a conversation by is the DynamoDB adapters' business (`stepwise.a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     from stepwise.telegram.models import Message
@@ -20,20 +19,26 @@ MAX_TOPIC = 2**31 - 1  # topic ids are message ids
 MAX_CHAT = 2**53 - 1
 
 
-@dataclass(frozen=True, slots=True)
-class Conversation:
-    """A chat (`topic` None) or one of its topics. The General topic is the chat itself."""
-
+class _ConversationFields(NamedTuple):
     chat_id: int  # the Telegram chat
-    topic: int | None = None  # the topic's `message_thread_id`; None: the chat itself
+    topic: int | None  # the topic's `message_thread_id`; None: the chat itself
 
-    def __post_init__(self) -> None:
-        if not -MAX_CHAT <= self.chat_id <= MAX_CHAT:
-            raise ValueError(f"not a chat id: {self.chat_id}")
-        if self.topic == GENERAL_TOPIC:
-            object.__setattr__(self, "topic", None)
-        elif self.topic is not None and not GENERAL_TOPIC < self.topic <= MAX_TOPIC:
-            raise ValueError(f"not a topic id: {self.topic}")
+
+class Conversation(_ConversationFields):
+    """A chat (`topic` None) or one of its topics. The General topic is the chat itself. (A named tuple,
+    checked when it is made: every function builds these on its way to a first draft, and a dataclass costs
+    several times as much to define.)"""
+
+    __slots__ = ()
+
+    def __new__(cls, chat_id: int, topic: int | None = None) -> Conversation:
+        if not -MAX_CHAT <= chat_id <= MAX_CHAT:
+            raise ValueError(f"not a chat id: {chat_id}")
+        if topic == GENERAL_TOPIC:
+            topic = None
+        elif topic is not None and not GENERAL_TOPIC < topic <= MAX_TOPIC:
+            raise ValueError(f"not a topic id: {topic}")
+        return super().__new__(cls, chat_id, topic)
 
     @property
     def in_group(self) -> bool:
@@ -54,8 +59,7 @@ class Conversation:
         return f"Conversation({self.label()})"
 
 
-@dataclass(frozen=True, slots=True)
-class Scope:
+class Scope(NamedTuple):
     """Whose a turn is, decided where its message is queued and carried with it: the conversation it answers,
     who speaks (`user_id`: the person, in a group the member; `sender`: a member's first name, which the
     model sees), and so whose tasks, reminders and memories it reads and writes (`owner`)."""

@@ -13,9 +13,9 @@ relative one) stays text, the link's words followed by its address in brackets (
 import html as html_entities
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import lru_cache
 from html.parser import HTMLParser
+from typing import NamedTuple
 
 from chatgpt_md_converter import telegram_format
 
@@ -43,16 +43,14 @@ _ALLOWED_TAGS = frozenset(
 )
 
 
-@dataclass(frozen=True)
-class OutgoingChunk:
+class OutgoingChunk(NamedTuple):
     """One Telegram message: ``html`` for parse_mode HTML, ``plain`` as the no-markup fallback."""
 
     html: str
     plain: str
 
 
-@dataclass(frozen=True)
-class _Unit:
+class _Unit(NamedTuple):
     """A piece of the reply: Markdown text, or the body of a code block when ``lang`` is set."""
 
     sep: str

@@ -13,9 +13,9 @@ built-in tools (RunTools) never pays for the SDK's import.
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -54,8 +54,7 @@ class EffectIncomplete(RuntimeError):
     instead of answering the model with an error while half of the effect is done."""
 
 
-@dataclass(frozen=True)
-class ToolContext:
+class ToolContext(NamedTuple):
     """Who a tool acts for, when, and which call it runs. The `scope` comes from the turn, never the model:
     whose tasks, reminders and memories the call reads and writes (`scope.owner`: the group's in a group, the
     user's in a private chat), and the conversation where a reminder or job set by it reports.
@@ -88,8 +87,7 @@ class ToolContext:
         return Once(self.call_id, result)
 
 
-@dataclass(frozen=True)
-class Intent:
+class Intent(NamedTuple):
     """What a call will do, recorded before an effect that cannot join a DynamoDB transaction: the result
     text the model gets, and `ref`, the id of what the effect is about (read back by a retried call)."""
 
@@ -97,8 +95,7 @@ class Intent:
     ref: str = ""
 
 
-@dataclass(frozen=True)
-class ToolOutput[Data: BaseModel]:
+class ToolOutput[Data: BaseModel](NamedTuple):
     """What a read tool returns: the text the model reads, and the same result as data (an MCP client gets it
     as `structuredContent`, in the shape of the tool's `output_model`)."""
 
@@ -305,7 +302,7 @@ class ToolRegistry:
             recorded = self._ledger.get(context.call_id)
             if recorded is not None and recorded.kind == "done":
                 return ToolResult(content=recorded.result, is_error=recorded.is_error)
-            context = replace(context, recorded=recorded)
+            context = context._replace(recorded=recorded)
         try:
             if tool.intent is not None:
                 return ToolResult(content=self._run_with_intent(context, tool, args))
@@ -327,8 +324,8 @@ class ToolRegistry:
         assert tool.intent is not None and self._ledger is not None  # checked by run() and __init__
         if context.recorded is None:
             planned = tool.intent(context, args)
-            context = replace(
-                context, recorded=self._ledger.record_intent(context.call_id, planned.result, planned.ref)
+            context = context._replace(
+                recorded=self._ledger.record_intent(context.call_id, planned.result, planned.ref)
             )
         assert context.recorded is not None
         tool.run(context, args)

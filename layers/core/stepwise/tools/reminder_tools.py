@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_vali
 
 from stepwise.approvals.arguments import worded
 from stepwise.approvals.models import Requester
+from stepwise.approvals.wording import set_by
 from stepwise.reminders.models import MAX_REMINDER_ID, Reminder, Weekday
 from stepwise.reminders.next_firing import next_firing
 from stepwise.reminders.timing import (
@@ -289,7 +290,7 @@ def list_reminders(reminders: ReminderStore, context: ToolContext, args: NoInput
     data = ReminderList(reminders=[ReminderView.of(reminder, _now(context)) for reminder in found])
     if not found:
         return ToolOutput("No reminders.", data)
-    lines = "\n".join(r.line() for r in found)
+    lines = "\n".join(reminder_line(r) for r in found)
     return ToolOutput(f"{len(found)} reminder{'s' if len(found) != 1 else ''}:\n{lines}", data)
 
 
@@ -366,3 +367,11 @@ def reminder_tools(setup: ReminderSetup, tasks: TaskRepository) -> list[Tool[Any
             idempotent=True,  # not destructive: it replaces one setting, which the user can set back
         ),
     ]
+
+
+def reminder_line(reminder: Reminder) -> str:
+    """How list_reminders (and /reminders) shows a reminder, with who set it when that is known."""
+    kind = "check-in" if reminder.checkin else "reminder"
+    task = f" (task #{reminder.task_id})" if reminder.task_id else ""
+    origin = f" [{set_by(reminder.created_by)}]" if reminder.created_by is not None else ""
+    return f"#{reminder.reminder_id} {kind} {reminder.when}: {reminder.text}{task}{origin}"

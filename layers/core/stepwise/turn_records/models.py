@@ -1,6 +1,6 @@
 """What a turn keeps between its states (the state machine itself carries only ids and counters)."""
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -49,8 +49,11 @@ class RulesCommand(BaseModel):
     kind: Literal["rules_command"] = "rules_command"
 
 
+REMINDER_PREFIX = "⏰ Reminder: "  # how a due reminder reads in the chat
+
+
 class Reminder(BaseModel):
-    """A reminder that fired: the turn shows its text."""
+    """A reminder that fired: the turn shows its text (after `REMINDER_PREFIX`)."""
 
     model_config = ConfigDict(defer_build=True)
 
@@ -143,7 +146,7 @@ class TurnMeta(BaseModel):
     # the chat's tools and system prompt in tokens, as LoadContext found it (0: unknown)
     stable_prefix_tokens: int = 0
     created_at: str
-    kind: TurnKind = Chat()
+    kind: TurnKind = Field(default_factory=Chat)
     fallback: bool = False  # the turn fell back to the offline rules model (UseFallback)
     fallback_decisions: int = 0  # how often UseFallback switched this turn over
     summary: str = ""  # the chat's rolling summary when the turn began
@@ -260,6 +263,13 @@ class AppButton(BaseModel):
 ReplyExtra = Annotated[NewToken | NewTopic | AppButton, Field(discriminator="kind")]
 # The fields a reply recorded before issue 40 kept its extra in (a turn in flight across the deploy).
 _FLAT_EXTRA = ("kept_text", "new_token", "token_seed", "token_revoked", "new_topic", "new_topic_named")
+
+
+class WithExtra(NamedTuple):
+    """A reply made without a model that brings more than its text (`stepwise.commands.answer`)."""
+
+    text: str
+    extra: ReplyExtra
 
 
 class Reply(BaseModel):

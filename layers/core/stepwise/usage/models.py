@@ -1,13 +1,12 @@
 """Usage counters: what one model call used, and the totals of a period (a UTC day or month)."""
 
-from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import NamedTuple
 
 NANO_PER_DOLLAR = 1_000_000_000
 
 
-@dataclass(frozen=True)
-class UsageTotals:
+class UsageTotals(NamedTuple):
     """Tokens and estimated cost (nano-dollars) counted for one user in one period, or used by one call (a
     voice note's transcription and a reply's speech are counted the same way, by their own keys)."""
 

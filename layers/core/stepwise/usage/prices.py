@@ -4,8 +4,8 @@ Cache writes (5-minute lifetime) cost 1.25 times the input price, cache reads 0.
 are priced as claude-sonnet-4-5, and `price_for` says so.
 """
 
-from dataclasses import dataclass
 from decimal import Decimal
+from typing import NamedTuple
 
 CACHE_WRITE_FACTOR = Decimal("1.25")
 CACHE_READ_FACTOR = Decimal("0.1")
@@ -15,8 +15,7 @@ WEB_SEARCH_NANO_USD = 10_000_000
 NANO_PER_MICRO = 1000  # a price per million tokens is micro-dollars per token; costs are kept in nano-dollars
 
 
-@dataclass(frozen=True)
-class Price:
+class Price(NamedTuple):
     """Dollars per million input and output tokens of one model; `model` is the table's entry used."""
 
     model: str
