@@ -56,6 +56,7 @@ chat: $(INSTALLED)
 
 ## Every check: lint, format, types, unit, behaviour, integration and contract tests.
 test:
+	@$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 13)' 2>/dev/null || { echo "$(NO_PYTHON)" >&2; exit 2; }
 	@$(MAKE) --no-print-directory -j2 $(INSTALLED) $(SAM_INSTALLED)  # both environments at once
 	@$(MAKE) --no-print-directory lint typecheck pytest
 

@@ -844,6 +844,15 @@ def clock(emulation: Emulation, terminal: Terminal, argument: str, user_id: int)
         emulation.fire_due_schedules()
 
 
+def _quiet_interrupts(unraisable: sys.UnraisableHookArgs) -> None:
+    """A Ctrl-C that lands in a finalizer or weakref callback (while the stack is taken down, say) is
+    swallowed there by Python, which prints it as "Exception ignored" with a traceback: the chat is leaving
+    anyway, so it is not printed. Anything else is, as Python would."""
+    if isinstance(unraisable.exc_value, KeyboardInterrupt):
+        return
+    sys.__unraisablehook__(unraisable)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--user-id", type=int, default=1001, help="your Telegram user id in the local chat")
@@ -852,6 +861,7 @@ def main(argv: list[str] | None = None) -> int:
         "--history", type=Path, default=Path(".chat_history"), help="earlier lines, for the up arrow"
     )
     args = parser.parse_args(argv)
+    sys.unraisablehook = _quiet_interrupts
     try:
         return run(sys.stdin, sys.stdout, sys.stdin.isatty(), args.user_id, args.log, args.history)
     except KeyboardInterrupt:  # Ctrl-C while starting or shutting down

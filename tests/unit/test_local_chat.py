@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import readline
 import sys
+import weakref
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from stepwise_local.chat import (
     DEFAULT_WAIT_SECONDS,
     PROMPT,
     Terminal,
+    _quiet_interrupts,
     describe_clock,
     describe_span,
     line_history,
@@ -279,3 +281,29 @@ def test_usual_chat_variables_pass() -> None:
     }
     assert chat_problems(environ) == [] and chat_problems({"ANTHROPIC_API_KEY": ""}) == []
     assert wait_seconds(environ) == 2.5 and wait_seconds({}) == DEFAULT_WAIT_SECONDS
+
+
+class _Finalized:
+    """Something with a weakref whose callback raises."""
+
+
+@pytest.mark.parametrize(("error", "shown"), [(KeyboardInterrupt, False), (ValueError, True)])
+def test_a_ctrl_c_in_a_finalizer_while_leaving_prints_nothing_other_errors_still_show(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    error: type[BaseException],
+    shown: bool,
+) -> None:
+    # Given the chat's hook for what Python cannot raise (a Ctrl-C landing in a weakref callback, say)
+    monkeypatch.setattr(sys, "unraisablehook", _quiet_interrupts)
+
+    def callback(_: object) -> None:
+        raise error
+
+    # When a callback raises as its object goes
+    thing = _Finalized()
+    ref = weakref.ref(thing, callback)
+    del thing
+    # Then a Ctrl-C is not printed; anything else is, as Python prints it
+    assert ref() is None
+    assert ("Exception ignored" in capsys.readouterr().err) is shown
