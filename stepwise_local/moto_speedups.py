@@ -10,6 +10,9 @@
 - Every request moto answers lists its response class's methods with `inspect.getmembers` to find the
   action's (a millisecond or two, on each of a turn's hundred-odd DynamoDB requests); the list of a class
   is kept after the first time.
+
+And one race: moto lists a new execution before its worker thread gives it a status, and ListExecutions
+then fails reading it (`None.value`). Such an execution is running, as StartExecution said: it lists so.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from unittest import mock
 import moto.core.responses
 from moto.stepfunctions.parser.asl.component.eval_component import EvalComponent
 from moto.stepfunctions.parser.asl.parse.asl_parser import AmazonStateLanguageParser
+from moto.stepfunctions.parser.backend.execution import Execution
 
 _HEAP_KEY = "_EvalComponent__heap_key"  # the private attribute behind EvalComponent.heap_key
 
@@ -48,8 +52,12 @@ def patches() -> list[Any]:
                 key = original_heap_key(component)
         return key
 
+    def status(execution: Execution) -> str:
+        return "RUNNING" if execution.exec_status is None else str(execution.exec_status.value)
+
     return [
         mock.patch.object(AmazonStateLanguageParser, "parse", staticmethod(parse_once)),
+        mock.patch.object(Execution, "status", property(status)),
         mock.patch.object(EvalComponent, "heap_key", property(heap_key)),
         mock.patch.object(
             moto.core.responses,
