@@ -752,6 +752,8 @@ def _check_reply_markup(markup: Any) -> None:
                 raise _bad("Bad Request: BUTTON_DATA_INVALID")
             if "web_app" in button:
                 _check_web_app(button["web_app"])
+            if "url" in button and not str(button["url"]).startswith(("https://", "http://", "tg://")):
+                raise _bad("Bad Request: BUTTON_URL_INVALID")
 
 
 def _check_web_app(web_app: Any) -> None:

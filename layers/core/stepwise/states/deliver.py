@@ -15,7 +15,7 @@ from stepwise.telegram.errors import TelegramBadRequest, TelegramDeliveryUncerta
 from stepwise.telegram.formatting import OutgoingChunk, render_reply
 from stepwise.telegram.keyboard import InlineKeyboardButton, InlineKeyboardMarkup
 from stepwise.turn.ids import iso_utc
-from stepwise.turn_records.models import AppButton, NewTopic, Reply
+from stepwise.turn_records.models import AppButton, LinkButtons, NewTopic, Reply
 
 if TYPE_CHECKING:
     from stepwise.services import TurnServices
@@ -63,12 +63,15 @@ def deliver_reply(turn: TurnRef, reply: Reply, services: TurnServices) -> int:
 
 
 def _keyboard(reply: Reply) -> InlineKeyboardMarkup | None:
-    """The button under the reply's last chunk: /app's, which opens the Mini App."""
-    if not isinstance(reply.extra, AppButton):
-        return None
-
-    button = InlineKeyboardButton(text=reply.extra.text, web_app_url=reply.extra.url)
-    return InlineKeyboardMarkup(inline_keyboard=[[button]])
+    """The buttons under the reply's last chunk: /app's, which opens the Mini App, or links (/accounts')."""
+    match reply.extra:
+        case AppButton(text=text, url=url):
+            return InlineKeyboardMarkup(inline_keyboard=[[InlineKeyboardButton(text=text, web_app_url=url)]])
+        case LinkButtons(buttons=buttons) if buttons:
+            rows = [[InlineKeyboardButton(text=button.text, url=button.url)] for button in buttons]
+            return InlineKeyboardMarkup(inline_keyboard=rows)
+        case _:
+            return None
 
 
 def _send_chunk(

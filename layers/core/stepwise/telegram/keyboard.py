@@ -8,16 +8,19 @@ from stepwise.telegram.model_base import _TelegramModel
 
 class InlineKeyboardButton(_TelegramModel):
     """One inline keyboard button that sends ``callback_data`` back to the bot, or (with ``web_app_url``)
-    opens that Mini App with the user's signed initData."""
+    opens that Mini App with the user's signed initData, or (with ``url``) opens a web page in the browser."""
 
     text: str
     callback_data: str | None = None
     web_app_url: str | None = None
+    url: str | None = None
 
     def to_api(self) -> dict[str, Any]:
         """Return the Bot API JSON form."""
         if self.web_app_url is not None:
             return {"text": self.text, "web_app": {"url": self.web_app_url}}
+        if self.url is not None:
+            return {"text": self.text, "url": self.url}
         return {"text": self.text, "callback_data": self.callback_data}
 
 

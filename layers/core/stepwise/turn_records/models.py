@@ -259,8 +259,27 @@ class AppButton(BaseModel):
     url: str
 
 
-# What a reply brings besides its text: a new token, a topic it opens, or a button.
-ReplyExtra = Annotated[NewToken | NewTopic | AppButton, Field(discriminator="kind")]
+class LinkButton(BaseModel):
+    """A button that opens a web page."""
+
+    model_config = ConfigDict(defer_build=True)
+
+    text: str
+    url: str
+
+
+class LinkButtons(BaseModel):
+    """Inline buttons that open web pages, one a row, under a reply's last chunk (`/accounts`' Connect
+    buttons: a server's sign-in page)."""
+
+    model_config = ConfigDict(defer_build=True)
+
+    kind: Literal["link_buttons"] = "link_buttons"
+    buttons: list[LinkButton]
+
+
+# What a reply brings besides its text: a new token, a topic it opens, or buttons.
+ReplyExtra = Annotated[NewToken | NewTopic | AppButton | LinkButtons, Field(discriminator="kind")]
 # The fields a reply recorded before issue 40 kept its extra in (a turn in flight across the deploy).
 _FLAT_EXTRA = ("kept_text", "new_token", "token_seed", "token_revoked", "new_topic", "new_topic_named")
 
