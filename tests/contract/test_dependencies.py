@@ -64,7 +64,8 @@ LAYERS: list[tuple[str, frozenset[str]]] = [
             }
         ),
     ),
-    ("tools", frozenset({"tools", "remote_tools"})),  # remote_tools: outside MCP servers' tools
+    # remote_tools: outside MCP servers' tools; accounts: people's own sign-ins to them (OAuth, sealed tokens)
+    ("tools", frozenset({"tools", "remote_tools", "accounts"})),
     # The MCP server of the tools and its /mcp endpoint (the only package that imports the MCP SDK).
     ("MCP", frozenset({"mcp"})),
     # The Mini App's page and API (imported by its own function only).

@@ -25,9 +25,9 @@ ROOT = Path(__file__).resolve().parents[2]
 CORE = ROOT / "layers" / "core" / "stepwise"
 SDK = ("mcp", "mcp_types")
 # The only code of the layer that may import the SDK: the MCP server of the built-in tools and its /mcp
-# endpoint, and the client of outside servers (imported by the composition root only when a server must be
-# reached).
-SPEAKS_MCP = [CORE / "mcp", CORE / "remote_tools" / "mcp_client.py"]
+# endpoint, the client of outside servers (imported by the composition root only when a server must be
+# reached), and the OAuth flow of people's accounts at them (when one signs in, refreshes or disconnects).
+SPEAKS_MCP = [CORE / "mcp", CORE / "remote_tools" / "mcp_client.py", CORE / "accounts" / "flow.py"]
 SPEAKS_MCP_FUNCTIONS = {"mcp"}  # the only functions that may load it at import (the /mcp endpoint)
 
 

@@ -115,6 +115,56 @@ def test_each_bad_entry_is_one_log_line_naming_it_and_the_others_are_kept(
     assert lines[5] == "MCP server entry 6 (None) skipped: an entry must be a JSON object"
 
 
+def test_oauth_entries_name_their_scopes_and_client_parameters_and_bad_ones_are_one_line_each(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    document = json.dumps(
+        [
+            {"name": "cal", "url": "https://cal.example/mcp", "auth": "oauth"},
+            {
+                "name": "mail",
+                "url": "https://mail.example/mcp",
+                "auth": "oauth",
+                "scopes": ["mail.read", "offline_access"],
+                "client_id_parameter": "/stepwise/mcp/mail/client-id",
+                "client_secret_parameter": "/stepwise/mcp/mail/client-secret",
+            },
+            {"name": "both", "url": "https://b.example/mcp", "auth": "oauth", "token_parameter": f"{PATH}t"},
+            {
+                "name": "secret",
+                "url": "https://b.example/mcp",
+                "auth": "oauth",
+                "client_secret_parameter": "/stepwise/mcp/s",
+            },
+            {"name": "far", "url": "https://b.example/mcp", "auth": "oauth", "client_id_parameter": "/x/id"},
+            {"name": "spaced", "url": "https://b.example/mcp", "auth": "oauth", "scopes": ["a b"]},
+            {"name": "none", "url": "https://b.example/mcp", "auth": "oauth", "scopes": []},
+            {"name": "tok", "url": "https://b.example/mcp", "scopes": ["a"]},
+            {"name": "basic", "url": "https://b.example/mcp", "auth": "basic"},
+        ]
+    )
+    with caplog.at_level(logging.WARNING):
+        entries = parse_servers(document, PATH)
+    assert [(e.name, e.auth, e.scopes, e.client_id_parameter) for e in entries] == [
+        ("cal", "oauth", None, None),
+        ("mail", "oauth", ("mail.read", "offline_access"), "/stepwise/mcp/mail/client-id"),
+    ]
+    assert entries[1].client_secret_parameter == "/stepwise/mcp/mail/client-secret"
+    assert ServerEntry(name="t", url="https://t.example/mcp").auth == "token"
+    lines = [record.getMessage().removeprefix("MCP server entry ") for record in caplog.records]
+    assert lines == [
+        "2 ('both') skipped: entry: an \"oauth\" server signs each person in: it takes no token_parameter",
+        "3 ('secret') skipped: entry: client_secret_parameter needs client_id_parameter",
+        "4 ('far') skipped: client_id_parameter must be under /stepwise/mcp/ (McpParametersPath), "
+        "the only parameters the functions may read",
+        "5 ('spaced') skipped: scopes: each scope must be a non-empty string without spaces, "
+        "quotes or backslashes",
+        "6 ('none') skipped: scopes: Tuple should have at least 1 item after validation, not 0",
+        '7 (\'tok\') skipped: entry: scopes: only for "auth": "oauth"',
+        "8 ('basic') skipped: auth: Input should be 'token' or 'oauth'",
+    ]
+
+
 @pytest.mark.parametrize(
     "url",
     [

@@ -9,9 +9,9 @@ import json
 import logging
 import re
 from functools import lru_cache
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from stepwise.aws.outbound_url import backslash_or_user_info, https_or_local
 
@@ -21,6 +21,8 @@ TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")  # the Messages API's rule for 
 SEPARATOR = "__"
 MAX_SERVER_NAME = 40  # leaves room for the tool's own name within 64 characters
 Approval = Literal["writes", "always", "never"]
+Auth = Literal["token", "oauth"]  # one token for everybody (token_parameter), or each person signs in
+SCOPE = re.compile(r"^[\x21\x23-\x5b\x5d-\x7e]+$")  # RFC 6749's scope-token: printable, no space, " or \\
 
 
 class ServerEntry(BaseModel):
@@ -31,6 +33,12 @@ class ServerEntry(BaseModel):
     name: str = Field(min_length=1, max_length=MAX_SERVER_NAME)
     url: str
     token_parameter: str | None = None  # an SSM parameter: a bearer token, or a header `Name: value`
+    auth: Auth = "token"
+    # oauth only: the scopes asked for (else the server's scopes_supported, else none), and the SSM parameters
+    # of a client registered by hand, for servers without dynamic client registration.
+    scopes: tuple[str, ...] | None = Field(default=None, min_length=1)
+    client_id_parameter: str | None = None
+    client_secret_parameter: str | None = None
     allowed_tools: tuple[str, ...] | None = None  # None: every tool the server lists
     approval: Approval = "writes"
     timeout_seconds: float | None = Field(default=None, gt=0, le=60)
@@ -58,12 +66,31 @@ class ServerEntry(BaseModel):
             return value
         raise ValueError("must be https:// (http:// only to 127.0.0.1 or localhost)")
 
-    @field_validator("token_parameter")
+    @field_validator("token_parameter", "client_id_parameter", "client_secret_parameter")
     @classmethod
     def _parameter(cls, value: str | None) -> str | None:
         if value is not None and not value.startswith("/"):
             raise ValueError("must be the full name of an SSM parameter, starting with /")
         return value
+
+    @field_validator("scopes")
+    @classmethod
+    def _scopes(cls, value: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        if value is not None and not all(SCOPE.match(scope) for scope in value):
+            raise ValueError("each scope must be a non-empty string without spaces, quotes or backslashes")
+        return value
+
+    @model_validator(mode="after")
+    def _auth(self) -> Self:
+        named = ("scopes", "client_id_parameter", "client_secret_parameter")
+        oauth_only = [name for name in named if getattr(self, name) is not None]
+        if self.auth == "oauth" and self.token_parameter is not None:
+            raise ValueError('an "oauth" server signs each person in: it takes no token_parameter')
+        if self.auth == "token" and oauth_only:
+            raise ValueError(f'{", ".join(oauth_only)}: only for "auth": "oauth"')
+        if self.client_secret_parameter is not None and self.client_id_parameter is None:
+            raise ValueError("client_secret_parameter needs client_id_parameter")
+        return self
 
     def fingerprint(self) -> str:
         """A hash of the entry: a changed entry makes its cached tool list stale."""
@@ -120,9 +147,11 @@ def _problem(item: Any, parameters_path: str, taken: set[str]) -> ServerEntry | 
         )
     if entry.name in taken:
         return "another entry has the same name"
-    if entry.token_parameter is not None and not entry.token_parameter.startswith(parameters_path):
-        return (
-            f"token_parameter must be under {parameters_path} (McpParametersPath), the only parameters the "
-            "functions may read"
-        )
+    for field in ("token_parameter", "client_id_parameter", "client_secret_parameter"):
+        name = getattr(entry, field)
+        if name is not None and not name.startswith(parameters_path):
+            return (
+                f"{field} must be under {parameters_path} (McpParametersPath), the only parameters the "
+                "functions may read"
+            )
     return entry
