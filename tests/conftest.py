@@ -3,7 +3,8 @@ runs on one worker in the order it has when run alone, so a file meets the same 
 
 - `emulated`: the integration files that run the local emulation in this process (one moto, one clock and one
   session stack per process);
-- `rest`: the unit, behaviour and contract tiers, and `make chat`'s end-to-end tests (subprocesses);
+- `rest`: the unit, behaviour and contract tiers, `make chat`'s end-to-end tests (subprocesses), and the
+  example notes server's tests (a server of its own, no emulation);
 - the docs' examples (each a `make chat` subprocess of its own) go to one group and the other in turn: with
   them all in `emulated`, its tests took 343 s against the rest's 255 s (one run's JUnit times).
 """
@@ -12,7 +13,9 @@ from __future__ import annotations
 
 import pytest
 
-IN_THE_REST = {"test_chat.py"}  # integration files whose work is in subprocesses of their own
+# Integration files that run no emulation in this process: their work is in subprocesses of their own
+# (test_chat.py) or in servers of their own (test_example_accounts_server.py).
+IN_THE_REST = {"test_chat.py", "test_example_accounts_server.py"}
 SHARED = {"test_docs_examples.py"}  # subprocesses too: split between the groups
 
 
