@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from functools import cached_property
+from functools import cache, cached_property
 from typing import TYPE_CHECKING, Any
 
 import boto3
@@ -16,6 +16,10 @@ from stepwise.turn import ids
 # Each adapter's module is imported where the adapter is built, so that a function loads only its own state's:
 # all at the top, they made the first draft after a quiet hour slower (docs/measurements.md, issue 40).
 if TYPE_CHECKING:
+    from stepwise.accounts.access import AccountsAccess
+    from stepwise.accounts.flow import AccountFlow
+    from stepwise.accounts.settings import AccountSettings
+    from stepwise.accounts.store import AccountStore
     from stepwise.approvals.dynamodb import DynamoApprovalStore
     from stepwise.approvals.lifecycle import PressServices
     from stepwise.audit.dynamodb import DynamoAuditLog
@@ -37,6 +41,7 @@ if TYPE_CHECKING:
     from stepwise.reminders.firing import FireServices
     from stepwise.remote_tools.catalog import RemoteTools
     from stepwise.remote_tools.client import RemoteServers
+    from stepwise.remote_tools.config import ServerEntry
     from stepwise.services import TurnServices, TurnSettings
     from stepwise.skills.catalog import SkillCatalog
     from stepwise.telegram.bot_info import BotInfo
@@ -418,6 +423,7 @@ class Runtime:
             jobs=lazy(lambda: self.jobs) if s.jobs_table else None,
             connections=lazy(lambda: self.connections) if s.connections_table else None,
             token_key=self._token_key,
+            accounts=self.accounts,
         )
         outbound = Outbound(
             telegram=lambda: self.telegram,
@@ -530,6 +536,62 @@ class Runtime:
             reminders=self.reminder_tools_setup,
             skills=self.skills,
             jobs=self.job_setup,
+        )
+
+    @cached_property
+    def accounts(self) -> AccountsAccess | None:
+        """People's own accounts at the servers list's OAuth servers (docs/accounts.md); None where they are
+        not deployed (no table, callback or key parameter) or no servers list is named."""
+        from stepwise.accounts.access import AccountsAccess
+        from stepwise.accounts.settings import AccountSettings
+        from stepwise.remote_tools.settings import RemoteToolSettings
+        from stepwise.remote_tools.ssm import load_servers
+
+        a, s = AccountSettings(), self.settings
+        if not a.deployed or not s.mcp_servers_parameter:
+            return None
+        parameter, path = s.mcp_servers_parameter, RemoteToolSettings().mcp_parameters_path
+
+        def servers() -> tuple[ServerEntry, ...]:
+            entries = load_servers(parameter, path, s.secrets_cache_seconds)
+            return tuple(entry for entry in entries if entry.auth == "oauth")
+
+        store = cache(lambda: self._account_store(a))
+        flow = cache(lambda: self._account_flow(a, store, servers))
+        return AccountsAccess(store=store, flow=flow, servers=servers, callback_url=a.oauth_callback_url)
+
+    def _account_store(self, a: AccountSettings) -> AccountStore:
+        """The accounts' table, its secrets sealed with the deployment's key (one SSM read per container)."""
+        from stepwise.accounts.cipher import TokenCipher, ssm_key
+        from stepwise.accounts.dynamodb import DynamoAccountStore
+
+        cipher = TokenCipher(ssm_key(boto3.client("ssm"), a.oauth_key_parameter))
+        return DynamoAccountStore(self._dynamodb.table(a.accounts_table), cipher)
+
+    def _account_flow(
+        self,
+        a: AccountSettings,
+        store: Callable[[], AccountStore],
+        servers: Callable[[], tuple[ServerEntry, ...]],
+    ) -> AccountFlow:
+        """Sign-ins, refreshes and disconnections (the MCP SDK's OAuth helpers: loaded by accounts' work)."""
+        from aws_lambda_powertools.utilities import parameters
+
+        from stepwise.accounts.flow import AccountFlow
+        from stepwise.aws.http_transport import HttpTransport
+
+        s = self.settings
+
+        def parameter(name: str) -> str:
+            return str(parameters.get_parameter(name, decrypt=True, max_age=s.secrets_cache_seconds))
+
+        return AccountFlow(
+            store(),
+            HttpTransport(),
+            servers,
+            parameter,
+            state_minutes=a.oauth_state_minutes,
+            now=lambda: clock().timestamp(),
         )
 
     @cached_property

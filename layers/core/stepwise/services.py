@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from datetime import datetime
 
+    from stepwise.accounts.access import AccountsAccess
     from stepwise.approvals.store import ApprovalStore
     from stepwise.audit.log import AuditLog
     from stepwise.chats.store import ChatStore
@@ -75,6 +76,7 @@ class Stores:
     connections: ConnectionStore | None = None  # the /mcp endpoint's tokens (/connect)
     # The key FinishTurn makes a connection's new token with (stepwise.connections.minting).
     token_key: Callable[[], bytes] | None = None
+    accounts: AccountsAccess | None = None  # people's own accounts at OAuth servers (docs/accounts.md)
 
 
 @dataclass(eq=False, repr=False)
