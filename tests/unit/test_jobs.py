@@ -137,10 +137,11 @@ def test_past_max_jobs_spawn_job_is_an_error_and_takes_no_number(
 
 
 def test_a_job_is_offered_no_spawn_job_and_refused_one(with_jobs: TurnServices) -> None:
-    assert CHAT_TURN.tools(with_jobs).get("spawn_job") is not None
-    assert JOB_TURN.tools(with_jobs).get("spawn_job") is None
-    assert JOB_TURN.tools(with_jobs).get("cannot_do") is not None, "a job may say it cannot do its task"
-    assert CHAT_TURN.tools(with_jobs).get("cannot_do") is None, "a chat's turn answers the user instead"
+    meta = turn_meta()
+    assert CHAT_TURN.tools(meta, with_jobs).get("spawn_job") is not None
+    assert JOB_TURN.tools(meta, with_jobs).get("spawn_job") is None
+    assert JOB_TURN.tools(meta, with_jobs).get("cannot_do") is not None, "a job may say it cannot do its task"
+    assert CHAT_TURN.tools(meta, with_jobs).get("cannot_do") is None, "a chat's turn answers the user instead"
     registry = with_jobs.tools.registry
     tool, args = registry.parse("spawn_job", {"task": "t", "title": "T"})
     inside = ToolContext(
@@ -481,7 +482,7 @@ def test_offline_a_job_whose_task_the_rules_do_not_understand_says_it_cannot_do_
         max_tokens=100,
         system=[],
         messages=[{"role": "user", "content": [{"type": "text", "text": task}]}],
-        tools=(JOB_TURN if in_job else CHAT_TURN).tools(with_jobs).api_tools(),
+        tools=(JOB_TURN if in_job else CHAT_TURN).tools(turn_meta(), with_jobs).api_tools(),
     )
     response = OfflineModel().complete(request)
     if answer is None:

@@ -440,6 +440,9 @@ class Runtime:
                 built_in=lambda: self.tools,
                 remote=(lambda: self.remote_tools.tools()) if remote else None,
                 reread_remote=(lambda: self.remote_tools.reread()) if remote else None,
+                personal=(lambda user: self.remote_tools.for_person(user))
+                if remote and self.accounts
+                else None,
             ),
             prompt=Prompt(self.persona, self.group_persona, lazy(lambda: self.skills)),
             settings=self.turn_settings,
@@ -602,6 +605,7 @@ class Runtime:
         from stepwise.remote_tools.calls import RemoteLimits, RemoteToolCaller
         from stepwise.remote_tools.catalog import RemoteTools
         from stepwise.remote_tools.dynamodb import DynamoRemoteToolCache
+        from stepwise.remote_tools.personal import AccountTokens
         from stepwise.remote_tools.settings import RemoteToolSettings
         from stepwise.remote_tools.ssm import headers_for, load_servers
 
@@ -620,6 +624,7 @@ class Runtime:
                 breaker_failures=r.remote_breaker_failures,
                 breaker_seconds=r.remote_breaker_seconds,
             ),
+            accounts=AccountTokens(self.accounts, lambda: clock().timestamp()) if self.accounts else None,
         )
         return RemoteTools(
             lambda: load_servers(parameter, r.mcp_parameters_path, s.secrets_cache_seconds),

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from stepwise.model.types import ChatModel
     from stepwise.skills.catalog import SkillCatalog
     from stepwise.telegram.client import TelegramClient
+    from stepwise.telegram.conversation import Scope
     from stepwise.telegram.drafts import DraftSender
     from stepwise.tools.reads import MemoryRecall, TimeZones
     from stepwise.tools.registry import Tool, ToolRegistry
@@ -109,14 +110,20 @@ class Models:
 @dataclass(eq=False, repr=False)
 class Tools:
     """The tools a turn offers its model: the built-in catalog (built on first use: only CallModel, RunTools
-    and commands need it), then the outside MCP servers' tools (stepwise.remote_tools), if any."""
+    and commands need it), then the outside MCP servers' tools (stepwise.remote_tools), if any, and in a
+    person's own turns the tools of the OAuth servers they connected (`registry_for`)."""
 
     built_in: Callable[[], ToolRegistry]
     remote: Callable[[], Sequence[Tool[Any]]] | None = None
     # Reads the outside tools again past every cache (RemoteTools.reread): RunTools, when the model called
     # one its list lacks.
     reread_remote: Callable[[], object] | None = None
+    # A person's own tools, by user id (RemoteTools.for_person); None: no accounts are deployed.
+    personal: Callable[[int], Sequence[Tool[Any]]] | None = None
     _with_remote: tuple[Sequence[Tool[Any]], ToolRegistry] | None = field(default=None, init=False)
+    _with_personal: tuple[ToolRegistry, Sequence[Tool[Any]], ToolRegistry] | None = field(
+        default=None, init=False
+    )
 
     @cached_property
     def built_in_registry(self) -> ToolRegistry:
@@ -135,6 +142,21 @@ class Tools:
         if self._with_remote is None or self._with_remote[0] is not remote:
             self._with_remote = (remote, self.built_in_registry.with_tools(remote))
         return self._with_remote[1]
+
+    def registry_for(self, scope: Scope) -> ToolRegistry:
+        """The tools of a turn of this scope: `registry`, and in a person's private chat (its topics, their
+        jobs) the tools of the OAuth servers they connected; a group's turn gets no member's (see
+        docs/accounts.md). A person without accounts gets `registry` itself."""
+        shared = self.registry
+        if self.personal is None or scope.in_group:
+            return shared
+        own = self.personal(scope.user_id)
+        if not own:
+            return shared
+        memo = self._with_personal
+        if memo is None or memo[0] is not shared or memo[1] is not own:
+            memo = self._with_personal = (shared, own, shared.with_tools(own))
+        return memo[2]
 
 
 @dataclass(eq=False, repr=False)

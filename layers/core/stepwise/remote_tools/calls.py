@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from stepwise.ledger.store import ToolCallLedger
     from stepwise.remote_tools.client import RemoteServers
     from stepwise.remote_tools.config import ServerEntry
+    from stepwise.remote_tools.personal import AccountTokens
     from stepwise.remote_tools.state import RemoteToolCache, ServerRecord
     from stepwise.tools.registry import ToolContext
 
@@ -62,6 +63,12 @@ class RemoteTool:
     annotations: dict[str, Any]
     listing: tuple[dict[str, Any], ...] = ()
     first_seen: dict[str, Any] | None = None  # None: new (the safe default: it asks)
+    user_id: int | None = None  # an OAuth server's tool: whose account it was listed with and calls with
+
+    @property
+    def record(self) -> str:
+        """The key of the record its list and breaker are kept in: the server's, or the person's own."""
+        return record_key(self.entry, self.user_id)
 
     def _both(self, hint: str, value: bool) -> bool:
         first = self.first_seen
@@ -94,9 +101,16 @@ class RemoteTool:
         return policy == "always" or (policy == "writes" and not self.read_only) or self.new
 
 
+def record_key(entry: ServerEntry, user_id: int | None) -> str:
+    """The record of a server's list: one for everybody (a token server), or one per person (an OAuth
+    server's, listed with that person's token: two people never share a list)."""
+    return entry.name if user_id is None else f"{entry.name}#{user_id}"
+
+
 @dataclass
 class RemoteToolCaller:
-    """What calls need: the servers' records (for the breaker), the client, the ledger, tokens and time."""
+    """What calls need: the servers' records (for the breaker), the client, the ledger, tokens and time.
+    `accounts`: people's tokens at the OAuth servers (None: accounts are not deployed)."""
 
     cache: RemoteToolCache
     servers: Callable[[], RemoteServers]  # the SDK adapter, built (and imported) on first use
@@ -104,18 +118,33 @@ class RemoteToolCaller:
     headers: Callable[[ServerEntry], dict[str, str]]
     now: Callable[[], int]  # epoch seconds
     limits: RemoteLimits
+    accounts: AccountTokens | None = None
     known: dict[str, ServerRecord] = field(default_factory=dict)  # the records as last read or written
 
-    def connection(self, entry: ServerEntry) -> Connection:
+    def connection(
+        self, entry: ServerEntry, user_id: int | None = None, *, renewed: bool = False
+    ) -> Connection:
+        """How to reach the server: with its token, or (an OAuth server) with the person's own access token
+        (`renewed`: refreshed once, after the server refused it). RemoteCallError when there is none."""
         timeout = entry.timeout_seconds or self.limits.timeout_seconds
-        return Connection(entry.name, entry.url, timeout, self.headers(entry))
+        if entry.auth == "token":
+            return Connection(entry.name, entry.url, timeout, self.headers(entry))
+        if user_id is None or self.accounts is None:
+            raise RemoteCallError("it signs each person in, and no person's account is at hand", counts=False)
+        tokens = self.accounts
+        headers = tokens.renewed(user_id, entry.name) if renewed else tokens.headers(user_id, entry.name)
+        return Connection(entry.name, entry.url, timeout, headers)
 
     def call(self, remote: RemoteTool, context: ToolContext, args: BaseModel) -> str:
         """Run the call (see the module docstring); an error answer raises ToolError (an is_error result)."""
         server = remote.entry.name
         if context.recorded is not None and not remote.read_only:
             raise ToolError(UNKNOWN_OUTCOME.format(server=server))
-        record = self.known.get(server)
+        if remote.user_id is not None and (context.scope.in_group or context.user_id != remote.user_id):
+            raise ToolError(
+                f"The outside MCP server “{server}” is not connected for this chat. Nothing was sent."
+            )
+        record = self.known.get(remote.record)
         if record is not None and record.skipped(self.now()):
             until = datetime.fromtimestamp(record.skipped_until, UTC).strftime("%H:%M UTC")
             raise ToolError(
@@ -124,13 +153,10 @@ class RemoteToolCaller:
             )
         if context.recorded is None:
             self.ledger.record_intent(context.call_id, INTENT)
-        arguments = args.model_dump(mode="json")
         try:
-            answer = self.servers().call_tool(
-                self.connection(remote.entry), remote.tool, arguments, remote.listing
-            )
+            answer = self._send(remote, args.model_dump(mode="json"))
         except RemoteCallError as error:
-            self.failed(server, error)
+            self.failed(remote.record, error)
             outcome = " It may or may not have acted." if error.may_have_run else " Nothing was done."
             text = framed(
                 server,
@@ -139,12 +165,24 @@ class RemoteToolCaller:
             )
             self.ledger.complete(context.call_id, text, is_error=True)
             raise ToolError(text) from None
-        self.succeeded(server)
+        self.succeeded(remote.record)
         text, is_error = render(server, answer, self.limits.max_result_chars)
         self.ledger.complete(context.call_id, text, is_error=is_error)
         if is_error:
             raise ToolError(text)
         return text
+
+    def _send(self, remote: RemoteTool, arguments: dict[str, Any]) -> dict[str, Any]:
+        """The `tools/call`; a person's token the server refused (401: nothing ran) is refreshed once and the
+        call sent once more."""
+        try:
+            connection = self.connection(remote.entry, remote.user_id)
+            return self.servers().call_tool(connection, remote.tool, arguments, remote.listing)
+        except RemoteCallError as error:
+            if not (error.unauthorized and remote.user_id is not None):
+                raise
+        connection = self.connection(remote.entry, remote.user_id, renewed=True)
+        return self.servers().call_tool(connection, remote.tool, arguments, remote.listing)
 
     def describe(self, remote: RemoteTool, args: BaseModel, room: int) -> str:
         """What the approval message says the call will do: every argument, within `room` (see

@@ -24,12 +24,16 @@ class RemoteCallError(Exception):
     """The server could not be asked or did not answer properly. `may_have_run`: the request may have reached
     the server (a timeout after sending), so a call's outcome is unknown; `counts`: a failure of the server
     (unreachable, timed out, HTTP errors), which the circuit breaker counts; a JSON-RPC error answer does
-    not."""
+    not; `unauthorized`: the server answered 401 (the token was refused before anything ran: a person's
+    account's token is refreshed and the request sent once more)."""
 
-    def __init__(self, message: str, *, may_have_run: bool = False, counts: bool = True) -> None:
+    def __init__(
+        self, message: str, *, may_have_run: bool = False, counts: bool = True, unauthorized: bool = False
+    ) -> None:
         super().__init__(message)
         self.may_have_run = may_have_run
         self.counts = counts
+        self.unauthorized = unauthorized
 
 
 class RemoteServers(Protocol):

@@ -3,7 +3,8 @@
 Imported only when a server must be reached (a stale tool list refreshed, a tool called): the SDK costs about
 four times `import boto3`, which a turn of built-in tools never pays. Each request opens one client session
 (the SDK probes the 2026-07-28 protocol, then falls back to the `initialize` handshake), bounded by the
-connection's timeout as a whole; every failure becomes a RemoteCallError.
+connection's timeout as a whole; every failure becomes a RemoteCallError (one flagged `unauthorized` when
+the server answered 401: the SDK reports that as an internal error, so the HTTP answers are watched).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
 
 MAX_PAGES = 20  # a server whose tools/list never ends is cut off here
 CONNECT_SECONDS = 5.0
+UNAUTHORIZED = 401
 REFUSALS = frozenset({-32600, -32601, -32602})  # JSON-RPC: invalid request, method not found, invalid params
 
 
@@ -71,22 +73,34 @@ def _know_listing(client: Client, listing: Sequence[dict[str, Any]]) -> None:
 
 
 def _run[T](connection: Connection, work: Callable[[Client], Awaitable[T]], *, sends_call: bool) -> T:
+    statuses: set[int] = set()  # the HTTP statuses the server answered with
     try:
-        return asyncio.run(_session(connection, work))
+        return asyncio.run(_session(connection, work, statuses))
     except RemoteCallError:
         raise
     except BaseException as error:  # every failure of the exchange becomes one error
         if isinstance(error, KeyboardInterrupt | SystemExit):
             raise
+        if UNAUTHORIZED in statuses:  # the token was refused: nothing ran
+            raise RemoteCallError(
+                "HTTP 401 from the server (the token was refused)", counts=False, unauthorized=True
+            ) from None
         raise _explain(error, connection, sends_call) from error
 
 
-async def _session[T](connection: Connection, work: Callable[[Client], Awaitable[T]]) -> T:
+async def _session[T](
+    connection: Connection, work: Callable[[Client], Awaitable[T]], statuses: set[int]
+) -> T:
     timeout = httpx2.Timeout(
         connection.timeout_seconds, connect=min(CONNECT_SECONDS, connection.timeout_seconds)
     )
+
+    async def note(response: httpx2.Response) -> None:
+        statuses.add(response.status_code)
+
+    hooks = {"response": [note]}
     with anyio.fail_after(connection.timeout_seconds):
-        async with httpx2.AsyncClient(headers=connection.headers, timeout=timeout) as http:
+        async with httpx2.AsyncClient(headers=connection.headers, timeout=timeout, event_hooks=hooks) as http:
             transport = streamable_http_client(connection.url, http_client=http)
             async with Client(
                 transport, read_timeout_seconds=connection.timeout_seconds, cache=None

@@ -112,7 +112,7 @@ def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutp
     if (stop := policy.before_call(meta, steps, services)) is not None:
         return CallModelOutput(**decision_fields(stop))
     history = policy.history(meta, services)
-    registry, max_steps = policy.tools(services), policy.max_steps(services)
+    registry, max_steps = policy.tools(meta, services), policy.max_steps(services)
     if previous.final and steps and steps[-1].tool_uses and not steps[-1].tool_results:
         close_unanswered(steps[-1], meta, services, max_steps)
     rounds = [step for step in steps if step.tool_results]

@@ -202,10 +202,10 @@ class JobTurn:
     def sections(self, meta: TurnMeta, max_steps: int) -> list[str]:
         return [job_section(_job(meta), max_steps)]
 
-    def tools(self, services: TurnServices) -> ToolRegistry:
+    def tools(self, meta: TurnMeta, services: TurnServices) -> ToolRegistry:
         """The chat's tools but `spawn_job`, and with `cannot_do` (a job's model says with it that it cannot
         do its task)."""
-        tools = services.tools.registry
+        tools = services.tools.registry_for(meta.scope)
         if self._tools is None or self._tools[0] is not tools:
             self._tools = (tools, tools.without(JOB_STARTING_TOOLS).with_tools([CANNOT_DO_TOOL]))
         return self._tools[1]

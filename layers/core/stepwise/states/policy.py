@@ -46,8 +46,8 @@ class TurnPolicy(Protocol):
         """The kind's own per-turn sections of the prompt (first among them)."""
         ...
 
-    def tools(self, services: TurnServices) -> ToolRegistry:
-        """The tools the model is offered."""
+    def tools(self, meta: TurnMeta, services: TurnServices) -> ToolRegistry:
+        """The tools the model is offered (whose turn it is decides whose own accounts' tools are in)."""
         ...
 
     def max_steps(self, services: TurnServices) -> int:
@@ -93,8 +93,8 @@ class ChatTurn:
     def sections(self, meta: TurnMeta, max_steps: int) -> list[str]:
         return []
 
-    def tools(self, services: TurnServices) -> ToolRegistry:
-        return services.tools.registry
+    def tools(self, meta: TurnMeta, services: TurnServices) -> ToolRegistry:
+        return services.tools.registry_for(meta.scope)
 
     def max_steps(self, services: TurnServices) -> int:
         return services.settings.model.max_tool_steps

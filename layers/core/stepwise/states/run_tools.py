@@ -89,7 +89,7 @@ def run_tools(request: RunToolsInput, services: TurnServices) -> Next:
         )
     waiting: list[Pending] = []
     to_run = [call for call in step.tool_uses if call["id"] not in step.partial_results]
-    tools = tools_for_calls(policy, [call["name"] for call in to_run], services)
+    tools = tools_for_calls(policy, meta, [call["name"] for call in to_run], services)
     for call in to_run:
         context = ToolContext(
             meta.scope,
@@ -227,16 +227,18 @@ def _run_one(
     return run_call(tools, context, tool, args, "approved")
 
 
-def tools_for_calls(policy: TurnPolicy, names: Sequence[str], services: TurnServices) -> ToolRegistry:
+def tools_for_calls(
+    policy: TurnPolicy, meta: TurnMeta, names: Sequence[str], services: TurnServices
+) -> ToolRegistry:
     """The tools of a turn that runs calls of these tools. The outside servers' lists this container read may
     be older than the ones the model was offered (read up to 20 s ago, by a warm-up say, before CallModel
     fetched a new list): when a call names an outside tool (`<server>__<tool>`) they lack, they are read again
     first, once, so that "Unknown tool" is the answer only when the current lists lack it too."""
-    tools = policy.tools(services)
+    tools = policy.tools(meta, services)
     missing = [name for name in names if tools.get(name) is None]
     if not missing or services.tools.reread_remote is None:
         return tools
     if any(SEPARATOR in name for name in missing):
         services.tools.reread_remote()
-        tools = policy.tools(services)
+        tools = policy.tools(meta, services)
     return tools

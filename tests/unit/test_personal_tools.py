@@ -1,0 +1,301 @@
+"""An OAuth server's tools are each person's own (docs/accounts.md, "Where a person's tools are"): offered
+in a person's private turns only once they connected it, listed and called with their own access token,
+refreshed once when it expired or the server refused it, and none of them in a group's turn. On in-memory
+fakes: the accounts' store, a stand-in for the flow's refresh, and an MCP server that knows whose each token
+is."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import pytest
+from support.turn_fakes import ScriptedModel, tool_use, turn_meta, turn_start
+
+from stepwise.accounts.access import AccountsAccess
+from stepwise.accounts.flow import Disconnected
+from stepwise.accounts.models import Account
+from stepwise.remote_tools.calls import RemoteLimits, RemoteToolCaller
+from stepwise.remote_tools.catalog import RemoteTools
+from stepwise.remote_tools.client import Connection, RemoteCallError
+from stepwise.remote_tools.config import ServerEntry
+from stepwise.remote_tools.personal import RECONNECT, AccountTokens, servers_to_reconnect
+from stepwise.services import Tools, TurnServices
+from stepwise.states.call_model import call_model
+from stepwise.states.contracts.call_model import CallModelInput
+from stepwise.states.contracts.run_tools import RunToolsInput
+from stepwise.states.load_context import load_context
+from stepwise.states.policy import CHAT_TURN
+from stepwise.states.run_tools import run_tools
+from stepwise_local.in_memory.accounts import InMemoryAccountStore
+from stepwise_local.in_memory.ledger import InMemoryToolCallLedger
+from stepwise_local.in_memory.remote_tools import InMemoryRemoteToolCache
+
+NOW = 1_800_000_000
+READ = {"readOnlyHint": True}
+LISTING = [{"name": "list_notes", "inputSchema": {"type": "object"}, "annotations": READ}]
+NOTES = ServerEntry(name="notes", url="https://notes.example/mcp", auth="oauth")
+SEARCH = ServerEntry(name="search", url="https://search.example/mcp")  # a token server: everybody's
+ANN, BOB, GROUP = 7, 8, -100
+
+
+class NotesServer:
+    """RemoteServers for one OAuth server: it accepts the tokens it issued (`live`: token -> person) and
+    answers 401 to any other; `seen` notes each (method, person the token was issued to, token)."""
+
+    def __init__(self) -> None:
+        self.live: dict[str, int] = {}
+        self.seen: list[tuple[str, int | None, str]] = []
+
+    def _person(self, connection: Connection, method: str) -> int:
+        token = connection.headers.get("Authorization", "").removeprefix("Bearer ")
+        person = self.live.get(token)
+        self.seen.append((method, person, token))
+        if person is None:
+            raise RemoteCallError("HTTP 401 from the server", counts=False, unauthorized=True)
+        return person
+
+    def list_tools(self, connection: Connection) -> list[dict[str, Any]]:
+        if connection.name == SEARCH.name:
+            return [{"name": "find", "inputSchema": {"type": "object"}, "annotations": READ}]
+        self._person(connection, "tools/list")
+        return LISTING
+
+    def call_tool(
+        self, connection: Connection, tool: str, arguments: dict[str, Any], listing: Any
+    ) -> dict[str, Any]:
+        person = self._person(connection, "tools/call")
+        return {"content": [{"type": "text", "text": f"the notes of {person}"}]}
+
+
+class Flow:
+    """AccountFlow's `current` and `refresh` over the store (the real flow is tested against a real
+    authorization server in tests/integration): a refresh issues the next token, or is refused."""
+
+    def __init__(self, store: InMemoryAccountStore, server: NotesServer) -> None:
+        self.store = store
+        self.server = server
+        self.refreshes: list[int] = []
+        self.refuse = False
+
+    def current(self, user_id: int, server: str) -> Account | Disconnected | None:
+        account = self.store.get(user_id, server)
+        return self.refresh(account) if account is not None and account.expired(NOW) else account
+
+    def refresh(self, account: Account) -> Account | Disconnected:
+        self.refreshes.append(account.user_id)
+        if self.refuse:
+            self.store.delete(account.user_id, account.server)
+            return Disconnected(account.user_id, account.server, "the server refused its refresh token")
+        token = f"access-{account.user_id}-{len(self.refreshes)}"
+        self.server.live[token] = account.user_id
+        rotated = account._replace(access_token=token, expires_at=NOW + 3600)
+        assert self.store.replace(rotated, account.version)
+        return rotated._replace(version=account.version + 1)
+
+
+class CountingStore(InMemoryAccountStore):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lists = 0
+
+    def list(self, user_id: int) -> list[Account]:
+        self.lists += 1
+        return super().list(user_id)
+
+
+class Deployment:
+    """CallModel's and RunTools' containers of one deployment with the notes server (OAuth) listed, and maybe
+    a token server; `connect` plays a person's finished sign-in."""
+
+    def __init__(self, services: TurnServices, entries: tuple[ServerEntry, ...] = (NOTES,)) -> None:
+        self.server = NotesServer()
+        self.store = CountingStore()
+        self.flow = Flow(self.store, self.server)
+        access = AccountsAccess(
+            store=lambda: self.store, flow=lambda: self.flow, servers=lambda: entries, callback_url=""
+        )
+        self.cache = InMemoryRemoteToolCache()
+
+        def side(refresh: bool) -> RemoteTools:
+            caller = RemoteToolCaller(
+                cache=self.cache,
+                servers=lambda: self.server,
+                ledger=InMemoryToolCallLedger(),
+                headers=lambda entry: {},
+                now=lambda: NOW,
+                limits=RemoteLimits(),
+                accounts=AccountTokens(access, now=lambda: NOW),  # type: ignore[arg-type]
+            )
+            return RemoteTools(lambda: entries, caller, refresh=refresh, memo_seconds=3600)
+
+        call_side, run_side = side(True), side(False)
+        built_in = services.tools.built_in
+        self.call_model_services = replace(
+            services, tools=Tools(built_in, remote=call_side.tools, personal=call_side.for_person)
+        )
+        self.run_tools_services = replace(
+            services,
+            tools=Tools(
+                built_in, remote=run_side.tools, reread_remote=run_side.reread, personal=run_side.for_person
+            ),
+        )
+        self.services = services
+        self.turns = 0
+
+    def connect(self, user_id: int, token: str, *, expires_at: int = NOW + 3600) -> None:
+        self.server.live[token] = user_id
+        self.store.put(
+            Account(
+                user_id, "notes", token, f"refresh-{user_id}", expires_at, "notes", "2026-11-22T09:00:00Z"
+            )
+        )
+
+    def turn(
+        self,
+        model: ScriptedModel,
+        user_id: int,
+        *calls: tuple[str, dict[str, Any]],
+        chat_id: int | None = None,
+    ) -> tuple[list[str], list[Any]]:
+        """A turn whose model makes these calls: the tools CallModel offered, and the step's results."""
+        model.responses.append(tool_use(*calls))
+        self.turns += 1
+        begin = turn_start(
+            self.services, "please", update_id=self.turns, chat_id=chat_id or user_id, user_id=user_id
+        )
+        load_context(begin, self.services)
+        routed = call_model(CallModelInput(turn=begin.turn), self.call_model_services)
+        offered = [tool["name"] for tool in model.requests[-1].tools or []]
+        run_tools(RunToolsInput(turn=begin.turn, next=routed), self.run_tools_services)
+        step = self.services.stores.turns.get_step(begin.turn.turn_id, 0)
+        return offered, step.tool_results
+
+
+def test_a_persons_notes_tools_are_offered_only_once_they_connected_and_to_nobody_else(
+    services: TurnServices, model: ScriptedModel
+) -> None:
+    deployment = Deployment(services)
+    offered, (result,) = deployment.turn(model, ANN, ("notes__list_notes", {}))
+    assert "notes__list_notes" not in offered
+    assert result["is_error"] and "Unknown tool" in result["content"]
+    assert deployment.server.seen == []  # nothing listed or called without an account
+
+    deployment.connect(ANN, "ann-token")
+    offered, (result,) = deployment.turn(model, ANN, ("notes__list_notes", {}))
+    assert "notes__list_notes" in offered
+    assert not result["is_error"] and "the notes of 7" in result["content"]
+    offered, _ = deployment.turn(model, BOB, ("notes__list_notes", {}))
+    assert "notes__list_notes" not in offered  # Bob never connected
+
+
+def test_two_people_are_each_listed_and_called_with_their_own_token_into_lists_of_their_own(
+    services: TurnServices, model: ScriptedModel
+) -> None:
+    deployment = Deployment(services)
+    deployment.connect(ANN, "ann-token")
+    deployment.connect(BOB, "bob-token")
+    _, (ann,) = deployment.turn(model, ANN, ("notes__list_notes", {}))
+    _, (bob,) = deployment.turn(model, BOB, ("notes__list_notes", {}))
+    assert "the notes of 7" in ann["content"] and "the notes of 8" in bob["content"]
+    assert deployment.server.seen == [
+        ("tools/list", ANN, "ann-token"),
+        ("tools/call", ANN, "ann-token"),
+        ("tools/list", BOB, "bob-token"),
+        ("tools/call", BOB, "bob-token"),
+    ]
+    assert set(deployment.cache.records) == {"notes#7", "notes#8"}  # never one list for both
+
+
+def test_a_group_turn_is_offered_no_members_account_and_reads_no_account(
+    services: TurnServices, model: ScriptedModel
+) -> None:
+    deployment = Deployment(services)
+    deployment.connect(ANN, "ann-token")
+    reads = deployment.store.lists
+    offered, (result,) = deployment.turn(model, ANN, ("notes__list_notes", {}), chat_id=GROUP)
+    assert "notes__list_notes" not in offered
+    assert result["is_error"] and "Unknown tool" in result["content"]
+    assert deployment.server.seen == [] and deployment.store.lists == reads
+
+
+def test_a_person_without_accounts_gets_the_shared_registry_itself_and_no_oauth_server_reads_nothing(
+    services: TurnServices,
+) -> None:
+    deployment = Deployment(services, (NOTES, SEARCH))
+    tools = deployment.call_model_services.tools
+    assert (
+        CHAT_TURN.tools(turn_meta(user_id=BOB, chat_id=BOB), deployment.call_model_services) is tools.registry
+    )
+    assert tools.registry.get("search__find") is not None  # a token server stays everybody's
+    assert deployment.store.lists == 1  # one query: Bob has no account
+
+    plain = Deployment(services, (SEARCH,))
+    registry = CHAT_TURN.tools(turn_meta(user_id=BOB, chat_id=BOB), plain.call_model_services)
+    assert registry is plain.call_model_services.tools.registry
+    assert plain.store.lists == 0  # no OAuth server listed: the accounts are not read
+
+
+def test_an_expired_token_is_refreshed_once_before_the_list_and_the_call(
+    services: TurnServices, model: ScriptedModel
+) -> None:
+    deployment = Deployment(services)
+    deployment.connect(ANN, "old-token", expires_at=NOW - 10)
+    del deployment.server.live["old-token"]  # the server would refuse it anyway
+    _, (result,) = deployment.turn(model, ANN, ("notes__list_notes", {}))
+    assert not result["is_error"] and "the notes of 7" in result["content"]
+    assert deployment.flow.refreshes == [ANN]  # once: RunTools used the refreshed token it read
+    assert [token for _, _, token in deployment.server.seen] == ["access-7-1", "access-7-1"]
+
+
+def test_a_token_the_server_refuses_is_refreshed_once_and_the_call_sent_once_more(
+    services: TurnServices, model: ScriptedModel
+) -> None:
+    deployment = Deployment(services)
+    deployment.connect(ANN, "ann-token")
+    deployment.turn(model, ANN, ("notes__list_notes", {}))
+    del deployment.server.live["ann-token"]  # revoked at the server before its lifetime ended
+    _, (result,) = deployment.turn(model, ANN, ("notes__list_notes", {}))
+    assert not result["is_error"] and "the notes of 7" in result["content"]
+    assert deployment.flow.refreshes == [ANN]
+    assert deployment.server.seen[-2:] == [
+        ("tools/call", None, "ann-token"),
+        ("tools/call", ANN, "access-7-1"),
+    ]
+    record = deployment.cache.records["notes#7"]
+    assert record.failures == 0  # a refused token is not the server failing
+
+
+def test_a_refused_refresh_says_the_account_must_be_connected_again_and_its_tools_go(
+    services: TurnServices, model: ScriptedModel
+) -> None:
+    deployment = Deployment(services)
+    deployment.connect(ANN, "ann-token")
+    deployment.turn(model, ANN, ("notes__list_notes", {}))
+    del deployment.server.live["ann-token"]
+    deployment.flow.refuse = True
+    _, (result,) = deployment.turn(model, ANN, ("notes__list_notes", {}))
+    assert result["is_error"] and RECONNECT in result["content"]
+    assert "the server refused its refresh token" in result["content"]
+    assert servers_to_reconnect([result["content"]]) == ["notes"]
+    assert "ann-token" not in result["content"]
+    assert deployment.store.get(ANN, "notes") is None
+    offered, _ = deployment.turn(model, ANN, ("notes__list_notes", {}))
+    assert "notes__list_notes" not in offered
+
+
+@pytest.mark.parametrize("in_group", [True, False])
+def test_a_persons_tool_refuses_to_run_for_anyone_else(services: TurnServices, in_group: bool) -> None:
+    from stepwise.telegram.conversation import Conversation, Scope
+    from stepwise.tools.registry import ToolContext
+
+    deployment = Deployment(services)
+    deployment.connect(ANN, "ann-token")
+    registry = CHAT_TURN.tools(turn_meta(user_id=ANN, chat_id=ANN), deployment.call_model_services)
+    tool, args = registry.parse("notes__list_notes", {})
+    scope = Scope(Conversation(GROUP), ANN) if in_group else Scope(Conversation(BOB), BOB)
+    result = registry.run(
+        ToolContext(scope, turn_id="t", call_id="t:1", now="2026-11-22T09:00:00Z"), tool, args
+    )
+    assert result.is_error and "not connected for this chat" in result.content
+    assert [method for method, _, _ in deployment.server.seen] == ["tools/list"]  # Ann's list, no call
