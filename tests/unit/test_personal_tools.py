@@ -10,10 +10,10 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-from support.turn_fakes import ScriptedModel, tool_use, turn_meta, turn_start
+from support.turn_fakes import ScriptedModel, text_response, tool_use, turn_meta, turn_start
 
 from stepwise.accounts.access import AccountsAccess
-from stepwise.accounts.flow import Disconnected
+from stepwise.accounts.flow import Disconnected, SignInStarted
 from stepwise.accounts.models import Account
 from stepwise.remote_tools.calls import RemoteLimits, RemoteToolCaller
 from stepwise.remote_tools.catalog import RemoteTools
@@ -27,6 +27,7 @@ from stepwise.states.contracts.run_tools import RunToolsInput
 from stepwise.states.load_context import load_context
 from stepwise.states.policy import CHAT_TURN
 from stepwise.states.run_tools import run_tools
+from stepwise.turn_records.models import LinkButton, LinkButtons
 from stepwise_local.in_memory.accounts import InMemoryAccountStore
 from stepwise_local.in_memory.ledger import InMemoryToolCallLedger
 from stepwise_local.in_memory.remote_tools import InMemoryRemoteToolCache
@@ -77,6 +78,11 @@ class Flow:
         self.server = server
         self.refreshes: list[int] = []
         self.refuse = False
+        self.sign_ins: list[tuple[int, str]] = []
+
+    def start_sign_in(self, user_id: int, entry: ServerEntry, redirect_uri: str) -> SignInStarted:
+        self.sign_ins.append((user_id, entry.name))
+        return SignInStarted(f"https://notes.example/authorize?state=s{len(self.sign_ins)}", NOW + 600)
 
     def current(self, user_id: int, server: str) -> Account | Disconnected | None:
         account = self.store.get(user_id, server)
@@ -113,8 +119,12 @@ class Deployment:
         self.store = CountingStore()
         self.flow = Flow(self.store, self.server)
         access = AccountsAccess(
-            store=lambda: self.store, flow=lambda: self.flow, servers=lambda: entries, callback_url=""
+            store=lambda: self.store,
+            flow=lambda: self.flow,  # type: ignore[arg-type,return-value]
+            servers=lambda: entries,
+            callback_url="https://stepwise.example/oauth/callback",
         )
+        services = replace(services, stores=replace(services.stores, accounts=access))
         self.cache = InMemoryRemoteToolCache()
 
         def side(refresh: bool) -> RemoteTools:
@@ -169,6 +179,9 @@ class Deployment:
         offered = [tool["name"] for tool in model.requests[-1].tools or []]
         run_tools(RunToolsInput(turn=begin.turn, next=routed), self.run_tools_services)
         step = self.services.stores.turns.get_step(begin.turn.turn_id, 0)
+        model.responses.append(text_response("Done."))
+        call_model(CallModelInput(turn=begin.turn, next=routed), self.call_model_services)
+        self.reply = self.services.stores.turns.get_reply(begin.turn.turn_id)
         return offered, step.tool_results
 
 
@@ -280,8 +293,14 @@ def test_a_refused_refresh_says_the_account_must_be_connected_again_and_its_tool
     assert servers_to_reconnect([result["content"]]) == ["notes"]
     assert "ann-token" not in result["content"]
     assert deployment.store.get(ANN, "notes") is None
+    # The reply carries the Connect button again: a new sign-in for Ann at the notes server
+    assert deployment.reply is not None and deployment.reply.extra == LinkButtons(
+        buttons=[LinkButton(text="Connect notes", url="https://notes.example/authorize?state=s1")]
+    )
+    assert deployment.flow.sign_ins == [(ANN, "notes")]
     offered, _ = deployment.turn(model, ANN, ("notes__list_notes", {}))
     assert "notes__list_notes" not in offered
+    assert deployment.reply is not None and deployment.reply.extra is None
 
 
 @pytest.mark.parametrize("in_group", [True, False])

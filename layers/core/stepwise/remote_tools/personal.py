@@ -13,13 +13,15 @@ import time
 from typing import TYPE_CHECKING
 
 from stepwise.remote_tools.client import RemoteCallError
+from stepwise.turn_records.models import LinkButton, LinkButtons
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
     from stepwise.accounts.access import AccountsAccess
     from stepwise.accounts.flow import AccountFlow, Disconnected
     from stepwise.accounts.models import Account
+    from stepwise.turn_records.models import ModelStep, TurnMeta
 
 logger = logging.getLogger(__name__)
 
@@ -98,6 +100,39 @@ class AccountTokens:
 
 def _bearer(account: Account) -> dict[str, str]:
     return {"Authorization": f"Bearer {account.access_token}"}
+
+
+def reconnect_buttons(
+    meta: TurnMeta, steps: Sequence[ModelStep], access: AccountsAccess | None
+) -> LinkButtons | None:
+    """The Connect buttons a turn's reply carries for the accounts its calls found disconnected (a refused
+    refresh): a new sign-in for each, as `/accounts` makes them; None when there are none (or none can be
+    started now: the result already told the person to use /accounts)."""
+    if access is None or meta.scope.in_group:
+        return None
+    texts = [
+        str(result.get("content", ""))
+        for step in steps
+        for result in step.tool_results
+        if result.get("is_error")
+    ]
+    servers = servers_to_reconnect(texts)
+    if not servers:
+        return None
+    from stepwise.accounts.flow import CannotConnect  # the OAuth flow loads the MCP SDK: only this path
+
+    buttons: list[LinkButton] = []
+    for name in servers:
+        entry = access.server(name)
+        if entry is None:
+            continue
+        try:
+            started = access.flow().start_sign_in(meta.user_id, entry, access.callback_url)
+        except CannotConnect as problem:
+            logger.warning(f"MCP server {name}: no Connect button for user {meta.user_id} ({problem})")
+            continue
+        buttons.append(LinkButton(text=f"Connect {entry.name}", url=started.url))
+    return LinkButtons(buttons=buttons) if buttons else None
 
 
 def servers_to_reconnect(results: list[str]) -> list[str]:

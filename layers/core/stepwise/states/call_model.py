@@ -15,6 +15,7 @@ from stepwise.model.types import ModelRequest
 from stepwise.model.web import WebAccess, with_sources
 from stepwise.prompt.caching import head_tokens
 from stepwise.prompt.layout import build_prompt
+from stepwise.remote_tools.personal import reconnect_buttons
 from stepwise.states.contracts.base import Next
 from stepwise.states.contracts.call_model import CallModelInput, CallModelOutput
 from stepwise.states.policy import policy_of
@@ -228,6 +229,7 @@ def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutp
             source="fallback" if fallback else "model",
             message_id=step.message_id,
             created_at=step.created_at,
+            extra=reconnect_buttons(meta, [*rounds, step], services.stores.accounts),
         ),
     )
     return output
