@@ -10,7 +10,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest
-from support.scripted_http import SentRequest, canned
+from support.oauth_routes import Routes
 from support.turn_fakes import drive_turn, turn_start
 
 from stepwise.accounts.access import AccountsAccess
@@ -30,48 +30,6 @@ CALLBACK = "https://api.example/oauth/callback"
 NOTES = ServerEntry(name="notes", url="https://notes.example/mcp", auth="oauth")
 CALENDAR = ServerEntry(name="calendar", url="https://cal.example/mcp", auth="oauth")
 BROKEN = ServerEntry(name="broken", url="https://broken.example/mcp", auth="oauth")
-
-
-def oauth_routes(host: str) -> dict[tuple[str, str], tuple[int, Any] | tuple[int, Any, dict[str, str]]]:
-    """A server at `host` that follows MCP's authorization spec (its own authorization server)."""
-    base = f"https://{host}"
-    return {
-        ("POST", f"{base}/mcp"): (401, {}, {"WWW-Authenticate": f'Bearer resource_metadata="{base}/meta"'}),
-        ("GET", f"{base}/meta"): (200, {"resource": f"{base}/mcp", "authorization_servers": [base]}),
-        ("GET", f"{base}/.well-known/oauth-authorization-server"): (
-            200,
-            {
-                "issuer": base,
-                "authorization_endpoint": f"{base}/authorize",
-                "token_endpoint": f"{base}/token",
-                "registration_endpoint": f"{base}/register",
-                "revocation_endpoint": f"{base}/revoke",
-                "response_types_supported": ["code"],
-                "code_challenge_methods_supported": ["S256"],
-            },
-        ),
-        ("POST", f"{base}/register"): (201, {"client_id": f"client-{host}", "client_secret": "s"}),
-        ("POST", f"{base}/revoke"): (200, b""),
-    }
-
-
-class Routes:
-    """Stands in for urllib3's pool: answers by method and URL (without the query), 404 otherwise."""
-
-    def __init__(self, *hosts: str) -> None:
-        self.table: dict[tuple[str, str], Any] = {}
-        for host in hosts:
-            self.table |= oauth_routes(host)
-        self.requests: list[SentRequest] = []
-
-    def urlopen(self, method: str, url: str, redirect: bool = True, **kw: Any) -> Any:
-        self.requests.append(SentRequest(method, url, kw["headers"], kw.get("body"), kw["timeout"], {}))
-        parts = urlsplit(url)
-        answer = self.table.get((method, f"{parts.scheme}://{parts.netloc}{parts.path}"), (404, {}))
-        return canned(answer).response(method, url, kw.get("preload_content", True))
-
-    def revoked(self) -> list[dict[str, str]]:
-        return [dict(parse_qsl((r.body or b"").decode())) for r in self.requests if r.url.endswith("/revoke")]
 
 
 def access_for(
