@@ -1,5 +1,6 @@
-"""A flood on /mcp (or /oauth/callback) never throttles /webhook: each route of the HTTP API has throttling limits of its own, as
-SAM writes them into the API's stage (translated with the SAM CLI's own samtranslator, offline)."""
+"""A flood on /mcp (or /oauth/callback) never throttles /webhook: each route of the HTTP API has throttling
+limits of its own, as SAM writes them into the API's stage (translated with the SAM CLI's own samtranslator,
+offline)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """/accounts on the in-memory stack: the listing with its Connect buttons, disconnecting, a group's answer,
 and what it says where accounts are not deployed; the AccountFlow is real, on the in-memory store, its HTTP
 answered by canned routes of an authorization server (no socket; the example notes server's run is in
-tests/integration/test_accounts_command.py)."""
+tests/integration/test_accounts_callback.py)."""
 
 from __future__ import annotations
 
