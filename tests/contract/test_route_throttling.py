@@ -1,5 +1,6 @@
-"""A flood on /mcp never throttles /webhook: each route of the HTTP API has throttling limits of its own, as
-SAM writes them into the API's stage (translated with the SAM CLI's own samtranslator, offline)."""
+"""A flood on /mcp (or /oauth/callback) never throttles /webhook: each route of the HTTP API has throttling
+limits of its own, as SAM writes them into the API's stage (translated with the SAM CLI's own samtranslator,
+offline)."""
 
 from __future__ import annotations
 
@@ -45,8 +46,12 @@ def test_each_route_has_its_own_limits_and_mcp_s_are_the_lower(sam: str) -> None
     ).stdout
     (stage,) = json.loads(printed)
     routes = stage["RouteSettings"]
-    assert set(routes) == {"POST /webhook", "ANY /mcp"}  # the keys of the routes SAM makes
-    webhook, mcp = routes["POST /webhook"], routes["ANY /mcp"]
+    # the keys of the routes SAM makes
+    assert set(routes) == {"POST /webhook", "ANY /mcp", "GET /oauth/callback"}
+    webhook, mcp, callback = routes["POST /webhook"], routes["ANY /mcp"], routes["GET /oauth/callback"]
     assert webhook["ThrottlingRateLimit"] >= stage["DefaultRouteSettings"]["ThrottlingRateLimit"]
     assert mcp["ThrottlingRateLimit"] < webhook["ThrottlingRateLimit"]
     assert mcp["ThrottlingBurstLimit"] < webhook["ThrottlingBurstLimit"]
+    # people's browsers back from a sign-in page: a few a day, and a flood there never takes Telegram's
+    assert callback["ThrottlingRateLimit"] < webhook["ThrottlingRateLimit"]
+    assert callback["ThrottlingBurstLimit"] < webhook["ThrottlingBurstLimit"]

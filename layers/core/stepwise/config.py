@@ -26,6 +26,7 @@ SECTIONS = (
     "stepwise.remote_tools.settings:RemoteToolSettings",
     "stepwise.voice.settings:VoiceServiceSettings",
     "stepwise.memory.settings:MemoryIndexSettings",
+    "stepwise.accounts.settings:AccountSettings",
 )
 
 

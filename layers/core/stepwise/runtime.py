@@ -17,6 +17,7 @@ from stepwise.turn import ids
 # all at the top, they made the first draft after a quiet hour slower (docs/measurements.md, issue 40).
 if TYPE_CHECKING:
     from stepwise.accounts.access import AccountsAccess
+    from stepwise.accounts.callback import CallbackServices
     from stepwise.accounts.flow import AccountFlow
     from stepwise.accounts.settings import AccountSettings
     from stepwise.accounts.store import AccountStore
@@ -562,6 +563,16 @@ class Runtime:
         store = cache(lambda: self._account_store(a))
         flow = cache(lambda: self._account_flow(a, store, servers))
         return AccountsAccess(store=store, flow=flow, servers=servers, callback_url=a.oauth_callback_url)
+
+    @cached_property
+    def callback_services(self) -> CallbackServices:
+        """The sign-in callback's (OAuthCallbackFunction): the accounts' flow and the Bot API."""
+        from stepwise.accounts.callback import CallbackServices
+
+        access = self.accounts
+        if access is None:
+            raise RuntimeError("accounts are not deployed (ACCOUNTS_TABLE, OAUTH_CALLBACK_URL, ...)")
+        return CallbackServices(flow=access.flow, telegram=lambda: self.telegram)
 
     def _account_store(self, a: AccountSettings) -> AccountStore:
         """The accounts' table, its secrets sealed with the deployment's key (one SSM read per container)."""

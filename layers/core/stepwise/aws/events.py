@@ -67,9 +67,11 @@ class _RequestContext(BaseModel):
 
 
 class HttpCall(HttpRequest):
-    """An HTTP API request with its method (the /mcp endpoint answers more than POST)."""
+    """An HTTP API request with its method (the /mcp endpoint answers more than POST) and its URL's query
+    (as sent: the sign-in callback's)."""
 
     request_context: _RequestContext = Field(default_factory=_RequestContext, alias="requestContext")
+    raw_query_string: str = Field(default="", alias="rawQueryString")
 
     @property
     def method(self) -> str:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from stepwise.commands.handlers import CommandRequest, ShownOnce, WithAppButton
+from stepwise.commands.handlers import CommandRequest, ShownOnce, WithAppButton, WithLinks
 from stepwise.commands.new_topic import OpensTopic
 from stepwise.commands.table import answer
 from stepwise.history.models import StoredMessage
-from stepwise.turn_records.models import AppButton, NewToken, NewTopic, WithExtra
+from stepwise.turn_records.models import AppButton, LinkButton, LinkButtons, NewToken, NewTopic, WithExtra
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -28,18 +28,24 @@ def command_answer(
             id=message_id, chat_id=meta.chat_id, role="assistant", content="", created_at=created_at
         ).sort_key
         answered = answer(command, lambda args: CommandRequest(args, meta, services, reply_key))
+        if isinstance(answered, WithLinks) and not answered.links:
+            return answered.text
         return answered if isinstance(answered, str) else _with_extra(meta, answered)
 
     return text
 
 
-def _with_extra(meta: TurnMeta, answered: ShownOnce | OpensTopic | WithAppButton) -> WithExtra:
+def _with_extra(meta: TurnMeta, answered: ShownOnce | OpensTopic | WithAppButton | WithLinks) -> WithExtra:
     """A `ShownOnce` text is sent with its new token (made by FinishTurn from the seed the reply keeps) and
     stored as its `kept` text; an `OpensTopic` text (/new) opens its topic; a `WithAppButton` text (/app) is
-    sent with the button that opens the Mini App under its last chunk."""
+    sent with the button that opens the Mini App under its last chunk; a `WithLinks` text (/accounts) with its
+    url buttons there, one a row."""
     match answered:
         case WithAppButton():
             return WithExtra(answered.text, AppButton(text=answered.button, url=answered.url))
+        case WithLinks():
+            buttons = [LinkButton(text=label, url=url) for label, url in answered.links]
+            return WithExtra(answered.text, LinkButtons(buttons=buttons))
         case ShownOnce():
             kept = answered.kept.strip()
             token = NewToken(

@@ -51,6 +51,15 @@ class WithAppButton:
 
 
 @dataclass(frozen=True)
+class WithLinks:
+    """An answer sent with inline buttons that open web pages (`/accounts`' Connect buttons), one a row under
+    its last chunk: `links` are (label, url) pairs; none sends the text alone."""
+
+    text: str
+    links: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
 class CommandRequest:
     """One command to answer: its arguments, the turn it arrived in, and `reply_key`, the history sort key
     its answer will be stored under (where /reset starts the next window)."""

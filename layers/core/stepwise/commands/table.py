@@ -11,9 +11,10 @@ from dataclasses import dataclass
 from typing import Literal
 
 from stepwise.commands import handlers
+from stepwise.commands.accounts import accounts
 from stepwise.commands.app import app
 from stepwise.commands.connect import connect
-from stepwise.commands.handlers import CommandRequest, ShownOnce, WithAppButton
+from stepwise.commands.handlers import CommandRequest, ShownOnce, WithAppButton, WithLinks
 from stepwise.commands.jobs import jobs
 from stepwise.commands.new_topic import OpensTopic, new_topic
 from stepwise.commands.voice import voice
@@ -29,7 +30,7 @@ class Command:
 
     name: str
     description: str  # Telegram's menu: 1-256 characters
-    answer: Callable[[CommandRequest], str | ShownOnce | OpensTopic | WithAppButton]
+    answer: Callable[[CommandRequest], str | ShownOnce | OpensTopic | WithAppButton | WithLinks]
     in_menu: bool = True
     rules_with_arguments: bool = False
     personal: bool = False  # about one person: in a group it points to the private chat and does nothing
@@ -71,6 +72,12 @@ COMMANDS: tuple[Command, ...] = (
         personal=True,
     ),
     Command("connect", "Tokens for your MCP clients; /connect laptop makes one", connect, personal=True),
+    Command(
+        "accounts",
+        "Your accounts at outside servers (calendar, notes…): connect or disconnect",
+        accounts,
+        personal=True,
+    ),
     Command("app", "Your assistant at a glance: the Mini App", app),
 )
 _BY_NAME = {command.name: command for command in COMMANDS}
@@ -112,7 +119,7 @@ def unknown(name: str) -> str:
 
 def answer(
     text: str, request_for: Callable[[str], CommandRequest]
-) -> str | ShownOnce | OpensTopic | WithAppButton:
+) -> str | ShownOnce | OpensTopic | WithAppButton | WithLinks:
     """The answer to a command message; `request_for(args)` builds the request its handler gets."""
     parsed = parse_command(text)
     if parsed is None:
