@@ -71,6 +71,11 @@ HOST_ENV_KEPT = (
     "PYTEST_CURRENT_TEST",
 )
 T = TypeVar("T")
+# People's own accounts at OAuth servers (docs/accounts.md), deployed as the template deploys them: its
+# AccountsTable and the SSM name of the tokens' key (the functions make the key on first use). Until the
+# template names them, the emulation adds the table and gives every function these settings itself.
+ACCOUNTS_TABLE = "AccountsTable"
+OAUTH_KEY_PARAMETER = "/stepwise-local/oauth/key"
 SECRET_PARAMETERS = {
     "bot_token": "TelegramBotTokenParameter",
     "webhook_secret": "TelegramWebhookSecretParameter",
@@ -314,6 +319,7 @@ class Emulation:
             # moto gap: Polly's SynthesizeSpeech knows no ogg_opus; the patch speaks it with eSpeak NG.
             stack.enter_context(ogg_opus_speech(_speak_offline))
             self._create_tables()
+            self._create_accounts_table()
             self._create_buckets()
             self._create_secrets()
             self._create_state_machine()
@@ -416,6 +422,39 @@ class Emulation:
                     TimeToLiveSpecification={"AttributeName": table.ttl_attribute, "Enabled": True},
                 )
 
+    @property
+    def accounts_in_template(self) -> bool:
+        """Whether template.yaml deploys the accounts' table itself (else the emulation adds it)."""
+        return ACCOUNTS_TABLE in self.template.resources
+
+    def _account_listers(self) -> set[str]:
+        """The functions that list a person's accounts besides those that use outside servers already: the
+        webhook's (/accounts) and the Mini App's."""
+        return {self.webhook_function, self.template.function_for_route("/app")}
+
+    def _create_accounts_table(self) -> None:
+        """The accounts' table as docs/accounts.md describes it (`pk`, `sk`, TTL `expires_at`), when the
+        template has none."""
+        if self.accounts_in_template:
+            return
+        client = self._dynamodb.meta.client
+        client.create_table(
+            TableName=ACCOUNTS_TABLE,
+            AttributeDefinitions=[
+                {"AttributeName": "pk", "AttributeType": "S"},
+                {"AttributeName": "sk", "AttributeType": "S"},
+            ],
+            KeySchema=[
+                {"AttributeName": "pk", "KeyType": "HASH"},
+                {"AttributeName": "sk", "KeyType": "RANGE"},
+            ],
+            BillingMode="PAY_PER_REQUEST",
+        )
+        client.update_time_to_live(
+            TableName=ACCOUNTS_TABLE,
+            TimeToLiveSpecification={"AttributeName": "expires_at", "Enabled": True},
+        )
+
     def _create_buckets(self) -> None:
         """The template's S3 buckets (the voice notes' bucket), named by their logical ids."""
         s3 = boto3.client("s3")
@@ -467,6 +506,14 @@ class Emulation:
             env["ANTHROPIC_BASE_URL"] = self.config.anthropic_base_url
         if not self.config.anthropic_api_key:
             env["ANTHROPIC_API_KEY_PARAMETER"] = ""  # no key: the offline model (or a keyless base URL)
+        if not self.accounts_in_template:  # every function may use accounts; these also list them
+            env.setdefault("ACCOUNTS_TABLE", ACCOUNTS_TABLE)
+            env.setdefault("OAUTH_KEY_PARAMETER", OAUTH_KEY_PARAMETER)
+            if spec.logical_id in self._account_listers():
+                env.setdefault(
+                    "MCP_SERVERS_PARAMETER", self.template.parameters.get("McpServersParameter", "")
+                )
+                env.setdefault("MCP_PARAMETERS_PATH", self.template.parameters.get("McpParametersPath", ""))
         env.update(self.config.env)
         return env
 
@@ -556,6 +603,17 @@ class Emulation:
             finally:
                 self._running = None
                 self.containers.give_back(container)
+
+    def run_as(self, logical_id: str, work: Callable[[], T]) -> T:
+        """Run `work` as if it were the function's handler: in its environment, one invocation at a time (the
+        local HTTP server's routes whose function the template does not have yet)."""
+        spec = self.functions[logical_id]
+        with self._lock, self._environment(spec):
+            self._running = logical_id
+            try:
+                return work()
+            finally:
+                self._running = None
 
     def warm_up(self, logical_id: str) -> Any:
         """Send the function the webhook's warm-up event and let it prepare as in its Lambda container: in its
