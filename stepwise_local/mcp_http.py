@@ -101,7 +101,8 @@ class LocalMcpEndpoint:
 
     def _callback(self, query: str) -> dict[str, Any]:
         """A sign-in's callback: the function of the route, as API Gateway calls it, once the template has
-        one; until then the core's answer (`stepwise.accounts.callback`) in the webhook's environment."""
+        one; until then the core's answer (`stepwise.accounts.callback.answer_callback`) in the webhook's
+        environment."""
         try:
             function = self.emulation.template.function_for_route(CALLBACK_PATH)
         except LookupError:
@@ -129,9 +130,21 @@ class LocalMcpEndpoint:
 
 
 def _finish(query: str) -> tuple[int, str]:
-    from stepwise.accounts.callback import finish_sign_in_page  # the layer is on sys.path once the stack runs
+    """The callback's answer, composed as its Lambda composes it: this environment's accounts and Telegram."""
+    from stepwise.accounts.callback import (
+        answer_callback,
+        page,
+    )  # the layer is on sys.path once the stack runs
+    from stepwise.runtime import get_runtime
 
-    return finish_sign_in_page(dict(parse_qsl(query)))
+    runtime = get_runtime()
+    accounts = runtime.accounts
+    if accounts is None:
+        return 404, page("People's accounts are not set up here.")
+    telegram = runtime.telegram
+    return answer_callback(
+        dict(parse_qsl(query)), accounts.flow(), lambda user, line: telegram.send_message(user, line)
+    )
 
 
 def _handler_for(endpoint: LocalMcpEndpoint) -> type[BaseHTTPRequestHandler]:

@@ -2,8 +2,9 @@
 finished (`AccountFlow.finish_sign_in`: its state used up, the code exchanged, the tokens kept), the browser
 gets a small HTML page saying what happened, and the person one line in their private chat.
 
-`finish_sign_in_page(query)` is the answer with this container's runtime (the local HTTP server's route
-calls it; so does the callback's Lambda); `answer_callback` is the same with its ports handed in (tests).
+`answer_callback(query, flow, tell)` is the answer, with the flow and a way to tell the person handed in by
+whoever serves the route: the callback's Lambda (with its runtime's), or the local HTTP server of `make chat`
+(`stepwise_local.mcp_http`, in the webhook's environment until the template has the callback's function).
 """
 
 from __future__ import annotations
@@ -27,8 +28,8 @@ TITLE = "Stepwise"
 def answer_callback(
     query: Mapping[str, str], flow: AccountFlow, tell: Callable[[int, str], object]
 ) -> tuple[int, str]:
-    """(status, HTML) for one callback; `tell(user_id, line)` says the outcome in the person's chat (for a
-    callback whose state was known)."""
+    """(status, HTML) for one callback (its query's `state`, `code`, `error`); `tell(user_id, line)` says the
+    outcome in the person's chat (for a callback whose state was known)."""
     finished = flow.finish_sign_in(query.get("state"), query.get("code"), query.get("error"))
     if isinstance(finished, SignInFailed):
         if finished.user_id is not None:
@@ -36,20 +37,6 @@ def answer_callback(
         return 400, page(finished.reason)
     _tell(tell, finished.user_id, f"Connected {finished.server}.")
     return 200, page(f"Connected {finished.server}. You can close this page.")
-
-
-def finish_sign_in_page(query: Mapping[str, str]) -> tuple[int, str]:
-    """(status, HTML) for one callback, with this container's accounts and Telegram client; 404 where
-    accounts are not deployed."""
-    from stepwise.runtime import get_runtime
-
-    runtime = get_runtime()
-    accounts = runtime.accounts
-    if accounts is None:
-        return 404, page("People's accounts are not set up in this deployment.")
-    return answer_callback(
-        query, accounts.flow(), lambda user, line: runtime.telegram.send_message(user, line)
-    )
 
 
 def _tell(tell: Callable[[int, str], object], user_id: int, line: str) -> None:
