@@ -44,6 +44,7 @@ from stepwise_local.web_app import init_data, launch_url
 # Ctrl-C: pressed while they load, it leaves as it does later (exit status 0, no traceback).
 if TYPE_CHECKING:
     from stepwise_local.emulation import Emulation, LocalConfig
+    from stepwise_local.example_notes.server import ExampleNotesServer
     from stepwise_local.mcp_http import LocalMcpEndpoint
     from stepwise_local.scheduler import Fired
 
@@ -71,6 +72,8 @@ MCP_SERVERS_PARAMETER = "/stepwise/mcp/servers"
 WAIT_VARIABLE = "STEPWISE_CHAT_WAIT_SECONDS"  # how long a line's turns may take before the next line is read
 DEFAULT_WAIT_SECONDS = 300.0
 DEFAULT_MCP_PORT = 8765
+DEFAULT_NOTES_PORT = 8766  # the example notes server's (docs/accounts.md); a free one when taken
+NOTES_NAME = "notes"  # its name in the servers list
 HISTORY_LENGTH = 1000  # lines kept in the history file
 PROMPT = "you> "
 CLOCK_USAGE = "(usage: /clock shows the emulated time; /clock +3h moves it ahead: +20m, +2d, +1h30m)"
@@ -442,6 +445,71 @@ def mcp_servers(environ: Mapping[str, str]) -> tuple[dict[str, str], str | None]
     return {MCP_SERVERS_PARAMETER: json.dumps(servers), **{str(k): str(v) for k, v in extra.items()}}, None
 
 
+def with_example_notes(ssm_parameters: dict[str, str], mcp_url: str) -> dict[str, str]:
+    """The chat's SSM parameters with the example notes server in the servers list, as an OAuth entry (each
+    person signs in: docs/accounts.md), unless the list names a server `notes` already."""
+    servers = json.loads(ssm_parameters.get(MCP_SERVERS_PARAMETER) or "[]")
+    if not isinstance(servers, list):
+        return ssm_parameters
+    if any(isinstance(s, dict) and str(s.get("name", "")).casefold() == NOTES_NAME for s in servers):
+        return ssm_parameters
+    entry = {"name": NOTES_NAME, "url": mcp_url, "auth": "oauth"}
+    return {**ssm_parameters, MCP_SERVERS_PARAMETER: json.dumps([*servers, entry])}
+
+
+class NotesInBackground:
+    """The example notes server, with its own sign-in, on STEPWISE_NOTES_PORT (default 8766; 0: any free
+    port), or on a free port when that one is taken; its access tokens age on `clock` (the emulation's). It
+    loads and starts in a thread while the stack starts (its modules take most of a second): `mcp_url` is
+    known at once, `ready()` waits for it."""
+
+    def __init__(self, clock: Callable[[], float]) -> None:
+        wanted = int(os.environ.get("STEPWISE_NOTES_PORT", "").strip() or DEFAULT_NOTES_PORT)
+        self.port = _free_port(wanted)
+        self.mcp_url = f"http://127.0.0.1:{self.port}/mcp"
+        self._clock = clock
+        self._server: ExampleNotesServer | None = None
+        self._failure: BaseException | None = None
+        self._thread = threading.Thread(target=self._start, name="example-notes-start", daemon=True)
+
+    def _start(self) -> None:
+        from stepwise_local.example_notes.server import ExampleNotesServer
+
+        try:
+            server = ExampleNotesServer(self.port, clock=self._clock)
+            self._server = server.__enter__()
+        except BaseException as error:  # said by ready()
+            self._failure = error
+
+    def __enter__(self) -> NotesInBackground:
+        self._thread.start()
+        return self
+
+    def ready(self) -> None:
+        self._thread.join()
+        if self._failure is not None:
+            raise RuntimeError(f"the example notes server did not start: {self._failure}")
+
+    def __exit__(self, *exc: object) -> None:
+        self._thread.join()
+        if self._server is not None:
+            self._server.__exit__()
+
+
+def _free_port(wanted: int) -> int:
+    """`wanted` when it is free on 127.0.0.1, else a free one."""
+    import socket
+
+    for port in (wanted, 0):
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return int(probe.getsockname()[1])
+    raise OSError("no free port on 127.0.0.1")
+
+
 def model_description(config: LocalConfig) -> str:
     if config.anthropic_api_key == FAKE_KEY:
         return "the fake Messages API of the tests (echoes; made-up web search results with WEB_SEARCH=true)"
@@ -489,13 +557,16 @@ def run(
     ssm_parameters, mcp_problem = mcp_servers(os.environ)
     if mcp_problem:
         print(f"make chat: {mcp_problem}", file=sys.stderr)
-    if ssm_parameters:
-        parameters["McpServersParameter"] = MCP_SERVERS_PARAMETER
+    emulation: Emulation | None = None
+    notes = NotesInBackground(lambda: (emulation.now() if emulation else datetime.now(UTC_ZONE)).timestamp())
+    ssm_parameters = with_example_notes(ssm_parameters, notes.mcp_url)
+    parameters["McpServersParameter"] = MCP_SERVERS_PARAMETER
     with (
         log_path.open("a") as log,
         scheduler_log(log),
         FakeBotApi(BOT_TOKEN, on_message=terminal.show) as telegram,
         fake_messages_api(os.environ) as fake_url,
+        notes,
     ):
         terminal.voice_bytes = telegram.voice_bytes
         terminal.topic_names = lambda thread: telegram.topics(user_id).get(thread)
@@ -526,10 +597,13 @@ def run(
             mcp_endpoint(emulation) as endpoint,
             line_history(history_path if interactive else None),
         ):
+            notes.ready()
             print(
                 f"Stepwise, running locally with {model_description(config)}.\n"
                 f"MCP clients on this machine reach it at {endpoint.url} (a token: /connect <name>); "
                 f"the Mini App is served at {endpoint.app_url} (see docs/app.md).\n"
+                f"An example notes server with its own sign-in runs at {notes.mcp_url}: /accounts connects "
+                "it (see docs/accounts.md).\n"
                 f"Logs go to {log_path}. Type a message; /summarize runs the memory summarizer now; "
                 "/clock shows the emulated time and /clock +3h (+20m, +2d, +1h30m) moves it ahead, firing "
                 "the schedules that fall due; /topic NAME moves into a topic and /topic back to the main "

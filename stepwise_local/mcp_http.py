@@ -12,7 +12,7 @@ import re
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 from stepwise_local.emulation import http_api_event
 from stepwise_local.web_app import STAND_IN_PATH, STAND_IN_SCRIPT, with_stand_in
@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 PATH = "/mcp"
 APP_PATH = "/app"
+CALLBACK_PATH = "/oauth/callback"  # where people's browsers come back from an OAuth server's sign-in
 JSON = {"content-type": "application/json"}
 _HOST = re.compile(r"^[A-Za-z0-9.-]+(:\d{1,5})?$")  # a Host header fit to name the stand-in's URL
 
@@ -52,10 +53,16 @@ class LocalMcpEndpoint:
         """The Mini App's page on the same server."""
         return self.url.removesuffix(PATH) + APP_PATH
 
+    @property
+    def callback_url(self) -> str:
+        """The sign-ins' callback on the same server (OAUTH_CALLBACK_URL)."""
+        return self.url.removesuffix(PATH) + CALLBACK_PATH
+
     def __enter__(self) -> LocalMcpEndpoint:
         self._thread.start()
         self.emulation.config.env["MCP_URL"] = self.url
         self.emulation.config.env["APP_URL"] = self.app_url
+        self.emulation.config.env["OAUTH_CALLBACK_URL"] = self.callback_url
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -66,6 +73,8 @@ class LocalMcpEndpoint:
         """The function's proxy response to one request (404 off the routes, as API Gateway answers)."""
         route = urlsplit(path).path
         lower = {k.lower(): v for k, v in headers.items()}
+        if route == CALLBACK_PATH and method == "GET":
+            return self._callback(urlsplit(path).query)
         if self.telegram_stand_in and route == STAND_IN_PATH:
             return {
                 "statusCode": 200,
@@ -88,6 +97,20 @@ class LocalMcpEndpoint:
             return {"statusCode": 500, "headers": JSON, "body": '{"message":"Internal Server Error"}'}
         if self.telegram_stand_in and route == APP_PATH:
             return with_stand_in(response, self._origin(lower.get("host", "")) + STAND_IN_PATH)
+        return response
+
+    def _callback(self, query: str) -> dict[str, Any]:
+        """A sign-in's callback: the route's function (OAuthCallbackFunction), as API Gateway calls it."""
+        function = self.emulation.template.function_for_route(CALLBACK_PATH)
+        event = http_api_event("", {}, CALLBACK_PATH, "GET")
+        event["rawQueryString"] = query
+        params = dict(parse_qsl(query))
+        if params:
+            event["queryStringParameters"] = params
+        try:
+            response: dict[str, Any] = self.emulation.invoke(function, event)
+        except Exception:  # the function failed: API Gateway answers 500 for it
+            return {"statusCode": 500, "headers": JSON, "body": '{"message":"Internal Server Error"}'}
         return response
 
     def _origin(self, host: str) -> str:

@@ -23,7 +23,8 @@ WEB_APP_VERSION = "9.0"
 QUERY_ID = "AAHdF6IQAAAAAN0XohDhrOrc"  # a query id shaped as Telegram's
 
 # Telegram.WebApp as the page uses it: the initData the link carries, the colour scheme of the browser, and
-# showConfirm as the browser's own dialog. Nothing else is loaded and nothing is sent anywhere.
+# showConfirm as the browser's own dialog, openLink as a new tab (a sign-in page: docs/accounts.md). Nothing
+# else is loaded and nothing is sent anywhere.
 STAND_IN_SCRIPT = """\
 // make chat's stand-in for Telegram's telegram-web-app.js (docs/app.md#locally): the page gets the initData
 // the link carries in its fragment (#tgWebAppData=...), as Telegram's own script reads it.
@@ -40,6 +41,7 @@ STAND_IN_SCRIPT = """\
     ready: function () {},
     expand: function () {},
     showConfirm: function (message, callback) { callback(window.confirm(message)); },
+    openLink: function (url) { window.open(url, "_blank", "noopener"); },
     HapticFeedback: { notificationOccurred: function () {} },
   } };
 })();

@@ -339,7 +339,10 @@ def test_a_dead_model_endpoint_gets_the_friendly_answer_and_no_warning_on_the_te
     assert result.stdout == f"you> hello\nstepwise> {FRIENDLY_ERROR}\n"
     banner = result.stderr.splitlines()
     assert banner[0] == "Stepwise, running locally with Claude via the Anthropic API.", banner
-    assert len(banner) == 3 and banner[2].startswith("Logs go to "), "the banner only: no warning"
+    assert banner[2].startswith("An example notes server with its own sign-in runs at http://127.0.0.1:"), (
+        banner
+    )
+    assert len(banner) == 4 and banner[3].startswith("Logs go to "), "the banner only: no warning"
     assert "Warning" not in (tmp_path / "chat.log").read_text()
 
 

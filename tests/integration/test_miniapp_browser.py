@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import pytest
+import requests
 from support.miniapp import init_data
 from support.stack import Stack
 from support.tools import ROOT
@@ -84,6 +85,7 @@ def stand_in(data: str, scheme: str = "light") -> str:
       for (const [key, value] of Object.entries(theme))
         document.documentElement.style.setProperty("--tg-theme-" + key.replaceAll("_", "-"), value);
       window.__confirms = [];
+      window.__links = [];
       window.__ready = false;
       window.Telegram = {{ WebApp: {{
         initData: {json.dumps(data)},
@@ -96,6 +98,7 @@ def stand_in(data: str, scheme: str = "light") -> str:
           window.__confirms.push(message);
           setTimeout(() => callback(true), 0);
         }},
+        openLink(url) {{ window.__links.push(url); }},
         HapticFeedback: {{ notificationOccurred() {{}} }},
       }} }};
     }})();
@@ -434,3 +437,40 @@ def test_a_groups_approval_on_the_page_names_the_group(
     stack.emulation.wait_idle(group)
     assert stack.tasks(group) == []
     assert opened.errors == []
+
+
+def test_your_accounts_connect_opens_the_sign_in_and_disconnect_asks_first(
+    stack: Stack, browser: Browser, tmp_path: Path
+) -> None:
+    from stepwise_local.example_notes.browser import sign_in
+    from stepwise_local.example_notes.server import ExampleNotesServer
+
+    emulation = stack.emulation
+    user = stack.new_user()
+    with (
+        ExampleNotesServer(clock=lambda: emulation.now().timestamp()) as notes,
+        LocalMcpEndpoint(emulation) as served,
+    ):
+        servers = [{"name": "notes", "url": notes.mcp_url, "auth": "oauth"}]
+        emulation.put_parameter("/stepwise/mcp/browser-accounts", json.dumps(servers))
+        emulation.config.env["MCP_SERVERS_PARAMETER"] = "/stepwise/mcp/browser-accounts"
+        opened = open_app(browser, served.app_url, init_data(user))
+        page = opened.page
+        accounts = page.locator("#accounts")
+        expect(accounts).to_contain_text("not connected")
+        page.get_by_role("button", name="Connect notes").click()
+        expect(accounts.get_by_role("status")).to_contain_text("Opening notes's sign-in page")
+        (link,) = page.evaluate("window.__links")
+        assert link.startswith(notes.url + "/authorize?") and page.evaluate("window.__confirms") == []
+        assert requests.get(sign_in(link, "Ada"), timeout=30).status_code == 200  # the browser's callback
+        page.reload()
+        expect(page.get_by_role("button", name="Disconnect notes")).to_be_visible()
+        expect(accounts).to_contain_text("connected since")
+        shoot(page, "app-accounts.png", tmp_path)
+        page.get_by_role("button", name="Disconnect notes").click()
+        expect(accounts.get_by_role("status")).to_contain_text("Disconnected notes.")
+        assert page.evaluate("window.__confirms") == [
+            "Disconnect notes? Stepwise forgets your tokens and its tools go away."
+        ]
+        expect(page.get_by_role("button", name="Connect notes")).to_be_visible()
+        assert opened.errors == []

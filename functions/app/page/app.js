@@ -95,6 +95,8 @@
         return;
       }
       if (tg && tg.HapticFeedback) tg.HapticFeedback.notificationOccurred(answer.ok ? "success" : "error");
+      // Connect: the server's sign-in page opens outside the app (Telegram's browser), as Telegram advises.
+      if (answer.ok && answer.body.url && tg && typeof tg.openLink === "function") tg.openLink(answer.body.url);
       await load(true);
       if (keep && !answer.ok) keep();
       showResult(place, answer.body.done || answer.body.error || "Something went wrong (" + answer.status + ").", answer.ok);
@@ -151,6 +153,14 @@
     parts.push(section("connections", "MCP clients", null, data.connections, "No MCP clients. /connect in the chat makes one.", (c) => {
       const revoke = button("Revoke", "Revoke MCP client " + c.name, "danger", () => action("connection_revoke", c.name, revoke, "Revoke “" + c.name + "”? Its token stops working at once."));
       return line("connection:" + c.name, c.name, (c.pending ? "never delivered · " : "") + (c.made ? "made " + c.made : ""), revoke);
+    }));
+    parts.push(section("accounts", "Your accounts", null, data.accounts, "No servers to sign in to here.", (a) => {
+      if (!a.connected) {
+        const connect = button("Connect", "Connect " + a.name, "", () => action("account_connect", a.name, connect));
+        return line("account:" + a.name, a.name, "not connected", connect);
+      }
+      const disconnect = button("Disconnect", "Disconnect " + a.name, "danger", () => action("account_disconnect", a.name, disconnect, "Disconnect " + a.name + "? Stepwise forgets your tokens and its tools go away."));
+      return line("account:" + a.name, a.name, "connected" + (a.since ? " since " + a.since : ""), disconnect);
     }));
     parts.push(settings(s));
     parts.push(usage(data.usage));

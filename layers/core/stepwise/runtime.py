@@ -716,6 +716,7 @@ class Runtime:
             daily_token_budget=s.daily_token_budget,
             approval_timeout_seconds=s.approval_timeout_seconds,
             clock=clock,
+            accounts=self.accounts,
         )
 
     @cached_property

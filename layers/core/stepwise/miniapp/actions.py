@@ -1,6 +1,6 @@
 """What the page's buttons do, for the user who tapped them: mark a task done, delete a task, forget a memory,
 cancel a reminder or check-in, revoke an MCP client, approve or deny a pending approval, set the time zone
-and spoken replies.
+and spoken replies, connect or disconnect an account at an OAuth server (docs/accounts.md).
 
 The tools' data changes through the tool call path (`stepwise.tools.calls.call_confirmed`): the same tools
 as the model's calls, once per call id (the ledger), audited. The tap, confirmed on the page with
@@ -38,7 +38,7 @@ APPROVAL_ID = re.compile(r"[A-Za-z0-9_-]{1,40}")
 
 ActionName = Literal[
     "task_done", "task_delete", "memory_forget", "reminder_cancel", "connection_revoke",
-    "approve", "deny", "set_timezone", "set_voice_replies",
+    "approve", "deny", "set_timezone", "set_voice_replies", "account_connect", "account_disconnect",
 ]  # fmt: skip
 # The page's actions that are tool calls: the tool, and the argument the action's `target` fills.
 TOOL_ACTIONS: dict[str, tuple[str, str]] = {
@@ -80,6 +80,8 @@ def act(user: WebAppUser, body: str, services: AppServices) -> HttpAnswer:
             return _revoke(request, context, services)
         if request.action in ("approve", "deny"):
             return _decide(request, context, services)
+        if request.action in ("account_connect", "account_disconnect"):
+            return _account(request, context, services)
         return _voice(request, context, services)
     except EffectIncomplete:
         logger.warning("a Mini App action could not be completed now", extra={"action": request.action})
@@ -133,6 +135,37 @@ def _decide(request: ActionRequest, context: ToolContext, services: AppServices)
     if outcome.action in ("ignored", "not_allowed"):  # unknown, gone, or someone else's: the same answer
         return refusal(404, "There is no such approval request waiting for you.")
     return refusal(409, outcome.answer)
+
+
+def _account(request: ActionRequest, context: ToolContext, services: AppServices) -> HttpAnswer:
+    """Connect: a new sign-in, its URL for the page to open (`Telegram.WebApp.openLink`); Disconnect: the
+    person's tokens revoked at the server (when it offers revocation) and forgotten."""
+    from stepwise.accounts.flow import CannotConnect  # the OAuth flow (the MCP SDK's client): taps only
+
+    access = services.accounts
+    if access is None:
+        return refusal(404, "Accounts at outside servers are not set up in this deployment.")
+    name = request.target
+    if not isinstance(name, str) or not name:
+        return refusal(400, "malformed action: target must be a server's name")
+    entry = access.server(name)
+    if entry is None:
+        return refusal(404, f"There is no server “{name}” to connect.")
+    arguments = {"server": entry.name}
+    if request.action == "account_disconnect":
+        gone = access.flow().disconnect(context.user_id, entry.name)
+        said = f"Disconnected {entry.name}." if gone else f"You have not connected {entry.name}."
+        _audit(context, services, "disconnect_account", arguments, "ok" if gone else "error", said)
+        return HttpAnswer(200, {"done": said}) if gone else refusal(404, said)
+    try:
+        started = access.flow().start_sign_in(context.user_id, entry, access.callback_url)
+    except CannotConnect as problem:
+        said = f"{entry.name}: can't connect ({problem})."
+        _audit(context, services, "connect_account", arguments, "error", said)
+        return refusal(502, said)
+    said = f"Opening {entry.name}'s sign-in page: sign in there, then come back here."
+    _audit(context, services, "connect_account", arguments, "ok", said)  # never the URL: it holds the state
+    return HttpAnswer(200, {"done": said, "url": started.url})
 
 
 def _voice(request: ActionRequest, context: ToolContext, services: AppServices) -> HttpAnswer:

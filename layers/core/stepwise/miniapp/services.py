@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from datetime import datetime
 
+    from stepwise.accounts.access import AccountsAccess
     from stepwise.approvals.lifecycle import PressServices
     from stepwise.approvals.store import ApprovalStore
     from stepwise.audit.log import AuditLog
@@ -44,3 +45,4 @@ class AppServices:
     daily_token_budget: int
     approval_timeout_seconds: int
     clock: Callable[[], datetime]
+    accounts: AccountsAccess | None = None  # people's own accounts at OAuth servers, where deployed

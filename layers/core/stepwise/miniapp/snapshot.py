@@ -1,5 +1,6 @@
 """Everything the page shows, for the user who opened it, in one answer: open tasks, reminders and check-ins,
-memories, background jobs, MCP clients, pending approvals, the settings, and usage per day for 30 days.
+memories, background jobs, MCP clients, their accounts at OAuth servers, pending approvals, the settings, and
+usage per day for 30 days.
 
 The tools' data is read through the read tools of the registry (as /tasks, /reminders and /memory read it);
 the usage totals are the counters /usage reads, so the chart, its totals and /usage agree.
@@ -65,6 +66,7 @@ def snapshot(user: WebAppUser, services: AppServices) -> dict[str, Any]:
         else [{**m, "kind": "summary" if str(m["id"]).startswith("summary-") else "fact"} for m in memories],
         "jobs": _jobs(user.user_id, services, tz),
         "connections": _connections(user.user_id, services, tz),
+        "accounts": _accounts(user.user_id, services, tz),
         "approvals": _approvals(user.user_id, services, now, tz),
         "usage": usage_days(user.user_id, services, now),
     }
@@ -135,6 +137,25 @@ def _connections(user_id: int, services: AppServices, tz: ZoneInfo) -> list[dict
     return [
         {"name": c.name, "made": moment(c.created_at, tz), "pending": c.pending}
         for c in services.connections.list(user_id)
+    ]
+
+
+def _accounts(user_id: int, services: AppServices, tz: ZoneInfo) -> list[dict[str, Any]] | None:
+    """Each OAuth server of the servers list, connected (since when) or not; None where accounts are not
+    deployed. The Connect button's sign-in is made when it is tapped (an action), not here."""
+    if services.accounts is None:
+        return None
+    servers = services.accounts.servers()
+    if not servers:
+        return []
+    kept = {account.server: account for account in services.accounts.store().list(user_id)}
+    return [
+        {
+            "name": entry.name,
+            "connected": entry.name in kept,
+            "since": moment(kept[entry.name].connected_at, tz) if entry.name in kept else None,
+        }
+        for entry in servers
     ]
 
 
