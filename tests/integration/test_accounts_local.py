@@ -117,7 +117,10 @@ def test_a_late_callback_is_refused_keeps_nothing_and_tells_its_person(local: Lo
         page = callback(back)
     assert page.status_code == 400 and "expired" in page.text
     assert not [i for i in local.items() if str(i["pk"]) == f"user#{user}"]
-    assert any(line.startswith("Couldn't connect notes: ") for line in local.stack.replies(user))
+    assert any(
+        line.startswith("Not connected: ") and "notes" in line and "expired" in line
+        for line in local.stack.replies(user)
+    )
 
 
 def forms(secret: str) -> list[str]:
