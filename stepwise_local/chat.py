@@ -25,6 +25,7 @@ import logging
 import os
 import re
 import signal
+import socket
 import sys
 import threading
 import time
@@ -465,7 +466,8 @@ class NotesInBackground:
 
     def __init__(self, clock: Callable[[], float]) -> None:
         wanted = int(os.environ.get("STEPWISE_NOTES_PORT", "").strip() or DEFAULT_NOTES_PORT)
-        self.port = _free_port(wanted)
+        self._socket = _bound_socket(wanted)  # bound now: two chats starting at once never want the same port
+        self.port = int(self._socket.getsockname()[1])
         self.mcp_url = f"http://127.0.0.1:{self.port}/mcp"
         self._clock = clock
         self._server: ExampleNotesServer | None = None
@@ -476,7 +478,7 @@ class NotesInBackground:
         from stepwise_local.example_notes.server import ExampleNotesServer
 
         try:
-            server = ExampleNotesServer(self.port, clock=self._clock)
+            server = ExampleNotesServer(clock=self._clock, bound=self._socket)
             self._server = server.__enter__()
         except BaseException as error:  # said by ready()
             self._failure = error
@@ -496,17 +498,16 @@ class NotesInBackground:
             self._server.__exit__()
 
 
-def _free_port(wanted: int) -> int:
-    """`wanted` when it is free on 127.0.0.1, else a free one."""
-    import socket
-
+def _bound_socket(wanted: int) -> socket.socket:
+    """A socket bound on 127.0.0.1 to `wanted` when it is free, else to a free port."""
     for port in (wanted, 0):
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-            try:
-                probe.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return int(probe.getsockname()[1])
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            sock.close()
+            continue
+        return sock
     raise OSError("no free port on 127.0.0.1")
 
 

@@ -31,9 +31,13 @@ class ExampleNotesServer:
         access_token_seconds: int = 3600,
         scopes: Sequence[str] = DEFAULT_SCOPES,
         clock: Callable[[], float] = time.time,
+        bound: socket.socket | None = None,
     ) -> None:
-        self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self._socket.bind((host, port))
+        """`bound`: a socket bound already (on `host`), used instead of binding `port`."""
+        if bound is None:
+            bound = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            bound.bind((host, port))
+        self._socket = bound
         bound_port = self._socket.getsockname()[1]
         self.url = f"http://{host}:{bound_port}"
         self.mcp_url = self.url + MCP_PATH

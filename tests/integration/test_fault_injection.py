@@ -36,7 +36,9 @@ APPROVAL_STATES = ["RunToolsFunction", "RequestApprovalFunction"]
 TABLES = sorted(
     spec.logical_id
     for spec in Template().tables()
-    if spec.logical_id not in ("ConnectionsTable", "RemoteToolsTable", "JobsTable")
+    # the tables a turn of built-in tools never touches (the /mcp endpoint's, outside servers', jobs',
+    # people's own accounts')
+    if spec.logical_id not in ("ConnectionsTable", "RemoteToolsTable", "JobsTable", "AccountsTable")
 )
 
 
