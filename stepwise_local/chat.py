@@ -24,6 +24,7 @@ import json
 import logging
 import os
 import re
+import select
 import signal
 import socket
 import sys
@@ -460,42 +461,47 @@ def with_example_notes(ssm_parameters: dict[str, str], mcp_url: str) -> dict[str
 
 class NotesInBackground:
     """The example notes server, with its own sign-in, on STEPWISE_NOTES_PORT (default 8766; 0: any free
-    port), or on a free port when that one is taken; its access tokens age on `clock` (the emulation's). It
-    loads and starts in a thread while the stack starts (its modules take most of a second): `mcp_url` is
-    known at once, `ready()` waits for it."""
+    port), or on a free port when that one is taken; its access tokens age on `clock` (the emulation's). Its
+    port is bound and listening at once (`mcp_url` is known), but the server itself (most of a second of
+    imports) starts only when the first connection comes: a chat that never signs in never pays for it, and
+    that first connection waits in the socket's queue meanwhile."""
 
     def __init__(self, clock: Callable[[], float]) -> None:
         wanted = int(os.environ.get("STEPWISE_NOTES_PORT", "").strip() or DEFAULT_NOTES_PORT)
         self._socket = _bound_socket(wanted)  # bound now: two chats starting at once never want the same port
+        self._socket.listen(64)
         self.port = int(self._socket.getsockname()[1])
         self.mcp_url = f"http://127.0.0.1:{self.port}/mcp"
         self._clock = clock
         self._server: ExampleNotesServer | None = None
-        self._failure: BaseException | None = None
-        self._thread = threading.Thread(target=self._start, name="example-notes-start", daemon=True)
+        self._leaving = threading.Event()
+        self._thread = threading.Thread(target=self._start_when_called, name="example-notes", daemon=True)
 
-    def _start(self) -> None:
+    def _start_when_called(self) -> None:
+        while not self._leaving.is_set():
+            called, _, _ = select.select([self._socket], [], [], 0.2)
+            if called:
+                break
+        else:
+            return
         from stepwise_local.example_notes.server import ExampleNotesServer
 
         try:
-            server = ExampleNotesServer(clock=self._clock, bound=self._socket)
-            self._server = server.__enter__()
-        except BaseException as error:  # said by ready()
-            self._failure = error
+            self._server = ExampleNotesServer(clock=self._clock, bound=self._socket).__enter__()
+        except Exception:  # the chat goes on; whoever called the server gets no answer
+            logging.getLogger(__name__).exception("the example notes server did not start")
 
     def __enter__(self) -> NotesInBackground:
         self._thread.start()
         return self
 
-    def ready(self) -> None:
-        self._thread.join()
-        if self._failure is not None:
-            raise RuntimeError(f"the example notes server did not start: {self._failure}")
-
     def __exit__(self, *exc: object) -> None:
+        self._leaving.set()
         self._thread.join()
         if self._server is not None:
             self._server.__exit__()
+        else:
+            self._socket.close()
 
 
 def _bound_socket(wanted: int) -> socket.socket:
@@ -598,7 +604,6 @@ def run(
             mcp_endpoint(emulation) as endpoint,
             line_history(history_path if interactive else None),
         ):
-            notes.ready()
             print(
                 f"Stepwise, running locally with {model_description(config)}.\n"
                 f"MCP clients on this machine reach it at {endpoint.url} (a token: /connect <name>); "
