@@ -7,7 +7,6 @@ token in the table in any form."""
 
 from __future__ import annotations
 
-import base64
 import json
 import time
 from collections.abc import Iterator
@@ -19,6 +18,7 @@ import pytest
 import requests
 from moto import mock_aws
 from support.oauth_server import AuthorizationServer
+from support.secret_forms import forms
 
 from stepwise.accounts.cipher import TokenCipher, ssm_key
 from stepwise.accounts.dynamodb import DynamoAccountStore
@@ -111,16 +111,6 @@ class Aws:
 def setup(moto: None) -> Iterator[Setup]:
     with AuthorizationServer() as server:
         yield Setup(server, Aws())
-
-
-def forms(secret: str) -> list[str]:
-    raw = secret.encode()
-    return [
-        secret,
-        base64.b64encode(raw).decode(),
-        base64.urlsafe_b64encode(raw).decode().rstrip("="),
-        raw.hex(),
-    ]
 
 
 def test_connect_refresh_with_rotation_and_disconnect(setup: Setup) -> None:

@@ -4,7 +4,6 @@ token, PKCE verifier, client secret or state, as is, in base64 or in hex."""
 
 from __future__ import annotations
 
-import base64
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -13,6 +12,7 @@ import boto3
 import pytest
 from cryptography.fernet import Fernet
 from moto import mock_aws
+from support.secret_forms import forms
 
 from stepwise.accounts.cipher import TokenCipher
 from stepwise.accounts.dynamodb import DynamoAccountStore, account_key
@@ -161,16 +161,6 @@ def test_the_registered_client_is_kept_per_server(store: Any) -> None:
     store.put_client(client._replace(client_id="client-3"))
     assert store.get_client("calendar").client_id == "client-3"
     assert store.get_client("public") == public
-
-
-def forms(secret: str) -> list[str]:
-    raw = secret.encode()
-    return [
-        secret,
-        base64.b64encode(raw).decode(),
-        base64.urlsafe_b64encode(raw).decode().rstrip("="),
-        raw.hex(),
-    ]
 
 
 def test_the_table_holds_no_secret_in_any_form(tables: Any) -> None:

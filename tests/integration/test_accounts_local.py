@@ -7,7 +7,6 @@ in base64 or in hex."""
 
 from __future__ import annotations
 
-import base64
 import json
 from collections.abc import Iterator
 from datetime import timedelta
@@ -18,6 +17,7 @@ import boto3
 import pytest
 import requests
 from support.miniapp import act, init_data, state
+from support.secret_forms import forms
 from support.stack import Stack, clock_kept
 
 from stepwise_local.example_notes.browser import sign_in
@@ -121,16 +121,6 @@ def test_a_late_callback_is_refused_keeps_nothing_and_tells_its_person(local: Lo
         line.startswith("Not connected: ") and "notes" in line and "expired" in line
         for line in local.stack.replies(user)
     )
-
-
-def forms(secret: str) -> list[str]:
-    raw = secret.encode()
-    return [
-        secret,
-        base64.b64encode(raw).decode(),
-        base64.urlsafe_b64encode(raw).decode().rstrip("="),
-        raw.hex(),
-    ]
 
 
 def test_no_token_is_at_rest_in_any_table_parameter_or_log(

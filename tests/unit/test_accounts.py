@@ -14,6 +14,7 @@ import pytest
 from botocore.exceptions import ClientError
 from cryptography.fernet import Fernet
 from support.scripted_http import Answer, SentRequest, canned, refused
+from support.secret_forms import forms
 
 from stepwise.accounts.cipher import CipherError, TokenCipher, ssm_key
 from stepwise.accounts.flow import AccountFlow, CannotConnect, Disconnected, SignInFailed
@@ -23,16 +24,6 @@ from stepwise.remote_tools.config import ServerEntry
 from stepwise_local.in_memory.accounts import InMemoryAccountStore
 
 # ------------------------------------------------------------------------------------------------- cipher
-
-
-def forms(secret: str) -> list[str]:
-    raw = secret.encode()
-    return [
-        secret,
-        base64.b64encode(raw).decode(),
-        base64.urlsafe_b64encode(raw).decode().rstrip("="),
-        raw.hex(),
-    ]
 
 
 def test_a_sealed_token_opens_only_with_its_key_in_its_context_and_shows_nothing_of_itself() -> None:
