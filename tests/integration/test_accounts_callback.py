@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 
 import pytest
 import requests
+from support.mcp_client import INITIALIZE
 from support.turn_fakes import turn_meta
 
 from stepwise.accounts.access import AccountsAccess
@@ -111,16 +112,7 @@ def test_connect_sign_in_and_the_callback_keep_a_working_account_once(deployment
     # the token works at the server (it accepts only its own)
     reached = requests.post(
         deployment.server.mcp_url,
-        json={
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "t", "version": "1"},
-            },
-        },
+        json=INITIALIZE,
         headers={
             "Authorization": f"Bearer {account.access_token}",
             "Accept": "application/json, text/event-stream",

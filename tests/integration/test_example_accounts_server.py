@@ -23,21 +23,12 @@ from mcp.client.auth import AuthorizationCodeResult, OAuthClientProvider, PKCEPa
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
 from mcp.types import CallToolResult
+from support.mcp_client import INITIALIZE
 
 from stepwise_local.example_notes.browser import SignInFailed, decline, read_form, sign_in
 from stepwise_local.example_notes.server import ExampleNotesServer
 
 CALLBACK = "http://127.0.0.1:9/oauth/callback"  # never opened: the browser helper stops before it
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"},
-    },
-}
 
 
 class MovableClock:
