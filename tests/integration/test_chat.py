@@ -1,4 +1,9 @@
-"""`make chat` end to end: a subprocess fed through stdin (or a pseudo-terminal), the real state machine."""
+"""`make chat` end to end: a process fed through stdin (or a pseudo-terminal), the real state machine.
+
+Most chats are forked from a launcher that has the chat's modules imported (`support.chat_launcher`: a
+process of their own on real pipes, without an interpreter's start each); the tests of the process's edges
+(Ctrl-C, a terminal, what loads before the stack) and one plain hello start `python -m stepwise_local.chat`
+itself."""
 
 from __future__ import annotations
 
@@ -14,6 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from support import chat_launcher
 from support.mcp_client import TOKEN, call
 from support.mcp_client import text as text_of
 from support.mcp_servers import TimeServer, free_port
@@ -46,19 +52,26 @@ def chat_env(**extra_env: str) -> dict[str, str]:
     running on this machine keeps 8765, and its banner would say so)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(SETTINGS)}
     env["STEPWISE_MCP_PORT"] = "0"
+    env.update(chat_launcher.shared().env)
     env.update(extra_env)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "layers" / "core"), str(ROOT)])
     return env
 
 
 def chat_command(tmp_path: Path) -> list[str]:
+    """A chat forked from this worker's launcher."""
+    return [*chat_launcher.shared().command, "--log", str(tmp_path / "chat.log")]
+
+
+def interpreter_chat_command(tmp_path: Path) -> list[str]:
+    """A chat in an interpreter of its own, as `make chat` starts it."""
     return [sys.executable, "-m", "stepwise_local.chat", "--log", str(tmp_path / "chat.log")]
 
 
-def chat(lines: list[str], tmp_path: Path, **extra_env: str) -> str:
+def chat(lines: list[str], tmp_path: Path, *, interpreter: bool = False, **extra_env: str) -> str:
     env = chat_env(**extra_env)
     result = subprocess.run(
-        chat_command(tmp_path),
+        interpreter_chat_command(tmp_path) if interpreter else chat_command(tmp_path),
         input="\n".join(lines) + "\n",
         capture_output=True,
         text=True,
@@ -99,7 +112,7 @@ def test_offline_a_web_question_gets_told_that_the_chat_cannot_search(tmp_path: 
 
 
 def test_hello_gets_an_answer(tmp_path: Path) -> None:
-    out = chat(["hello"], tmp_path)
+    out = chat(["hello"], tmp_path, interpreter=True)
     assert out.startswith("you> hello\nstepwise> Hello! I'm Stepwise")
 
 
@@ -367,7 +380,7 @@ def test_ctrl_c_while_a_turn_runs_leaves_cleanly(tmp_path: Path) -> None:
         api.script(hang(2.0))
         env = chat_env(ANTHROPIC_API_KEY="sk-local-test", ANTHROPIC_BASE_URL=api.base_url)
         with subprocess.Popen(
-            chat_command(tmp_path),
+            interpreter_chat_command(tmp_path),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -391,7 +404,7 @@ class Pty:
 
     def __init__(self, tmp_path: Path) -> None:
         env = chat_env(TERM="xterm", INPUTRC=os.devnull)  # readline's default (emacs) key bindings
-        command = [*chat_command(tmp_path), "--history", str(tmp_path / ".chat_history")]
+        command = [*interpreter_chat_command(tmp_path), "--history", str(tmp_path / ".chat_history")]
         self.pid, self.fd = pty.fork()
         if self.pid == 0:  # the child: the chat, with the terminal as its controlling tty
             os.chdir(ROOT)
@@ -649,7 +662,7 @@ def test_ctrl_c_however_often_pressed_leaves_with_status_0(tmp_path: Path) -> No
     """docs/local-mode.md: Ctrl-C ends the chat with status 0. Pressed again and again, one lands while the
     interpreter cleans up after the chat (most of a second), which must not end it by the signal (130)."""
     with subprocess.Popen(
-        chat_command(tmp_path),
+        interpreter_chat_command(tmp_path),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

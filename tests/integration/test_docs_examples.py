@@ -1,6 +1,10 @@
 """The piped `make chat` examples of the README and docs/*.md, each run exactly as printed (through a shell,
 in the repository root, offline) and its output held against what the docs show (tests/support/
-docs_examples.py says how). The docs are the source of truth: change an example there and this runs it."""
+docs_examples.py says how). The docs are the source of truth: change an example there and this runs it.
+
+`make chat` in an example runs the Makefile's recipe, `python -m stepwise_local.chat`, forked from this
+worker's chat launcher (`support.chat_launcher`: the same module run as `__main__` on the shell's pipes,
+without an interpreter's start each)."""
 
 from __future__ import annotations
 
@@ -12,6 +16,7 @@ import subprocess
 import sys
 
 import pytest
+from support import chat_launcher
 from support.docs_examples import Example, examples, normalized
 from support.docs_examples import matches as shows
 from support.tools import ROOT
@@ -23,6 +28,7 @@ EXAMPLES = examples(PAGES, ROOT)
 # The host's settings that would change what the chat does or shows (the offline model needs no key).
 UNSET = ("ANTHROPIC_", "AWS_", "STEPWISE_", "VOICE_", *PARAMETER_VARIABLES)
 MAKE_CHAT = re.compile(r"(?<![\w-])make chat(?=\s|$)")
+CHAT_MODULE = " -m stepwise_local.chat"
 
 
 def makefile_chat_recipe() -> str:
@@ -37,9 +43,13 @@ def makefile_chat_recipe() -> str:
 
 
 def shell_command(example: Example) -> str:
-    """The example's command line; `make chat` in it runs what the Makefile's target runs, with this
-    interpreter (so a test never lets make reinstall the virtual environment it runs from)."""
-    return MAKE_CHAT.sub(lambda _match: makefile_chat_recipe(), example.command)
+    """The example's command line; `make chat` in it runs what the Makefile's target runs (never make
+    itself, so a test never lets make reinstall the virtual environment it runs from), through the
+    launcher."""
+    recipe = makefile_chat_recipe()
+    assert recipe == shlex.quote(sys.executable) + CHAT_MODULE, f"the chat recipe changed: {recipe}"
+    launched = shlex.join(chat_launcher.shared().command)
+    return MAKE_CHAT.sub(lambda _match: launched, example.command)
 
 
 def environment() -> dict[str, str]:
@@ -47,6 +57,7 @@ def environment() -> dict[str, str]:
     env["PYTHONPATH"] = os.pathsep.join(["layers/core", "."])  # as the Makefile exports it
     env["TZ"] = "UTC"  # this machine's zone (the chat's own zone is what /clock and reminders print)
     env["STEPWISE_MCP_PORT"] = "0"  # a chat already running on this machine keeps port 8765
+    env.update(chat_launcher.shared().env)
     return env
 
 
