@@ -9,7 +9,8 @@ model is, at an assumed MODEL_SECONDS per call). The CPU is the thread CPU time 
 (core, SDK clients, logging) minus the time spent inside the emulated AWS services; it is printed in
 milliseconds and as a ratio to a fixed reference workload measured in the same run (machines differ).
 
-Run: make bench (or .venv/bin/python benchmarks/turn_cost.py)
+Run: make bench (or .venv/bin/python benchmarks/turn_cost.py). With --oauth-server the servers list names one
+OAuth server (docs/accounts.md) that the bench's person never connected: their turns must cost the same.
 """
 
 from __future__ import annotations
@@ -265,6 +266,11 @@ def main() -> None:
         telegram,
         anthropic,
     ):
+        if "--oauth-server" in sys.argv:  # never contacted: nobody connects it
+            emulation.put_parameter(
+                OAUTH_SERVERS, json.dumps([{"name": "notes", "url": OAUTH_URL, "auth": "oauth"}])
+            )
+            emulation.config.env["MCP_SERVERS_PARAMETER"] = OAUTH_SERVERS
 
         def play(kind: str) -> tuple[list[Invocation], int, int]:
             before_calls, before_runs = (
@@ -329,11 +335,14 @@ def main() -> None:
                     samples.append((invocations, transitions, api_requests))
             rows.append((kind, samples))
     print(f"Lambda on {architecture} (the template's default), ${meter.gb_second * 1e6:.2f} per million GB-s")
+    if "--oauth-server" in sys.argv:
+        print("the servers list names one OAuth server, which the bench's person never connected")
     print_report(meter, rows, reference)
     if "--detail" in sys.argv:
         print_requests(rows)
 
 
+OAUTH_SERVERS, OAUTH_URL = "/stepwise/mcp/bench-servers", "https://notes.example/mcp"
 JOB = "job (1 round)"
 VOICE = "voice note (15 s)"
 VOICE_BYTES = b"OggS" + bytes(range(256)) * 90  # moto's Transcribe does not listen; the bytes only travel

@@ -4,17 +4,20 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from stepwise.reminders.store import Profile
+
 if TYPE_CHECKING:
     from stepwise.reminders.models import Reminder
 
 
 class InMemoryReminderStore:
-    """Reminders keyed by (user, number), counters and time zones in dicts."""
+    """Reminders keyed by (user, number), counters, time zones and account marks in dicts."""
 
     def __init__(self) -> None:
         self.reminders: dict[tuple[int, int], Reminder] = {}
         self.counters: dict[int, int] = {}
         self.timezones: dict[int, str] = {}
+        self.account_marks: dict[int, set[str]] = {}
 
     def allocate_id(self, user_id: int) -> int:
         self.counters[user_id] = self.counters.get(user_id, 0) + 1
@@ -37,6 +40,15 @@ class InMemoryReminderStore:
 
     def set_timezone(self, user_id: int, name: str) -> None:
         self.timezones[user_id] = name
+
+    def profile(self, user_id: int) -> Profile:
+        return Profile(self.timezones.get(user_id), frozenset(self.account_marks.get(user_id, ())))
+
+    def mark_account(self, user_id: int, server: str) -> None:
+        self.account_marks.setdefault(user_id, set()).add(server)
+
+    def unmark_account(self, user_id: int, server: str) -> None:
+        self.account_marks.get(user_id, set()).discard(server)
 
 
 class InMemorySchedules:

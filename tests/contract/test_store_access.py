@@ -111,7 +111,7 @@ def test_the_check_finds_a_store_import_however_it_is_written(tmp_path: Path, so
 
 def test_the_check_allows_the_tools_the_read_views_models_and_the_turns_own_stores(tmp_path: Path) -> None:
     (tmp_path / "app.py").write_text(
-        "from stepwise.tools.reads import MemoryRecall, TimeZones\n"
+        "from stepwise.tools.reads import MemoryRecall, Profiles\n"
         "from stepwise.tools.registry import ToolRegistry\n"
         "from stepwise.reminders.models import Reminder\n"
         "from stepwise.memory.keys import summary_key\n"

@@ -27,6 +27,7 @@ from stepwise.accounts.models import Account
 from stepwise.aws.dynamo_tables import PlainValuesTables
 from stepwise.aws.http_transport import HttpTransport
 from stepwise.remote_tools.config import ServerEntry
+from stepwise_local.in_memory.reminders import InMemoryReminderStore
 
 CREDENTIALS = {"region_name": "us-east-1", "aws_access_key_id": "testing", "aws_secret_access_key": "testing"}
 REDIRECT = "https://stepwise.example/oauth/callback"
@@ -50,11 +51,14 @@ class Setup:
         cipher = TokenCipher(ssm_key(aws.ssm, KEY))
         self.store = DynamoAccountStore(aws.tables.table(aws.table_name), cipher)
         self.http = HttpTransport()
+        self.profiles = InMemoryReminderStore()
         self.flow = self.new_flow()
 
     def new_flow(self) -> AccountFlow:
         """Another container's flow: the same store, nothing discovered yet."""
-        return AccountFlow(self.store, self.http, lambda: (self.entry,), lambda name: "", now=self.clock)
+        return AccountFlow(
+            self.store, self.http, lambda: (self.entry,), lambda name: "", marks=self.profiles, now=self.clock
+        )
 
     def browse(self, url: str) -> dict[str, str]:
         """Open the authorization URL as a browser does; the callback's query it is sent to."""

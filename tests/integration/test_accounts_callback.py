@@ -28,6 +28,7 @@ from stepwise.remote_tools.config import ServerEntry
 from stepwise_local.example_notes.browser import decline, sign_in
 from stepwise_local.example_notes.server import ExampleNotesServer
 from stepwise_local.in_memory.accounts import InMemoryAccountStore
+from stepwise_local.in_memory.reminders import InMemoryReminderStore
 from stepwise_local.in_memory.telegram import InMemoryTelegram
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -57,7 +58,9 @@ class Deployment:
         self.entry = ServerEntry(name="notes", url=server.mcp_url, auth="oauth")
         self.store = InMemoryAccountStore()
         entries = (self.entry,)
-        self.flow = AccountFlow(self.store, HttpTransport(), lambda: entries, lambda name: "")
+        self.flow = AccountFlow(
+            self.store, HttpTransport(), lambda: entries, lambda name: "", marks=InMemoryReminderStore()
+        )
         self.access = AccountsAccess(
             store=lambda: self.store, flow=lambda: self.flow, servers=lambda: entries, callback_url=CALLBACK
         )

@@ -20,6 +20,7 @@ from support.miniapp import act, init_data, state
 from support.secret_forms import forms
 from support.stack import Stack, clock_kept
 
+from stepwise_local.anthropic_server import text
 from stepwise_local.example_notes.browser import sign_in
 from stepwise_local.example_notes.server import ExampleNotesServer
 from stepwise_local.mcp_http import LocalMcpEndpoint
@@ -154,3 +155,22 @@ def test_no_token_is_at_rest_in_any_table_parameter_or_log(
         form not in "\n".join(json.dumps(i, default=str) for i in local.items())
         for form in forms(state_value)
     )
+
+
+def test_a_plain_turn_of_a_person_without_accounts_reads_no_account_and_one_with_them_does(
+    local: Local,
+) -> None:
+    """With an OAuth server listed, the person's profile (read with their time zone) says whether to read
+    their accounts: someone who never connected one costs no accounts' request (docs/measurements.md)."""
+    emulation = local.stack.emulation
+    local.stack.anthropic.always(text("Hello!"))
+    user = local.stack.new_user()
+    emulation.dynamodb_actions.clear()
+    assert local.stack.say(user, "hello")["status"] == "SUCCEEDED"
+    assert {action for action in emulation.dynamodb_actions if action[1] == ACCOUNTS_TABLE} == set()
+
+    page = callback(sign_in(local.connect(user), "Ada"))
+    assert page.status_code == 200
+    emulation.dynamodb_actions.clear()
+    assert local.stack.say(user, "hello again")["status"] == "SUCCEEDED"
+    assert ("CallModelFunction", ACCOUNTS_TABLE, "dynamodb:Query") in emulation.dynamodb_actions

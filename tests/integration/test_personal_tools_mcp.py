@@ -28,6 +28,7 @@ from stepwise_local.example_notes.browser import sign_in
 from stepwise_local.example_notes.server import ExampleNotesServer
 from stepwise_local.in_memory.accounts import InMemoryAccountStore
 from stepwise_local.in_memory.ledger import InMemoryToolCallLedger
+from stepwise_local.in_memory.reminders import InMemoryReminderStore
 from stepwise_local.in_memory.remote_tools import InMemoryRemoteToolCache
 
 CALLBACK = "http://127.0.0.1:9/oauth/callback"  # never opened: the browser helper stops before it
@@ -51,8 +52,11 @@ class Deployment:
         self.server = server
         self.entry = ServerEntry(name="notes", url=server.mcp_url, auth="oauth")
         self.store = InMemoryAccountStore()
+        self.profiles = InMemoryReminderStore()
         entries = (self.entry,)
-        self.flow = AccountFlow(self.store, HttpTransport(), lambda: entries, lambda name: "", now=clock)
+        self.flow = AccountFlow(
+            self.store, HttpTransport(), lambda: entries, lambda name: "", marks=self.profiles, now=clock
+        )
         access = AccountsAccess(
             store=lambda: self.store, flow=lambda: self.flow, servers=lambda: entries, callback_url=CALLBACK
         )

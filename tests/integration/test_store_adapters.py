@@ -28,6 +28,7 @@ from stepwise.ledger.dynamodb import DynamoToolCallLedger
 from stepwise.ledger.models import CallAlreadyRecorded, Once
 from stepwise.reminders.dynamodb import DynamoReminderStore
 from stepwise.reminders.models import Reminder
+from stepwise.reminders.store import Profile
 from stepwise.tasks.dynamodb import DynamoTaskRepository
 from stepwise.tasks.models import Task
 from stepwise.telegram.conversation import Conversation
@@ -513,6 +514,28 @@ def test_reminders(kind: str, dynamodb: Any) -> None:
     store.set_timezone(user, "Europe/Lisbon")
     assert (store.timezone(user), store.timezone(other)) == ("Europe/Lisbon", None)
     assert store.allocate_id(user) == 4, "the profile and records leave the counter alone"
+
+
+@pytest.mark.parametrize("kind", ADAPTERS)
+def test_a_profile_keeps_the_time_zone_and_the_account_marks_read_in_one(kind: str, dynamodb: Any) -> None:
+    store = make(
+        kind, dynamodb, InMemoryReminderStore, lambda d: DynamoReminderStore(d.Table("RemindersTable"))
+    )
+    user, other = next(_users), next(_users)
+    assert store.profile(user) == Profile(None, frozenset())
+    store.mark_account(user, "notes")
+    store.mark_account(user, "notes")  # again: no change
+    store.mark_account(user, "calendar")
+    store.set_timezone(user, "Asia/Tokyo")
+    assert store.profile(user) == Profile("Asia/Tokyo", frozenset({"notes", "calendar"}))
+    assert store.profile(other) == Profile(None, frozenset())
+    store.unmark_account(user, "notes")
+    store.unmark_account(user, "notes")  # gone already: no error
+    store.unmark_account(other, "notes")  # never marked: no error
+    assert store.profile(user) == Profile("Asia/Tokyo", frozenset({"calendar"}))
+    store.unmark_account(user, "calendar")
+    assert store.profile(user) == Profile("Asia/Tokyo", frozenset())
+    assert store.timezone(user) == "Asia/Tokyo"
 
 
 def _connection(user: int, name: str, token: str | None, turn: str) -> Connection:

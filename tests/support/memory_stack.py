@@ -134,7 +134,7 @@ from stepwise.telegram.client import BotApiClient
 from stepwise.telegram.conversation import Conversation
 from stepwise.tools.catalog import build_registry
 from stepwise.tools.job_tools import JobSetup
-from stepwise.tools.reads import MemoryRecall, TimeZones
+from stepwise.tools.reads import MemoryRecall, Profiles
 from stepwise.tools.registry import ToolRegistry
 from stepwise.tools.reminder_tools import ReminderLimits, ReminderSetup
 from stepwise.voice.local_stt import PocketSphinxTranscriber
@@ -588,7 +588,7 @@ class MemoryStack:
                 audit=self.audit,
                 approvals=self.approvals,
                 chats=self.chats,
-                time_zones=TimeZones(self.reminders),
+                profiles=Profiles(self.reminders),
                 memory=MemoryRecall(self.memory),
                 usage=self.usage,
                 jobs=self.jobs if s.jobs_table else None,
@@ -680,7 +680,7 @@ class MemoryStack:
             connections=self.connections,
             jobs=self.jobs,
             usage=self.usage,
-            timezone=TimeZones(self.reminders).timezone,
+            timezone=Profiles(self.reminders).timezone,
             default_timezone=s.default_timezone,
             voice_replies=s.voice_transcriber != "off" and s.voice_speaker != "off",
             daily_token_budget=s.daily_token_budget,

@@ -11,7 +11,7 @@ from stepwise.inbox.sequencer import Sequencer
 from stepwise.memory.service import MemoryService
 from stepwise.services import Models, Outbound, Prompt, Stores, Tools, TurnServices
 from stepwise.tools.catalog import build_registry
-from stepwise.tools.reads import MemoryRecall, TimeZones
+from stepwise.tools.reads import MemoryRecall, Profiles
 from stepwise.tools.registry import ToolRegistry
 from stepwise.tools.reminder_tools import ReminderLimits, ReminderSetup
 from stepwise_local.in_memory.approvals import InMemoryApprovalStore
@@ -96,7 +96,7 @@ def services(
             audit=InMemoryAuditLog(),
             approvals=InMemoryApprovalStore(),
             chats=InMemoryChatStore(),
-            time_zones=TimeZones(reminders),
+            profiles=Profiles(reminders),
             memory=MemoryRecall(memory),
         ),
         outbound=Outbound(telegram=lambda: telegram, sequencer=lambda: sequencer),

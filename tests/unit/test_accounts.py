@@ -22,6 +22,7 @@ from stepwise.accounts.models import Account
 from stepwise.aws.http_transport import HttpTransport
 from stepwise.remote_tools.config import ServerEntry
 from stepwise_local.in_memory.accounts import InMemoryAccountStore
+from stepwise_local.in_memory.reminders import InMemoryReminderStore
 
 # ------------------------------------------------------------------------------------------------- cipher
 
@@ -191,14 +192,20 @@ ENTRY = ServerEntry(name="cal", url=MCP, auth="oauth")
 
 
 def flow_for(
-    routes: Routes, entries: tuple[ServerEntry, ...] = (ENTRY,), parameters: dict[str, str] | None = None
+    routes: Routes,
+    entries: tuple[ServerEntry, ...] = (ENTRY,),
+    parameters: dict[str, str] | None = None,
+    *,
+    marks: InMemoryReminderStore | None = None,
+    store: InMemoryAccountStore | None = None,
 ) -> tuple[AccountFlow, InMemoryAccountStore, Clock]:
-    store, clock = InMemoryAccountStore(), Clock()
+    store, clock = store or InMemoryAccountStore(), Clock()
     flow = AccountFlow(
         store,
         HttpTransport(routes),
         lambda: entries,
         lambda name: (parameters or {})[name],
+        marks=marks or InMemoryReminderStore(),
         state_minutes=10,
         now=clock,
     )
@@ -589,3 +596,38 @@ def test_a_revocation_that_fails_or_is_not_offered_still_forgets(revocation: Any
     assert flow.disconnect(7, "cal") and store.get(7, "cal") is None
     if revocation is None:
         assert routes.sent("POST", f"{AUTH}/revoke") == []
+
+
+# ------------------------------------------------------------------------------------------ profile marks
+class FailingPut(InMemoryAccountStore):
+    def put(self, account: Account) -> Account:
+        raise RuntimeError("DynamoDB said no")
+
+
+def test_the_profile_is_marked_before_an_account_is_kept_and_unmarked_once_it_is_forgotten() -> None:
+    """The marks tell a turn whether to read the person's accounts at all: never fewer than the accounts."""
+    routes = Routes(oauth_server(token=[token(), (400, {"error": "invalid_grant"}), token("access-2")]))
+    marks = InMemoryReminderStore()
+    flow, store, _ = flow_for(routes, marks=marks)
+    assert isinstance(flow.finish_sign_in(started(flow), "c", None), Account)
+    assert marks.profile(7).accounts == {"cal"}
+    assert isinstance(flow.refresh(store.get(7, "cal")), Disconnected)  # the newest refresh token refused
+    assert marks.profile(7).accounts == frozenset()
+    assert isinstance(flow.finish_sign_in(started(flow), "c", None), Account)
+    assert flow.disconnect(7, "cal") and marks.profile(7).accounts == frozenset()
+
+    failing, marks = FailingPut(), InMemoryReminderStore()
+    flow, _, _ = flow_for(Routes(oauth_server()), marks=marks, store=failing)
+    with pytest.raises(RuntimeError):
+        flow.finish_sign_in(started(flow), "c", None)
+    assert marks.profile(7).accounts == {"cal"}, (
+        "marked first: a failed write leaves one query, not lost tools"
+    )
+
+
+def test_accounts_lists_marks_the_profile_of_an_account_kept_before_marks_existed() -> None:
+    marks = InMemoryReminderStore()
+    flow, store, _ = flow_for(Routes(oauth_server()), marks=marks)
+    store.put(Account(7, "cal", "access", "refresh", None, None, "2026-11-20T08:00:00Z"))
+    flow.mark_connected(7, ["cal"])
+    assert marks.profile(7).accounts == {"cal"}

@@ -24,6 +24,7 @@ from stepwise.telegram.conversation import Conversation
 from stepwise.turn.ref import TurnRef
 from stepwise.turn.start import TurnStart
 from stepwise_local.in_memory.accounts import InMemoryAccountStore
+from stepwise_local.in_memory.reminders import InMemoryReminderStore
 from stepwise_local.in_memory.telegram import InMemoryTelegram
 
 CALLBACK = "https://api.example/oauth/callback"
@@ -36,7 +37,14 @@ def access_for(
     entries: tuple[ServerEntry, ...], routes: Routes
 ) -> tuple[AccountsAccess, InMemoryAccountStore, AccountFlow]:
     store = InMemoryAccountStore()
-    flow = AccountFlow(store, HttpTransport(routes), lambda: entries, lambda name: "", now=lambda: 1.8e9)
+    flow = AccountFlow(
+        store,
+        HttpTransport(routes),
+        lambda: entries,
+        lambda name: "",
+        marks=InMemoryReminderStore(),
+        now=lambda: 1.8e9,
+    )
     access = AccountsAccess(
         store=lambda: store, flow=lambda: flow, servers=lambda: entries, callback_url=CALLBACK
     )

@@ -28,6 +28,7 @@ from stepwise_local.in_memory.accounts import InMemoryAccountStore
 from stepwise_local.in_memory.approvals import InMemoryApprovalStore
 from stepwise_local.in_memory.audit import InMemoryAuditLog
 from stepwise_local.in_memory.chats import InMemoryChatStore
+from stepwise_local.in_memory.reminders import InMemoryReminderStore
 from stepwise_local.in_memory.tasks import InMemoryTaskRepository
 
 NOW = datetime(2026, 11, 27, 12, 0, tzinfo=UTC)
@@ -84,7 +85,12 @@ def app_with_accounts(
     tasks = InMemoryTaskRepository()
     store, routes = InMemoryAccountStore(), Routes()
     flow = AccountFlow(
-        store, HttpTransport(routes), lambda: entries, lambda name: "", now=lambda: NOW.timestamp()
+        store,
+        HttpTransport(routes),
+        lambda: entries,
+        lambda name: "",
+        marks=InMemoryReminderStore(),
+        now=lambda: NOW.timestamp(),
     )
     access = AccountsAccess(
         store=lambda: store, flow=lambda: flow, servers=lambda: entries, callback_url=CALLBACK

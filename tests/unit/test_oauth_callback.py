@@ -16,6 +16,7 @@ from stepwise.accounts.flow import AccountFlow, SignInFailed
 from stepwise.aws.http_transport import HttpTransport
 from stepwise.remote_tools.config import ServerEntry
 from stepwise_local.in_memory.accounts import InMemoryAccountStore
+from stepwise_local.in_memory.reminders import InMemoryReminderStore
 from stepwise_local.in_memory.telegram import InMemoryTelegram
 
 CALLBACK = "https://api.example/oauth/callback"
@@ -27,9 +28,15 @@ class Setup:
     def __init__(self) -> None:
         self.routes = Routes("notes.example")
         self.store = InMemoryAccountStore()
+        self.profiles = InMemoryReminderStore()
         self.now = 1.8e9
         self.flow = AccountFlow(
-            self.store, HttpTransport(self.routes), lambda: (NOTES,), lambda name: "", now=lambda: self.now
+            self.store,
+            HttpTransport(self.routes),
+            lambda: (NOTES,),
+            lambda name: "",
+            marks=self.profiles,
+            now=lambda: self.now,
         )
         self.telegram = InMemoryTelegram()
 

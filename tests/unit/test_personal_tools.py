@@ -30,6 +30,7 @@ from stepwise.states.run_tools import run_tools
 from stepwise.turn_records.models import LinkButton, LinkButtons
 from stepwise_local.in_memory.accounts import InMemoryAccountStore
 from stepwise_local.in_memory.ledger import InMemoryToolCallLedger
+from stepwise_local.in_memory.reminders import InMemoryReminderStore
 from stepwise_local.in_memory.remote_tools import InMemoryRemoteToolCache
 
 NOW = 1_800_000_000
@@ -73,9 +74,12 @@ class Flow:
     """AccountFlow's `current` and `refresh` over the store (the real flow is tested against a real
     authorization server in tests/integration): a refresh issues the next token, or is refused."""
 
-    def __init__(self, store: InMemoryAccountStore, server: NotesServer) -> None:
+    def __init__(
+        self, store: InMemoryAccountStore, server: NotesServer, profiles: InMemoryReminderStore
+    ) -> None:
         self.store = store
         self.server = server
+        self.profiles = profiles
         self.refreshes: list[int] = []
         self.refuse = False
         self.sign_ins: list[tuple[int, str]] = []
@@ -92,6 +96,7 @@ class Flow:
         self.refreshes.append(account.user_id)
         if self.refuse:
             self.store.delete(account.user_id, account.server)
+            self.profiles.unmark_account(account.user_id, account.server)
             return Disconnected(account.user_id, account.server, "the server refused its refresh token")
         token = f"access-{account.user_id}-{len(self.refreshes)}"
         self.server.live[token] = account.user_id
@@ -117,7 +122,9 @@ class Deployment:
     def __init__(self, services: TurnServices, entries: tuple[ServerEntry, ...] = (NOTES,)) -> None:
         self.server = NotesServer()
         self.store = CountingStore()
-        self.flow = Flow(self.store, self.server)
+        self.profiles = services.stores.profiles.reminders
+        assert isinstance(self.profiles, InMemoryReminderStore)
+        self.flow = Flow(self.store, self.server, self.profiles)
         access = AccountsAccess(
             store=lambda: self.store,
             flow=lambda: self.flow,  # type: ignore[arg-type,return-value]
@@ -154,7 +161,9 @@ class Deployment:
         self.turns = 0
 
     def connect(self, user_id: int, token: str, *, expires_at: int = NOW + 3600) -> None:
+        """A finished sign-in, as the flow keeps it: the person's profile marked, then the account."""
         self.server.live[token] = user_id
+        self.profiles.mark_account(user_id, "notes")
         self.store.put(
             Account(
                 user_id, "notes", token, f"refresh-{user_id}", expires_at, "notes", "2026-11-22T09:00:00Z"
@@ -232,21 +241,36 @@ def test_a_group_turn_is_offered_no_members_account_and_reads_no_account(
     assert deployment.server.seen == [] and deployment.store.lists == reads
 
 
-def test_a_person_without_accounts_gets_the_shared_registry_itself_and_no_oauth_server_reads_nothing(
-    services: TurnServices,
+def test_a_person_without_accounts_gets_the_shared_registry_itself_and_reads_no_account(
+    services: TurnServices, model: ScriptedModel
 ) -> None:
     deployment = Deployment(services, (NOTES, SEARCH))
+    deployment.connect(ANN, "ann-token")
     tools = deployment.call_model_services.tools
     assert (
         CHAT_TURN.tools(turn_meta(user_id=BOB, chat_id=BOB), deployment.call_model_services) is tools.registry
     )
     assert tools.registry.get("search__find") is not None  # a token server stays everybody's
-    assert deployment.store.lists == 1  # one query: Bob has no account
+    offered, _ = deployment.turn(model, BOB, ("search__find", {}))
+    assert "search__find" in offered and "notes__list_notes" not in offered
+    assert deployment.store.lists == 0  # Bob's profile marks no account: no accounts' query at all
 
     plain = Deployment(services, (SEARCH,))
     registry = CHAT_TURN.tools(turn_meta(user_id=BOB, chat_id=BOB), plain.call_model_services)
     assert registry is plain.call_model_services.tools.registry
     assert plain.store.lists == 0  # no OAuth server listed: the accounts are not read
+
+
+def test_a_mark_without_an_account_costs_one_query_and_offers_nothing(
+    services: TurnServices, model: ScriptedModel
+) -> None:
+    """A crash between the mark and the account's write (or between a disconnect and its unmark) leaves a
+    mark with no account: the person's turns read their accounts, find none, and offer none."""
+    deployment = Deployment(services)
+    deployment.profiles.mark_account(BOB, "notes")
+    offered, (result,) = deployment.turn(model, BOB, ("notes__list_notes", {}))
+    assert "notes__list_notes" not in offered and result["is_error"]
+    assert deployment.server.seen == []
 
 
 def test_an_expired_token_is_refreshed_once_before_the_list_and_the_call(
@@ -310,7 +334,9 @@ def test_a_persons_tool_refuses_to_run_for_anyone_else(services: TurnServices, i
 
     deployment = Deployment(services)
     deployment.connect(ANN, "ann-token")
-    registry = CHAT_TURN.tools(turn_meta(user_id=ANN, chat_id=ANN), deployment.call_model_services)
+    registry = CHAT_TURN.tools(
+        turn_meta(user_id=ANN, chat_id=ANN, has_accounts=True), deployment.call_model_services
+    )
     tool, args = registry.parse("notes__list_notes", {})
     scope = Scope(Conversation(GROUP), ANN) if in_group else Scope(Conversation(BOB), BOB)
     result = registry.run(

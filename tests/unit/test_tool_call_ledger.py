@@ -63,7 +63,7 @@ def _memories(services: TurnServices) -> dict[str, str]:
 
 def snapshot(services: TurnServices, tasks: TaskRepository) -> tuple[Any, ...]:
     """Every task field (times included), the user's memories and reminders."""
-    reminders = [r.model_dump() for r in services.stores.time_zones.reminders.list(USER)]
+    reminders = [r.model_dump() for r in services.stores.profiles.reminders.list(USER)]
     return [t.model_dump() for t in tasks.list(USER, "all")], _memories(services), reminders
 
 
@@ -84,7 +84,7 @@ def _forgotten(services: TurnServices, tasks: TaskRepository, memory_id: str) ->
 
 def _reminders(*expected: tuple[int, str]) -> Callable[[TurnServices, TaskRepository, str], None]:
     def check(services: TurnServices, tasks: TaskRepository, memory_id: str) -> None:
-        assert [(r.reminder_id, r.text) for r in services.stores.time_zones.reminders.list(USER)] == list(
+        assert [(r.reminder_id, r.text) for r in services.stores.profiles.reminders.list(USER)] == list(
             expected
         )
 
@@ -133,11 +133,11 @@ def seed(services: TurnServices, tasks: TaskRepository) -> str:
     """Task #1 "buy milk", reminder #1 and one memory of the user; returns the memory's id."""
     assert services.stores.memory is not None
     tasks.add(USER, "buy milk", "", "2026-11-22T08:00:00.000Z")
-    services.stores.time_zones.reminders.put(
+    services.stores.profiles.reminders.put(
         Reminder(
             user_id=USER,
             chat_id=USER,
-            reminder_id=services.stores.time_zones.reminders.allocate_id(USER),
+            reminder_id=services.stores.profiles.reminders.allocate_id(USER),
             text="water the plants",
             expression="cron(0 9 ? * MON *)",
             timezone="UTC",

@@ -141,7 +141,7 @@ def test_a_user_over_the_daily_budget_gets_the_budget_message_and_no_model_call(
     services: TurnServices, model: ScriptedModel, usage: InMemoryUsageStore
 ) -> None:
     services.settings = turn_settings(daily_token_budget=1000)
-    services.stores.time_zones.reminders.set_timezone(7, "Europe/Lisbon")
+    services.stores.profiles.reminders.set_timezone(7, "Europe/Lisbon")
     first = turn_start(services, "hello")
     load_context(first, services)
     model.responses.append(answer("Hi"))
@@ -160,7 +160,7 @@ def test_in_a_group_the_budget_message_shows_neither_the_members_figures_nor_the
     services: TurnServices, model: ScriptedModel, usage: InMemoryUsageStore
 ) -> None:
     services.settings = turn_settings(daily_token_budget=1000)
-    services.stores.time_zones.reminders.set_timezone(7, "Europe/Lisbon")
+    services.stores.profiles.reminders.set_timezone(7, "Europe/Lisbon")
     first = turn_start(services, "hello")
     load_context(first, services)
     model.responses.append(answer("Hi"))

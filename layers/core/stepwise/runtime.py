@@ -406,7 +406,7 @@ class Runtime:
     def turn_services(self) -> TurnServices:
         from stepwise.history.dynamodb import DynamoMessageRepository
         from stepwise.services import Models, Outbound, Prompt, Stores, Tools, TurnServices
-        from stepwise.tools.reads import MemoryRecall, TimeZones
+        from stepwise.tools.reads import MemoryRecall, Profiles
         from stepwise.turn_records.dynamodb import DynamoTurnStore
 
         s = self.settings
@@ -418,7 +418,7 @@ class Runtime:
             audit=lazy(lambda: self._audit),
             approvals=lazy(lambda: self.approvals),
             chats=self.chats,
-            time_zones=TimeZones(self.reminders),
+            profiles=Profiles(self.reminders),
             memory=MemoryRecall(self._memory_service) if self.memory_configured else None,
             usage=self.usage,
             jobs=lazy(lambda: self.jobs) if s.jobs_table else None,
@@ -604,6 +604,7 @@ class Runtime:
             HttpTransport(),
             servers,
             parameter,
+            marks=self.reminders,
             state_minutes=a.oauth_state_minutes,
             now=lambda: clock().timestamp(),
         )
@@ -691,13 +692,13 @@ class Runtime:
         from stepwise.miniapp.services import AppServices
         from stepwise.miniapp.settings import AppSettings
         from stepwise.services import JOB_STARTING_TOOLS
-        from stepwise.tools.reads import TimeZones
+        from stepwise.tools.reads import Profiles
 
         s, app = self.settings, AppSettings()
         connections = self.connections
         if connections is None:
             raise RuntimeError("CONNECTIONS_TABLE is not configured (it keeps the page's rate counters)")
-        zones = TimeZones(self.reminders)
+        zones = Profiles(self.reminders)
         return AppServices(
             bot_token=lambda: secrets.telegram_bot_token(s),
             count=connections.count_request,

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from stepwise.telegram.client import TelegramClient
     from stepwise.telegram.conversation import Scope
     from stepwise.telegram.drafts import DraftSender
-    from stepwise.tools.reads import MemoryRecall, TimeZones
+    from stepwise.tools.reads import MemoryRecall, Profiles
     from stepwise.tools.registry import Tool, ToolRegistry
     from stepwise.turn.workflow import TurnStopper
     from stepwise.turn_records.store import TurnStore
@@ -60,9 +60,9 @@ def offline_model() -> ChatModel:
 class Stores:
     """The records a turn reads and writes, one store each.
 
-    The states never hold a store of the data the tools own: they read the user's time zone (`time_zones`)
-    and memories (`memory`) through the tool layer's read-only views (`stepwise.tools.reads`). A store that
-    is None is not deployed.
+    The states never hold a store of the data the tools own: they read the user's profile (`profiles`: time
+    zone, account marks) and memories (`memory`) through the tool layer's read-only views
+    (`stepwise.tools.reads`). A store that is None is not deployed.
     """
 
     messages: MessageRepository
@@ -70,7 +70,7 @@ class Stores:
     audit: AuditLog
     approvals: ApprovalStore
     chats: ChatStore
-    time_zones: TimeZones
+    profiles: Profiles
     memory: MemoryRecall | None = None  # long-term memory's recall (LoadContext)
     usage: UsageStore | None = None  # None: model calls are not counted (and no budget applies)
     jobs: JobStore | None = None  # background jobs (stepwise.jobs)
@@ -143,12 +143,13 @@ class Tools:
             self._with_remote = (remote, self.built_in_registry.with_tools(remote))
         return self._with_remote[1]
 
-    def registry_for(self, scope: Scope) -> ToolRegistry:
+    def registry_for(self, scope: Scope, has_accounts: bool) -> ToolRegistry:
         """The tools of a turn of this scope: `registry`, and in a person's private chat (its topics, their
         jobs) the tools of the OAuth servers they connected; a group's turn gets no member's (see
-        docs/accounts.md). A person without accounts gets `registry` itself."""
+        docs/accounts.md). A person whose profile marks no account (`has_accounts`, read with their time
+        zone) gets `registry` itself, with no request."""
         shared = self.registry
-        if self.personal is None or scope.in_group:
+        if self.personal is None or scope.in_group or not has_accounts:
             return shared
         own = self.personal(scope.user_id)
         if not own:

@@ -52,7 +52,7 @@ from stepwise.aws.outbound_url import https_or_local
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
 
-    from stepwise.accounts.store import AccountStore
+    from stepwise.accounts.store import AccountMarks, AccountStore
     from stepwise.aws.http_transport import HttpTransport, Response
     from stepwise.remote_tools.config import ServerEntry
 
@@ -126,12 +126,14 @@ class AccountFlow:
         servers: Callable[[], Sequence[ServerEntry]],
         parameter: Callable[[str], str],
         *,
+        marks: AccountMarks,
         state_minutes: int = DEFAULT_STATE_MINUTES,
         now: Callable[[], float] = time.time,
     ) -> None:
         """`servers`: the servers list's entries; `parameter`: an SSM parameter's value (a configured client's
-        id and secret)."""
+        id and secret); `marks`: the people's profiles, marked with the servers they have accounts at."""
         self._store = store
+        self._marks = marks
         self._http = http
         self._servers = servers
         self._parameter = parameter
@@ -217,6 +219,9 @@ class AccountFlow:
             connected_at=_iso(now),
         )
         logger.info(f"user {user} connected {server}")
+        self._marks.mark_account(
+            user, server
+        )  # first: a crash between the two costs a query, never the tools
         return self._store.put(account)
 
     # ------------------------------------------------------------------------------------ tokens in use
@@ -276,8 +281,15 @@ class AccountFlow:
             )  # rotated between the read and the delete
             if newer is not None:
                 return newer
+        self._marks.unmark_account(account.user_id, account.server)
         logger.warning(f"account of user {account.user_id} at {account.server} disconnected: {reason}")
         return Disconnected(account.user_id, account.server, reason)
+
+    def mark_connected(self, user_id: int, servers: Sequence[str]) -> None:
+        """Mark the person's profile with the servers of accounts they have: `/accounts` does, so an account
+        kept before profiles were marked (issue 41's first release) has its tools offered again."""
+        for server in servers:
+            self._marks.mark_account(user_id, server)
 
     # ------------------------------------------------------------------------------------- disconnecting
     def disconnect(self, user_id: int, server: str) -> bool:
@@ -286,7 +298,9 @@ class AccountFlow:
         was no account."""
         account = self._store.get(user_id, server)
         if account is None:
-            return self._store.delete(user_id, server)  # one that no longer opens is forgotten too
+            forgotten = self._store.delete(user_id, server)  # one that no longer opens is forgotten too
+            self._marks.unmark_account(user_id, server)
+            return forgotten
         entry = self._entry(server)
         try:
             if entry is not None:
@@ -294,6 +308,7 @@ class AccountFlow:
         except CannotConnect as problem:
             logger.warning(f"revoking the tokens of user {user_id} at {server} failed ({problem}); forgotten")
         self._store.delete(user_id, server)
+        self._marks.unmark_account(user_id, server)
         logger.info(f"user {user_id} disconnected {server}")
         return True
 

@@ -54,3 +54,14 @@ class AccountStore(Protocol):
     def put_client(self, client: RegisteredClient) -> None:
         """Keep the client registered at its server (replacing one the server forgot)."""
         ...
+
+
+class AccountMarks(Protocol):
+    """The marks on each person's profile naming the servers they have an account at: read with their time
+    zone at a turn's start, so a person with none costs no accounts' query (the reminders' store keeps them,
+    `stepwise.reminders.store.Profile`). Marked before an account is kept and unmarked after it is forgotten,
+    so the marks are never fewer than the accounts."""
+
+    def mark_account(self, user_id: int, server: str) -> None: ...
+
+    def unmark_account(self, user_id: int, server: str) -> None: ...

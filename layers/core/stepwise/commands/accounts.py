@@ -42,6 +42,8 @@ def _listing(access: AccountsAccess, user_id: int) -> str | WithLinks:
     if not servers:
         return NO_SERVERS
     connected = {account.server: account for account in access.store().list(user_id)}
+    if connected:
+        access.flow().mark_connected(user_id, sorted(connected))
     lines: list[str] = []
     links: list[tuple[str, str]] = []
     for entry in servers:

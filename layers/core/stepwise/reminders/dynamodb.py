@@ -1,5 +1,6 @@
 """Reminders in DynamoDB: partition key user_id; sort key `r#<number>` (a reminder), `counter` (the user's
-last reminder number) or `profile` (the user's time zone)."""
+last reminder number) or `profile` (the user's time zone, and `accounts`: a string set of the OAuth servers
+their accounts are marked at)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import Any
 
 from stepwise.aws.dynamodb_pages import all_items
 from stepwise.reminders.models import Reminder
+from stepwise.reminders.store import Profile
 
 COUNTER = "counter"
 PROFILE = "profile"
@@ -63,6 +65,25 @@ class DynamoReminderStore:
             UpdateExpression="SET #tz = :tz",
             ExpressionAttributeNames={"#tz": "timezone"},
             ExpressionAttributeValues={":tz": name},
+        )
+
+    def profile(self, user_id: int) -> Profile:
+        item = self._table.get_item(Key={"user_id": user_id, "sk": PROFILE}).get("Item") or {}
+        zone = item.get("timezone")
+        return Profile(str(zone) if zone else None, frozenset(str(name) for name in item.get("accounts", ())))
+
+    def mark_account(self, user_id: int, server: str) -> None:
+        self._update_accounts(user_id, "ADD", server)
+
+    def unmark_account(self, user_id: int, server: str) -> None:
+        self._update_accounts(user_id, "DELETE", server)
+
+    def _update_accounts(self, user_id: int, action: str, server: str) -> None:
+        # A string set: ADD and DELETE of one member are idempotent, and DELETE removes an emptied set.
+        self._table.update_item(
+            Key={"user_id": user_id, "sk": PROFILE},
+            UpdateExpression=f"{action} accounts :server",
+            ExpressionAttributeValues={":server": {server}},
         )
 
 

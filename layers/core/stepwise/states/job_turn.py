@@ -52,7 +52,7 @@ def start_job(turn: TurnRef, services: TurnServices) -> Next:
     try:
         meta = services.stores.turns.get_meta(turn.turn_id)
     except KeyError:
-        zone = services.stores.time_zones.timezone(turn.user_id)
+        profile = services.stores.profiles.profile(turn.user_id)
         scope = job.scope
         meta = TurnMeta(
             turn_id=turn.turn_id,
@@ -64,8 +64,9 @@ def start_job(turn: TurnRef, services: TurnServices) -> Next:
             first_key="",
             last_key="",
             created_at=job.created_at,
-            timezone=zone or services.settings.deployment.default_timezone,
-            timezone_set=zone is not None,
+            timezone=profile.timezone or services.settings.deployment.default_timezone,
+            timezone_set=profile.timezone is not None,
+            has_accounts=bool(profile.accounts),
             kind=JobRun(number=job.number, title=job.title, task=job.task, deadline=job.deadline),
         )
         services.stores.turns.put_meta(meta)
@@ -205,7 +206,7 @@ class JobTurn:
     def tools(self, meta: TurnMeta, services: TurnServices) -> ToolRegistry:
         """The chat's tools but `spawn_job`, and with `cannot_do` (a job's model says with it that it cannot
         do its task)."""
-        tools = services.tools.registry_for(meta.scope)
+        tools = services.tools.registry_for(meta.scope, meta.has_accounts)
         if self._tools is None or self._tools[0] is not tools:
             self._tools = (tools, tools.without(JOB_STARTING_TOOLS).with_tools([CANNOT_DO_TOOL]))
         return self._tools[1]

@@ -107,7 +107,8 @@ def load_context(start: LoadContextInput, services: TurnServices) -> Next:
         services.stores.chats.set_window(conversation, first_key)
     scope = batch[0].scope  # the member `user_id` is: a folded burst counts against its first
     kind = kind_of_batch(batch, scope.in_group, bool(heard))
-    chosen_zone = services.stores.time_zones.timezone(scope.user_id)
+    profile = services.stores.profiles.profile(scope.user_id)
+    chosen_zone = profile.timezone
     person = chat  # /voice is the person's, kept on the chat itself: a topic's turn reads it there
     if heard and conversation.topic is not None:
         person = services.stores.chats.get(conversation.main)
@@ -137,6 +138,7 @@ def load_context(start: LoadContextInput, services: TurnServices) -> Next:
         else [],
         timezone=chosen_zone or services.settings.deployment.default_timezone,
         timezone_set=chosen_zone is not None,
+        has_accounts=bool(profile.accounts),
         kind=kind,
         notices=[*voice.before, *notices["notices"]],
         footnotes=voice.footnotes,

@@ -94,7 +94,7 @@ class ChatTurn:
         return []
 
     def tools(self, meta: TurnMeta, services: TurnServices) -> ToolRegistry:
-        return services.tools.registry_for(meta.scope)
+        return services.tools.registry_for(meta.scope, meta.has_accounts)
 
     def max_steps(self, services: TurnServices) -> int:
         return services.settings.model.max_tool_steps

@@ -1,5 +1,6 @@
-"""What a turn reads of the tools' data outside a tool call: the user's time zone (for the prompt's clock
-line) and the memories nearest to the user's message (for the prompt).
+"""What a turn reads of the tools' data outside a tool call: the user's profile (their time zone, for the
+prompt's clock line, and which OAuth servers their accounts are marked at) and the memories nearest to the
+user's message (for the prompt).
 
 The data the tools own (tasks, reminders, memories, the time zone) is touched only by the tool layer and the
 composition root, which builds its stores (tests/contract/test_dependencies.py checks the imports). So the
@@ -16,18 +17,22 @@ if TYPE_CHECKING:
 
     from stepwise.memory.service import MemoryService
     from stepwise.memory.vector_index import VectorMatch
-    from stepwise.reminders.store import ReminderStore
+    from stepwise.reminders.store import Profile, ReminderStore
 
 
 @dataclass(frozen=True)
-class TimeZones:
-    """The time zone each user chose with the set_timezone tool."""
+class Profiles:
+    """Each user's profile: the time zone they chose with the set_timezone tool, and their account marks."""
 
     reminders: ReminderStore
 
     def timezone(self, user_id: int) -> str | None:
         """The user's IANA zone, or None until they set one."""
         return self.reminders.timezone(user_id)
+
+    def profile(self, user_id: int) -> Profile:
+        """The user's time zone and account marks, in one read (a turn's start)."""
+        return self.reminders.profile(user_id)
 
 
 @dataclass(frozen=True)

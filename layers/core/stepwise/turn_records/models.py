@@ -153,6 +153,8 @@ class TurnMeta(BaseModel):
     memories: list[Memory] = []  # memories recalled for this message
     timezone: str = "UTC"  # the user's IANA time zone when the turn began
     timezone_set: bool = False  # whether the user chose it (else the default)
+    # the person's profile marks an account at an OAuth server: their tools are looked up (docs/accounts.md)
+    has_accounts: bool = False
     notices: list[str] = []  # what the user is told about files the model does not get
     voice_reply: bool = False  # the turn answers a voice note and the user asked for spoken answers
     footnotes: list[str] = []  # lines after the reply (rough transcripts)
