@@ -26,6 +26,7 @@ from stepwise.offline.job_rules import job_intent
 from stepwise.offline.media_rules import media_answer
 from stepwise.offline.named_tasks import named_task_intent, resolve
 from stepwise.offline.near_misses import closest_commands, corrected, did_you_mean
+from stepwise.offline.outside_tools import outside_tool_call
 from stepwise.offline.reminder_rules import last_reminder
 from stepwise.offline.replies import phrase_results, tool_inputs, tool_names
 from stepwise.offline.small_talk import small_talk
@@ -93,6 +94,11 @@ class OfflineModel:
         if (about_file := media_answer(text)) is not None:
             return self._text(about_file)
         clock = local_clock(request.messages) or UserClock(self._clock().astimezone(UTC), "UTC")
+        outside = outside_tool_call(text, _callable(request))
+        if isinstance(outside, str):
+            return self._text(outside)
+        if outside is not None:
+            return self._calls([outside])
         calls = self.intent(text, clock, request)
         if calls:
             return self._calls(calls)
@@ -195,9 +201,14 @@ def not_understood(text: str) -> str:
 
 def _offered(request: ModelRequest, tool: str) -> bool:
     """Whether the request offers `tool` and lets the model call tools."""
+    return tool in _callable(request)
+
+
+def _callable(request: ModelRequest) -> set[str]:
+    """The tools the model may call in this request (none when `tool_choice` says so)."""
     if request.tool_choice is not None and request.tool_choice["type"] == "none":
-        return False
-    return any(offered["name"] == tool for offered in request.tools)
+        return set()
+    return {offered["name"] for offered in request.tools}
 
 
 def local_clock(messages: list[MessageParam]) -> UserClock | None:

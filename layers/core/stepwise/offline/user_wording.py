@@ -49,6 +49,8 @@ _DENIED = re.compile(r"^Denied by the user\b", re.I)
 _EXPIRED = re.compile(r"did not answer the approval request in time", re.I)
 _UNAVAILABLE = re.compile(r"^Approval could not be requested", re.I)
 _INVALID = re.compile(r"^Invalid arguments for (?P<tool>\w+): (?P<problems>.+)$", re.S)
+# The line an outside server's result starts with (stepwise.remote_tools.results.marker).
+_OUTSIDE_MARKER = re.compile(r"\A\[Result of the outside MCP server “[^”]*”\.[^\]\n]*\]\n")
 _UNKNOWN = re.compile(r"^Unknown tool ")
 _NOT_RUN = re.compile(r"^Not run: this turn reached its limit of (?P<n>\d+) tool rounds\.?$")
 _CRASHED = re.compile(r"^The (?P<tool>\w+) tool failed unexpectedly")
@@ -113,7 +115,7 @@ def declined(text: str) -> bool:
 def for_the_user(text: str, name: str, args: dict[str, Any], failed: str | None = None) -> str:
     """`text`, a tool result for `name(args)`, as the user should read it. `failed` is how a failure of
     this tool starts ("I couldn't set that reminder"), if it has such a lead."""
-    text = text.strip()
+    text = _OUTSIDE_MARKER.sub("", text.strip(), count=1)  # the model's warning, not the user's
     what = action(name, args)
     if _DENIED.search(text):
         return f"You said no, so I didn't {what}. Nothing was changed."
