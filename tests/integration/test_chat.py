@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import requests
 from support import chat_launcher
 from support.mcp_client import TOKEN, call
 from support.mcp_client import text as text_of
@@ -37,6 +38,7 @@ from stepwise_local.anthropic_server import (
     tool_use,
 )
 from stepwise_local.chat import AS_USAGE
+from stepwise_local.example_notes.browser import sign_in
 
 SETTINGS = ("ANTHROPIC_", "AWS_", "HISTORY_LIMIT", "MAX_TOOL_STEPS")
 
@@ -689,3 +691,46 @@ def test_the_chat_loads_the_stack_only_once_it_can_take_a_ctrl_c() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, env=chat_env(), check=True
     )
     assert loaded.stdout.strip() == "[]"
+
+
+def test_an_account_at_the_example_notes_server_is_connected_and_its_tools_called(tmp_path: Path) -> None:
+    """docs/accounts.md's run: /accounts, Connect (the link signed in at the example server, its callback on
+    the chat's own HTTP server), then the notes tools called offline by their names, with that account."""
+    process = subprocess.Popen(
+        chat_command(tmp_path),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        cwd=ROOT,
+        env=chat_env(STEPWISE_NOTES_PORT="0"),
+    )
+    assert process.stdin is not None and process.stdout is not None
+    shown: list[str] = []
+
+    def say(line: str, until: str) -> str:
+        assert process.stdin is not None and process.stdout is not None
+        process.stdin.write(line + "\n")
+        process.stdin.flush()
+        start = len(shown)
+        while until not in "".join(shown[start:]):
+            read = process.stdout.readline()
+            assert read, "".join(shown)
+            shown.append(read)
+        return "".join(shown[start:])
+
+    try:
+        say("/accounts", "[1] Connect notes")
+        link = re.search(r"opens a link\) (\S+)", say("1", "opens a link"))
+        assert link is not None
+        page = requests.get(sign_in(link.group(1), "Ann"), timeout=30)
+        assert page.status_code == 200 and "Connected notes." in page.text
+        say("/accounts", "notes: connected (since ")
+        say('use notes__add_note text="buy oat milk"', "[1] Approve")
+        assert "Noted for Ann: buy oat milk" in say("1", "Noted for Ann")
+        assert "Ann's notes:\n1. buy oat milk" in say("use notes__list_notes", "1. buy oat milk")
+    finally:
+        process.stdin.close()
+        process.wait(timeout=60)
+    assert process.returncode == 0
+    assert "".join(shown).count("stepwise> Connected notes.") == 1
