@@ -88,10 +88,11 @@ class Scope(NamedTuple):
     speaks there as a member does in a group (the history marks their words as theirs), and `owner` is the
     account's owner, taken from the conversation like a group's from its chat id, never from the message: the
     turn drafts the owner's reply, so the tasks, reminders and memories it reads are the owner's. It is not
-    the owner who speaks, so `user_id` is not theirs: nothing that keys on the person who speaks treats the
-    contact's words as the owner's own. A contact may be a user of the bot too, so what keys on `user_id`
-    (a profile, OAuth tools, a budget) would be the contact's: a secretary turn takes the owner's time zone
-    and budget through `owner`, and none of the contact's (their data never reaches another's account)."""
+    the owner who speaks, so `user_id` is not theirs: the contact's words never carry the owner's identity
+    (what only the owner may do, such as a command or answering an approval, stays out of the contact's
+    reach). What keys on `user_id` (a profile, OAuth tools, the daily budget, who may answer an approval)
+    is therefore the contact's there, and a contact may be a user of the bot too: a secretary turn takes
+    the owner's time zone and budget through `owner`, and none of the contact's own."""
 
     conversation: Conversation
     user_id: int
