@@ -876,12 +876,12 @@ class Emulation:
         return sorted((recovering | holders | running) - set(ignored))
 
     def _chat_of(self, name: str) -> int | None:
-        """The conversation an execution works for (its key: the chat's id, or a topic's key), from its input
-        (a turn's, or a background job's), read once."""
+        """The conversation an execution works for (its key: the chat's id, a topic's, or a contact's chat's
+        in a business account), from its input (a turn's, or a background job's), read once."""
         if name not in self._execution_chats:
             turn = json.loads(self.describe(name)["input"]).get("turn", {})
-            chat = turn.get("chat_id")
-            self._execution_chats[name] = None if chat is None else _conversation_key(chat, turn.get("topic"))
+            chat, topic, account = turn.get("chat_id"), turn.get("topic"), turn.get("account")
+            self._execution_chats[name] = None if chat is None else _conversation_key(chat, topic, account)
         return self._execution_chats[name]
 
     def _wait_all_settled(self, timeout: float = 10.0) -> None:
@@ -974,8 +974,8 @@ def _label(key: int) -> str:
     return conversation_at(key).label()
 
 
-def _conversation_key(chat_id: int, topic: int | None) -> int:
+def _conversation_key(chat_id: int, topic: int | None, account: int | None = None) -> int:
     from stepwise.aws.conversation_key import conversation_key
     from stepwise.telegram.conversation import Conversation
 
-    return conversation_key(Conversation(chat_id, topic))
+    return conversation_key(Conversation(chat_id, topic, account))

@@ -170,3 +170,37 @@ def test_an_item_queued_before_topics_is_the_chats_main_conversation(table: Any)
     lease = inbox.acquire_new(Conversation(chat), 5, 100, 60)
     assert lease == NewLease(f"chat{chat}-turn5-update5", 50), "the chat's generations go on"
     assert inbox.pending(Conversation(chat, 3)) == []
+
+
+_people = iter(range(20_000, 30_000))
+
+
+def test_a_contacts_chat_in_each_owners_account_has_its_own_queue_and_lease(inbox: Any) -> None:
+    """Issue 42: the same contact (one chat id) writing to an owner, to another owner and to the bot itself
+    fills three inboxes, each with its own lease, turn names and done markers."""
+    contact = next(_people)
+    at_owner, at_other, own = (
+        Conversation(contact, account=501),
+        Conversation(contact, account=502),
+        Conversation(contact),
+    )
+    conversations = (at_owner, at_other, own)
+    waiting: dict[Conversation, QueuedMessage] = {}
+    for where in conversations:
+        queued = message(contact, 1, where.label()).model_copy(update={"account": where.account})
+        assert inbox.enqueue(queued, 0) == "new", "the same update id: each conversation keeps its own"
+        (waiting[where],) = inbox.pending(where)
+        assert (waiting[where].text, waiting[where].conversation) == (where.label(), where)
+    leases = [inbox.acquire_new(where, 1, 100, 60) for where in conversations]
+    assert [lease.name if lease else None for lease in leases] == [
+        f"chat{contact}b501-turn1-update1",
+        f"chat{contact}b502-turn1-update1",
+        f"chat{contact}-turn1-update1",
+    ], "no conversation waits behind another's lease"
+    name = f"chat{contact}b501-turn1-update1"
+    taken = inbox.take(waiting[at_owner], name, "2026-11-23T09:00:01.000Z")
+    assert taken is not None and (taken.account, taken.conversation) == (501, at_owner)
+    inbox.finish(taken, 0)
+    assert inbox.pending(at_owner) == [] and inbox.release(at_owner, name)
+    assert [[m.status for m in inbox.pending(where)] for where in (at_other, own)] == [["queued"], ["queued"]]
+    assert inbox.holder(own) == (f"chat{contact}-turn1-update1", 160)

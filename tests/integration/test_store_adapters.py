@@ -27,6 +27,7 @@ from stepwise.jobs.models import Job
 from stepwise.ledger.dynamodb import DynamoToolCallLedger
 from stepwise.ledger.models import CallAlreadyRecorded, Once
 from stepwise.reminders.dynamodb import DynamoReminderStore
+from stepwise.reminders.firing import reminder_conversation
 from stepwise.reminders.models import Reminder
 from stepwise.reminders.store import Profile
 from stepwise.tasks.dynamodb import DynamoTaskRepository
@@ -817,3 +818,119 @@ def test_a_topics_items_are_read_under_the_key_they_were_written_with(dynamodb: 
     record = store.get(Conversation(chat, 7))
     assert record is not None and (record.conversation, record.summary) == (Conversation(chat, 7), "s7")
     assert Conversation(chat, 7) in set(store.all_chats())
+
+
+def _business(contact: int) -> tuple[Conversation, Conversation, Conversation]:
+    """A contact's chat in an owner's business account, the same contact's chat in another owner's account,
+    and the contact's own private chat with the bot: one chat id, three conversations."""
+    owner, other_owner = next(_users), next(_users)
+    return (
+        Conversation(contact, account=owner),
+        Conversation(contact, account=other_owner),
+        Conversation(contact),
+    )
+
+
+@pytest.mark.parametrize("kind", ADAPTERS)
+def test_a_contacts_chat_in_a_business_account_has_its_own_history_and_chat_record(
+    kind: str, dynamodb: Any
+) -> None:
+    """Issue 42: a contact's chat in an owner's account is kept apart from their chat in another owner's
+    account and from their own chat with the bot (the same chat id), message ids and all."""
+    repo = make(
+        kind, dynamodb, InMemoryMessageRepository, lambda d: DynamoMessageRepository(d.Table("MessagesTable"))
+    )
+    store = make(kind, dynamodb, InMemoryChatStore, lambda d: DynamoChatStore(d.Table("ChatsTable")))
+    contact = next(_chat_ids)
+    conversations = _business(contact)
+    for where in conversations:
+        repo.add(
+            StoredMessage(
+                id="m1",  # the same id and time in each: only the conversation tells them apart
+                chat_id=contact,
+                account=where.account,
+                role="user",
+                content=f"in {where.label()}",
+                created_at="2026-11-22T10:00:00.000Z",
+                sender="Bea",
+            )
+        )
+        store.record_message(where, contact, due_at=1)
+    for where in conversations:
+        (kept,) = repo.recent(where, 5)
+        assert (kept.content, kept.chat_id, kept.account, kept.conversation) == (
+            f"in {where.label()}",
+            contact,
+            where.account,
+            where,
+        )
+        assert [m.content for m in repo.after(where, "")] == [f"in {where.label()}"]
+    at_owner, _, own = conversations
+    store.set_window(at_owner, "kb")
+    assert [store.get(where).window_key for where in conversations] == ["kb", "", ""]
+    assert set(conversations) <= set(store.due_chats()) and set(conversations) <= set(store.all_chats())
+    assert store.get(at_owner).conversation == at_owner and store.get(own).conversation == own
+
+
+@pytest.mark.parametrize("kind", ADAPTERS)
+def test_records_of_a_contacts_chat_keep_its_owner(kind: str, dynamodb: Any) -> None:
+    """An approval, a turn's record, a reminder and a job set in a contact's chat read back in that chat of
+    that owner's account (never the contact's own chat with the bot)."""
+    contact = next(_chat_ids)
+    at_owner, _, _ = _business(contact)
+    owner = at_owner.account
+    assert owner is not None
+    approvals = make(
+        kind, dynamodb, InMemoryApprovalStore, lambda d: DynamoApprovalStore(d.Table("ApprovalsTable"), 60)
+    )
+    request = ApprovalRequest(
+        approval_id=f"a{contact}",
+        turn_id="t",
+        chat_id=contact,
+        account=owner,
+        user_id=contact,
+        step=0,
+        calls=[ApprovalCall(tool_use_id="u", description="Read task #1.")],
+        created_at="c",
+    )
+    approvals.create(request)
+    assert approvals.get(request.approval_id).conversation == at_owner
+    turns = make(
+        kind, dynamodb, InMemoryTurnStore, lambda d: DynamoTurnStore(d.Table("TurnsTable"), ttl_days=1)
+    )
+    turn = f"turn-{contact}"
+    turns.put_meta(
+        TurnMeta(
+            turn_id=turn,
+            chat_id=contact,
+            account=owner,
+            user_id=contact,
+            update_id=1,
+            user_message_id="m",
+            first_key="a",
+            last_key="b",
+            created_at="c",
+        )
+    )
+    assert turns.get_meta(turn).scope.conversation == at_owner and turns.get_meta(turn).scope.owner == owner
+    reminders = make(
+        kind, dynamodb, InMemoryReminderStore, lambda d: DynamoReminderStore(d.Table("RemindersTable"))
+    )
+    reminders.put(
+        Reminder(
+            user_id=owner,
+            chat_id=contact,
+            account=owner,
+            reminder_id=1,
+            text="call back",
+            expression="at(2026-11-24T10:00:00)",
+            timezone="UTC",
+            when="tomorrow at 10:00",
+            one_time=True,
+            created_at="c",
+        )
+    )
+    assert reminder_conversation(reminders.get(owner, 1)) == at_owner
+    jobs = job_store(kind, dynamodb)
+    jobs.create(_job(owner, 1, chat_id=contact, account=owner))
+    assert jobs.get(owner, 1).scope.conversation == at_owner

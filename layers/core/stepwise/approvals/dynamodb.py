@@ -84,7 +84,7 @@ class DynamoApprovalStore:
 
 def _request(item: dict[str, Any]) -> ApprovalRequest:
     data = {k: v for k, v in item.items() if k != "expires_at"}
-    for key in ("chat_id", "topic", "user_id", "step", "message_id", "decided_by"):
+    for key in ("chat_id", "topic", "account", "user_id", "step", "message_id", "decided_by"):
         if key in data:
             data[key] = int(data[key])
     return ApprovalRequest.model_validate(data)

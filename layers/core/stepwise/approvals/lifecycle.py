@@ -80,6 +80,7 @@ def open_request(
         turn_id=turn_id,
         chat_id=scope.conversation.chat_id,
         topic=scope.conversation.topic,
+        account=scope.conversation.account,
         user_id=scope.user_id,
         asker=scope.sender,
         step=step,

@@ -43,6 +43,7 @@ class ApprovalRequest(BaseModel):
     turn_id: str
     chat_id: int
     topic: int | None = None  # the topic of the turn that asks: the buttons are shown there
+    account: int | None = None  # the owner whose business account the chat is in; None: a chat with the bot
     user_id: int  # the member whose request raised it: only they may answer it
     asker: str | None = None  # in a group: their first name, which another member's tap is told
     step: int
@@ -59,4 +60,4 @@ class ApprovalRequest(BaseModel):
     @property
     def conversation(self) -> Conversation:
         """The conversation whose turn asks (its buttons are shown there)."""
-        return Conversation(self.chat_id, self.topic)
+        return Conversation(self.chat_id, self.topic, self.account)

@@ -104,6 +104,7 @@ def _from_item(item: dict[str, Any]) -> StoredMessage:
         id=item["id"],
         chat_id=conversation.chat_id,
         topic=conversation.topic,
+        account=conversation.account,
         role=item["role"],
         content=item["content"],
         created_at=item["created_at"],

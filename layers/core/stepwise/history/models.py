@@ -19,6 +19,7 @@ class StoredMessage(BaseModel):
     id: str
     chat_id: int
     topic: int | None = None  # the topic's message_thread_id; None: the chat itself
+    account: int | None = None  # the owner whose business account the chat is in; None: a chat with the bot
     role: Role
     content: str
     created_at: str  # ISO 8601 UTC
@@ -33,7 +34,7 @@ class StoredMessage(BaseModel):
     @property
     def conversation(self) -> Conversation:
         """The conversation whose history keeps it."""
-        return Conversation(self.chat_id, self.topic)
+        return Conversation(self.chat_id, self.topic, self.account)
 
     @property
     def sort_key(self) -> str:

@@ -247,6 +247,7 @@ def _from_item(item: dict[str, Any]) -> QueuedMessage:
         update={
             "chat_id": conversation.chat_id,
             "topic": conversation.topic,
+            "account": conversation.account,
             "status": item.get("status", "queued"),
             "turn_id": item.get("turn_id"),
             "claimed_at": item.get("claimed_at"),

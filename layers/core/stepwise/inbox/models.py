@@ -66,6 +66,7 @@ class QueuedMessage(BaseModel):
 
     chat_id: int
     topic: int | None = None  # the topic's message_thread_id; None: the chat itself
+    account: int | None = None  # the owner whose business account the chat is in; None: a chat with the bot
     update_id: int = Field(ge=0)
     user_id: int
     id: str = Field(min_length=1)  # the stored message's id (ids.new_id), fixed at receipt
@@ -105,7 +106,7 @@ class QueuedMessage(BaseModel):
     @property
     def conversation(self) -> Conversation:
         """The conversation whose inbox keeps it."""
-        return Conversation(self.chat_id, self.topic)
+        return Conversation(self.chat_id, self.topic, self.account)
 
     @property
     def scope(self) -> Scope:
@@ -121,7 +122,8 @@ class QueuedMessage(BaseModel):
 def turn_name(conversation: Conversation, generation: int, update_id: int) -> str:
     """The execution name of the conversation's n-th turn, started for the waiting message `update_id`:
     unique (a retried start never starts it twice) and at most 69 characters for Telegram's largest ids
-    (`chat<id>-turn…` in a chat itself, as before topics; `chat<id>t<topic>-turn…` in a topic)."""
+    (`chat<id>-turn…` in a chat itself, as before topics; `chat<id>t<topic>-turn…` in a topic), 77 for the
+    largest ids `Conversation` takes (`chat<id>b<owner>-turn…` in a contact's chat in a business account)."""
     return f"chat{conversation.label()}-turn{generation}-update{update_id}"
 
 

@@ -158,6 +158,7 @@ class Sequencer:
                 turn_id=name,
                 chat_id=head.chat_id,
                 topic=head.topic,
+                account=head.account,
                 user_id=head.user_id,
                 update_id=head.update_id,
             ),
@@ -170,6 +171,7 @@ class Sequencer:
                 "turn_id": name,
                 "chat_id": head.chat_id,
                 "topic": head.topic,
+                "account": head.account,
                 "update_id": head.update_id,
             },
         )

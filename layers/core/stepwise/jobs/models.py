@@ -43,6 +43,7 @@ class Job(BaseModel):
     number: int = Field(ge=1)
     chat_id: int
     topic: int | None = None  # the topic that started it: its report goes there
+    account: int | None = None  # the owner whose business account the chat is in; None: a chat with the bot
     execution: str = Field(min_length=1, max_length=80)
     title: str
     task: str
@@ -64,7 +65,7 @@ class Job(BaseModel):
     def scope(self) -> Scope:
         """Whose the job is: the conversation that started it (its report goes there) and the user who asked
         for it; it reads and writes what that conversation's turns do."""
-        return Scope(Conversation(self.chat_id, self.topic), self.user_id)
+        return Scope(Conversation(self.chat_id, self.topic, self.account), self.user_id)
 
 
 def job_execution_name(call_id: str) -> str:

@@ -185,7 +185,10 @@ def _summarize_chat(conversation: Conversation, force: bool, services: Summarize
     kept = bool(summary) and summary != (chat.summary or "").strip()
     if summary:
         owner = Scope(conversation, chat.user_id).owner  # a group's summary is the group's
-        services.memory.save_summary(owner, conversation, summary, iso_utc(services.clock()))
+        # a contact's chat in a business account keeps its summary on its record only: as the owner's memory
+        # it would be recalled in the owner's own conversations with the bot, which it never enters
+        if not conversation.in_business:
+            services.memory.save_summary(owner, conversation, summary, iso_utc(services.clock()))
     else:
         logger.info(
             "nothing worth keeping; the summary stays as it was",

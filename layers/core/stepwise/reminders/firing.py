@@ -65,6 +65,7 @@ def fire(event: FireEvent, services: FireServices) -> FireOutcome:
     message = QueuedMessage(
         chat_id=scope.conversation.chat_id,
         topic=scope.conversation.topic,
+        account=scope.conversation.account,
         update_id=scheduled_update_id(int(fired_at.timestamp()), reminder.user_id, reminder.reminder_id),
         user_id=scope.user_id,
         id=services.new_id(),
@@ -84,7 +85,7 @@ def fire(event: FireEvent, services: FireServices) -> FireOutcome:
 
 def reminder_conversation(reminder: Reminder) -> Conversation:
     """Where the reminder fires: the topic where it was set, or the chat itself."""
-    return Conversation(reminder.chat_id, reminder.topic)
+    return Conversation(reminder.chat_id, reminder.topic, reminder.account)
 
 
 def _idle(reminder: Reminder, services: FireServices, now: datetime) -> bool:

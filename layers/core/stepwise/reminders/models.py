@@ -24,6 +24,7 @@ class Reminder(BaseModel):
     user_id: int
     chat_id: int
     topic: int | None = None  # the topic where it was set: it fires there (None: the chat itself)
+    account: int | None = None  # the owner whose business account the chat is in; None: a chat with the bot
     reminder_id: int = Field(ge=1, le=MAX_REMINDER_ID)
     text: str
     checkin: bool = False

@@ -177,6 +177,7 @@ def report_message(job: Job) -> QueuedMessage:
     return QueuedMessage(
         chat_id=scope.conversation.chat_id,
         topic=scope.conversation.topic,
+        account=scope.conversation.account,
         update_id=outside_update_id(int(finished.timestamp()), nonce),
         user_id=scope.user_id,
         id=f"job{job.number}-{job.execution[-16:]}",

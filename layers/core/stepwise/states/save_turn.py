@@ -39,6 +39,7 @@ def save_reply(turn: TurnRef, reply: Reply | None, user_id: int, services: TurnS
         id=reply.message_id,
         chat_id=turn.chat_id,
         topic=turn.topic,
+        account=turn.account,
         role="assistant",
         content=_kept(reply),
         created_at=reply.created_at,

@@ -257,6 +257,7 @@ def set_reminder_intent(
         user_id=context.owner,
         chat_id=context.scope.conversation.chat_id,
         topic=context.scope.conversation.topic,
+        account=context.scope.conversation.account,
         reminder_id=reminders.allocate_id(context.owner),
         text=args.text,
         checkin=args.checkin,

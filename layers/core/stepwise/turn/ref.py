@@ -20,6 +20,7 @@ class TurnRef(BaseModel):
     turn_id: str = Field(min_length=1)
     chat_id: int
     topic: int | None = None  # the topic's message_thread_id; None: the chat itself (an older input too)
+    account: int | None = None  # the owner whose business account the chat is in; None: a chat with the bot
     user_id: int
     update_id: int
     job: int | None = Field(default=None, ge=1)  # a background job's number: the turn is that job
@@ -27,7 +28,7 @@ class TurnRef(BaseModel):
     @property
     def conversation(self) -> Conversation:
         """The conversation the turn answers."""
-        return Conversation(self.chat_id, self.topic)
+        return Conversation(self.chat_id, self.topic, self.account)
 
     def log_keys(self) -> dict[str, object]:
         """The keys every log line of this turn carries."""
@@ -36,4 +37,6 @@ class TurnRef(BaseModel):
             "chat_id": self.chat_id,
             "update_id": self.update_id,
         }
+        if self.account is not None:
+            keys["account"] = self.account
         return keys if self.topic is None else keys | {"topic": self.topic}

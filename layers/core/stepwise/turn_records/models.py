@@ -136,6 +136,7 @@ class TurnMeta(BaseModel):
     turn_id: str
     chat_id: int
     topic: int | None = None  # the topic's message_thread_id; None: the chat itself
+    account: int | None = None  # the owner whose business account the chat is in; None: a chat with the bot
     user_id: int
     update_id: int
     user_message_id: str
@@ -173,7 +174,7 @@ class TurnMeta(BaseModel):
     @property
     def conversation(self) -> Conversation:
         """The conversation the turn answers."""
-        return Conversation(self.chat_id, self.topic)
+        return Conversation(self.chat_id, self.topic, self.account)
 
     @property
     def scope(self) -> Scope:
