@@ -83,3 +83,26 @@ def test_refusals_the_24_hours_and_one_message_however_often_send_is_pressed(
     assert api.messages() == []
     assert [a["status"] for a in api.attempts("sendMessage")] == [400, 400, 403, 200, 400]
     assert api.calls("sendChatAction") == []
+
+
+def test_a_press_that_arrives_while_the_first_is_sending_sends_nothing(
+    ledger: DynamoToolCallLedger, api: FakeBotApi
+) -> None:
+    api.add_business_connection("bc-1", OWNER)
+    api.contact_wrote("bc-1", CONTACT)
+    reply = BusinessReply("s1", "bc-1", CONTACT, "On my way.")
+    second: list[Any] = []
+
+    class Waiting(BotApiClient):
+        """The same press arrives again (a second Lambda) while the first waits for Telegram's answer."""
+
+        def send_message(self, chat_id: int, text: str, **kwargs: Any) -> int:
+            if not second:
+                second.append(send_suggestion_once(ledger, self, reply))
+            return super().send_message(chat_id, text, **kwargs)
+
+    first = send_suggestion_once(ledger, Waiting(TOKEN, api.base_url, timeout_seconds=5), reply)
+    # DynamoDB's conditional write let one call through: it sent; the other saw it in progress
+    assert first == Sent(1)
+    assert [outcome.kind for outcome in second] == ["in_progress"]
+    assert [m["text"] for m in api.business_messages(CONTACT)] == ["On my way."]

@@ -218,8 +218,10 @@ def _stored(outcome: SendOutcome) -> dict[str, Any]:
             return {"outcome": "failed", "detail": detail}
         case Refused(reason=reason, detail=detail):
             return {"outcome": "refused", "reason": str(reason), "detail": detail}
-        case _:
-            return {"outcome": "unconfirmed", "detail": getattr(outcome, "detail", "")}
+        case Unconfirmed(detail=detail):
+            return {"outcome": "unconfirmed", "detail": detail}
+        case _:  # already sent, in progress: another call's attempt, never this one's
+            raise ValueError(f"an attempt does not end {outcome.kind}")
 
 
 def _settled(record: ToolCallRecord, now: float, grace_seconds: float) -> SendOutcome | None:
