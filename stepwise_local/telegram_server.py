@@ -9,7 +9,15 @@ Telegram (up to 20 MB). Topics: ``message_thread_id`` is checked as Telegram doe
 not have, or a forum's General topic 1, is "Bad Request: message thread not found"); ``createForumTopic``
 opens one (refused in a private chat while ``topics_enabled``, getMe's ``has_topics_enabled``, is off, and
 in a group that is not one of the ``forums``),
-``add_topic`` opens one as its user would and ``delete_topic`` deletes one. Standard library only.
+``add_topic`` opens one as its user would and ``delete_topic`` deletes one.
+
+Business connections: a test (or the chat) registers one with ``add_business_connection`` (its id, its owner,
+whether it is enabled and may reply) and a contact's last message in the owner's account with
+``contact_wrote``. ``sendMessage`` with ``business_connection_id`` then succeeds only through a known,
+enabled connection that may reply, to a private chat (not the owner's own) whose contact wrote within the last
+24 hours on the server's clock (``now``; ``advance_clock`` moves it), and otherwise answers as Telegram does
+(see the ``BUSINESS_*`` answers below). What went out through a connection is kept apart from the bot's own
+messages: ``business_messages``. Standard library only.
 """
 
 from __future__ import annotations
@@ -71,6 +79,19 @@ MAX_COMMAND_DESCRIPTION = 256
 MAX_TOPIC_NAME = 128
 GENERAL_TOPIC = 1
 THREAD_NOT_FOUND = "Bad Request: message thread not found"
+# A business bot may answer a contact only within 24 hours of the contact's last message.
+BUSINESS_REPLY_WINDOW_SECONDS = 24 * 3600
+# Telegram's answers to a business send it refuses. An unknown connection: TDLib's check (the Bot API server
+# lowers the first letter); past the 24 hours: the MTProto error documented for messages.sendMessage, passed
+# through by the Bot API as the name. Not documented for the Bot API: a disabled connection (taken here as
+# Telegram's BUSINESS_CONNECTION_INVALID) and a connection without the right to reply (MTProto's 403
+# BOT_ACCESS_FORBIDDEN, an operation the connection does not allow).
+BUSINESS_CONNECTION_NOT_FOUND = "Bad Request: business connection not found"
+BUSINESS_CONNECTION_DISABLED = "Bad Request: BUSINESS_CONNECTION_INVALID"
+BUSINESS_CANNOT_REPLY = "Forbidden: BOT_ACCESS_FORBIDDEN"
+BUSINESS_PAST_WINDOW = "Bad Request: BUSINESS_PEER_USAGE_MISSING"
+BUSINESS_NOT_PRIVATE = "Bad Request: chat must be a private chat"
+BUSINESS_TO_SELF = "Bad Request: messages must not be sent to self"
 
 
 class BotApiError(Exception):
@@ -256,6 +277,10 @@ class FakeBotApi(LoopbackServer):
         self.reads_all_group_messages = False  # getMe's can_read_all_group_messages: privacy mode off
         self.forums: set[int] = set()  # the groups that are forums (topics on); the others have none
         self._topics: dict[tuple[int, int], str] = {}  # (chat, thread) -> name, while the topic exists
+        self._business_connections: dict[str, dict[str, Any]] = {}  # id -> user_id, is_enabled, can_reply
+        self._contact_wrote_at: dict[tuple[int, int], float] = {}  # (owner, chat) -> contact's last message
+        self._business_messages: list[dict[str, Any]] = []
+        self._clock_offset = 0.0
 
     def handler(self) -> type[BaseHTTPRequestHandler]:
         return _Handler
@@ -281,6 +306,18 @@ class FakeBotApi(LoopbackServer):
         """Sent messages (sendMessage params plus ``message_id``), in order, with edits applied."""
         with self._lock:
             return [_copy(m) for m in self._messages if chat_id is None or m["chat_id"] == chat_id]
+
+    def business_messages(
+        self, chat_id: int | None = None, connection_id: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Messages sent through a business connection (sendMessage params plus ``message_id``), in order,
+        with edits applied; never in ``messages``."""
+        with self._lock:
+            return [
+                _copy(m)
+                for m in self._business_messages
+                if chat_id in (None, m["chat_id"]) and connection_id in (None, m["business_connection_id"])
+            ]
 
     def voices(self, chat_id: int | None = None) -> list[dict[str, Any]]:
         """Sent voice messages (sendVoice params with the upload's `sha256`, `size` and `message_id`), in
@@ -363,6 +400,36 @@ class FakeBotApi(LoopbackServer):
         self._last_message_id[chat_id] = thread
         self._topics[(chat_id, thread)] = name
         return thread
+
+    # -- business connections and the server's clock ----------------------------------------------
+
+    def now(self) -> float:
+        """The server's clock (epoch seconds): the real time, moved by ``advance_clock``."""
+        return time.time() + self._clock_offset
+
+    def advance_clock(self, seconds: float) -> None:
+        """Move the server's clock forward (the 24 hours a business bot may reply in pass at once)."""
+        with self._lock:
+            self._clock_offset += seconds
+
+    def add_business_connection(
+        self, connection_id: str, owner_id: int, *, enabled: bool = True, can_reply: bool = True
+    ) -> None:
+        """Connect the bot to `owner_id`'s account (or change the connection: disabled, or its right to reply
+        taken away)."""
+        with self._lock:
+            self._business_connections[connection_id] = {
+                "user_id": owner_id,
+                "is_enabled": enabled,
+                "can_reply": can_reply,
+            }
+
+    def contact_wrote(self, connection_id: str, chat_id: int, at: float | None = None) -> None:
+        """The contact of `chat_id` wrote to the connection's owner (at `at`, or now on the server's clock):
+        the bot may answer in that chat for 24 hours."""
+        with self._lock:
+            owner = self._business_connections[connection_id]["user_id"]
+            self._contact_wrote_at[(owner, chat_id)] = self.now() if at is None else at
 
     # -- fault injection ---------------------------------------------------------------------------
 
@@ -610,6 +677,8 @@ class FakeBotApi(LoopbackServer):
         return True
 
     def _do_send_message(self, params: dict[str, Any]) -> dict[str, Any]:
+        if params.get("business_connection_id") is not None:
+            return self._send_business_message(params)
         if params.get("parse_mode") == "HTML" and self._html_rejections > 0:
             self._html_rejections -= 1
             raise BotApiError(
@@ -645,8 +714,51 @@ class FakeBotApi(LoopbackServer):
         self._voices.append({**_copy(params), "chat_id": chat_id, "message_id": message_id})
         return {**self._message_object(chat_id, message_id, "", None), "voice": {"file_id": voice["sha256"]}}
 
+    def _send_business_message(self, params: dict[str, Any]) -> dict[str, Any]:
+        """sendMessage through a business connection: the connection and the chat are checked first (as
+        TDLib and Telegram do), then the message as any other."""
+        connection_id = str(params["business_connection_id"])
+        connection = self._replying_connection(connection_id)
+        chat_id = params["chat_id"]
+        if isinstance(chat_id, str) and re.fullmatch(r"-?\d+", chat_id):
+            chat_id = int(chat_id)
+        if not isinstance(chat_id, int) or chat_id <= 0:
+            raise _bad(BUSINESS_NOT_PRIVATE)
+        owner = connection["user_id"]
+        if chat_id == owner:
+            raise _bad(BUSINESS_TO_SELF)
+        wrote_at = self._contact_wrote_at.get((owner, chat_id))
+        if wrote_at is None or self.now() - wrote_at > BUSINESS_REPLY_WINDOW_SECONDS:
+            raise _bad(BUSINESS_PAST_WINDOW)
+        text = self._visible_text(params)
+        _check_reply_markup(params.get("reply_markup"))
+        check_link_preview_options(params.get("link_preview_options"), self._types["LinkPreviewOptions"])
+        counter = ("business", owner, chat_id)  # the owner's chat with the contact, not the bot's
+        message_id = self._last_message_id.get(counter, 0) + 1
+        self._last_message_id[counter] = message_id
+        self._business_messages.append({**_copy(params), "chat_id": chat_id, "message_id": message_id})
+        return self._message_object(chat_id, message_id, text, params.get("reply_markup")) | {
+            "from": {"id": owner, "is_bot": False, "first_name": "Owner"},
+            "business_connection_id": connection_id,
+            "sender_business_bot": self._bot_user(),
+        }
+
+    def _replying_connection(self, connection_id: str) -> dict[str, Any]:
+        """The connection, if the bot may reply through it; else Telegram's refusal."""
+        connection = self._business_connections.get(connection_id)
+        if connection is None:
+            raise _bad(BUSINESS_CONNECTION_NOT_FOUND)
+        if not connection["is_enabled"]:
+            raise _bad(BUSINESS_CONNECTION_DISABLED)
+        if not connection["can_reply"]:
+            raise BotApiError(HTTPStatus.FORBIDDEN, BUSINESS_CANNOT_REPLY)
+        return connection
+
     def _do_edit_message_text(self, params: dict[str, Any]) -> dict[str, Any]:
-        message = self._find_message(params)
+        if params.get("business_connection_id") is not None:
+            message = self._find_business_message(params)
+        else:
+            message = self._find_message(params)
         if params.get("text") in (None, ""):
             raise _bad("Bad Request: text must be non-empty")
         text = self._visible_text(params)
@@ -706,6 +818,16 @@ class FakeBotApi(LoopbackServer):
         for message in self._messages:
             same_chat = message["chat_id"] == params.get("chat_id")
             if same_chat and message["message_id"] == params.get("message_id"):
+                return message
+        raise _bad("Bad Request: message to edit not found")
+
+    def _find_business_message(self, params: dict[str, Any]) -> dict[str, Any]:
+        connection_id = str(params["business_connection_id"])
+        self._replying_connection(connection_id)
+        for message in self._business_messages:
+            same_chat = message["chat_id"] == params.get("chat_id")
+            same_message = message["message_id"] == params.get("message_id")
+            if same_chat and same_message and message["business_connection_id"] == connection_id:
                 return message
         raise _bad("Bad Request: message to edit not found")
 

@@ -36,6 +36,7 @@ class SentMessage:
     reply_markup: InlineKeyboardMarkup | None = None
     edits: int = 0
     message_thread_id: int | None = None
+    business_connection_id: str | None = None  # sent through this business connection, in its owner's name
 
 
 @dataclass
@@ -80,6 +81,7 @@ class InMemoryTelegram:
         reply_markup: InlineKeyboardMarkup | None = None,
         link_previews: bool = False,
         message_thread_id: int | None = None,
+        business_connection_id: str | None = None,
     ) -> int:
         """Record the message and return a new message_id (increasing per chat)."""
         self._record(
@@ -90,12 +92,19 @@ class InMemoryTelegram:
             reply_markup=reply_markup,
             link_previews=link_previews,
             message_thread_id=message_thread_id,
+            business_connection_id=business_connection_id,
         )
         _check_text("sendMessage", text)
         message_id = self._next_id(chat_id)
         self.sent.append(
             SentMessage(
-                chat_id, message_id, text, parse_mode, reply_markup, message_thread_id=message_thread_id
+                chat_id,
+                message_id,
+                text,
+                parse_mode,
+                reply_markup,
+                message_thread_id=message_thread_id,
+                business_connection_id=business_connection_id,
             )
         )
         return message_id
@@ -187,8 +196,10 @@ class InMemoryTelegram:
         parse_mode: str | None = None,
         reply_markup: InlineKeyboardMarkup | None = None,
         link_previews: bool = False,
+        business_connection_id: str | None = None,
     ) -> None:
-        """Apply the edit to the sent message; an unknown message raises ``TelegramBadRequest``."""
+        """Apply the edit to the sent message; an unknown message raises ``TelegramBadRequest``, and so does
+        a message sent through a business connection edited without that connection (or the reverse)."""
         self._record(
             "edit_message_text",
             chat_id=chat_id,
@@ -197,10 +208,12 @@ class InMemoryTelegram:
             parse_mode=parse_mode,
             reply_markup=reply_markup,
             link_previews=link_previews,
+            business_connection_id=business_connection_id,
         )
         _check_text("editMessageText", text)
         for message in self.sent:
-            if message.chat_id == chat_id and message.message_id == message_id:
+            same_connection = message.business_connection_id == business_connection_id
+            if message.chat_id == chat_id and message.message_id == message_id and same_connection:
                 message.text = text
                 message.parse_mode = parse_mode
                 message.reply_markup = reply_markup
@@ -214,8 +227,9 @@ class InMemoryTelegram:
         self.webhook = {"url": url, "secret_token": secret_token, "allowed_updates": list(allowed_updates)}
 
     def _record(self, method: str, **params: Any) -> None:
-        if params.get("message_thread_id", 0) is None:  # recorded only when sent, as the Bot API gets it
-            del params["message_thread_id"]
+        for optional in ("message_thread_id", "business_connection_id"):
+            if params.get(optional, 0) is None:  # recorded only when sent, as the Bot API gets it
+                del params[optional]
         self.calls.append((method, params))
         pending = self._failures.get(method)
         if pending:

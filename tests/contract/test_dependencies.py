@@ -56,6 +56,7 @@ LAYERS: list[tuple[str, frozenset[str]]] = [
                 "offline",
                 "prompt",
                 "reminders",
+                "secretary",
                 "skills",
                 "tasks",
                 "turn_records",

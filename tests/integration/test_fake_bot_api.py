@@ -397,3 +397,70 @@ def test_a_deleted_topics_message_reaches_the_main_chat_once(api: FakeBotApi) ->
     assert api.text_of(second) == f"(For topic #{thread}, which was deleted:)\n\nafter"
     assert len(api.attempts("sendMessage")) == 3, "refused once, then sent once"
     assert api.calls("sendChatAction") == [], "no typing shown anywhere for a deleted topic"
+
+
+OWNER = 2002
+CONTACT = 3003
+
+
+def test_a_business_send_needs_a_connection_that_may_reply_and_a_contact_who_wrote_in_24_hours(
+    api: FakeBotApi, received: list[dict[str, Any]]
+) -> None:
+    client = make_client(api)
+
+    def say() -> int:
+        return client.send_message(CONTACT, "See you at 6", business_connection_id="bc-1")
+
+    def refusal() -> tuple[type[Exception], str]:
+        with pytest.raises((TelegramBadRequest, TelegramForbidden)) as caught:
+            say()
+        return type(caught.value), caught.value.description
+
+    # An unknown connection, then one whose contact has not written
+    assert refusal() == (TelegramBadRequest, "Bad Request: business connection not found")
+    api.add_business_connection("bc-1", OWNER)
+    assert refusal() == (TelegramBadRequest, "Bad Request: BUSINESS_PEER_USAGE_MISSING")
+    # The contact writes: a connection turned off, then one without the right to reply, are refused
+    api.contact_wrote("bc-1", CONTACT)
+    api.add_business_connection("bc-1", OWNER, enabled=False)
+    assert refusal() == (TelegramBadRequest, "Bad Request: BUSINESS_CONNECTION_INVALID")
+    api.add_business_connection("bc-1", OWNER, can_reply=False)
+    assert refusal() == (TelegramForbidden, "Forbidden: BOT_ACCESS_FORBIDDEN")
+    # A connection that may reply: the message goes out in the owner's name, and is edited through it
+    api.add_business_connection("bc-1", OWNER)
+    message_id = say()
+    client.edit_message_text(CONTACT, message_id, "See you at 7", business_connection_id="bc-1")
+    with pytest.raises(TelegramBadRequest, match="message to edit not found"):
+        client.edit_message_text(CONTACT, message_id, "not through the connection")
+    status, body = raw_post(
+        api, "sendMessage", {"business_connection_id": "bc-1", "chat_id": OWNER, "text": "x"}
+    )
+    assert (status, body["description"]) == (400, "Bad Request: messages must not be sent to self")
+    # 24 hours after the contact's message, the bot may no longer reply
+    api.advance_clock(24 * 3600 + 1)
+    assert refusal() == (TelegramBadRequest, "Bad Request: BUSINESS_PEER_USAGE_MISSING")
+    # What went out through the connection is kept apart from the bot's own messages
+    (sent,) = api.business_messages(CONTACT)
+    assert (sent["business_connection_id"], sent["message_id"], sent["text"]) == ("bc-1", 1, "See you at 7")
+    assert sent["edit_count"] == 1
+    assert api.messages() == []
+    assert api.business_messages(connection_id="other") == []
+    assert [a["status"] for a in api.attempts("sendMessage")] == [400, 400, 400, 403, 200, 400, 400]
+    assert [(m["method"], m.get("business_connection_id")) for m in received] == [
+        ("sendMessage", "bc-1"),
+        ("editMessageText", "bc-1"),
+    ]
+
+
+def test_a_business_send_answers_with_the_message_as_telegram_does(api: FakeBotApi) -> None:
+    api.add_business_connection("bc-9", OWNER)
+    api.contact_wrote("bc-9", CONTACT)
+    status, body = raw_post(
+        api, "sendMessage", {"business_connection_id": "bc-9", "chat_id": CONTACT, "text": "Hi"}
+    )
+    assert status == 200
+    message = body["result"]
+    assert message["business_connection_id"] == "bc-9"
+    assert message["chat"] == {"id": CONTACT, "type": "private"}
+    assert message["from"]["id"] == OWNER
+    assert message["sender_business_bot"]["is_bot"] is True

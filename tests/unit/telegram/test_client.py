@@ -90,6 +90,29 @@ def test_link_previews_are_off_unless_asked_for_in_sends_and_edits() -> None:
     ]
 
 
+def test_business_connection_id_is_sent_only_when_given_in_sends_and_edits() -> None:
+    # Given a client whose calls all succeed
+    client, pool, _ = make_client([ok({"message_id": 4}), ok({"message_id": 5}), ok(True), ok(True)])
+    # When a message is sent and edited through a business connection, and another without one
+    client.send_message(5, "See you at 6", business_connection_id="bc-1")
+    client.send_message(5, "to the bot's own chat")
+    client.edit_message_text(5, 4, "See you at 7", business_connection_id="bc-1")
+    client.edit_message_text(5, 5, "edited")
+    # Then Telegram's parameter of that name is in the calls that gave it, and only in them
+    assert [body.get("business_connection_id", "absent") for body in pool.bodies()] == [
+        "bc-1",
+        "absent",
+        "bc-1",
+        "absent",
+    ]
+    assert pool.bodies()[0] == {
+        "business_connection_id": "bc-1",
+        "chat_id": 5,
+        "text": "See you at 6",
+        "link_preview_options": {"is_disabled": True},
+    }
+
+
 def test_other_methods_send_their_parameters() -> None:
     # Given a client whose calls all succeed
     client, pool, _ = make_client([ok(True), ok(True), ok({"message_id": 3}), ok(True)])
@@ -425,6 +448,26 @@ def test_in_memory_telegram_records_calls_and_messages() -> None:
         "send_chat_action",
     ]
     assert fake.calls_of("send_chat_action") == [{"chat_id": 10, "action": "typing"}]
+
+
+def test_in_memory_telegram_keeps_the_business_connection_of_what_it_sends() -> None:
+    # Given the in-memory fake
+    fake = InMemoryTelegram()
+    # When a message goes out through a business connection and one does not
+    through = fake.send_message(10, "See you at 6", business_connection_id="bc-1")
+    fake.send_message(10, "hello")
+    # Then each message keeps its connection, and the calls record it only when given
+    assert [(m.text, m.business_connection_id) for m in fake.sent] == [
+        ("See you at 6", "bc-1"),
+        ("hello", None),
+    ]
+    assert [c.get("business_connection_id") for c in fake.calls_of("send_message")] == ["bc-1", None]
+    assert "business_connection_id" not in fake.calls_of("send_message")[1]
+    # And the business message is edited through its connection only, as Telegram finds it
+    with pytest.raises(TelegramBadRequest):
+        fake.edit_message_text(10, through, "See you at 7")
+    fake.edit_message_text(10, through, "See you at 7", business_connection_id="bc-1")
+    assert fake.texts(10) == ["See you at 7", "hello"]
 
 
 def test_in_memory_telegram_raises_injected_failures_once() -> None:

@@ -61,9 +61,11 @@ class TelegramClient(Protocol):
         reply_markup: InlineKeyboardMarkup | None = None,
         message_thread_id: int | None = None,
         link_previews: bool = False,
+        business_connection_id: str | None = None,
     ) -> int:
         """Send a text message (into the topic `message_thread_id`, if given) and return its message_id;
-        Telegram builds no link preview (its servers fetch nothing) unless `link_previews`."""
+        Telegram builds no link preview (its servers fetch nothing) unless `link_previews`. With
+        `business_connection_id` it goes out through that business connection, in its owner's name."""
         ...
 
     def send_chat_action(
@@ -96,9 +98,11 @@ class TelegramClient(Protocol):
         parse_mode: str | None = None,
         reply_markup: InlineKeyboardMarkup | None = None,
         link_previews: bool = False,
+        business_connection_id: str | None = None,
     ) -> None:
         """Replace the text (and keyboard) of a sent message, without a link preview unless `link_previews`;
-        an unchanged text is not an error."""
+        an unchanged text is not an error. A message sent through a business connection is edited with
+        its `business_connection_id`."""
         ...
 
     def set_webhook(self, url: str, secret_token: str, allowed_updates: list[str]) -> None:
@@ -163,13 +167,16 @@ class BotApiClient:
         reply_markup: InlineKeyboardMarkup | None = None,
         message_thread_id: int | None = None,
         link_previews: bool = False,
+        business_connection_id: str | None = None,
     ) -> int:
         """Send a text message (into the topic `message_thread_id`, if given) and return its message_id; with
         `link_previews` False (the default) Telegram is told to build no link preview, so its servers fetch no
-        link of the text."""
+        link of the text. With `business_connection_id` it goes out through that business connection, in its
+        owner's name (the parameter is sent only when given)."""
         result = self.call(
             "sendMessage",
             {
+                "business_connection_id": business_connection_id,
                 "chat_id": chat_id,
                 "message_thread_id": message_thread_id,
                 "text": text,
@@ -259,10 +266,13 @@ class BotApiClient:
         parse_mode: str | None = None,
         reply_markup: InlineKeyboardMarkup | None = None,
         link_previews: bool = False,
+        business_connection_id: str | None = None,
     ) -> None:
         """Replace the text (and keyboard) of a sent message, without a link preview unless `link_previews`;
-        an unchanged text is not an error."""
+        an unchanged text is not an error. A message sent through a business connection is edited with
+        its `business_connection_id` (sent only when given)."""
         params = {
+            "business_connection_id": business_connection_id,
             "chat_id": chat_id,
             "message_id": message_id,
             "text": text,
