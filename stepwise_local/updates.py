@@ -225,3 +225,58 @@ def callback_query(
             "data": data,
         },
     }
+
+
+def business_connection(
+    owner_id: int,
+    *,
+    connection_id: str = "bc-local",
+    enabled: bool = True,
+    can_reply: bool = True,
+    date: int | None = None,
+    update_id: int | None = None,
+    first_name: str = "Local",
+) -> dict[str, Any]:
+    """An update saying the bot was connected to (or disconnected from) the owner's Telegram Business account
+    (docs/secretary.md); `user_chat_id` is the owner's private chat with the bot."""
+    connection = {
+        "id": connection_id,
+        "user": user(owner_id, first_name),
+        "user_chat_id": owner_id,
+        "date": date if date is not None else int(time.time()),
+        "rights": {"can_reply": can_reply, "can_read_messages": True},
+        "is_enabled": enabled,
+    }
+    return {
+        "update_id": update_id if update_id is not None else next(_update_ids),
+        "business_connection": connection,
+    }
+
+
+def business_message(
+    sender_id: int,
+    text: str,
+    *,
+    connection_id: str = "bc-local",
+    chat_id: int | None = None,
+    first_name: str = "Contact",
+    update_id: int | None = None,
+) -> dict[str, Any]:
+    """An update carrying a message in a chat of a connected business account: `sender_id` wrote it in the
+    chat with the contact `chat_id` (the sender's own id by default: the contact writing)."""
+    message = {
+        "message_id": next(_message_ids),
+        "from": user(sender_id, first_name),
+        "chat": {
+            "id": chat_id if chat_id is not None else sender_id,
+            "type": "private",
+            "first_name": first_name,
+        },
+        "date": int(time.time()),
+        "text": text,
+        "business_connection_id": connection_id,
+    }
+    return {
+        "update_id": update_id if update_id is not None else next(_update_ids),
+        "business_message": message,
+    }

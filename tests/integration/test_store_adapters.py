@@ -30,6 +30,8 @@ from stepwise.reminders.dynamodb import DynamoReminderStore
 from stepwise.reminders.firing import reminder_conversation
 from stepwise.reminders.models import Reminder
 from stepwise.reminders.store import Profile
+from stepwise.secretary.connections import SecretaryConnection
+from stepwise.secretary.dynamodb import DynamoBusinessConnectionStore
 from stepwise.tasks.dynamodb import DynamoTaskRepository
 from stepwise.tasks.models import Task
 from stepwise.telegram.conversation import Conversation
@@ -43,6 +45,7 @@ from stepwise_local.in_memory.history import InMemoryMessageRepository
 from stepwise_local.in_memory.jobs import InMemoryJobStore
 from stepwise_local.in_memory.ledger import InMemoryToolCallLedger
 from stepwise_local.in_memory.reminders import InMemoryReminderStore
+from stepwise_local.in_memory.secretary import InMemoryBusinessConnectionStore
 from stepwise_local.in_memory.tasks import InMemoryTaskRepository
 from stepwise_local.in_memory.turn_records import InMemoryTurnStore
 from stepwise_local.template import Template
@@ -934,3 +937,27 @@ def test_records_of_a_contacts_chat_keep_its_owner(kind: str, dynamodb: Any) -> 
     jobs = job_store(kind, dynamodb)
     jobs.create(_job(owner, 1, chat_id=contact, account=owner))
     assert jobs.get(owner, 1).scope.conversation == at_owner
+
+
+@pytest.mark.parametrize("kind", ADAPTERS)
+def test_business_connections(kind: str, dynamodb: Any) -> None:
+    store = make(
+        kind,
+        dynamodb,
+        InMemoryBusinessConnectionStore,
+        lambda d: DynamoBusinessConnectionStore(d.Table("SecretaryTable")),
+    )
+    first = SecretaryConnection("bc-" + kind, 1001, 1001, "Ada", may_reply=True, enabled=True, date=100)
+    assert store.get(first.connection_id) is None
+    assert not store.claim(first.connection_id, "welcomed", True), "nothing to claim on no connection"
+    store.save(first)
+    assert store.get(first.connection_id) == first
+    assert store.claim(first.connection_id, "welcomed", True)
+    assert not store.claim(first.connection_id, "welcomed", True), "claimed once"
+    store.save(first._replace(enabled=False, date=200))  # a newer update keeps the flags
+    assert store.get(first.connection_id) == first._replace(enabled=False, date=200, welcomed=True)
+    store.save(first._replace(owner_name="Old", date=150))  # an older one changes nothing
+    assert store.get(first.connection_id).owner_name == "Ada"
+    assert store.claim(first.connection_id, "stop_told", True)
+    assert store.claim(first.connection_id, "stop_told", False)
+    assert store.get(first.connection_id).stop_told is False

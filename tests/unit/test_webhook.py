@@ -12,12 +12,15 @@ from support.turn_fakes import RecordingStarter
 
 from stepwise.approvals.lifecycle import PressServices
 from stepwise.inbox.sequencer import Sequencer
+from stepwise.secretary.connections import WELCOME
 from stepwise.telegram.conversation import Conversation
+from stepwise.telegram.errors import TelegramError
 from stepwise.warmups.warmer import Warmups, WarmupTargets, forget_container
 from stepwise.webhook import WebhookServices, handle_update, secret_matches
 from stepwise_local import updates
 from stepwise_local.in_memory.approvals import InMemoryApprovalStore
 from stepwise_local.in_memory.inbox import InMemoryChatInbox
+from stepwise_local.in_memory.secretary import InMemoryBusinessConnectionStore
 from stepwise_local.in_memory.telegram import InMemoryTelegram
 
 SECRET = "s3cret-token"
@@ -419,3 +422,72 @@ def test_a_quiet_chat_on_a_busy_stack_is_warmed_once_its_turn_has_started() -> N
     clock[0] += timedelta(seconds=5)
     post(services, updates.text_message(42, "and more", update_id=903))
     assert not any(e.startswith("warm") for e in events)
+
+
+# ---------------------------------------------------------------------- secretary mode (docs/secretary.md)
+def with_business(services: WebhookServices, telegram: InMemoryTelegram) -> tuple[WebhookServices, Any]:
+    store = InMemoryBusinessConnectionStore()
+    return services._replace(business=lambda: store, telegram=lambda: telegram), store
+
+
+def test_an_owners_business_connection_is_kept_and_welcomed_once(
+    services: WebhookServices, telegram: InMemoryTelegram, starter: RecordingStarter
+) -> None:
+    services, store = with_business(services, telegram)
+    update = updates.business_connection(42, connection_id="bc-42", update_id=700)
+    outcome = post(services, update)
+    assert (outcome.status, outcome.action, outcome.detail) == (200, "connection_noted", "welcomed")
+    assert (outcome.update_id, outcome.chat_id) == (700, 42)
+    again = post(services, update)  # Telegram delivers it again
+    assert (again.action, again.detail) == ("connection_noted", "kept")
+    assert [(m.chat_id, m.text) for m in telegram.sent] == [(42, WELCOME)]
+    assert store.get("bc-42") is not None and starter.started == {}
+
+
+def test_a_strangers_business_connection_keeps_nothing_and_says_nothing(
+    services: WebhookServices, telegram: InMemoryTelegram
+) -> None:
+    services, store = with_business(services, telegram)
+    outcome = post(services, updates.business_connection(99, connection_id="bc-99"))
+    assert (outcome.status, outcome.action) == (200, "ignored")
+    assert store.get("bc-99") is None and telegram.sent == []
+
+
+def test_an_owner_telegram_could_not_tell_is_asked_for_again(
+    services: WebhookServices, telegram: InMemoryTelegram
+) -> None:
+    services, _ = with_business(services, telegram)
+    telegram.fail_next("send_message", TelegramError("sendMessage", 502, "Bad Gateway"))
+    update = updates.business_connection(42, connection_id="bc-42")
+    assert (post(services, update).status, post(services, update).detail) == (503, "welcomed")
+
+
+def test_business_messages_start_nothing_yet_whatever_their_connection(
+    services: WebhookServices, telegram: InMemoryTelegram, starter: RecordingStarter, inbox: InMemoryChatInbox
+) -> None:
+    services, _ = with_business(services, telegram)
+    post(services, updates.business_connection(42, connection_id="bc-42"))
+    unknown = post(services, updates.business_message(7, "hi", connection_id="bc-unknown"))
+    assert (unknown.action, unknown.detail) == ("ignored", "unknown or disabled business connection")
+    known = post(services, updates.business_message(7, "hi", connection_id="bc-42"))
+    assert (known.status, known.action) == (200, "ignored")
+    deleted = {
+        "update_id": 9001,
+        "deleted_business_messages": {
+            "business_connection_id": "bc-42",
+            "chat": {"id": 7, "type": "private"},
+            "message_ids": [3, 4],
+        },
+    }
+    assert post(services, deleted).action == "ignored"
+    assert starter.started == {} and [m.text for m in telegram.sent] == [WELCOME]
+
+
+def test_without_secretary_mode_deployed_business_updates_are_ignored(services: WebhookServices) -> None:
+    for update in (updates.business_connection(42), updates.business_message(7, "hi")):
+        outcome = post(services, update)
+        assert (outcome.status, outcome.action, outcome.detail) == (
+            200,
+            "ignored",
+            "secretary mode is not deployed",
+        )

@@ -144,6 +144,9 @@ class Settings(EnvSettings):
     persona_dir: str | None = None  # the persona files' folder; None: the one shipped in the layer
     skills_dir: str | None = None  # the skills' folder (docs/skills.md); None: the one shipped in the layer
 
+    # Secretary mode (docs/secretary.md): empty table name: business updates are ignored.
+    secretary_table: str = ""
+
     # Stepwise as an MCP server (docs/mcp.md): the tokens' table, the endpoint /connect shows, the rate limit.
     connections_table: str = ""  # empty: no /mcp endpoint, /connect says so
     mcp_url: str = ""  # the endpoint's limits: stepwise.mcp.settings

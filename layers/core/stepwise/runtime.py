@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from stepwise.remote_tools.catalog import RemoteTools
     from stepwise.remote_tools.client import RemoteServers
     from stepwise.remote_tools.config import ServerEntry
+    from stepwise.secretary.dynamodb import DynamoBusinessConnectionStore
     from stepwise.services import TurnServices, TurnSettings
     from stepwise.skills.catalog import SkillCatalog
     from stepwise.telegram.bot_info import BotInfo
@@ -221,6 +222,14 @@ class Runtime:
             limits=self.turn_settings.limits.jobs,
             approval_timeout_seconds=s.approval_timeout_seconds,
         )
+
+    @cached_property
+    def business_connections(self) -> DynamoBusinessConnectionStore | None:
+        """Secretary mode's business connections; None where it is not deployed (no SECRETARY_TABLE)."""
+        from stepwise.secretary.dynamodb import DynamoBusinessConnectionStore
+
+        table = self.settings.secretary_table
+        return DynamoBusinessConnectionStore(self._dynamodb.table(table)) if table else None
 
     @cached_property
     def connections(self) -> DynamoConnectionStore | None:
@@ -739,6 +748,8 @@ class Runtime:
             allowed_chats=s.allowed_chats,
             group_replies=s.group_replies,
             bot=lambda: self.bot_info.identity(self.telegram),
+            business=lambda: self.business_connections,
+            telegram=lambda: self.telegram,
         )
 
     @cached_property

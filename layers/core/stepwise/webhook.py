@@ -30,6 +30,9 @@ if TYPE_CHECKING:
     from stepwise.approvals.lifecycle import PressServices
     from stepwise.chats.store import ChatStore
     from stepwise.inbox.sequencer import Sequencer
+    from stepwise.secretary.connections import BusinessConnectionStore
+    from stepwise.telegram.client import TelegramClient
+    from stepwise.telegram.models import BusinessConnection
     from stepwise.warmups.warmer import Warmups
 
 logger = logging.getLogger(__name__)
@@ -48,6 +51,7 @@ Action = (
         "invalid",
         "topic_noted",
         "unavailable",
+        "connection_noted",
     ]
     | PressAction
 )
@@ -87,6 +91,9 @@ class WebhookServices(NamedTuple):
     allowed_chats: frozenset[int] = frozenset()
     group_replies: Literal["mentions", "all"] = "mentions"
     bot: "Callable[[], BotIdentity] | None" = None
+    # Secretary mode (docs/secretary.md): the business connections' store (None in it: not deployed)
+    business: "Callable[[], BusinessConnectionStore | None] | None" = None
+    telegram: "Callable[[], TelegramClient] | None" = None  # to tell an owner about their connection
 
 
 def secret_matches(received: str | None, expected: str) -> bool:
@@ -112,6 +119,13 @@ def handle_update(secret_header: str | None, body: str | None, services: Webhook
         return _dropped("body is not a Telegram update", error)
     if update.callback_query is not None:
         return _handle_press(update.update_id, update.callback_query, services)
+    if update.business_connection is not None:
+        return _business_connection(update.update_id, update.business_connection, services)
+    business = update.business_message or update.edited_business_message
+    if business is not None:
+        return _business_update(update.update_id, business.business_connection_id, services)
+    if (deleted := update.deleted_business_messages) is not None:
+        return _business_update(update.update_id, deleted.business_connection_id, services)
     message = update.message
     if message is not None and (
         message.forum_topic_created is not None or message.forum_topic_edited is not None
@@ -243,6 +257,50 @@ def _topic_service_message(update_id: int, message: Message, services: WebhookSe
     logger.info("topic noted", extra={"unnamed": unnamed, **ids})
     return WebhookOutcome(
         status=200, action="topic_noted", detail="waits for a name" if unnamed else "named", **ids
+    )
+
+
+def _business_connection(
+    update_id: int, connection: "BusinessConnection", services: WebhookServices
+) -> WebhookOutcome:
+    """The bot connected to (or disconnected from) a person's business account: kept and told for someone on
+    the allowlist (`stepwise.secretary.connections`); ignored where secretary mode is not deployed."""
+    ids = {"update_id": update_id, "chat_id": connection.user_chat_id}
+    store = services.business() if services.business is not None else None
+    if store is None or services.telegram is None:
+        return WebhookOutcome(status=200, action="ignored", detail="secretary mode is not deployed", **ids)
+
+    from stepwise.secretary.connections import on_business_connection  # secretary mode: only its updates
+
+    outcome = on_business_connection(connection, services.allowed_users, store, services.telegram())
+    if outcome == "unavailable":  # the owner was not told: Telegram delivers the update again
+        return WebhookOutcome(status=503, action="unavailable", detail="the owner could not be told", **ids)
+    if outcome == "ignored":
+        return WebhookOutcome(status=200, action="ignored", detail="business connection not kept", **ids)
+    return WebhookOutcome(status=200, action="connection_noted", detail=outcome, **ids)
+
+
+def _business_update(update_id: int, connection_id: str | None, services: WebhookServices) -> WebhookOutcome:
+    """A message (or edit, or deletion) in a chat of a connected business account. One naming an unknown or
+    disabled connection starts nothing; the suggestions themselves are not built yet (issue 42), so every
+    one is answered 200 and left alone (`make webhook` does not ask Telegram for them yet)."""
+    store = services.business() if services.business is not None else None
+    if store is None:
+        return WebhookOutcome(
+            status=200, action="ignored", detail="secretary mode is not deployed", update_id=update_id
+        )
+
+    from stepwise.secretary.connections import active_connection  # secretary mode: only its updates
+
+    if active_connection(store, connection_id) is None:
+        return WebhookOutcome(
+            status=200,
+            action="ignored",
+            detail="unknown or disabled business connection",
+            update_id=update_id,
+        )
+    return WebhookOutcome(
+        status=200, action="ignored", detail="business messages are not answered yet", update_id=update_id
     )
 
 

@@ -21,6 +21,8 @@ MAX_PHOTO_SIZES = 32  # Telegram sends a handful of sizes of one photo
 MAX_DIMENSION = 100_000
 MAX_ENTITIES = 1024  # Telegram marks up a 4096-character text; more entities than this are surely forged
 MAX_ENTITY_OFFSET = 2**31 - 1  # past the text is kept (and ignored by stepwise.telegram.addressing)
+MAX_CONNECTION_ID = 256  # a business connection's id (Telegram's are a few dozen characters)
+MAX_DELETED_IDS = 1000  # the messages one deletion names
 
 
 def _utf8_bytes_at_most(limit: int) -> AfterValidator:
@@ -42,6 +44,7 @@ FileId = Annotated[str, Field(min_length=1, max_length=MAX_FILE_ID)]
 FileSize = Annotated[int, Field(ge=0, le=MAX_UPDATE_ID)]
 FileText = Annotated[str, Field(max_length=MAX_FILE_NAME)]
 Dimension = Annotated[int, Field(ge=0, le=MAX_DIMENSION)]
+ConnectionId = Annotated[str, Field(min_length=1, max_length=MAX_CONNECTION_ID)]
 
 
 class User(_TelegramModel):
@@ -154,6 +157,44 @@ class Message(_TelegramModel):
     animation: TelegramFile | None = None
     sticker: TelegramFile | None = None
     forward_origin: MessageOrigin | None = None  # set on a forwarded message: someone else's words
+    # A message in a chat of a Telegram Business account the bot is connected to (docs/secretary.md), and
+    # the bot itself, when it sent this one through that connection
+    business_connection_id: ConnectionId | None = None
+    sender_business_bot: User | None = None
+
+
+class BusinessBotRights(_TelegramModel):
+    """What the owner of a business account lets the bot do there (Telegram sends more rights: ignored)."""
+
+    can_reply: bool = False
+
+
+class BusinessConnection(_TelegramModel):
+    """The bot connected to (or disconnected from) a person's Telegram Business account: `user` is the
+    account's owner, `user_chat_id` the owner's private chat with the bot."""
+
+    id: ConnectionId
+    user: User
+    user_chat_id: TelegramId
+    date: UnixTime
+    rights: BusinessBotRights | None = None
+    can_reply: bool | None = None  # before Bot API 9.0, instead of `rights`
+    is_enabled: bool
+
+    @property
+    def may_reply(self) -> bool:
+        """Whether the bot may answer in the owner's chats."""
+        if self.rights is not None:
+            return self.rights.can_reply
+        return bool(self.can_reply)
+
+
+class BusinessMessagesDeleted(_TelegramModel):
+    """Messages deleted from a chat of a connected business account."""
+
+    business_connection_id: ConnectionId
+    chat: Chat
+    message_ids: Annotated[list[MessageId], Field(max_length=MAX_DELETED_IDS)]
 
 
 class CallbackQuery(_TelegramModel):
@@ -175,3 +216,7 @@ class Update(_TelegramModel):
     channel_post: Message | None = None
     edited_channel_post: Message | None = None
     callback_query: CallbackQuery | None = None
+    business_connection: BusinessConnection | None = None
+    business_message: Message | None = None
+    edited_business_message: Message | None = None
+    deleted_business_messages: BusinessMessagesDeleted | None = None
