@@ -6,6 +6,8 @@ fakes (tests/unit/test_secretary_connections.py)."""
 
 from __future__ import annotations
 
+import pytest
+from botocore.exceptions import ClientError
 from support.stack import Stack
 
 from stepwise.secretary.connections import WELCOME
@@ -36,3 +38,18 @@ def test_an_owners_connection_is_welcomed_once_and_a_strangers_keeps_nothing(sta
     contact = emulation.post_update(updates.business_message(STRANGER, "hello?", connection_id="bc-stranger"))
     assert contact["statusCode"] == 200 and contact["headers"]["x-stepwise-action"] == "ignored"
     assert len(emulation.executions()) == started, "no turn"
+
+
+def test_a_connection_update_dynamodb_refused_is_delivered_again_and_welcomed_once(stack: Stack) -> None:
+    emulation = stack.emulation
+    owner = stack.new_user()
+    update = updates.business_connection(owner, connection_id=f"bc-{owner}")
+    for operation in ("UpdateItem", "GetItem"):  # keeping it, then reading it back
+        emulation.throttle("SecretaryTable", 1, function="WebhookFunction", operation=operation)
+        with pytest.raises(ClientError):  # the webhook's Lambda fails: API Gateway answers 5xx
+            emulation.post_update(update)
+        assert stack.replies(owner) == []
+    answer = emulation.post_update(update)  # Telegram delivers it again
+    assert answer["statusCode"] == 200 and answer["headers"]["x-stepwise-action"] == "connection_noted"
+    assert stack.replies(owner) == [WELCOME]
+    assert len(emulation.throttled) >= 2
