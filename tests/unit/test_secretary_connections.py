@@ -12,6 +12,7 @@ from stepwise.secretary.connections import (
     BACK,
     CANNOT_REPLY,
     DISCONNECTED,
+    NOT_YET,
     STOPPED,
     WELCOME,
     active_connection,
@@ -69,7 +70,7 @@ def test_an_owners_first_connection_is_kept_and_welcomed_once(setup: Setup) -> N
         OWNER_CHAT,
         "Ada",
     )
-    assert active_connection(setup.store, "bc-1") == kept
+    assert active_connection(setup.store, "bc-1", ALLOWED) == kept
 
 
 @pytest.mark.parametrize("stranger", [connection(STRANGER), connection(STRANGER, enabled=False)])
@@ -78,7 +79,7 @@ def test_a_connection_of_anyone_off_the_allowlist_is_ignored(
 ) -> None:
     assert setup.deliver(stranger) == "ignored"
     assert setup.store.connections == {} and setup.telegram.sent == []
-    assert active_connection(setup.store, "bc-1") is None
+    assert active_connection(setup.store, "bc-1", ALLOWED) is None
 
 
 def test_a_bots_account_is_ignored_even_with_an_allowed_id(setup: Setup) -> None:
@@ -100,17 +101,17 @@ def test_a_stop_is_said_once_and_its_return_once(setup: Setup, stop: dict[str, b
     setup.deliver(connection())
     assert setup.deliver(connection(date=200, **stop)) == "stopped"
     assert setup.deliver(connection(date=210, **stop)) == "kept"  # still stopped: said once
-    assert active_connection(setup.store, "bc-1") is None  # its chats' updates start nothing
+    assert active_connection(setup.store, "bc-1", ALLOWED) is None  # its chats' updates start nothing
     assert setup.deliver(connection(date=300)) == "resumed"
     assert setup.deliver(connection(date=300)) == "kept"
     assert setup.said() == [WELCOME, STOPPED.format(why=why), BACK]
-    assert active_connection(setup.store, "bc-1") is not None
+    assert active_connection(setup.store, "bc-1", ALLOWED) is not None
 
 
 def test_an_update_delivered_late_changes_nothing(setup: Setup) -> None:
     setup.deliver(connection(date=200))
     assert setup.deliver(connection(date=150, enabled=False)) == "kept"  # older than what is kept
-    assert active_connection(setup.store, "bc-1") is not None
+    assert active_connection(setup.store, "bc-1", ALLOWED) is not None
     assert setup.said() == [WELCOME]
 
 
@@ -146,6 +147,25 @@ def test_a_stop_line_telegram_refused_is_said_on_the_next_delivery(setup: Setup)
 
 
 def test_an_update_naming_no_connection_finds_none(setup: Setup) -> None:
-    assert active_connection(setup.store, None) is None
-    assert active_connection(setup.store, "") is None
-    assert active_connection(setup.store, "never-kept") is None
+    assert active_connection(setup.store, None, ALLOWED) is None
+    assert active_connection(setup.store, "", ALLOWED) is None
+    assert active_connection(setup.store, "never-kept", ALLOWED) is None
+
+
+def test_an_owner_taken_off_the_allowlist_has_their_connections_updates_start_nothing(setup: Setup) -> None:
+    setup.deliver(connection())
+    assert active_connection(setup.store, "bc-1", ALLOWED) is not None
+    assert active_connection(setup.store, "bc-1", frozenset()) is None
+    assert on_business_connection(connection(date=200), frozenset(), setup.store, setup.telegram) == "ignored"
+    assert setup.said() == [WELCOME]
+
+
+def test_a_first_connection_without_the_right_to_reply_says_so_then_welcomes_once_it_may(
+    setup: Setup,
+) -> None:
+    assert setup.deliver(connection(can_reply=False)) == "stopped"
+    assert setup.deliver(connection(can_reply=False)) == "kept"
+    assert active_connection(setup.store, "bc-1", ALLOWED) is None
+    assert setup.deliver(connection(date=200)) == "welcomed"
+    assert setup.deliver(connection(date=210)) == "kept"  # no "back on" after a welcome
+    assert setup.said() == [NOT_YET, WELCOME]

@@ -292,7 +292,7 @@ def _business_update(update_id: int, connection_id: str | None, services: Webhoo
 
     from stepwise.secretary.connections import active_connection  # secretary mode: only its updates
 
-    if active_connection(store, connection_id) is None:
+    if active_connection(store, connection_id, services.allowed_users) is None:
         return WebhookOutcome(
             status=200,
             action="ignored",

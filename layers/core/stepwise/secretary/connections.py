@@ -30,6 +30,10 @@ STOPPED = "Secretary mode stopped: {why}. No suggestions until it is back on (Te
 DISCONNECTED = "the bot was disconnected from your account"
 CANNOT_REPLY = "the bot may no longer reply in your chats"
 BACK = "Secretary mode is back on: people who write to you will get a suggested reply here again."
+NOT_YET = (
+    "Stepwise is connected to your Telegram account but may not reply in your chats: allow it to reply "
+    "(Telegram's Business settings, Chatbots) to get suggested replies here."
+)
 
 # What the webhook did with a `business_connection` update.
 ConnectionOutcome = Literal["welcomed", "stopped", "resumed", "kept", "ignored", "unavailable"]
@@ -102,24 +106,30 @@ def on_business_connection(
     if kept is None:  # gone between the write and the read: nothing to say
         return "kept"
     if kept.active and not kept.welcomed:
-        return _say(store, telegram, kept, "welcomed", True, WELCOME, "welcomed")
+        said = _say(store, telegram, kept, "welcomed", True, WELCOME, "welcomed")
+        if said == "welcomed":  # a stop told before the first welcome (NOT_YET) is over with it
+            store.claim(kept.connection_id, "stop_told", False)
+        return said
     if kept.active and kept.stop_told:
         return _say(store, telegram, kept, "stop_told", False, BACK, "resumed")
     if not kept.active and not kept.stop_told:
+        if not kept.welcomed:  # connected, but without the right to reply from the start
+            return _say(store, telegram, kept, "stop_told", True, NOT_YET, "stopped")
         why = DISCONNECTED if not kept.enabled else CANNOT_REPLY
         return _say(store, telegram, kept, "stop_told", True, STOPPED.format(why=why), "stopped")
     return "kept"
 
 
 def active_connection(
-    store: BusinessConnectionStore, connection_id: str | None
+    store: BusinessConnectionStore, connection_id: str | None, allowed_users: frozenset[int]
 ) -> SecretaryConnection | None:
     """The kept connection a business update names, when suggestions may be made for it; None when it is
-    unknown (never kept: not on the allowlist), disabled, or may not reply: such an update starts nothing."""
+    unknown (never kept), disabled, may not reply, or its owner is no longer on the allowlist: such an update
+    starts nothing."""
     if not connection_id:
         return None
     kept = store.get(connection_id)
-    return kept if kept is not None and kept.active else None
+    return kept if kept is not None and kept.active and kept.owner_id in allowed_users else None
 
 
 def _say(
