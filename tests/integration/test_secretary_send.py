@@ -4,6 +4,7 @@ ledger in DynamoDB (moto, the template's table): Telegram's refusals come back a
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -35,9 +36,12 @@ def ledger() -> Iterator[DynamoToolCallLedger]:
         credentials = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing"}
         dynamodb = boto3.resource("dynamodb", region_name="us-east-1", **credentials)
         (table,) = [t for t in Template().tables() if t.logical_id == "ToolCallsTable"]
-        name = "SecretarySendToolCalls"  # its own name: a running local stack may share moto's backend
+        # A name of its own each time: a local stack running in this process shares moto's backend, and
+        # keeps it (and this table) between the tests.
+        name = f"SecretarySendToolCalls-{uuid.uuid4().hex[:12]}"
         dynamodb.meta.client.create_table(**{**table.create_args, "TableName": name})
         yield DynamoToolCallLedger(dynamodb.Table(name), ttl_days=1)
+        dynamodb.meta.client.delete_table(TableName=name)
 
 
 @pytest.fixture
