@@ -88,7 +88,7 @@ def on_business_connection(
     if owner.is_bot or owner.id not in allowed_users:
         logger.info("business connection of someone not allowed: ignored", extra={"user_id": owner.id})
         return "ignored"
-    if store.get(update.id) is None and not update.is_enabled:
+    if not update.is_enabled and store.get(update.id) is None:  # read only when it could matter
         logger.info("business connection that arrives disabled: ignored", extra={"user_id": owner.id})
         return "ignored"
     store.save(
