@@ -391,10 +391,11 @@ class Emulation:
         self._clock_offset += delta
         return self.now()
 
-    def fire_due_schedules(self) -> list[Fired]:
+    def fire_due_schedules(self, prefix: str = "") -> list[Fired]:
         """One synchronous pass of the local EventBridge Scheduler: retries failed deliveries, then fires
-        every schedule due now (see stepwise_local.scheduler); returns the deliveries it made."""
-        return self.scheduler.fire_due()
+        every schedule due now (see stepwise_local.scheduler); returns the deliveries it made. With
+        `prefix`, only schedules whose names start with it (tests sharing a stack fire their own only)."""
+        return self.scheduler.fire_due(prefix)
 
     def redeliver(self, delivery: Fired) -> Fired:
         """Deliver an occurrence to its target once more (Scheduler delivers at least once)."""

@@ -102,12 +102,15 @@ class LocalScheduler:
         self._tracked[arn] = _Tracked(tracked.created if tracked else now, now - _INSTANT)
 
     # ------------------------------------------------------------------ firing
-    def fire_due(self) -> list[Fired]:
-        """One pass: retry failed deliveries, then fire every schedule due now; returns the deliveries."""
+    def fire_due(self, prefix: str = "") -> list[Fired]:
+        """One pass: retry failed deliveries, then fire every schedule due now; returns the deliveries.
+        With `prefix`, only the schedules whose names start with it (the others wait for a later pass)."""
         with self._pass_lock:
             now = self.clock()
-            deliveries = [self._retry(retry) for retry in self._take_retries()]
+            deliveries = [self._retry(retry) for retry in self._take_retries(prefix)]
             for detail in self._schedules():
+                if not detail["Name"].startswith(prefix):
+                    continue
                 try:
                     deliveries.extend(self._fire_if_due(detail, now))
                 except Exception:
@@ -197,8 +200,9 @@ class LocalScheduler:
             self._complete(retry.detail)
         return delivery
 
-    def _take_retries(self) -> list[_Retry]:
-        retries, self._retries = self._retries, []
+    def _take_retries(self, prefix: str) -> list[_Retry]:
+        retries = [retry for retry in self._retries if retry.delivery.name.startswith(prefix)]
+        self._retries = [retry for retry in self._retries if not retry.delivery.name.startswith(prefix)]
         return retries
 
     def _call(self, delivery: Fired, detail: dict[str, Any] | None = None) -> Fired:

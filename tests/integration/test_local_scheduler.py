@@ -172,6 +172,16 @@ def test_an_at_schedule_whose_time_has_passed_fires_once(scheduling: Scheduling)
     assert scheduling.emulation.fire_due_schedules() == []
 
 
+def test_a_pass_with_a_prefix_fires_only_those_schedules_and_leaves_the_others_for_a_later_pass(
+    scheduling: Scheduling,
+) -> None:
+    past = at_expression(scheduling.emulation.now() - timedelta(minutes=1), LISBON)
+    scheduling.create("mine-1", past)
+    scheduling.create("theirs-1", past)
+    assert [f.name for f in scheduling.emulation.fire_due_schedules(prefix="mine-")] == ["mine-1"]
+    assert [f.name for f in scheduling.emulation.fire_due_schedules()] == ["theirs-1"]
+
+
 def test_the_clock_offset_is_visible_through_runtime_clock(scheduling: Scheduling) -> None:
     before = runtime.clock()
     now = scheduling.emulation.advance_clock(timedelta(days=3, hours=2))

@@ -73,7 +73,7 @@ def fire(stack: Stack, user: int, advance: timedelta | None = None) -> list[Fire
     """Move the clock, fire what fell due, and wait until the user's chat is idle; the user's firings."""
     if advance is not None:
         stack.emulation.advance_clock(advance)
-    fired = [f for f in stack.emulation.fire_due_schedules() if f.name.startswith(f"u{user}-")]
+    fired = stack.emulation.fire_due_schedules(prefix=f"u{user}-")  # the stack is shared
     stack.emulation.wait_idle(user)
     return fired
 

@@ -108,7 +108,7 @@ def test_a_reminder_fires_in_the_topic_where_it_was_set(clock_stack: Stack) -> N
     )
     stack.say(user, "remind me in a minute", topic=thread)
     stack.emulation.advance_clock(timedelta(minutes=2))
-    fired = [f for f in stack.emulation.fire_due_schedules() if f.name.startswith(f"u{user}-")]
+    fired = stack.emulation.fire_due_schedules(prefix=f"u{user}-")
     assert len(fired) == 1
     stack.emulation.wait_idle(Conversation(user, thread))
     assert stack.replies(user, thread) == ["Ok.", "⏰ Reminder: take the pizza out"]
