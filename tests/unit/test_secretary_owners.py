@@ -1,6 +1,6 @@
-"""An owner's secretary settings (issue 42, item 8; docs/secretary.md): whether a contact's message is drafted a
-reply for (not while secretary mode is off, nor for a muted contact: by first name or @username, any case), and
-which names `/secretary mute` takes."""
+"""An owner's secretary settings (issue 42, item 8; docs/secretary.md): whether a contact's message is drafted
+a reply for (not while secretary mode is off, nor for a muted contact: by first name or @username, any case),
+and which names `/secretary mute` takes."""
 
 from __future__ import annotations
 
