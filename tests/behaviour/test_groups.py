@@ -237,7 +237,8 @@ def test_a_groups_model_request_holds_none_of_the_owners_notes(tmp_path: Path) -
 
 
 @pytest.mark.parametrize(
-    "command", ["/usage", "/voice on", "/connect laptop", "/jobs", "/timezone Asia/Tokyo"]
+    "command",
+    ["/usage", "/voice on", "/connect laptop", "/jobs", "/timezone Asia/Tokyo", "/secretary mute Ada"],
 )
 def test_commands_about_one_person_point_to_the_private_chat(stack: MemoryStack, command: str) -> None:
     ana, group = stack.new_user(), new_group()

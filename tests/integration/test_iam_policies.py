@@ -166,12 +166,17 @@ def play_every_kind_of_turn(stack: Stack, time_server: TimeServer) -> None:
     stack.say(user, "what do I drink?")
     stack.anthropic.script(tool_use(("set_reminder", {"text": "stretch", "in_minutes": 1})), text("Set."))
     stack.say(user, "remind me in a minute to stretch")
+    stack.emulation.post_update(updates.business_connection(user, connection_id=f"bc-iam-{user}"))
     for command in (
         "/tasks",
         "/reminders",
         "/usage",
         "/memory",
         "/help",
+        "/secretary",  # the owner's connections and settings
+        "/secretary mute Ada",
+        "/secretary unmute Ada",
+        "/secretary off",
         "/timezone Europe/Lisbon",
         "/reset",
     ):

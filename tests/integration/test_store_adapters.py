@@ -32,6 +32,7 @@ from stepwise.reminders.models import Reminder
 from stepwise.reminders.store import Profile
 from stepwise.secretary.connections import SecretaryConnection
 from stepwise.secretary.dynamodb import DynamoBusinessConnectionStore
+from stepwise.secretary.owners import OwnerSettings
 from stepwise.tasks.dynamodb import DynamoTaskRepository
 from stepwise.tasks.models import Task
 from stepwise.telegram.conversation import Conversation
@@ -961,3 +962,42 @@ def test_business_connections(kind: str, dynamodb: Any) -> None:
     assert store.claim(first.connection_id, "stop_told", True)
     assert store.claim(first.connection_id, "stop_told", False)
     assert store.get(first.connection_id).stop_told is False
+
+
+@pytest.mark.parametrize("kind", ADAPTERS)
+def test_secretary_owners(kind: str, dynamodb: Any) -> None:
+    store = make(
+        kind,
+        dynamodb,
+        InMemoryBusinessConnectionStore,
+        lambda d: DynamoBusinessConnectionStore(d.Table("SecretaryTable")),
+    )
+    owner, other = 2002, 2003
+    assert store.of_owner(owner) == []
+    assert store.owner_settings(owner) == OwnerSettings(off=False, muted=())
+    first = SecretaryConnection("bo-1-" + kind, owner, owner, "Ada", may_reply=True, enabled=True, date=100)
+    second = first._replace(connection_id="bo-2-" + kind, enabled=False, date=300)
+    store.save(first)
+    store.save(second)
+    store.save(first._replace(date=200, may_reply=False))
+    store.save(SecretaryConnection("bo-3-" + kind, other, other, "Bo", may_reply=True, enabled=True, date=1))
+    assert sorted(store.of_owner(owner)) == sorted([first._replace(date=200, may_reply=False), second])
+
+    assert not store.set_off(owner, False), "on already"
+    assert store.set_off(owner, True)
+    assert not store.set_off(owner, True), "off already"
+    assert store.owner_settings(owner).off and not store.owner_settings(other).off
+    assert store.set_off(owner, False)
+    assert store.owner_settings(owner).off is False
+
+    assert not store.unmute(owner, "Ada"), "nobody is muted"
+    assert store.mute(owner, "Ada")
+    assert store.mute(owner, "@Bo_B")
+    assert not store.mute(owner, "ADA"), "muted already, in any case"
+    assert store.owner_settings(owner) == OwnerSettings(off=False, muted=("@Bo_B", "Ada"))
+    assert store.owner_settings(other).muted == ()
+    assert store.unmute(owner, "@bo_b")
+    assert not store.unmute(owner, "@bo_b"), "unmuted already"
+    assert store.owner_settings(owner).muted == ("Ada",)
+    assert store.set_off(owner, True)
+    assert store.owner_settings(owner) == OwnerSettings(off=True, muted=("Ada",)), "each keeps the other"

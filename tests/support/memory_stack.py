@@ -156,6 +156,7 @@ from stepwise_local.in_memory.inbox import InMemoryChatInbox
 from stepwise_local.in_memory.jobs import InMemoryJobStore
 from stepwise_local.in_memory.ledger import InMemoryToolCallLedger
 from stepwise_local.in_memory.reminders import InMemoryReminderStore, InMemorySchedules
+from stepwise_local.in_memory.secretary import InMemoryBusinessConnectionStore
 from stepwise_local.in_memory.tasks import InMemoryTaskRepository
 from stepwise_local.in_memory.turn_records import InMemoryTurnStore
 from stepwise_local.in_memory.usage import InMemoryUsageStore
@@ -480,6 +481,7 @@ class MemoryStack:
         self.usage = InMemoryUsageStore()
         self.jobs = InMemoryJobStore()
         self.connections = InMemoryConnectionStore()
+        self.secretary = InMemoryBusinessConnectionStore()
         keys = itertools.count(1)
         self.vector_index = InMemoryVectorIndex()
         self.memory = MemoryService(
@@ -593,6 +595,7 @@ class MemoryStack:
                 usage=self.usage,
                 jobs=self.jobs if s.jobs_table else None,
                 connections=self.connections if s.connections_table else None,
+                secretary=self.secretary if s.secretary_table else None,
                 token_key=lambda: b"memory-stack-token-key",
             ),
             outbound=Outbound(

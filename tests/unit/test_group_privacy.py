@@ -108,7 +108,7 @@ def test_a_group_turns_zone_note_sends_the_member_to_the_private_chat(
 # ------------------------------------------------------------------------------------------ commands
 def test_jobs_and_timezone_are_commands_about_one_person() -> None:
     personal = {command.name for command in COMMANDS if command.personal}
-    assert personal == {"usage", "voice", "connect", "accounts", "jobs", "timezone"}
+    assert personal == {"usage", "voice", "connect", "accounts", "jobs", "timezone", "secretary"}
     assert route("/timezone Europe/Lisbon") == "rules", "in a private chat the rules model sets it"
     assert route("/timezone Europe/Lisbon", in_group=True) == "answer", "in a group: the pointer"
 

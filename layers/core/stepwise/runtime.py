@@ -434,6 +434,7 @@ class Runtime:
             connections=lazy(lambda: self.connections) if s.connections_table else None,
             token_key=self._token_key,
             accounts=self.accounts,
+            secretary=lazy(lambda: self.business_connections) if s.secretary_table else None,
         )
         outbound = Outbound(
             telegram=lambda: self.telegram,

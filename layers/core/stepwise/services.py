@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from stepwise.media.fetch import FileSource
     from stepwise.media.voice import VoiceSetup
     from stepwise.model.types import ChatModel
+    from stepwise.secretary.connections import BusinessConnectionStore
     from stepwise.skills.catalog import SkillCatalog
     from stepwise.telegram.client import TelegramClient
     from stepwise.telegram.conversation import Scope
@@ -78,6 +79,7 @@ class Stores:
     # The key FinishTurn makes a connection's new token with (stepwise.connections.minting).
     token_key: Callable[[], bytes] | None = None
     accounts: AccountsAccess | None = None  # people's own accounts at OAuth servers (docs/accounts.md)
+    secretary: BusinessConnectionStore | None = None  # secretary mode's connections and settings (/secretary)
 
 
 @dataclass(eq=False, repr=False)

@@ -17,6 +17,7 @@ from stepwise.commands.connect import connect
 from stepwise.commands.handlers import CommandRequest, ShownOnce, WithAppButton, WithLinks
 from stepwise.commands.jobs import jobs
 from stepwise.commands.new_topic import OpensTopic, new_topic
+from stepwise.commands.secretary import secretary
 from stepwise.commands.voice import voice
 from stepwise.telegram.commands import parse_command
 
@@ -79,6 +80,12 @@ COMMANDS: tuple[Command, ...] = (
         personal=True,
     ),
     Command("app", "Your assistant at a glance: the Mini App", app),
+    Command(
+        "secretary",
+        "Suggested replies to people who write to your Telegram account; /secretary off, on, mute <name>",
+        secretary,
+        personal=True,
+    ),
 )
 _BY_NAME = {command.name: command for command in COMMANDS}
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Literal, NamedTuple, Protocol
 from stepwise.telegram.errors import TelegramError
 
 if TYPE_CHECKING:
+    from stepwise.secretary.owners import OwnerSettings
     from stepwise.telegram.client import TelegramClient
     from stepwise.telegram.models import BusinessConnection
 
@@ -60,7 +61,8 @@ class SecretaryConnection(NamedTuple):
 
 
 class BusinessConnectionStore(Protocol):
-    """Business connections by id. Implementations: DynamoDB (SecretaryTable) and in memory."""
+    """Business connections by id, and their owners' settings (`stepwise.secretary.owners`).
+    Implementations: DynamoDB (SecretaryTable) and in memory."""
 
     def get(self, connection_id: str) -> SecretaryConnection | None:
         """The kept connection, or None."""
@@ -73,6 +75,26 @@ class BusinessConnectionStore(Protocol):
 
     def claim(self, connection_id: str, flag: Flag, value: bool) -> bool:
         """Set the flag to `value` if it is not already: True for the one call that changed it."""
+        ...
+
+    def of_owner(self, owner_id: int) -> list[SecretaryConnection]:
+        """The kept connections of the owner's account (every one `save` kept), in no particular order."""
+        ...
+
+    def owner_settings(self, owner_id: int) -> OwnerSettings:
+        """What the owner chose (the defaults when they never chose anything)."""
+        ...
+
+    def set_off(self, owner_id: int, off: bool) -> bool:
+        """Turn the owner's secretary mode off (or back on): True when that changed it."""
+        ...
+
+    def mute(self, owner_id: int, name: str) -> bool:
+        """Mute a contact by that name (`owners.muted_key`): True when it was not muted already."""
+        ...
+
+    def unmute(self, owner_id: int, name: str) -> bool:
+        """Unmute the contact muted by that name, in any case: True when it was muted."""
         ...
 
 
