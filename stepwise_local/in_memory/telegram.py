@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from stepwise.telegram.errors import TelegramBadRequest
-from stepwise.telegram.keyboard import InlineKeyboardMarkup
+from stepwise.telegram.keyboard import ForceReply, InlineKeyboardMarkup
 
 _MAX_TEXT = 4096
 _METHODS = frozenset(
@@ -33,7 +33,7 @@ class SentMessage:
     message_id: int
     text: str
     parse_mode: str | None = None
-    reply_markup: InlineKeyboardMarkup | None = None
+    reply_markup: InlineKeyboardMarkup | ForceReply | None = None
     edits: int = 0
     message_thread_id: int | None = None
     business_connection_id: str | None = None  # sent through this business connection, in its owner's name
@@ -78,7 +78,7 @@ class InMemoryTelegram:
         text: str,
         *,
         parse_mode: str | None = None,
-        reply_markup: InlineKeyboardMarkup | None = None,
+        reply_markup: InlineKeyboardMarkup | ForceReply | None = None,
         link_previews: bool = False,
         message_thread_id: int | None = None,
         business_connection_id: str | None = None,

@@ -118,6 +118,8 @@ from stepwise.model.types import ChatModel
 from stepwise.offline.api import OfflineModel
 from stepwise.prompt.persona import load_persona
 from stepwise.reminders.firing import FireServices
+from stepwise.secretary.intake import Intake
+from stepwise.secretary.reply_tool import secretary_registry, send_reply_tool
 from stepwise.services import (
     JOB_STARTING_TOOLS,
     Models,
@@ -156,7 +158,7 @@ from stepwise_local.in_memory.inbox import InMemoryChatInbox
 from stepwise_local.in_memory.jobs import InMemoryJobStore
 from stepwise_local.in_memory.ledger import InMemoryToolCallLedger
 from stepwise_local.in_memory.reminders import InMemoryReminderStore, InMemorySchedules
-from stepwise_local.in_memory.secretary import InMemoryBusinessConnectionStore
+from stepwise_local.in_memory.secretary import InMemoryBusinessConnectionStore, InMemorySuggestionStore
 from stepwise_local.in_memory.tasks import InMemoryTaskRepository
 from stepwise_local.in_memory.turn_records import InMemoryTurnStore
 from stepwise_local.in_memory.usage import InMemoryUsageStore
@@ -241,6 +243,7 @@ class MemoryStack:
             starter=self.turns,
             lease_seconds=self.settings.chat_lease_seconds,
             approval_timeout_seconds=self.settings.approval_timeout_seconds,
+            secretary_wait_seconds=self.settings.secretary_suggestion_hours * 3600,
             clock=self.now,
             epoch=lambda: self.now().timestamp(),
         )
@@ -482,6 +485,7 @@ class MemoryStack:
         self.jobs = InMemoryJobStore()
         self.connections = InMemoryConnectionStore()
         self.secretary = InMemoryBusinessConnectionStore()
+        self.suggestions = InMemorySuggestionStore()
         keys = itertools.count(1)
         self.vector_index = InMemoryVectorIndex()
         self.memory = MemoryService(
@@ -583,6 +587,8 @@ class MemoryStack:
         model = self._model()
         drafts = self._bot_api_client(draft=True)
         tools = self._tools()
+        send = send_reply_tool(self.suggestions, self.secretary, self.ledger, lambda: self.bot)
+        secretary_tools = secretary_registry(tools, send)
         return TurnServices(
             stores=Stores(
                 messages=self.messages,
@@ -596,6 +602,7 @@ class MemoryStack:
                 jobs=self.jobs if s.jobs_table else None,
                 connections=self.connections if s.connections_table else None,
                 secretary=self.secretary if s.secretary_table else None,
+                suggestions=self.suggestions if s.secretary_table else None,
                 token_key=lambda: b"memory-stack-token-key",
             ),
             outbound=Outbound(
@@ -604,13 +611,17 @@ class MemoryStack:
                 drafts=lambda: drafts,
                 files=lambda: self.bot,
                 stopper=lambda: self.turns,
+                resumer=lambda: self.turns,
             ),
             models=Models(
                 chat=lambda: model,
                 rules_only=not s.uses_anthropic,
                 voice=self._voice() if s.voice_transcriber != "off" else None,
             ),
-            tools=Tools(built_in=lambda: tools),
+            tools=Tools(
+                built_in=lambda: tools,
+                secretary=(lambda: secretary_tools) if s.secretary_table else None,
+            ),
             prompt=Prompt(self._persona(), self._persona(group=True), self._skills()),
             settings=self.turn_settings,
             clock=self.now,
@@ -634,6 +645,17 @@ class MemoryStack:
         presses = PressServices(
             approvals=self.approvals, telegram=lambda: self.bot, resumer=self.turns, clock=self.now
         )
+        intake = Intake(
+            connections=self.secretary,
+            suggestions=self.suggestions,
+            sequencer=lambda: self.sequencer,
+            history=lambda: self.messages,
+            presses=lambda: presses,
+            telegram=lambda: self.bot,
+            new_id=lambda: f"id{next(self._ids):06d}",
+            clock=self.now,
+            wait_seconds=s.secretary_suggestion_hours * 3600,
+        )
         return WebhookServices(
             secret=WEBHOOK_SECRET,
             allowed_users=s.allowed_users,
@@ -645,6 +667,9 @@ class MemoryStack:
             allowed_chats=s.allowed_chats,
             group_replies=s.group_replies,
             bot=lambda: bot_info.identity(self.bot),
+            business=lambda: self.secretary if s.secretary_table else None,
+            telegram=lambda: self.bot,
+            secretary=lambda: intake if s.secretary_table else None,
         )
 
     def _endpoint_tools(self) -> ToolRegistry:

@@ -13,14 +13,16 @@ from support.turn_fakes import RecordingStarter
 from stepwise.approvals.lifecycle import PressServices
 from stepwise.inbox.sequencer import Sequencer
 from stepwise.secretary.connections import WELCOME
+from stepwise.secretary.intake import Intake
 from stepwise.telegram.conversation import Conversation
 from stepwise.telegram.errors import TelegramError
 from stepwise.warmups.warmer import Warmups, WarmupTargets, forget_container
 from stepwise.webhook import WebhookServices, handle_update, secret_matches
 from stepwise_local import updates
 from stepwise_local.in_memory.approvals import InMemoryApprovalStore
+from stepwise_local.in_memory.history import InMemoryMessageRepository
 from stepwise_local.in_memory.inbox import InMemoryChatInbox
-from stepwise_local.in_memory.secretary import InMemoryBusinessConnectionStore
+from stepwise_local.in_memory.secretary import InMemoryBusinessConnectionStore, InMemorySuggestionStore
 from stepwise_local.in_memory.telegram import InMemoryTelegram
 
 SECRET = "s3cret-token"
@@ -427,7 +429,20 @@ def test_a_quiet_chat_on_a_busy_stack_is_warmed_once_its_turn_has_started() -> N
 # ---------------------------------------------------------------------- secretary mode (docs/secretary.md)
 def with_business(services: WebhookServices, telegram: InMemoryTelegram) -> tuple[WebhookServices, Any]:
     store = InMemoryBusinessConnectionStore()
-    return services._replace(business=lambda: store, telegram=lambda: telegram), store
+    intake = Intake(
+        connections=store,
+        suggestions=InMemorySuggestionStore(),
+        sequencer=services.sequencer,
+        history=lambda: InMemoryMessageRepository(),
+        presses=services.presses,
+        telegram=lambda: telegram,
+        new_id=lambda: "m1",
+        clock=lambda: datetime(2026, 11, 28, tzinfo=UTC),
+        wait_seconds=86_400,
+    )
+    return services._replace(
+        business=lambda: store, telegram=lambda: telegram, secretary=lambda: intake
+    ), store
 
 
 def test_an_owners_business_connection_is_kept_and_welcomed_once(
@@ -462,15 +477,21 @@ def test_an_owner_telegram_could_not_tell_is_asked_for_again(
     assert (post(services, update).status, post(services, update).detail) == (503, "welcomed")
 
 
-def test_business_messages_start_nothing_yet_whatever_their_connection(
+def test_a_contacts_message_starts_a_secretary_turn_only_through_a_known_connection(
     services: WebhookServices, telegram: InMemoryTelegram, starter: RecordingStarter, inbox: InMemoryChatInbox
 ) -> None:
     services, _ = with_business(services, telegram)
     post(services, updates.business_connection(42, connection_id="bc-42"))
     unknown = post(services, updates.business_message(7, "hi", connection_id="bc-unknown"))
     assert (unknown.action, unknown.detail) == ("ignored", "unknown or disabled business connection")
-    known = post(services, updates.business_message(7, "hi", connection_id="bc-42"))
-    assert (known.status, known.action) == (200, "ignored")
+    assert starter.started == {}
+    known = post(services, updates.business_message(7, "hi", connection_id="bc-42", update_id=901))
+    assert (known.status, known.action) == (200, "started")
+    (name,) = starter.started
+    assert name == "chat7b42-turn1-update901"
+    (queued,) = inbox.pending(Conversation(7, account=42))
+    assert (queued.kind.kind, queued.user_id, queued.sender) == ("secretary", 7, "Contact")
+    assert inbox.pending(Conversation(7)) == [] and inbox.pending(Conversation(42)) == []
     deleted = {
         "update_id": 9001,
         "deleted_business_messages": {
@@ -480,7 +501,7 @@ def test_business_messages_start_nothing_yet_whatever_their_connection(
         },
     }
     assert post(services, deleted).action == "ignored"
-    assert starter.started == {} and [m.text for m in telegram.sent] == [WELCOME]
+    assert list(starter.started) == [name] and [m.text for m in telegram.sent] == [WELCOME]
 
 
 def test_without_secretary_mode_deployed_business_updates_are_ignored(services: WebhookServices) -> None:

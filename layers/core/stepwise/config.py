@@ -144,8 +144,10 @@ class Settings(EnvSettings):
     persona_dir: str | None = None  # the persona files' folder; None: the one shipped in the layer
     skills_dir: str | None = None  # the skills' folder (docs/skills.md); None: the one shipped in the layer
 
-    # Secretary mode (docs/secretary.md): empty table name: business updates are ignored.
+    # Secretary mode (docs/secretary.md): empty table name: business updates are ignored. A suggestion waits
+    # for the owner's tap this long (Telegram lets a business bot answer for 24 hours after a message).
     secretary_table: str = ""
+    secretary_suggestion_hours: Annotated[int, Interval(ge=1, le=24)] = 24
 
     # Stepwise as an MCP server (docs/mcp.md): the tokens' table, the endpoint /connect shows, the rate limit.
     connections_table: str = ""  # empty: no /mcp endpoint, /connect says so

@@ -43,7 +43,8 @@ if TYPE_CHECKING:
     from stepwise.remote_tools.catalog import RemoteTools
     from stepwise.remote_tools.client import RemoteServers
     from stepwise.remote_tools.config import ServerEntry
-    from stepwise.secretary.dynamodb import DynamoBusinessConnectionStore
+    from stepwise.secretary.dynamodb import DynamoBusinessConnectionStore, DynamoSuggestionStore
+    from stepwise.secretary.intake import Intake
     from stepwise.services import TurnServices, TurnSettings
     from stepwise.skills.catalog import SkillCatalog
     from stepwise.telegram.bot_info import BotInfo
@@ -170,9 +171,11 @@ class Runtime:
         from stepwise.approvals.dynamodb import DynamoApprovalStore
 
         s = self.settings
+        longest = max(
+            s.approval_timeout_seconds, s.secretary_suggestion_hours * 3600 if s.secretary_table else 0
+        )
         return DynamoApprovalStore(
-            self._dynamodb.table(s.approvals_table),
-            s.approval_timeout_seconds + APPROVAL_RECORD_GRACE_SECONDS,
+            self._dynamodb.table(s.approvals_table), longest + APPROVAL_RECORD_GRACE_SECONDS
         )
 
     @cached_property
@@ -190,6 +193,7 @@ class Runtime:
             starter=StepFunctionsStarter(self._stepfunctions, s.state_machine_arn),
             lease_seconds=s.chat_lease_seconds,
             approval_timeout_seconds=s.approval_timeout_seconds,
+            secretary_wait_seconds=s.secretary_suggestion_hours * 3600,
             clock=clock,
         )
 
@@ -230,6 +234,25 @@ class Runtime:
 
         table = self.settings.secretary_table
         return DynamoBusinessConnectionStore(self._dynamodb.table(table)) if table else None
+
+    @cached_property
+    def suggestions(self) -> DynamoSuggestionStore | None:
+        """Secretary mode's suggested replies; None where it is not deployed (no SECRETARY_TABLE)."""
+        from stepwise.secretary.dynamodb import DynamoSuggestionStore
+
+        table = self.settings.secretary_table
+        return DynamoSuggestionStore(self._dynamodb.table(table)) if table else None
+
+    @cached_property
+    def secretary_tools(self) -> ToolRegistry:
+        """A secretary turn's tools: the built-in ones that only read, and send_reply."""
+        from stepwise.secretary.reply_tool import secretary_registry, send_reply_tool
+
+        connections, suggestions = self.business_connections, self.suggestions
+        if connections is None or suggestions is None:
+            raise RuntimeError("SECRETARY_TABLE is not configured")
+        tool = send_reply_tool(suggestions, connections, self.ledger, lambda: self.telegram)
+        return secretary_registry(self.tools, tool)
 
     @cached_property
     def connections(self) -> DynamoConnectionStore | None:
@@ -435,6 +458,7 @@ class Runtime:
             token_key=self._token_key,
             accounts=self.accounts,
             secretary=lazy(lambda: self.business_connections) if s.secretary_table else None,
+            suggestions=lazy(lambda: self.suggestions) if s.secretary_table else None,
         )
         outbound = Outbound(
             telegram=lambda: self.telegram,
@@ -442,6 +466,7 @@ class Runtime:
             drafts=lambda: self.draft_telegram,
             files=lambda: self.telegram,
             stopper=self._stopper,
+            resumer=lambda: self._press_services.resumer,
         )
         return TurnServices(
             stores=stores,
@@ -454,6 +479,7 @@ class Runtime:
                 personal=(lambda user: self.remote_tools.for_person(user))
                 if remote and self.accounts
                 else None,
+                secretary=(lambda: self.secretary_tools) if s.secretary_table else None,
             ),
             prompt=Prompt(self.persona, self.group_persona, lazy(lambda: self.skills)),
             settings=self.turn_settings,
@@ -751,6 +777,30 @@ class Runtime:
             bot=lambda: self.bot_info.identity(self.telegram),
             business=lambda: self.business_connections,
             telegram=lambda: self.telegram,
+            secretary=lambda: self.secretary_intake,
+        )
+
+    @cached_property
+    def secretary_intake(self) -> Intake | None:
+        """What the webhook needs for a contact's message, the owner's answer in person and Edit; None where
+        secretary mode is not deployed."""
+        from stepwise.history.dynamodb import DynamoMessageRepository
+        from stepwise.secretary.intake import Intake
+        from stepwise.turn import ids
+
+        connections, suggestions, s = self.business_connections, self.suggestions, self.settings
+        if connections is None or suggestions is None:
+            return None
+        return Intake(
+            connections=connections,
+            suggestions=suggestions,
+            sequencer=lambda: self.sequencer,
+            history=lambda: DynamoMessageRepository(self._dynamodb.table(s.messages_table)),
+            presses=lambda: self._press_services,
+            telegram=lambda: self.telegram,
+            new_id=ids.new_id,
+            clock=clock,
+            wait_seconds=s.secretary_suggestion_hours * 3600,
         )
 
     @cached_property

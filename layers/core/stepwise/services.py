@@ -35,13 +35,14 @@ if TYPE_CHECKING:
     from stepwise.media.voice import VoiceSetup
     from stepwise.model.types import ChatModel
     from stepwise.secretary.connections import BusinessConnectionStore
+    from stepwise.secretary.suggestions import SuggestionStore
     from stepwise.skills.catalog import SkillCatalog
     from stepwise.telegram.client import TelegramClient
     from stepwise.telegram.conversation import Scope
     from stepwise.telegram.drafts import DraftSender
     from stepwise.tools.reads import MemoryRecall, Profiles
     from stepwise.tools.registry import Tool, ToolRegistry
-    from stepwise.turn.workflow import TurnStopper
+    from stepwise.turn.workflow import TurnResumer, TurnStopper
     from stepwise.turn_records.store import TurnStore
     from stepwise.usage.store import UsageStore
 
@@ -80,6 +81,7 @@ class Stores:
     token_key: Callable[[], bytes] | None = None
     accounts: AccountsAccess | None = None  # people's own accounts at OAuth servers (docs/accounts.md)
     secretary: BusinessConnectionStore | None = None  # secretary mode's connections and settings (/secretary)
+    suggestions: SuggestionStore | None = None  # secretary mode's suggested replies (docs/secretary.md)
 
 
 @dataclass(eq=False, repr=False)
@@ -95,6 +97,7 @@ class Outbound:
     drafts: Callable[[], DraftSender] | None = None  # None: no drafts (see stepwise.telegram.drafts)
     files: Callable[[], FileSource] | None = None  # photos and documents; None: they show as text
     stopper: Callable[[], TurnStopper] | None = None  # stops a job's execution (/jobs stop)
+    resumer: Callable[[], TurnResumer] | None = None  # resumes a waiting turn (a superseded suggestion's)
     bot_info: BotInfo = field(default_factory=BotInfo)  # getMe, asked once per container (/new)
 
 
@@ -122,6 +125,8 @@ class Tools:
     reread_remote: Callable[[], object] | None = None
     # A person's own tools, by user id (RemoteTools.for_person); None: no accounts are deployed.
     personal: Callable[[int], Sequence[Tool[Any]]] | None = None
+    # A secretary turn's tools: the read-only built-in ones and send_reply (None: secretary mode not deployed)
+    secretary: Callable[[], ToolRegistry] | None = None
     _with_remote: tuple[Sequence[Tool[Any]], ToolRegistry] | None = field(default=None, init=False)
     _with_personal: tuple[ToolRegistry, Sequence[Tool[Any]], ToolRegistry] | None = field(
         default=None, init=False
@@ -207,6 +212,7 @@ class Limits(NamedTuple):
     daily_token_budget: int
     jobs: JobLimits
     media: MediaLimits
+    secretary_wait_seconds: int = 24 * 3600  # how long a suggested reply waits for the owner's tap
 
 
 class DeliverySettings(NamedTuple):
@@ -262,6 +268,7 @@ class TurnSettings(NamedTuple):
                 daily_token_budget=s.daily_token_budget,
                 jobs=JobLimits(s.max_jobs, s.job_max_tool_steps, s.job_timeout_minutes),
                 media=MediaLimits.from_settings(s),
+                secretary_wait_seconds=s.secretary_suggestion_hours * 3600,
             ),
             delivery=DeliverySettings(
                 draft_interval_seconds=s.draft_interval_seconds, link_previews=s.link_previews

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from stepwise.chats.store import ChatStore
     from stepwise.inbox.sequencer import Sequencer
     from stepwise.secretary.connections import BusinessConnectionStore
+    from stepwise.secretary.intake import Intake
     from stepwise.telegram.client import TelegramClient
     from stepwise.telegram.models import BusinessConnection
     from stepwise.warmups.warmer import Warmups
@@ -52,6 +53,8 @@ Action = (
         "topic_noted",
         "unavailable",
         "connection_noted",
+        "owner_answered",
+        "edited",
     ]
     | PressAction
 )
@@ -94,6 +97,8 @@ class WebhookServices(NamedTuple):
     # Secretary mode (docs/secretary.md): the business connections' store (None in it: not deployed)
     business: "Callable[[], BusinessConnectionStore | None] | None" = None
     telegram: "Callable[[], TelegramClient] | None" = None  # to tell an owner about their connection
+    # ... and the rest of what a contact's message, the owner's answer in person and Edit need
+    secretary: "Callable[[], Intake | None] | None" = None
 
 
 def secret_matches(received: str | None, expected: str) -> bool:
@@ -121,9 +126,11 @@ def handle_update(secret_header: str | None, body: str | None, services: Webhook
         return _handle_press(update.update_id, update.callback_query, services)
     if update.business_connection is not None:
         return _business_connection(update.update_id, update.business_connection, services)
-    business = update.business_message or update.edited_business_message
-    if business is not None:
-        return _business_update(update.update_id, business.business_connection_id, services)
+    if update.business_message is not None:
+        return _business_message(update.update_id, update.business_message, services)
+    if update.edited_business_message is not None:
+        edited = update.edited_business_message
+        return _business_update(update.update_id, edited.business_connection_id, services)
     if (deleted := update.deleted_business_messages) is not None:
         return _business_update(update.update_id, deleted.business_connection_id, services)
     message = update.message
@@ -159,6 +166,10 @@ def handle_update(secret_header: str | None, body: str | None, services: Webhook
             text = without_leading_mention(text, bot)
         elif services.group_replies == "mentions":
             return WebhookOutcome(status=200, action="ignored", detail="not addressed to the bot", **ids)
+    # an owner's own text for a suggested reply answers the bot's Edit prompt (secretary mode)
+    answers_prompt = not group and message.reply_to_message is not None and services.secretary is not None
+    if answers_prompt and (reply_taken := _edit_reply(message, services)) is not None:
+        return reply_taken.model_copy(update=ids)
     scope = Scope(
         conversation, sender.id, (sender.first_name[:MAX_SENDER_NAME] or "Member") if group else None
     )
@@ -304,10 +315,46 @@ def _business_update(update_id: int, connection_id: str | None, services: Webhoo
     )
 
 
+def _business_message(update_id: int, message: Message, services: WebhookServices) -> WebhookOutcome:
+    """A new message in a chat of a connected business account: a contact's starts a secretary turn, the
+    owner's own withdraws the chat's suggestion (`stepwise.secretary.intake`)."""
+    ids = {"update_id": update_id, "chat_id": message.chat.id}
+    intake = services.secretary() if services.secretary is not None else None
+    if intake is None:
+        return WebhookOutcome(status=200, action="ignored", detail="secretary mode is not deployed", **ids)
+
+    from stepwise.secretary.connections import active_connection  # secretary mode: only its updates
+    from stepwise.secretary.intake import take_business_message
+
+    connection = active_connection(intake.connections, message.business_connection_id, services.allowed_users)
+    if connection is None:
+        return WebhookOutcome(
+            status=200, action="ignored", detail="unknown or disabled business connection", **ids
+        )
+    taken, why = take_business_message(update_id, message, connection, intake)
+    logger.info("business message", extra={"taken": taken, **ids})
+    return WebhookOutcome(status=200, action=taken, detail=why, **ids)
+
+
+def _edit_reply(message: Message, services: WebhookServices) -> WebhookOutcome | None:
+    """The owner's reply to an Edit prompt, or None when the message answers none."""
+    intake = services.secretary() if services.secretary is not None else None
+    if intake is None:
+        return None
+
+    from stepwise.secretary.intake import take_edit_reply  # secretary mode: only a reply to the bot
+
+    if not take_edit_reply(message, intake):
+        return None
+    return WebhookOutcome(status=200, action="edited", detail="the suggestion's text replaced")
+
+
 def _handle_press(update_id: int, query: CallbackQuery, services: WebhookServices) -> WebhookOutcome:
-    """A button press on an approval request."""
+    """A button press on an approval request (or on a suggested reply's Edit)."""
     chat_id = query.message.chat.id if query.message else None
     ids = {"update_id": update_id, "chat_id": chat_id}
+    if (query.data or "").startswith("se:") and services.secretary is not None:
+        return _press_edit(query, services).model_copy(update=ids)
 
     # the approvals' lifecycle: only a button press, never on a message's way to its first draft
     from stepwise.approvals.lifecycle import handle_press
@@ -315,3 +362,22 @@ def _handle_press(update_id: int, query: CallbackQuery, services: WebhookService
     outcome = handle_press(query, services.presses(), services.allowed_users)
     logger.info("button pressed", extra={"action": outcome.action, "user_id": query.from_user.id, **ids})
     return WebhookOutcome(status=200, action=outcome.action, detail=outcome.answer, **ids)
+
+
+def _press_edit(query: CallbackQuery, services: WebhookServices) -> WebhookOutcome:
+    """Edit on a suggested reply: the owner is asked for their own text."""
+    intake = services.secretary() if services.secretary is not None else None
+    from stepwise.approvals.lifecycle import NOT_ACTIVE
+    from stepwise.secretary.intake import press_edit
+
+    answer = NOT_ACTIVE
+    approval_id = (query.data or "")[3:]
+    if intake is not None and 1 <= len(approval_id) <= 40:
+        answer = press_edit(query, approval_id, intake)
+    telegram = services.telegram() if services.telegram is not None else None
+    if telegram is not None:
+        try:
+            telegram.answer_callback_query(query.id, answer)
+        except TelegramError as error:
+            logger.warning("answerCallbackQuery failed", extra={"error": str(error)})
+    return WebhookOutcome(status=200, action="ignored" if answer == NOT_ACTIVE else "edited", detail=answer)

@@ -55,6 +55,11 @@ DECISION_TEXT: dict[ApprovalStatus, str] = {
     "expired": "⌛ No answer in time — counted as Deny",  # the answer that follows says what was not done
     "pending": "",
 }
+SUGGESTION_DECISION_TEXT: dict[ApprovalStatus, str] = {  # a suggested reply's (secretary mode)
+    "approved": "Sending…",
+    "denied": "Skipped: nothing was sent.",
+    "expired": "⌛ No answer in time: nothing was sent.",
+}
 
 
 class ApprovalMissingError(RuntimeError):
@@ -81,7 +86,8 @@ def open_request(
         chat_id=scope.conversation.chat_id,
         topic=scope.conversation.topic,
         account=scope.conversation.account,
-        user_id=scope.user_id,
+        # in a contact's chat of a business account the owner answers, never the contact who spoke
+        user_id=scope.owner if scope.conversation.in_business else scope.user_id,
         asker=scope.sender,
         step=step,
         calls=calls,
@@ -150,12 +156,13 @@ def show_request(
     message_id = request.message_id  # set: a retried state, the buttons are out already
     if message_id is None:
         html = approval_html(request.requester, request.calls, timeout_seconds)
+        chat_id, topic = request.shown_in
         message_id = telegram().send_message(
-            request.chat_id,
+            chat_id,
             html,
             parse_mode="HTML",
             reply_markup=approval_keyboard(request.approval_id),
-            message_thread_id=request.topic,
+            message_thread_id=topic,
         )
         approvals.attach_message(request.approval_id, message_id, html)
         logger.info("approval requested", extra={"approval_id": request.approval_id})
@@ -251,6 +258,24 @@ def decide(
     return PressOutcome("decided" if resumed else "expired", answers[status])
 
 
+def withdraw(approval_id: str, why: str | None, services: PressServices) -> bool:
+    """End a pending request without a tap (counted as Deny): its turn resumes and its message says `why`
+    (None: the message is left as it is, for whoever shows something else in it). False when it was decided
+    already (a tap came first). A turn that cannot be resumed (its wait ended) finds the request decided
+    when it settles."""
+    request = services.approvals.get(approval_id)
+    if request is None or request.status != "pending":
+        return False
+    if not services.approvals.decide(approval_id, "denied", iso_utc(services.clock()), None):
+        return False
+    if request.task_token is not None:
+        services.resumer.resume(request.task_token, {"decision": "denied"})
+    if why is not None:
+        _show_decision(request, "denied", services.telegram, "could not show the withdrawal", why)
+    logger.info("approval withdrawn", extra={"approval_id": approval_id})
+    return True
+
+
 # ------------------------------------------------------------------------ settle and expire (RunTools)
 def settle(
     approvals: ApprovalStore,
@@ -303,9 +328,11 @@ def _show_decision(
     """Edit the request's message to show the decision (which also removes the buttons); best effort."""
     if request.message_id is None:
         return
+    if why is None and request.requester.kind == "secretary":
+        why = SUGGESTION_DECISION_TEXT.get(status)
     try:
         telegram().edit_message_text(
-            request.chat_id,
+            request.shown_in[0],
             request.message_id,
             decided_html(request.message_html, status, why),
             parse_mode="HTML",

@@ -7,8 +7,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from stepwise.telegram.conversation import Conversation
 
 ApprovalStatus = Literal["pending", "approved", "denied", "expired"]
-# Who asks: the chat's own model, a background job, the user's MCP client, or a check-in that fired.
-RequesterKind = Literal["chat", "job", "mcp_client", "checkin"]
+# Who asks: the chat's own model, a background job, the user's MCP client, a check-in that fired, or secretary
+# mode (a suggested reply to a contact: its `name` is the contact's).
+RequesterKind = Literal["chat", "job", "mcp_client", "checkin", "secretary"]
 
 
 # What a press of Approve or Deny did: `decided` (approved or denied), or why it changed nothing.
@@ -59,5 +60,13 @@ class ApprovalRequest(BaseModel):
 
     @property
     def conversation(self) -> Conversation:
-        """The conversation whose turn asks (its buttons are shown there)."""
+        """The conversation whose turn asks."""
         return Conversation(self.chat_id, self.topic, self.account)
+
+    @property
+    def shown_in(self) -> tuple[int, int | None]:
+        """The chat (and topic) whose message shows the request: the conversation's own, but for a contact's
+        chat in a business account, the owner's private chat with the bot (nothing reaches the contact)."""
+        if self.account is not None:
+            return self.account, None
+        return self.chat_id, self.topic

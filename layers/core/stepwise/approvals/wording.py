@@ -31,6 +31,8 @@ def requester_name(requester: Requester, chat_name: str | None = None) -> str:
         return f"Your MCP client “{name}”"
     if requester.kind == "checkin":
         return f"Your check-in{number} “{name}”"
+    if requester.kind == "secretary":
+        return "Your secretary"
     return f"The assistant in {escaped(chat_name) if chat_name else 'this chat'}"
 
 

@@ -7,6 +7,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from stepwise.history.forwarded import Forwarded
 from stepwise.inbox.outside_call import OutsideCall
 from stepwise.media.models import Attachment
+from stepwise.secretary.kinds import ContactWrote
 from stepwise.telegram.conversation import Conversation, Scope
 
 QueueStatus = Literal["queued", "taken"]
@@ -53,8 +54,9 @@ class JobEnded(BaseModel):
 
 
 # What put a message in the inbox: the user, a schedule that fired, a call of the user's MCP client that waits
-# for the user's approval (the /mcp endpoint), or a background job that ended.
-MessageKind = Annotated[Typed | Fired | OutsideCall | JobEnded, Field(discriminator="kind")]
+# for the user's approval (the /mcp endpoint), a background job that ended, or a contact writing to an owner's
+# business account (secretary mode).
+MessageKind = Annotated[Typed | Fired | OutsideCall | JobEnded | ContactWrote, Field(discriminator="kind")]
 
 
 class QueuedMessage(BaseModel):
@@ -115,8 +117,14 @@ class QueuedMessage(BaseModel):
 
     @property
     def typed(self) -> bool:
-        """Whether the user sent it (not a schedule, an MCP client or a job)."""
+        """Whether the user sent it (not a schedule, an MCP client, a job or a contact)."""
         return isinstance(self.kind, Typed)
+
+    @property
+    def written(self) -> bool:
+        """Whether a person wrote it: the user, or a contact in an owner's business account (a burst of
+        these folds into one turn)."""
+        return isinstance(self.kind, Typed | ContactWrote)
 
 
 def turn_name(conversation: Conversation, generation: int, update_id: int) -> str:

@@ -55,6 +55,9 @@ class Sequencer:
     starter: TurnStarter
     lease_seconds: int = 900
     approval_timeout_seconds: int = 3600
+    secretary_wait_seconds: int = (
+        24 * 3600
+    )  # a suggested reply's wait (a contact's chat in a business account)
     max_batch: int = 20
     max_requeues: int = 2  # turns a message may fail before it waits for the user's next message
     inbox_ttl_seconds: int = 7 * DAY
@@ -162,7 +165,11 @@ class Sequencer:
                 user_id=head.user_id,
                 update_id=head.update_id,
             ),
-            limits=Limits(approval_timeout_seconds=self.approval_timeout_seconds),
+            limits=Limits(
+                approval_timeout_seconds=self.secretary_wait_seconds
+                if head.account is not None
+                else self.approval_timeout_seconds
+            ),
         )
         started = self.starter.start(name, start.model_dump(exclude_none=True))
         logger.info(
@@ -180,14 +187,16 @@ class Sequencer:
 def alone(message: QueuedMessage) -> bool:
     """A reminder that fired and a slash command are each a turn of their own (a command is never folded into
     a burst the model answers)."""
+    if message.written and not message.typed:  # a contact's "/reset" is text: their burst folds whole
+        return False
     return not message.typed or is_command(message.text)
 
 
 def arrival_order(pending: list[QueuedMessage]) -> list[QueuedMessage]:
     """Typed messages in update_id order (Telegram's), with fired reminders placed among them by the time
     they arrived: a reminder is not overtaken by messages the user sent after it fired."""
-    typed = [m for m in pending if m.typed]
-    fired = [m for m in pending if not m.typed]
+    typed = [m for m in pending if m.written]
+    fired = [m for m in pending if not m.written]
     ordered: list[QueuedMessage] = []
     while typed and fired:
         ordered.append(fired.pop(0) if fired[0].received_at < typed[0].received_at else typed.pop(0))

@@ -126,7 +126,11 @@ def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutp
     ]  # server tools last: the cached prefix is stable
     per_turn = [
         *policy.sections(meta, max_steps),
-        *([] if meta.timezone_set else [default_zone_note(meta.timezone, meta.scope.in_group)]),
+        *(
+            []
+            if meta.timezone_set or meta.conversation.in_business  # a contact cannot set the owner's zone
+            else [default_zone_note(meta.timezone, meta.scope.in_group)]
+        ),
         *([GROUP_NOTE] if meta.scope.in_group else []),
         *memory_sections(meta, "this group" if meta.scope.in_group else "the user"),
         *([limit_note(max_steps)] if previous.final else []),
@@ -155,10 +159,10 @@ def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutp
         tools=tools,
         tool_choice={"type": "none"} if previous.final and tools else None,
     )
-    if rounds and policy.holds_chat:  # the first call's typing indicator went out with LoadContext
+    if rounds and policy.shows_progress:  # the first call's typing indicator went out with LoadContext
         show_typing(services.outbound, turn.conversation)
     drafts = draft_stream(
-        services.outbound.drafts if policy.holds_chat else None,
+        services.outbound.drafts if policy.shows_progress else None,
         turn.conversation,
         turn.turn_id,
         services.settings.delivery.draft_interval_seconds,
@@ -198,7 +202,7 @@ def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutp
         cost_nano_usd=0 if offline else used.cost_nano_usd,
     )
     services.stores.turns.put_step(turn.turn_id, step)
-    policy.after_call(meta, [*rounds, step], services)
+    instead = policy.after_call(meta, [*rounds, step], services)
     output = CallModelOutput(
         **{
             **decision_fields(previous),
@@ -214,6 +218,8 @@ def call_model(request: CallModelInput, services: TurnServices) -> CallModelOutp
         cache_read_input_tokens=usage.cache_read_input_tokens,
         cache_creation_input_tokens=usage.cache_creation_input_tokens,
     )
+    if instead is not None:  # the turn's policy routes it (a secretary's draft waits for the owner's tap)
+        return output.model_copy(update=decision_fields(instead))
     if response.stop_reason == "tool_use" and step.tool_uses and tools and not previous.final:
         if step.step >= max_steps:  # one more call, without tools, reports what was done
             return output.model_copy(update={"route": "model", "final": True})

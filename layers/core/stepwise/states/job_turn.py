@@ -16,6 +16,7 @@ import logging
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from stepwise.approvals.lifecycle import show_request
 from stepwise.history.models import StoredMessage
 from stepwise.jobs.models import CANNOT_DO
 from stepwise.services import JOB_STARTING_TOOLS
@@ -192,6 +193,7 @@ class JobTurn:
     """The policy of a background job's own execution (see the module docstring)."""
 
     holds_chat = False
+    shows_progress = False
 
     def __init__(self) -> None:
         self._tools: tuple[ToolRegistry, ToolRegistry] | None = None  # the chat's tools, and the job's
@@ -219,11 +221,21 @@ class JobTurn:
     def before_call(self, meta: TurnMeta, steps: Sequence[ModelStep], services: TurnServices) -> Next | None:
         return job_must_stop(meta, services) or job_gave_up(meta, steps, services)
 
-    def after_call(self, meta: TurnMeta, steps: Sequence[ModelStep], services: TurnServices) -> None:
+    def after_call(self, meta: TurnMeta, steps: Sequence[ModelStep], services: TurnServices) -> Next | None:
         record_progress(meta, steps, services)
+        return None
 
     def after_tools(self, meta: TurnMeta, step: ModelStep, services: TurnServices) -> bool:
         return False
+
+    def show_approval(self, approval_id: str, task_token: str, services: TurnServices) -> int:
+        return show_request(
+            services.stores.approvals,
+            services.outbound.telegram,
+            approval_id,
+            task_token,
+            self.approval_wait(services),
+        )
 
     def approval_wait(self, services: TurnServices) -> int:
         """At most until the job's deadline (its execution's input says how long)."""

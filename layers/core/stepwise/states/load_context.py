@@ -20,9 +20,10 @@ from stepwise.prompt.caching import (
     history_tokens,
     window_floor,
 )
+from stepwise.secretary.kinds import ContactWrote
 from stepwise.states.contracts.base import Next
 from stepwise.states.contracts.load_context import LoadContextInput
-from stepwise.states.policy import policy_for
+from stepwise.states.policy import policy_for, policy_of
 from stepwise.states.topics import topic_name
 from stepwise.states.turn_kind import decide_turn
 from stepwise.states.typing_indicator import show_typing
@@ -108,7 +109,8 @@ def load_context(start: LoadContextInput, services: TurnServices) -> Next:
         services.stores.chats.set_window(conversation, first_key)
     scope = batch[0].scope  # the member `user_id` is: a folded burst counts against its first
     kind = kind_of_batch(batch, scope.in_group, bool(heard))
-    profile = services.stores.profiles.profile(scope.user_id)
+    # the person whose time zone the turn keeps: the member in a group, the owner in a contact's chat
+    profile = services.stores.profiles.profile(scope.owner if conversation.in_business else scope.user_id)
     chosen_zone = profile.timezone
     person = chat  # /voice is the person's, kept on the chat itself: a topic's turn reads it there
     if heard and conversation.topic is not None:
@@ -136,7 +138,7 @@ def load_context(start: LoadContextInput, services: TurnServices) -> Next:
             conversation,
             "\n".join(m.content for m in stored),
         )
-        if isinstance(kind, Chat | Checkin)  # the model answers the user's words (or the check-in's)
+        if isinstance(kind, Chat | Checkin | ContactWrote)  # the model answers someone's words
         else [],
         timezone=chosen_zone or services.settings.deployment.default_timezone,
         timezone_set=chosen_zone is not None,
@@ -150,7 +152,11 @@ def load_context(start: LoadContextInput, services: TurnServices) -> Next:
     )
     services.stores.turns.put_meta(meta)
     outcome, next_ = decide_turn(meta, services, notices["notices_only"])
-    if next_.route == "model" and not typing_still_shown(batch, services.clock()):
+    if (
+        next_.route == "model"
+        and policy_of(kind).shows_progress
+        and not typing_still_shown(batch, services.clock())
+    ):
         # the webhook's answer showed it on arrival, if it is recent
         show_typing(services.outbound, conversation)
     logger.info(
@@ -176,6 +182,8 @@ def kind_of_batch(batch: list[QueuedMessage], in_group: bool, heard: bool) -> Tu
             return Checkin(number=number, text=first.text)
         case OutsideCall() as call:
             return call
+        case ContactWrote() as wrote:  # a contact's burst: their "/reset" is text
+            return wrote
         case JobEnded():
             return JobReport(report=first.text)
         case Typed() if len(batch) == 1 and not heard and first.forwarded is None:
@@ -248,7 +256,7 @@ def stored_content(waiting: QueuedMessage) -> str:
     call), a note for a reminder or check-in that fired, and for a job's report a note that it ended (the
     report itself is stored as the turn's reply)."""
     match waiting.kind:
-        case Typed() | OutsideCall():
+        case Typed() | OutsideCall() | ContactWrote():
             return waiting.text
         case JobEnded(number=number, title=title, status=status):
             return f"(Background job #{number} “{title}” has ended: {status}. Its report follows.)"

@@ -2,16 +2,20 @@
 many rounds, whether it holds the chat, and how it starts, goes on after its tools, and ends. The states ask
 the turn's policy; they never test what kind of turn it is.
 
-Three policies: the chat's turn (`ChatTurn`: every kind of `TurnMeta.kind` answered in the chat), an MCP
+Four policies: the chat's turn (`ChatTurn`: every kind of `TurnMeta.kind` answered in the chat), an MCP
 client's call (`OutsideCallTurn`: a chat's turn whose only step is that call, answered without a model, by
-`states.outside_call`), and a background job's own execution (`JobTurn`, in `states.job_turn`).
+`states.outside_call`), a background job's own execution (`JobTurn`, in `states.job_turn`), and a contact's
+messages in an owner's business account drafted into a suggested reply (`SecretaryTurn`, in
+`states.secretary_turn`).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
 
+from stepwise.approvals.lifecycle import show_request
 from stepwise.inbox.outside_call import OutsideCall
+from stepwise.secretary.kinds import ContactWrote
 from stepwise.turn_records.models import JobRun
 
 if TYPE_CHECKING:
@@ -33,6 +37,9 @@ class TurnPolicy(Protocol):
     # approval, takes it back after), shows "typing…" and drafts there, and its prompt is the chat's (whose
     # size the next turn's window is chosen with).
     holds_chat: bool
+    # Whether the people in the chat see the turn at work: "typing…" and drafts (not in a contact's chat of
+    # a business account, where nothing reaches the contact, nor in a background job, which has no chat).
+    shows_progress: bool
 
     def start(self, turn: TurnRef, services: TurnServices) -> Next | None:
         """LoadContext of a turn that does not start from the chat's inbox; None: it does."""
@@ -58,8 +65,9 @@ class TurnPolicy(Protocol):
         """Before a model call: where the turn goes instead of calling the model; None to call it."""
         ...
 
-    def after_call(self, meta: TurnMeta, steps: Sequence[ModelStep], services: TurnServices) -> None:
-        """After a model call was stored (`steps`: the turn's, with it)."""
+    def after_call(self, meta: TurnMeta, steps: Sequence[ModelStep], services: TurnServices) -> Next | None:
+        """After a model call was stored (`steps`: the turn's, with it): where the turn goes instead of where
+        the model's answer leads; None: where it leads (its tool calls, or the reply)."""
         ...
 
     def after_tools(self, meta: TurnMeta, step: ModelStep, services: TurnServices) -> bool:
@@ -68,6 +76,10 @@ class TurnPolicy(Protocol):
 
     def approval_wait(self, services: TurnServices) -> int:
         """How long (seconds) an approval request of the turn waits for the tap."""
+        ...
+
+    def show_approval(self, approval_id: str, task_token: str, services: TurnServices) -> int:
+        """RequestApproval: show the request (once) and keep the token; the id of the message with buttons."""
         ...
 
     def finish(self, request: FinishTurnInput, services: TurnServices) -> FinishTurnOutput | None:
@@ -83,6 +95,7 @@ class ChatTurn:
     """A turn in the chat: the chat's history, tools and limits; it starts from the inbox and ends there."""
 
     holds_chat = True
+    shows_progress = True
 
     def start(self, turn: TurnRef, services: TurnServices) -> Next | None:
         return None
@@ -102,7 +115,7 @@ class ChatTurn:
     def before_call(self, meta: TurnMeta, steps: Sequence[ModelStep], services: TurnServices) -> Next | None:
         return None
 
-    def after_call(self, meta: TurnMeta, steps: Sequence[ModelStep], services: TurnServices) -> None:
+    def after_call(self, meta: TurnMeta, steps: Sequence[ModelStep], services: TurnServices) -> Next | None:
         return None
 
     def after_tools(self, meta: TurnMeta, step: ModelStep, services: TurnServices) -> bool:
@@ -110,6 +123,15 @@ class ChatTurn:
 
     def approval_wait(self, services: TurnServices) -> int:
         return services.settings.limits.approval_timeout_seconds
+
+    def show_approval(self, approval_id: str, task_token: str, services: TurnServices) -> int:
+        return show_request(
+            services.stores.approvals,
+            services.outbound.telegram,
+            approval_id,
+            task_token,
+            self.approval_wait(services),
+        )
 
     def finish(self, request: FinishTurnInput, services: TurnServices) -> FinishTurnOutput | None:
         return None
@@ -141,6 +163,8 @@ def policy_of(kind: TurnKind) -> TurnPolicy:
             return job_policy()
         case OutsideCall():
             return OUTSIDE_CALL_TURN
+        case ContactWrote():
+            return secretary_policy()
         case _:
             return CHAT_TURN
 
@@ -148,8 +172,10 @@ def policy_of(kind: TurnKind) -> TurnPolicy:
 def policy_for(turn: TurnRef) -> TurnPolicy:
     """The policy of a turn known only by its execution's input (before LoadContext, or without its record):
     a background job's execution says so (`TurnRef.job`); the questions a chat's turn is asked from here are
-    the same for every kind of it."""
-    return job_policy() if turn.job is not None else CHAT_TURN
+    the same for every kind of it; a contact's chat in a business account has only secretary turns."""
+    if turn.job is not None:
+        return job_policy()
+    return secretary_policy() if turn.account is not None else CHAT_TURN
 
 
 def job_policy() -> TurnPolicy:
@@ -157,3 +183,10 @@ def job_policy() -> TurnPolicy:
     from stepwise.states.job_turn import JOB_TURN  # the jobs' subsystem: loaded by a job's turns only
 
     return JOB_TURN
+
+
+def secretary_policy() -> TurnPolicy:
+    """A secretary turn's policy (`states.secretary_turn`)."""
+    from stepwise.states.secretary_turn import SECRETARY_TURN  # secretary mode: loaded by its turns only
+
+    return SECRETARY_TURN

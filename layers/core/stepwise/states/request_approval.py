@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from stepwise.approvals.lifecycle import show_request
 from stepwise.states.contracts.request_approval import RequestApprovalInput, RequestApprovalOutput
 from stepwise.states.policy import policy_for
 
@@ -19,13 +18,7 @@ def request_approval(request: RequestApprovalInput, services: TurnServices) -> R
     """Show the request (its buttons go out once), waiting as long as the turn's policy says, then let the
     chat go on while the turn waits (a background job holds no chat to free)."""
     policy = policy_for(request.turn)
-    message_id = show_request(
-        services.stores.approvals,
-        services.outbound.telegram,
-        request.approval_id,
-        request.task_token,
-        policy.approval_wait(services),
-    )
+    message_id = policy.show_approval(request.approval_id, request.task_token, services)
     if not policy.holds_chat:
         logger.info("background job waits for its approval")
         return RequestApprovalOutput(message_id=message_id)

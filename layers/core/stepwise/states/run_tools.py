@@ -26,6 +26,7 @@ from stepwise.audit.log import call_entry
 from stepwise.inbox.outside_call import OutsideCall
 from stepwise.ledger.models import tool_call_id
 from stepwise.remote_tools.config import SEPARATOR
+from stepwise.secretary.kinds import ContactWrote
 from stepwise.states.contracts.base import Next
 from stepwise.states.contracts.run_tools import RunToolsInput
 from stepwise.states.policy import policy_for, policy_of
@@ -183,6 +184,8 @@ def requester_of(meta: TurnMeta) -> Requester:
             return Requester(kind="mcp_client", name=connection)
         case Checkin(number=number, text=text):
             return Requester(kind="checkin", number=number, name=text)
+        case ContactWrote(contact=contact):
+            return Requester(kind="secretary", name=contact)
         case Chat() | Command() | RulesCommand() | Reminder() | JobReport():
             return Requester()
 

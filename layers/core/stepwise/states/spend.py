@@ -25,7 +25,9 @@ def count_usage(meta: TurnMeta, step: int, used: UsageTotals, services: TurnServ
     if services.stores.usage is None:
         return
     try:
-        count_totals(services.stores.usage, meta.user_id, f"{meta.turn_id}#{step}", used, services.clock())
+        count_totals(
+            services.stores.usage, meta.scope.payer, f"{meta.turn_id}#{step}", used, services.clock()
+        )
     except Exception:
         logger.exception("usage not counted", extra={"step": step})
 

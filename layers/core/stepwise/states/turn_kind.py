@@ -10,6 +10,7 @@ import logging
 from typing import TYPE_CHECKING, Literal
 
 from stepwise.inbox.outside_call import OutsideCall
+from stepwise.secretary.kinds import ContactWrote
 from stepwise.states.contracts.base import Next
 from stepwise.turn.ids import iso_utc
 from stepwise.turn_records.models import (
@@ -74,7 +75,12 @@ def decide_turn(meta: TurnMeta, services: TurnServices, notices_only: bool = Fal
                     services.settings.limits.daily_token_budget, used, now, meta.timezone, meta.scope.member
                 ),
             )
-        case Chat() | Checkin() | RulesCommand() | JobRun():
+        case ContactWrote() if _over_budget(meta, services) is not None:
+            from stepwise.secretary.budget import tell_owner_over_budget  # secretary mode: its turns only
+
+            tell_owner_over_budget(meta, kind, services)
+            return "budget", Next(route="reply")
+        case Chat() | Checkin() | RulesCommand() | JobRun() | ContactWrote():
             return "model", Next(route="model")
 
 
@@ -94,7 +100,7 @@ def _over_budget(meta: TurnMeta, services: TurnServices) -> int | None:
     if services.stores.usage is None:
         return None
     used = is_over_budget(
-        services.stores.usage, meta.user_id, services.clock(), services.settings.limits.daily_token_budget
+        services.stores.usage, meta.scope.payer, services.clock(), services.settings.limits.daily_token_budget
     )
     if used is not None:
         logger.info("daily token budget reached; no model call", extra={"used": used})

@@ -30,7 +30,7 @@ from stepwise.telegram.errors import (
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
-    from stepwise.telegram.keyboard import InlineKeyboardMarkup
+    from stepwise.telegram.keyboard import ForceReply, InlineKeyboardMarkup
 
 logger = logging.getLogger(__name__)
 
@@ -58,7 +58,7 @@ class TelegramClient(Protocol):
         text: str,
         *,
         parse_mode: str | None = None,
-        reply_markup: InlineKeyboardMarkup | None = None,
+        reply_markup: InlineKeyboardMarkup | ForceReply | None = None,
         message_thread_id: int | None = None,
         link_previews: bool = False,
         business_connection_id: str | None = None,
@@ -164,7 +164,7 @@ class BotApiClient:
         text: str,
         *,
         parse_mode: str | None = None,
-        reply_markup: InlineKeyboardMarkup | None = None,
+        reply_markup: InlineKeyboardMarkup | ForceReply | None = None,
         message_thread_id: int | None = None,
         link_previews: bool = False,
         business_connection_id: str | None = None,

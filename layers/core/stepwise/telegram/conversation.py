@@ -114,6 +114,12 @@ class Scope(NamedTuple):
         return self.conversation.chat_id if self.in_group else self.user_id
 
     @property
+    def payer(self) -> int:
+        """Whose daily token budget the turn counts against: the person who spoke (in a group, the member),
+        but in a contact's chat of a business account the owner, whose secretary drafts there."""
+        return self.conversation.account if self.conversation.account is not None else self.user_id
+
+    @property
     def member(self) -> str | None:
         """In a group, the first name of the member who asked ("" when unknown); None in a private chat."""
         return (self.sender or "") if self.in_group else None

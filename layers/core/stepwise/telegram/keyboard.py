@@ -32,3 +32,16 @@ class InlineKeyboardMarkup(_TelegramModel):
     def to_api(self) -> dict[str, Any]:
         """Return the Bot API JSON form."""
         return {"inline_keyboard": [[button.to_api() for button in row] for row in self.inline_keyboard]}
+
+
+class ForceReply(_TelegramModel):
+    """Asks the person's Telegram app to open a reply to the message (secretary mode's Edit prompt)."""
+
+    input_field_placeholder: str = ""
+
+    def to_api(self) -> dict[str, Any]:
+        """Return the Bot API JSON form."""
+        api: dict[str, Any] = {"force_reply": True}
+        if self.input_field_placeholder:
+            api["input_field_placeholder"] = self.input_field_placeholder[:64]
+        return api

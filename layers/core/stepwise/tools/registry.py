@@ -163,6 +163,9 @@ class Tool[Args: BaseModel]:
     schema: dict[str, Any] | None = None
     open_world: bool = False
     approval_when: Callable[[Args], bool] | None = None
+    # False: never offered to a model or an MCP client; only a step the turn makes itself calls it (secretary
+    # mode's send_reply, docs/secretary.md)
+    offered: bool = True
 
     def __post_init__(self) -> None:
         if self.read_only and (self.writes or self.needs_approval or self.destructive or self.intent):
@@ -272,21 +275,29 @@ class ToolRegistry:
         """A registry of these tools but `names`, with the same ledger."""
         return ToolRegistry([tool for tool in self._tools.values() if tool.name not in names], self._ledger)
 
+    def read_only(self) -> "ToolRegistry":
+        """The tools that change nothing and reach nothing outside (a secretary turn's, docs/secretary.md)."""
+        tools = [tool for tool in self._tools.values() if tool.read_only and not tool.open_world]
+        return ToolRegistry(tools, self._ledger)
+
     def api_tools(self) -> list[ToolParam]:
-        return [tool.api_spec() for tool in self._tools.values()]
+        return [tool.api_spec() for tool in self._tools.values() if tool.offered]
 
     def mcp_tools(self) -> list[dict[str, Any]]:
         """MCP's `tools/list`: the same tools, names, descriptions and input schemas as `api_tools`."""
-        return [tool.mcp_spec() for tool in self._tools.values()]
+        return [tool.mcp_spec() for tool in self._tools.values() if tool.offered]
 
     def summaries(self) -> list[ToolSummary]:
-        return [ToolSummary(t.name, t.description, t.needs_approval) for t in self._tools.values()]
+        return [
+            ToolSummary(t.name, t.description, t.needs_approval) for t in self._tools.values() if t.offered
+        ]
 
     def parse(self, name: str, arguments: Mapping[str, Any]) -> tuple[Tool[Any], BaseModel]:
         """The tool and its validated arguments; ToolError for an unknown tool or invalid arguments."""
         tool = self._tools.get(name)
         if tool is None:
-            raise ToolError(f"Unknown tool {name!r}. Available tools: {', '.join(self._tools)}.")
+            offered = ", ".join(name for name, tool in self._tools.items() if tool.offered)
+            raise ToolError(f"Unknown tool {name!r}. Available tools: {offered}.")
         try:
             return tool, tool.input_model.model_validate(arguments)
         except ValidationError as error:

@@ -6,6 +6,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from stepwise.inbox.outside_call import OutsideCall
 from stepwise.model.blocks import AsJsonObjectMap, StoredBlocks, StoredResults, ToolResultBlock, ToolUseBlock
+from stepwise.secretary.kinds import ContactWrote
 from stepwise.telegram.conversation import Conversation, Scope
 
 ReplySource = Literal[
@@ -93,9 +94,10 @@ class JobRun(BaseModel):
     deadline: str  # ISO 8601 UTC
 
 
-# What a turn is. OutsideCall: an MCP client's call that its turn asks the user to approve (and runs).
+# What a turn is. OutsideCall: an MCP client's call that its turn asks the user to approve (and runs);
+# ContactWrote: a contact's messages to an owner's business account, drafted a reply the owner may send.
 TurnKind = Annotated[
-    Chat | Command | RulesCommand | Reminder | Checkin | OutsideCall | JobReport | JobRun,
+    Chat | Command | RulesCommand | Reminder | Checkin | OutsideCall | JobReport | JobRun | ContactWrote,
     Field(discriminator="kind"),
 ]
 
