@@ -19,6 +19,16 @@ class InMemoryMessageRepository:
         self.items[key] = message
         return True
 
+    def replace(self, message: StoredMessage) -> bool:
+        key = (message.conversation, message.sort_key)
+        if key not in self.items:
+            return False
+        self.items[key] = message
+        return True
+
+    def remove(self, message: StoredMessage) -> None:
+        self.items.pop((message.conversation, message.sort_key), None)
+
     def _chat(self, conversation: Conversation) -> list[StoredMessage]:
         return [
             m for (c, _), m in sorted(self.items.items(), key=lambda item: item[0][1]) if c == conversation

@@ -231,3 +231,91 @@ def test_off_and_muted_contacts_are_neither_kept_nor_answered(stack: MemoryStack
     stack.secretary.set_off(owner, True)
     assert contact_writes(stack, "hi")["headers"]["x-stepwise-action"] == "ignored"
     assert stack.telegram.messages(owner) == [] and stack.anthropic.requests == []
+
+
+def edited(update: dict[str, Any], text_: str) -> dict[str, Any]:
+    """The same message, edited."""
+    message = {
+        **update["business_message"],
+        "text": text_,
+        "edit_date": update["business_message"]["date"] + 5,
+    }
+    return {"update_id": update["update_id"] + 10_000, "edited_business_message": message}
+
+
+def test_a_contacts_edit_replaces_the_kept_text_and_marks_the_suggestion_out_of_date(
+    stack: MemoryStack, owner: int
+) -> None:
+    stack.anthropic.script(text("Sure."))
+    stack.telegram.contact_wrote(CONNECTION, CONTACT)
+    first = updates.business_message(CONTACT, "Lunch at 1?", connection_id=CONNECTION, first_name="Ann")
+    stack.post_update(first)
+    stack.drain()
+    suggestion = stack.buttons(owner)
+    assert stack.post_update(edited(first, "Lunch at 2?"))["headers"]["x-stepwise-action"] == "edited"
+    history = stack.messages.between(Conversation(CONTACT, account=owner), "", "~")
+    assert [m.content for m in history] == ["Lunch at 2?"]
+    now = shown_in(stack, owner, suggestion)
+    assert "Ann edited a message since: this suggestion may be out of date." in stack.telegram.text_of(now)
+    assert now["reply_markup"], "it may still be sent"
+    stack.press(owner, now, "Send")
+    assert sent_to_contact(stack) == ["Sure."]
+
+
+def test_deleted_messages_leave_the_kept_conversation(stack: MemoryStack, owner: int) -> None:
+    stack.anthropic.script(text("Sure."))
+    stack.telegram.contact_wrote(CONNECTION, CONTACT)
+    first = updates.business_message(CONTACT, "Lunch?", connection_id=CONNECTION, first_name="Ann")
+    stack.post_update(first)
+    stack.drain()
+    deletion = {
+        "update_id": first["update_id"] + 20_000,
+        "deleted_business_messages": {
+            "business_connection_id": CONNECTION,
+            "chat": {"id": CONTACT, "type": "private"},
+            "message_ids": [first["business_message"]["message_id"], 999_999],
+        },
+    }
+    assert stack.post_update(deletion)["headers"]["x-stepwise-action"] == "edited"
+    assert stack.messages.between(Conversation(CONTACT, account=owner), "", "~") == []
+    assert "Ann deleted a message since" in stack.telegram.text_of(stack.buttons(owner))
+
+
+def test_a_connection_that_stops_withdraws_its_pending_suggestions(stack: MemoryStack, owner: int) -> None:
+    stack.anthropic.script(text("Sure."))
+    contact_writes(stack, "Lunch?")
+    suggestion = stack.buttons(owner)
+    stopped = updates.business_connection(owner, connection_id=CONNECTION, enabled=False, date=200)
+    assert stack.post_update(stopped)["statusCode"] == 200
+    stack.drain()
+    assert "Secretary mode stopped for your account: nothing was sent." in stack.telegram.text_of(
+        shown_in(stack, owner, suggestion)
+    )
+    stack.press(owner, suggestion, "Send")
+    assert sent_to_contact(stack) == []
+
+
+def test_secretary_lists_the_chats_whose_suggestion_waits(stack: MemoryStack, owner: int) -> None:
+    stack.anthropic.script(text("Sure."))
+    contact_writes(stack, "Lunch?")
+    assert stack.say(owner, "/secretary")["status"] == "SUCCEEDED"
+    assert "Suggested replies waiting for your tap: Ann" in stack.replies(owner)[-1]
+    stack.press(owner, stack.buttons(owner), "Skip")
+    stack.say(owner, "/secretary")
+    assert "No pending suggestions." in stack.replies(owner)[-1]
+
+
+def test_past_the_owners_daily_budget_contacts_get_no_suggestion_and_the_owner_one_line() -> None:
+    stack = MemoryStack(env={"DAILY_TOKEN_BUDGET": "100"})
+    owner = stack.new_user()
+    connect(stack, owner)
+    stack.anthropic.script(text("x" * 50))
+    stack.say(owner, "use up my budget")  # the owner's own chat spends the tokens
+    requests = len(stack.anthropic.requests)
+    contact_writes(stack, "Lunch?")
+    contact_writes(stack, "Hello?", contact=7_000_002, name="Bob")
+    contact_writes(stack, "Hi", contact=7_000_003, name="Cy")
+    assert len(stack.anthropic.requests) == requests
+    assert sent_to_contact(stack) == [] and stack.telegram.messages(CONTACT) == []
+    lines = [r for r in stack.replies(owner) if "daily budget" in r]
+    assert lines == ["3 people wrote (Ann, Bob, Cy); no suggestions until tomorrow: daily budget."]

@@ -126,13 +126,8 @@ def handle_update(secret_header: str | None, body: str | None, services: Webhook
         return _handle_press(update.update_id, update.callback_query, services)
     if update.business_connection is not None:
         return _business_connection(update.update_id, update.business_connection, services)
-    if update.business_message is not None:
-        return _business_message(update.update_id, update.business_message, services)
-    if update.edited_business_message is not None:
-        edited = update.edited_business_message
-        return _business_update(update.update_id, edited.business_connection_id, services)
-    if (deleted := update.deleted_business_messages) is not None:
-        return _business_update(update.update_id, deleted.business_connection_id, services)
+    if update.business_message or update.edited_business_message or update.deleted_business_messages:
+        return _business_update(update.update_id, update, services)
     message = update.message
     if message is not None and (
         message.forum_topic_created is not None or message.forum_topic_edited is not None
@@ -284,6 +279,12 @@ def _business_connection(
     from stepwise.secretary.connections import on_business_connection  # secretary mode: only its updates
 
     outcome = on_business_connection(connection, services.allowed_users, store, services.telegram())
+    intake = services.secretary() if services.secretary is not None else None
+    stopped = not (connection.is_enabled and connection.may_reply)
+    if stopped and outcome not in ("ignored", "unavailable") and intake is not None:
+        from stepwise.secretary.intake import STOPPED_NOTE, withdraw_all
+
+        withdraw_all(connection.user.id, connection.id, STOPPED_NOTE, intake)
     if outcome == "unavailable":  # the owner was not told: Telegram delivers the update again
         return WebhookOutcome(status=503, action="unavailable", detail="the owner could not be told", **ids)
     if outcome == "ignored":
@@ -291,48 +292,38 @@ def _business_connection(
     return WebhookOutcome(status=200, action="connection_noted", detail=outcome, **ids)
 
 
-def _business_update(update_id: int, connection_id: str | None, services: WebhookServices) -> WebhookOutcome:
-    """A message (or edit, or deletion) in a chat of a connected business account. One naming an unknown or
-    disabled connection starts nothing; the suggestions themselves are not built yet (issue 42), so every
-    one is answered 200 and left alone (`make webhook` does not ask Telegram for them yet)."""
-    store = services.business() if services.business is not None else None
-    if store is None:
-        return WebhookOutcome(
-            status=200, action="ignored", detail="secretary mode is not deployed", update_id=update_id
-        )
-
-    from stepwise.secretary.connections import active_connection  # secretary mode: only its updates
-
-    if active_connection(store, connection_id, services.allowed_users) is None:
-        return WebhookOutcome(
-            status=200,
-            action="ignored",
-            detail="unknown or disabled business connection",
-            update_id=update_id,
-        )
-    return WebhookOutcome(
-        status=200, action="ignored", detail="business messages are not answered yet", update_id=update_id
-    )
-
-
-def _business_message(update_id: int, message: Message, services: WebhookServices) -> WebhookOutcome:
-    """A new message in a chat of a connected business account: a contact's starts a secretary turn, the
-    owner's own withdraws the chat's suggestion (`stepwise.secretary.intake`)."""
-    ids = {"update_id": update_id, "chat_id": message.chat.id}
+def _business_update(update_id: int, update: Update, services: WebhookServices) -> WebhookOutcome:
+    """A message, an edit or a deletion in a chat of a connected business account
+    (`stepwise.secretary.intake`): a contact's message starts a secretary turn, the owner's own withdraws the
+    chat's suggestion. One naming an unknown or disabled connection, or one whose owner is no longer on the
+    allowlist, starts nothing."""
+    message = update.business_message or update.edited_business_message
+    deleted = update.deleted_business_messages
+    where = message or deleted
+    assert where is not None  # the caller routes only these updates here
+    ids = {"update_id": update_id, "chat_id": where.chat.id}
     intake = services.secretary() if services.secretary is not None else None
     if intake is None:
         return WebhookOutcome(status=200, action="ignored", detail="secretary mode is not deployed", **ids)
 
-    from stepwise.secretary.connections import active_connection  # secretary mode: only its updates
-    from stepwise.secretary.intake import take_business_message
+    from stepwise.secretary import intake as secretary  # secretary mode: only its updates
+    from stepwise.secretary.connections import active_connection
 
-    connection = active_connection(intake.connections, message.business_connection_id, services.allowed_users)
+    connection = active_connection(intake.connections, where.business_connection_id, services.allowed_users)
     if connection is None:
         return WebhookOutcome(
             status=200, action="ignored", detail="unknown or disabled business connection", **ids
         )
-    taken, why = take_business_message(update_id, message, connection, intake)
-    logger.info("business message", extra={"taken": taken, **ids})
+    why = ""
+    if update.business_message is not None:
+        taken, why = secretary.take_business_message(update_id, update.business_message, connection, intake)
+    elif update.edited_business_message is not None:
+        taken = secretary.take_business_edit(update.edited_business_message, connection, intake)
+    else:
+        assert deleted is not None
+        removed = secretary.take_business_deletion(deleted.chat.id, deleted.message_ids, connection, intake)
+        taken = "edited" if removed else "ignored"
+    logger.info("business update", extra={"taken": taken, **ids})
     return WebhookOutcome(status=200, action=taken, detail=why, **ids)
 
 

@@ -1,7 +1,8 @@
 """/secretary: secretary mode's state and the owner's settings (issue 42, item 8; docs/secretary.md).
 
 `/secretary` shows whether the person's Telegram account is connected (and whether the bot may reply in its
-chats), whether secretary mode is on or off, the contacts they muted, and the pending suggestions (none yet);
+chats), whether secretary mode is on or off, the contacts they muted, and the chats whose suggested reply
+waits for their tap;
 `/secretary off` and `/secretary on` turn it off and back on; `/secretary mute <name>` and
 `/secretary unmute <name>` mute a contact by first name or @username, in any case. In a group it points to the
 private chat (the command is `personal`).
@@ -16,6 +17,7 @@ from stepwise.secretary.owners import MAX_MUTED, contact_name, muted_key
 if TYPE_CHECKING:
     from stepwise.commands.handlers import CommandRequest
     from stepwise.secretary.connections import BusinessConnectionStore, SecretaryConnection
+    from stepwise.secretary.suggestions import Suggestion
 
 NOT_DEPLOYED = "Secretary mode is not set up in this deployment."
 USAGE = (
@@ -43,7 +45,9 @@ def secretary(request: CommandRequest) -> str:
     owner = request.meta.user_id
     words = request.args.split(maxsplit=1)
     if not words:
-        return _state(store, owner)
+        suggestions = request.services.stores.suggestions
+        waiting = [s for s in suggestions.of_owner(owner) if s.status == "pending"] if suggestions else []
+        return _state(store, owner, waiting)
     action, rest = words[0].casefold(), words[1] if len(words) == 2 else ""
     if action in ("on", "off") and not rest:
         return _switch(store, owner, off=action == "off")
@@ -57,7 +61,7 @@ def secretary(request: CommandRequest) -> str:
     return USAGE
 
 
-def _state(store: BusinessConnectionStore, owner: int) -> str:
+def _state(store: BusinessConnectionStore, owner: int, waiting: list[Suggestion]) -> str:
     settings = store.owner_settings(owner)
     mode = "off (messages people send you are neither kept nor answered)" if settings.off else "on"
     muted = ", ".join(settings.muted) if settings.muted else "nobody"
@@ -66,10 +70,20 @@ def _state(store: BusinessConnectionStore, owner: int) -> str:
             f"Secretary mode: {mode}.",
             f"Your Telegram account: {_connection_state(store.of_owner(owner))}.",
             f"Muted: {muted}.",
-            NO_SUGGESTIONS,
+            _pending(waiting),
             "",
             USAGE,
         )
+    )
+
+
+def _pending(waiting: list[Suggestion]) -> str:
+    """The chats whose suggested reply waits for the owner's tap, oldest first."""
+    if not waiting:
+        return NO_SUGGESTIONS
+    names = [s.contact or "someone" for s in sorted(waiting, key=lambda s: s.created_at)]
+    return (
+        f"Suggested replies waiting for your tap: {', '.join(names)} (their messages above have the buttons)."
     )
 
 

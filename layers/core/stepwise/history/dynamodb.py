@@ -58,6 +58,19 @@ class DynamoMessageRepository:
             raise
         return True
 
+    def replace(self, message: StoredMessage) -> bool:
+        try:
+            self._table.put_item(Item=message_item(message), ConditionExpression="attribute_exists(sk)")
+        except ClientError as error:
+            if error.response["Error"]["Code"] == "ConditionalCheckFailedException":
+                return False
+            raise
+        return True
+
+    def remove(self, message: StoredMessage) -> None:
+        item = message_item(message)
+        self._table.delete_item(Key={"chat_id": item["chat_id"], "sk": item["sk"]})
+
     def recent(self, conversation: Conversation, limit: int) -> list[StoredMessage]:
         response = self._table.query(
             KeyConditionExpression="chat_id = :c",

@@ -16,6 +16,14 @@ class MessageRepository(Protocol):
         """Store the message unless one with the same key exists; True when it was written."""
         ...
 
+    def replace(self, message: StoredMessage) -> bool:
+        """Overwrite the stored message with the same key (an edit); False when there is none."""
+        ...
+
+    def remove(self, message: StoredMessage) -> None:
+        """Forget the stored message with the same key (a deletion); no error when there is none."""
+        ...
+
     def recent(self, conversation: Conversation, limit: int) -> list[StoredMessage]:
         """The newest `limit` messages of the conversation, oldest first."""
         ...

@@ -54,7 +54,7 @@ EDIT_ASKED = "Send me the reply as an answer to my message."
 EDITED = "Edited: the new version is below."
 
 # What a business message did: started or joined a turn, was kept as the owner's, or changed nothing.
-Taken = Literal["started", "queued", "duplicate", "owner_answered", "ignored"]
+Taken = Literal["started", "queued", "duplicate", "owner_answered", "edited", "ignored"]
 
 
 class Intake(NamedTuple):
@@ -95,7 +95,7 @@ def take_business_message(
         account=conversation.account,
         update_id=update_id,
         user_id=sender.id,
-        id=intake.new_id(),
+        id=stored_id(message.message_id),  # an edit or a deletion finds it by Telegram's id
         text=text or NOT_TEXT,
         sender=name,
         received_at=iso_utc(intake.clock()),
@@ -106,13 +106,19 @@ def take_business_message(
     return admission.action, ""
 
 
+def stored_id(telegram_message_id: int) -> str:
+    """The id a message of a contact's chat is kept under: Telegram's own (unique in the owner's account),
+    so an edit or a deletion finds it."""
+    return f"tg{telegram_message_id}"
+
+
 def _owner_answered(conversation: Conversation, message: Message, text: str, intake: Intake) -> None:
     """The owner wrote the contact in person: their side of the history, and no suggestion waits any more."""
     owner = conversation.account
     assert owner is not None  # a contact's chat in an account
     intake.history().add(
         StoredMessage(
-            id=f"tg{message.message_id}",  # a redelivered update is the same message
+            id=stored_id(message.message_id),  # a redelivered update is the same message
             chat_id=conversation.chat_id,
             account=owner,
             role="assistant",
@@ -128,6 +134,85 @@ def _owner_answered(conversation: Conversation, message: Message, text: str, int
             owner, conversation.chat_id, pending.approval_id, "withdrawn", frozenset({"pending"})
         )
         logger.info("suggestion withdrawn: the owner answered in person")
+
+
+# ----------------------------------------------------------------------------- edits, deletions, stops
+EDITED_NOTE = "{contact} edited a message since: this suggestion may be out of date."
+DELETED_NOTE = "{contact} deleted a message since: this suggestion may be out of date."
+STOPPED_NOTE = "Secretary mode stopped for your account: nothing was sent."
+EDITS_LOOK_BACK = 200  # an edit or deletion finds its message among the chat's newest this many
+
+
+def take_business_edit(message: Message, connection: SecretaryConnection, intake: Intake) -> Taken:
+    """An edited message of the chat: the kept text is replaced, and a pending suggestion says it may be out
+    of date. (A message still waiting for its turn is answered as it was first written.)"""
+    if message.sender_business_bot is not None or message.chat.id <= 0:
+        return "ignored"
+    conversation = Conversation(message.chat.id, account=connection.owner_id)
+    text = message.text if message.text is not None else message.caption
+    history = intake.history()
+    kept = _kept(history, conversation, {stored_id(message.message_id)})
+    for old in kept:
+        history.replace(old.model_copy(update={"content": text or NOT_TEXT}))
+    if kept and kept[0].role == "user":
+        _note_on_pending(connection.owner_id, conversation.chat_id, EDITED_NOTE, intake)
+    return "edited" if kept else "ignored"
+
+
+def take_business_deletion(
+    chat_id: int, message_ids: list[int], connection: SecretaryConnection, intake: Intake
+) -> int:
+    """Messages deleted from the chat: they are removed from the kept conversation; a pending suggestion says
+    it may be out of date. Returns how many were removed."""
+    if chat_id <= 0:
+        return 0
+    conversation = Conversation(chat_id, account=connection.owner_id)
+    history = intake.history()
+    kept = _kept(history, conversation, {stored_id(message_id) for message_id in message_ids})
+    for old in kept:
+        history.remove(old)
+    if any(old.role == "user" for old in kept):
+        _note_on_pending(connection.owner_id, chat_id, DELETED_NOTE, intake)
+    return len(kept)
+
+
+def withdraw_all(owner_id: int, connection_id: str, why: str, intake: Intake) -> int:
+    """Withdraw every pending suggestion of the connection (it stopped): their messages say `why` and their
+    Send sends nothing. Returns how many."""
+    withdrawn = 0
+    for pending in intake.suggestions.of_owner(owner_id):
+        if pending.status != "pending" or pending.connection_id != connection_id:
+            continue
+        if withdraw(pending.approval_id, why, intake.presses()):
+            intake.suggestions.settle(
+                owner_id, pending.chat_id, pending.approval_id, "withdrawn", frozenset({"pending"})
+            )
+            withdrawn += 1
+    return withdrawn
+
+
+def _kept(history: MessageRepository, conversation: Conversation, ids: set[str]) -> list[StoredMessage]:
+    return [m for m in history.recent(conversation, EDITS_LOOK_BACK) if m.id in ids]
+
+
+def _note_on_pending(owner_id: int, chat_id: int, note: str, intake: Intake) -> None:
+    """Show the pending suggestion of the chat again, with `note` (its buttons stay)."""
+    pending = intake.suggestions.get(owner_id, chat_id)
+    if pending is None or pending.status != "pending" or pending.message_id is None:
+        return
+    html = suggestion_html(pending, intake.wait_seconds, note=note.format(contact=pending.contact or "They"))
+    try:
+        intake.telegram().edit_message_text(
+            owner_id,
+            pending.message_id,
+            html,
+            parse_mode="HTML",
+            reply_markup=suggestion_keyboard(pending.approval_id),
+        )
+    except TelegramError as error:
+        logger.warning("could not mark the suggestion out of date", extra={"error": str(error)})
+        return
+    intake.presses().approvals.attach_message(pending.approval_id, pending.message_id, html)
 
 
 # ------------------------------------------------------------------------------------------------ Edit
