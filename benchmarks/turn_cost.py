@@ -283,6 +283,13 @@ def main() -> None:
             if kind in (GROUP, GROUP_QUIET):
                 where = Conversation(updates.GROUP_CHAT_ID)
                 update = updates.group_message(USER, PROMPTS[kind])
+            if kind == SECRETARY:  # a contact writes to the bench's person, who taps Send
+                where = Conversation(CONTACT, account=USER)
+                telegram.contact_wrote(BENCH_CONNECTION, CONTACT)
+                update = updates.business_message(
+                    CONTACT, PROMPTS[kind], connection_id=BENCH_CONNECTION, first_name="Ann"
+                )
+                anthropic.script(text("Sure, 1pm."))
             if kind == VOICE:
                 file_id = telegram.add_file(VOICE_BYTES, f"voice/bench-{before_calls}.oga")
                 update = updates.voice_message(USER, file_id=file_id, duration=VOICE_NOTE_SECONDS)
@@ -297,7 +304,7 @@ def main() -> None:
             emulation.post_update(update)
             if kind == GROUP_QUIET:  # nothing starts: the webhook's invocation is all it costs
                 return meter.invocations[before_calls:], 0, api_requests
-            if kind == "approval":
+            if kind in ("approval", SECRETARY):  # Approve; Send (the first button too)
                 press_approve(emulation, telegram, USER)
                 api_requests += 1
             emulation.wait_for_update(where, update["update_id"])
@@ -319,6 +326,8 @@ def main() -> None:
                 loaded.waited, loaded.voice_notes = TRANSCRIBE_WAIT_SECONDS, 1
             return invocations, transitions, api_requests
 
+        emulation.post_update(updates.business_connection(USER, connection_id=BENCH_CONNECTION))
+        telegram.add_business_connection(BENCH_CONNECTION, USER)
         rows = []
         added = [0]  # task ids are counted per user: the newest task's id
         topic = [telegram.add_topic(USER, "Bench")]  # a topic its user named (no renaming)
@@ -343,6 +352,8 @@ def main() -> None:
 
 
 OAUTH_SERVERS, OAUTH_URL = "/stepwise/mcp/bench-servers", "https://notes.example/mcp"
+SECRETARY = "a contact's message (secretary, Send)"
+BENCH_CONNECTION, CONTACT = "bc-bench", 7_300_001
 JOB = "job (1 round)"
 VOICE = "voice note (15 s)"
 VOICE_BYTES = b"OggS" + bytes(range(256)) * 90  # moto's Transcribe does not listen; the bytes only travel
@@ -361,6 +372,8 @@ PROMPTS = {
     JOB: "in the background: add a task",
     # A 15-second voice note answered by the model (Amazon Transcribe on moto; its wait is modelled).
     VOICE: "",
+    # A contact's message to the bench's person's business account: a suggestion, then Send (issue 42).
+    SECRETARY: "lunch tomorrow?",
 }
 
 

@@ -23,6 +23,7 @@ from support.mcp_servers import TimeServer
 from support.miniapp import act, init_data, state
 from support.stack import Stack, clock_kept, fresh
 
+from stepwise.telegram.conversation import Conversation
 from stepwise_local import updates
 from stepwise_local.anthropic_server import Scripted, error, last_user_text, text, tool_use
 from stepwise_local.mcp_http import LocalMcpEndpoint
@@ -35,6 +36,58 @@ def approve(stack: Stack, user: int, calls: tuple[str, dict[str, Any]], said: st
     name = stack.send(user, said)
     stack.press(user, stack.buttons(user), "Approve")
     assert stack.emulation.wait(name)["status"] == "SUCCEEDED"
+
+
+def play_secretary(stack: Stack, owner: int, connection: str) -> None:
+    """Secretary mode: a contact's message drafted (a tool round), edited by the owner and sent; a second
+    one folded into the next suggestion's message (the older one withdrawn); an edit and a deletion of the
+    contact's; the owner answering in person; the connection switched off."""
+    contact = 7_200_000 + owner
+    stack.telegram.add_business_connection(connection, owner)
+    stack.telegram.contact_wrote(connection, contact)
+    conversation = Conversation(contact, account=owner)
+
+    def writes(words: str) -> dict[str, Any]:
+        update = updates.business_message(contact, words, connection_id=connection, first_name="Ann")
+        assert stack.emulation.post_update(update)["statusCode"] == 200
+        return update
+
+    stack.anthropic.script(tool_use(("list_tasks", {"status": "pending"})), text("Sure."))
+    writes("lunch?")
+    stack.press(owner, stack.buttons(owner), "Edit")
+    prompt = stack.telegram.messages(owner)[-1]
+    reply = updates.text_message(owner, "Tomorrow?")
+    reply["message"]["reply_to_message"] = {
+        "message_id": prompt["message_id"],
+        "date": 0,
+        "chat": {"id": owner, "type": "private"},
+        "from": {"id": 1, "is_bot": True, "first_name": "Stepwise"},
+        "text": prompt["text"],
+    }
+    stack.emulation.post_update(reply)
+    stack.press(owner, stack.buttons(owner), "Send")
+    stack.emulation.wait_idle(conversation)
+    stack.anthropic.script(text("One."), text("Two."))
+    first = writes("at 1?")
+    stack.emulation.until(lambda: any("One." in shown for shown in stack.replies(owner)), 30)
+    writes("or 2?")  # folded: the older suggestion is withdrawn (RequestApproval resumes its turn)
+    stack.emulation.until(lambda: any("Two." in shown for shown in stack.replies(owner)), 30)
+    message = first["business_message"]
+    stack.emulation.post_update(
+        {"update_id": first["update_id"] + 1, "edited_business_message": {**message, "text": "at 3?"}}
+    )
+    deleted = {
+        "business_connection_id": connection,
+        "chat": message["chat"],
+        "message_ids": [message["message_id"]],
+    }
+    stack.emulation.post_update({"update_id": first["update_id"] + 2, "deleted_business_messages": deleted})
+    owner_says = updates.business_message(owner, "see you", connection_id=connection, chat_id=contact)
+    stack.emulation.post_update(owner_says)  # withdraws the pending suggestion
+    stack.emulation.wait_idle(conversation)
+    stack.emulation.post_update(
+        updates.business_connection(owner, connection_id=connection, enabled=False, date=2_000_000_000)
+    )
 
 
 def play_an_mcp_client(stack: Stack, user: int) -> None:
@@ -167,6 +220,7 @@ def play_every_kind_of_turn(stack: Stack, time_server: TimeServer) -> None:
     stack.anthropic.script(tool_use(("set_reminder", {"text": "stretch", "in_minutes": 1})), text("Set."))
     stack.say(user, "remind me in a minute to stretch")
     stack.emulation.post_update(updates.business_connection(user, connection_id=f"bc-iam-{user}"))
+    play_secretary(stack, user, f"bc-iam-{user}")
     for command in (
         "/tasks",
         "/reminders",
@@ -228,6 +282,7 @@ def test_every_function_has_the_other_aws_permissions_its_code_uses(played: Stac
     } <= used
     assert ("WebhookFunction", "states:SendTaskSuccess") in used, "the press resumes the turn"
     assert ("AppFunction", "states:SendTaskSuccess") in used, "so does Approve on the page"
+    assert ("RequestApprovalFunction", "states:SendTaskSuccess") in used, "a folded suggestion's"
     assert other_violations(Template(), used) == []
 
 

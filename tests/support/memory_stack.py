@@ -119,7 +119,6 @@ from stepwise.offline.api import OfflineModel
 from stepwise.prompt.persona import load_persona
 from stepwise.reminders.firing import FireServices
 from stepwise.secretary.intake import Intake
-from stepwise.secretary.reply_tool import secretary_registry, send_reply_tool
 from stepwise.services import (
     JOB_STARTING_TOOLS,
     Models,
@@ -139,6 +138,7 @@ from stepwise.tools.job_tools import JobSetup
 from stepwise.tools.reads import MemoryRecall, Profiles
 from stepwise.tools.registry import ToolRegistry
 from stepwise.tools.reminder_tools import ReminderLimits, ReminderSetup
+from stepwise.tools.secretary_tools import secretary_registry, send_reply_tool
 from stepwise.voice.local_stt import PocketSphinxTranscriber
 from stepwise.voice.local_tts import EspeakSpeaker
 from stepwise.voice.models import Transcriber
@@ -373,7 +373,8 @@ class MemoryStack:
 
     def buttons(self, chat_id: int) -> dict[str, Any]:
         """The newest message with an inline keyboard in the chat."""
-        with_keyboard = [m for m in self.telegram.messages(chat_id) if m.get("reply_markup")]
+        messages = self.telegram.messages(chat_id)
+        with_keyboard = [m for m in messages if (m.get("reply_markup") or {}).get("inline_keyboard")]
         assert with_keyboard, f"no buttons in chat {chat_id}: {self.replies(chat_id)}"
         return with_keyboard[-1]
 

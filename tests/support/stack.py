@@ -51,10 +51,11 @@ class Stack:
             if topic is False or m.get("message_thread_id") == topic
         ]
 
-    def stored(self, chat_id: int, topic: int | None = None) -> list[dict[str, Any]]:
-        """The conversation's items in the messages table, oldest first."""
+    def stored(self, chat_id: int | Conversation, topic: int | None = None) -> list[dict[str, Any]]:
+        """The conversation's items in the messages table, oldest first (a `Conversation` names it whole)."""
         table = self.emulation.table("MessagesTable")
-        key = conversation_key(Conversation(chat_id, topic))
+        where = chat_id if isinstance(chat_id, Conversation) else Conversation(chat_id, topic)
+        key = conversation_key(where)
         items: list[dict[str, Any]] = table.query(KeyConditionExpression=Key("chat_id").eq(key))["Items"]
         return items
 
@@ -69,7 +70,8 @@ class Stack:
         """Wait for the newest message with an inline keyboard in the chat; returns it."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            with_keyboard = [m for m in self.telegram.messages(chat_id) if m.get("reply_markup")]
+            messages = self.telegram.messages(chat_id)
+            with_keyboard = [m for m in messages if (m.get("reply_markup") or {}).get("inline_keyboard")]
             if with_keyboard:
                 return with_keyboard[-1]
             time.sleep(0.01)

@@ -16,8 +16,9 @@ from stepwise.secretary.connections import WELCOME
 from stepwise.secretary.intake import Intake
 from stepwise.telegram.conversation import Conversation
 from stepwise.telegram.errors import TelegramError
+from stepwise.telegram.models import Update
 from stepwise.warmups.warmer import Warmups, WarmupTargets, forget_container
-from stepwise.webhook import WebhookServices, handle_update, secret_matches
+from stepwise.webhook import HANDLED_UPDATES, WebhookServices, handle_update, secret_matches
 from stepwise_local import updates
 from stepwise_local.in_memory.approvals import InMemoryApprovalStore
 from stepwise_local.in_memory.history import InMemoryMessageRepository
@@ -512,3 +513,15 @@ def test_without_secretary_mode_deployed_business_updates_are_ignored(services: 
             "ignored",
             "secretary mode is not deployed",
         )
+
+
+def test_make_webhook_asks_telegram_for_the_business_updates_secretary_mode_handles() -> None:
+    assert set(HANDLED_UPDATES) == {
+        "message",
+        "callback_query",
+        "business_connection",
+        "business_message",
+        "edited_business_message",
+        "deleted_business_messages",
+    }
+    assert set(HANDLED_UPDATES) - {"message", "callback_query"} <= set(Update.model_fields)

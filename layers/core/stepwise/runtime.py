@@ -246,7 +246,7 @@ class Runtime:
     @cached_property
     def secretary_tools(self) -> ToolRegistry:
         """A secretary turn's tools: the built-in ones that only read, and send_reply."""
-        from stepwise.secretary.reply_tool import secretary_registry, send_reply_tool
+        from stepwise.tools.secretary_tools import secretary_registry, send_reply_tool
 
         connections, suggestions = self.business_connections, self.suggestions
         if connections is None or suggestions is None:

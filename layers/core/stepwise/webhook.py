@@ -59,7 +59,15 @@ Action = (
     | PressAction
 )
 # The update types the webhook acts on; `make webhook` asks Telegram for exactly these.
-HANDLED_UPDATES = ("message", "callback_query")
+HANDLED_UPDATES = (
+    "message",
+    "callback_query",
+    # secretary mode (docs/secretary.md)
+    "business_connection",
+    "business_message",
+    "edited_business_message",
+    "deleted_business_messages",
+)
 SECRET_HEADER = "x-telegram-bot-api-secret-token"  # noqa: S105 (a header name)
 ACTION_HEADER = "x-stepwise-action"  # what the webhook did, in every answer (its body may be a Bot API call)
 

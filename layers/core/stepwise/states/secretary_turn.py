@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING
 from stepwise.approvals.lifecycle import ApprovalMissingError, PressServices, withdraw
 from stepwise.history.models import StoredMessage
 from stepwise.secretary.kinds import ContactWrote
-from stepwise.secretary.reply_tool import NOT_FOR_SECRETARY, SEND_REPLY
 from stepwise.secretary.suggestions import Suggestion, SuggestionStatus
 from stepwise.secretary.wording import (
     MAX_REPLY_CHARS,
@@ -33,9 +32,8 @@ from stepwise.secretary.wording import (
 )
 from stepwise.states.contracts.base import Next
 from stepwise.states.contracts.finish_turn import FinishTurnOutput
-from stepwise.states.finish_turn import end_turn
-from stepwise.states.policy import ChatTurn
 from stepwise.telegram.errors import TelegramError
+from stepwise.tools.secretary_tools import NOT_FOR_SECRETARY, SEND_REPLY
 from stepwise.turn.ids import iso_utc
 from stepwise.turn_records.models import ModelStep
 
@@ -80,11 +78,24 @@ def secretary_note(contact: str) -> str:
     )
 
 
-class SecretaryTurn(ChatTurn):
-    """A contact's burst, drafted into a suggested reply (see the module docstring)."""
+class SecretaryTurn:
+    """A contact's burst, drafted into a suggested reply (see the module docstring). A `TurnPolicy`
+    (`states.policy`)."""
 
     holds_chat = True  # the contact's chat in the account: one turn at a time, a burst folded
     shows_progress = False  # nothing reaches the contact: no typing, no drafts
+
+    def start(self, turn: TurnRef, services: TurnServices) -> Next | None:
+        return None  # from the chat's inbox
+
+    def history(self, meta: TurnMeta, services: TurnServices) -> list[StoredMessage]:
+        return services.stores.messages.between(meta.conversation, meta.first_key, meta.last_key)
+
+    def before_call(self, meta: TurnMeta, steps: Sequence[ModelStep], services: TurnServices) -> Next | None:
+        return None
+
+    def recover(self, turn: TurnRef, status: str, services: TurnServices) -> FinishTurnOutput | None:
+        return None  # the chat's recovery: its messages are drafted again
 
     def sections(self, meta: TurnMeta, max_steps: int) -> list[str]:
         contact = meta.kind.contact if isinstance(meta.kind, ContactWrote) else ""
@@ -239,7 +250,8 @@ def finish_secretary_turn(turn: TurnRef, services: TurnServices) -> FinishTurnOu
         _show_outcome(kept, services)
         if kept.status == "sent":
             saved = _keep_sent(turn, kept, services)
-    next_turn = end_turn(turn, "answered", services.outbound)
+    next_turn = services.outbound.sequencer().end_turn(turn.conversation, turn.turn_id, "answered")
+    logger.info("secretary turn finished", extra={"next_turn": next_turn})
     return FinishTurnOutput(source="secretary", saved=saved, next_turn=next_turn)
 
 

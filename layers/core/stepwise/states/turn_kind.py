@@ -76,7 +76,9 @@ def decide_turn(meta: TurnMeta, services: TurnServices, notices_only: bool = Fal
                 ),
             )
         case ContactWrote() if _over_budget(meta, services) is not None:
-            from stepwise.secretary.budget import tell_owner_over_budget  # secretary mode: its turns only
+            from stepwise.states.secretary_budget import (
+                tell_owner_over_budget,  # secretary mode: its turns only
+            )
 
             tell_owner_over_budget(meta, kind, services)
             return "budget", Next(route="reply")
