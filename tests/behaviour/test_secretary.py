@@ -7,6 +7,7 @@ The wiring through the real state machine: tests/integration/test_secretary_turn
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -14,6 +15,8 @@ from support.memory_stack import MemoryStack
 
 from stepwise.secretary.connections import SecretaryConnection
 from stepwise.secretary.intake import ANSWERED_YOURSELF
+from stepwise.secretary.sending import send_call_id
+from stepwise.states.secretary_turn import UNCONFIRMED_LINE
 from stepwise.telegram.conversation import Conversation
 from stepwise_local import updates
 from stepwise_local.anthropic_server import text, tool_use
@@ -319,3 +322,18 @@ def test_past_the_owners_daily_budget_contacts_get_no_suggestion_and_the_owner_o
     assert sent_to_contact(stack) == [] and stack.telegram.messages(CONTACT) == []
     lines = [r for r in stack.replies(owner) if "daily budget" in r]
     assert lines == ["3 people wrote (Ann, Bob, Cy); no suggestions until tomorrow: daily budget."]
+
+
+def test_a_send_that_may_have_gone_out_unconfirmed_is_never_made_again(
+    stack: MemoryStack, owner: int
+) -> None:
+    stack.anthropic.script(text("Sure."))
+    contact_writes(stack, "Lunch?")
+    suggestion = stack.buttons(owner)
+    approval_id = suggestion["reply_markup"]["inline_keyboard"][0][0]["callback_data"].split(":")[1]
+    # An earlier attempt recorded its intent long ago and never its outcome: it may have sent the reply
+    stack.ledger.record_intent(send_call_id(approval_id, 1), json.dumps({"started_at": 0}), ref="earlier")
+    stack.press(owner, suggestion, "Send")
+    assert sent_to_contact(stack) == []
+    assert stack.replies(owner)[-1] == UNCONFIRMED_LINE.format(contact="Ann")
+    assert "⚠️ Not confirmed" in stack.telegram.text_of(shown_in(stack, owner, suggestion))

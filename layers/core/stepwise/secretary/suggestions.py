@@ -8,10 +8,13 @@ from __future__ import annotations
 
 from typing import Literal, NamedTuple, Protocol
 
-# pending: shown, waiting for a tap; sending: Send pressed, the send not yet done; sent / not_sent: what
-# came of it; skipped; expired (no answer in time); withdrawn (the owner answered in person, the connection
-# stopped, or a newer draft took its place).
-SuggestionStatus = Literal["pending", "sending", "sent", "not_sent", "skipped", "expired", "withdrawn"]
+# pending: shown, waiting for a tap; sending: Send pressed, the send not yet done; sent / not_sent /
+# unconfirmed (an attempt may have sent it; it is never tried again): what came of it; skipped; expired (no
+# answer in time); withdrawn (the owner answered in person, the connection stopped, or a newer draft took its
+# place).
+SuggestionStatus = Literal[
+    "pending", "sending", "sent", "not_sent", "unconfirmed", "skipped", "expired", "withdrawn"
+]
 OPEN_STATUSES: frozenset[SuggestionStatus] = frozenset({"pending", "sending"})
 
 

@@ -57,8 +57,11 @@ OUTCOMES = {
     "expired": "⌛ No answer in time: nothing was sent.",
     "withdrawn": "Withdrawn: nothing was sent.",
 }
-ANSWERED_YOURSELF = "You answered yourself: nothing was sent."
 NOT_SENT_LINE = "Your reply to {contact} was not sent: {why}"
+UNCONFIRMED = "⚠️ Not confirmed: it may have gone out; it will not be sent again."
+UNCONFIRMED_LINE = (
+    "Your reply to {contact} could not be confirmed: it may have gone out; it will not be sent again."
+)
 
 
 def secretary_note(contact: str) -> str:
@@ -271,32 +274,34 @@ def _settle_unanswered(kept: Suggestion, services: TurnServices) -> Suggestion:
 def _show_outcome(kept: Suggestion, services: TurnServices) -> None:
     if kept.message_id is None or kept.status == "withdrawn":  # withdrawn: whoever withdrew it said why
         return
-    if kept.status in ("sending", "not_sent"):
+    contact = kept.contact or "them"
+    line = None
+    if kept.status in ("sending", "unconfirmed"):  # "sending": the send's outcome was never kept
+        outcome, line = UNCONFIRMED, UNCONFIRMED_LINE.format(contact=contact)
+    elif kept.status == "not_sent":
         why = _refusal(kept, services)
-        outcome = f"Not sent: {why}"
+        outcome, line = f"Not sent: {why}", NOT_SENT_LINE.format(contact=contact, why=why)
     else:
-        outcome = OUTCOMES.get(kept.status, "").format(contact=kept.contact or "them")
+        outcome = OUTCOMES.get(kept.status, "").format(contact=contact)
     telegram = services.outbound.telegram()
     try:
         telegram.edit_message_text(
             kept.owner_id, kept.message_id, settled_html(kept, outcome), parse_mode="HTML"
         )
-        if kept.status in ("sending", "not_sent"):
-            telegram.send_message(
-                kept.owner_id, NOT_SENT_LINE.format(contact=kept.contact or "them", why=why)
-            )
+        if line is not None:
+            telegram.send_message(kept.owner_id, line)
     except TelegramError as error:
         logger.warning("could not show what came of the suggestion", extra={"error": str(error)})
 
 
 def _refusal(kept: Suggestion, services: TurnServices) -> str:
-    """Why the send did not happen, as its result said it."""
+    """Why Telegram did not take the send, as its result said it."""
     for step in reversed(services.stores.turns.steps(kept.turn_id)):
         for result in step.tool_results:
             content = str(result.get("content", ""))
-            if content.startswith("Not sent"):
-                return content.removeprefix("Not sent: ").removeprefix("Not sent again: ")
-    return "it could not be confirmed."
+            if content.startswith("Not sent: "):
+                return content.removeprefix("Not sent: ")
+    return "Telegram refused it."
 
 
 def _keep_sent(turn: TurnRef, kept: Suggestion, services: TurnServices) -> bool:

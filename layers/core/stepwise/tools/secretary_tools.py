@@ -60,8 +60,10 @@ def send_reply(
     kept = suggestions.get(owner, chat)
     if kept is None or kept.turn_id != context.turn_id:
         raise ToolError(REPLACED)
-    if kept.status in ("sent", "not_sent"):  # a retried run after the outcome was kept
-        return f"Sent to {kept.contact}." if kept.status == "sent" else "Not sent."
+    if kept.status == "sent":  # a retried run after the outcome was kept
+        return f"Sent to {kept.contact}."
+    if kept.status in ("not_sent", "unconfirmed"):
+        raise ToolError(UNCONFIRMED if kept.status == "unconfirmed" else "Not sent.")
     if not suggestions.settle(owner, chat, kept.approval_id, "sending"):
         raise ToolError(WITHDRAWN)
     connection = connections.get(kept.connection_id)
@@ -79,7 +81,7 @@ def send_reply(
             suggestions.settle(owner, chat, kept.approval_id, "not_sent")
             raise ToolError(f"Not sent: {refused.words}.")
         case Unconfirmed():
-            suggestions.settle(owner, chat, kept.approval_id, "not_sent")
+            suggestions.settle(owner, chat, kept.approval_id, "unconfirmed")
             raise ToolError(UNCONFIRMED)
         case FailedForNow() | InProgress():  # nothing sent: the state is retried (within the attempts left)
             raise EffectIncomplete("the suggestion could not be sent now")
