@@ -87,6 +87,8 @@ class OfflineModel:
 
     def complete(self, request: ModelRequest, on_text: TextSink | None = None) -> ModelResponse:
         """Answer by rules, at once (`on_text` is not called: there is nothing to stream)."""
+        if drafts_for_a_contact(request.messages):  # secretary mode: the rules cannot read a contact's words
+            return self._text(SECRETARY_DRAFT)
         text = last_user_text(request.messages)
         results = last_tool_results(request.messages)
         if results is not None:
@@ -226,6 +228,19 @@ def last_tool_results(messages: list[MessageParam]) -> list[ToolResultBlock] | N
         return None
     blocks = [block for block in messages[-1]["content"] if block["type"] == "tool_result"]
     return blocks or None
+
+
+SECRETARY_DRAFT = "Thanks for your message! I'll get back to you soon."
+SECRETARY_SECTION = "## Secretary mode"
+
+
+def drafts_for_a_contact(messages: list[MessageParam]) -> bool:
+    """Whether the turn drafts a reply to someone who wrote to the owner's account (secretary mode): its turn
+    context says so. The rules answer commands; a contact's words get a neutral acknowledgement to edit."""
+    last = messages[-1] if messages else None
+    if last is None or last["role"] != "user" or isinstance(last["content"], str):
+        return False
+    return any(is_turn_context(block) and SECRETARY_SECTION in block["text"] for block in last["content"])
 
 
 def last_user_text(messages: list[MessageParam]) -> str:
