@@ -257,7 +257,9 @@ def played(running_stack: Stack, time_server: TimeServer) -> Iterator[Stack]:
         yield stack
 
 
-def test_every_function_has_the_dynamodb_permissions_its_code_uses(played: Stack) -> None:
+def test_every_function_has_the_dynamodb_and_other_aws_permissions_its_code_uses(played: Stack) -> None:
+    """One test, not two: a module's fixture is built on every worker that runs one of its tests (the play
+    takes about 24 s)."""
     used = played.emulation.dynamodb_actions
     functions = {function for function, _, _ in used}
     assert {"WebhookFunction", "LoadContextFunction", "CallModelFunction", "RunToolsFunction"} <= functions
@@ -267,10 +269,7 @@ def test_every_function_has_the_dynamodb_permissions_its_code_uses(played: Stack
     assert ("CallModelFunction", "RemoteToolsTable", "dynamodb:UpdateItem") in used
     assert ("RecoverChatFunction", "JobsTable", "dynamodb:UpdateItem") in used  # a stopped job's report
     assert violations(Template(), used) == []
-
-
-def test_every_function_has_the_other_aws_permissions_its_code_uses(played: Stack) -> None:
-    used = played.emulation.aws_actions
+    other = played.emulation.aws_actions
     assert {
         ("WebhookFunction", "states:StartExecution"),
         ("RunToolsFunction", "scheduler:CreateSchedule"),
@@ -279,11 +278,11 @@ def test_every_function_has_the_other_aws_permissions_its_code_uses(played: Stac
         ("LoadContextFunction", "transcribe:StartTranscriptionJob"),  # a voice note
         ("LoadContextFunction", "s3:PutObject"),
         ("FinishTurnFunction", "polly:SynthesizeSpeech"),  # its spoken answer
-    } <= used
-    assert ("WebhookFunction", "states:SendTaskSuccess") in used, "the press resumes the turn"
-    assert ("AppFunction", "states:SendTaskSuccess") in used, "so does Approve on the page"
-    assert ("RequestApprovalFunction", "states:SendTaskSuccess") in used, "a folded suggestion's"
-    assert other_violations(Template(), used) == []
+    } <= other
+    assert ("WebhookFunction", "states:SendTaskSuccess") in other, "the press resumes the turn"
+    assert ("AppFunction", "states:SendTaskSuccess") in other, "so does Approve on the page"
+    assert ("RequestApprovalFunction", "states:SendTaskSuccess") in other, "a folded suggestion's"
+    assert other_violations(Template(), other) == []
 
 
 def test_the_check_finds_an_action_no_policy_allows() -> None:

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from support.offline_requests import offline_request
 
-from stepwise.offline.api import OfflineModel
-from stepwise.offline.model import SECRETARY_DRAFT
+from stepwise.offline.api import SECRETARY_DRAFT, OfflineModel
 from stepwise.states.secretary_turn import secretary_note
 
 
