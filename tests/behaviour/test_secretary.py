@@ -13,13 +13,15 @@ from typing import Any
 import pytest
 from support.memory_stack import MemoryStack
 
+from stepwise.offline.api import SECRETARY_DRAFT
 from stepwise.secretary.connections import SecretaryConnection
 from stepwise.secretary.intake import ANSWERED_YOURSELF
 from stepwise.secretary.sending import send_call_id
-from stepwise.states.secretary_turn import UNCONFIRMED_LINE
+from stepwise.states.call_model import FALLBACK_NOTE
+from stepwise.states.secretary_turn import NO_DRAFT, OFFLINE_NOTE, UNCONFIRMED_LINE
 from stepwise.telegram.conversation import Conversation
 from stepwise_local import updates
-from stepwise_local.anthropic_server import text, tool_use
+from stepwise_local.anthropic_server import error, text, tool_use
 
 CONNECTION = "bc-ada"
 CONTACT = 7_000_001
@@ -337,3 +339,23 @@ def test_a_send_that_may_have_gone_out_unconfirmed_is_never_made_again(
     assert sent_to_contact(stack) == []
     assert stack.replies(owner)[-1] == UNCONFIRMED_LINE.format(contact="Ann")
     assert "⚠️ Not confirmed" in stack.telegram.text_of(shown_in(stack, owner, suggestion))
+
+
+def test_with_the_model_down_the_rules_draft_a_neutral_reply_marked_as_such(
+    stack: MemoryStack, owner: int
+) -> None:
+    stack.anthropic.script(error(500))
+    contact_writes(stack, "Lunch?")
+    shown = stack.telegram.text_of(stack.buttons(owner))
+    assert SECRETARY_DRAFT in shown and OFFLINE_NOTE in shown
+    assert FALLBACK_NOTE not in shown
+
+
+def test_a_turn_that_fails_before_its_suggestion_tells_the_owner_who_wrote() -> None:
+    stack = MemoryStack(env={"FALLBACK_MODEL": "off"})
+    owner = stack.new_user()
+    connect(stack, owner)
+    stack.anthropic.script(error(500))
+    contact_writes(stack, "Lunch?")
+    assert stack.replies(owner)[-1] == NO_DRAFT.format(contact="Ann", wrote="Lunch?")
+    assert sent_to_contact(stack) == [] and stack.telegram.messages(CONTACT) == []

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
+from stepwise.secretary.kinds import ContactWrote
 from stepwise.states.contracts.base import Next
 from stepwise.states.contracts.fallback import FallbackInput
 
@@ -18,7 +19,7 @@ MAX_FALLBACK_DECISIONS = 3
 
 def use_fallback(request: FallbackInput, services: TurnServices) -> Next:
     """Route `model` (and the turn switches to the rules model) when FALLBACK_MODEL=rules and it understands
-    the user's message; otherwise route `error`: the friendly error stands."""
+    the user's message, or drafts a reply to a contact; otherwise route `error`: the friendly error stands."""
     give_up = Next(route="error")
     if services.settings.model.fallback != "rules":
         return give_up
@@ -29,7 +30,9 @@ def use_fallback(request: FallbackInput, services: TurnServices) -> Next:
     # the offline rules model: only a turn Claude cannot answer
     from stepwise.offline.api import parse_intent
 
-    if not history or parse_intent(history[-1].content) is None:
+    # a contact's message (secretary mode) gets the rules' neutral draft, which the owner may edit or skip
+    drafts = isinstance(meta.kind, ContactWrote)
+    if not drafts and (not history or parse_intent(history[-1].content) is None):
         return give_up
     # Counted rather than refused once set: a retried UseFallback (its Lambda died after this write) must
     # decide the same way.

@@ -58,6 +58,10 @@ OUTCOMES = {
     "withdrawn": "Withdrawn: nothing was sent.",
 }
 NOT_SENT_LINE = "Your reply to {contact} was not sent: {why}"
+OFFLINE_NOTE = "Drafted without the language model (it was unavailable): Edit it before you send it."
+NO_DRAFT = (
+    "{contact} wrote: “{wrote}”. No reply could be drafted this time (an error); answer them in Telegram."
+)
 UNCONFIRMED = "⚠️ Not confirmed: it may have gone out; it will not be sent again."
 UNCONFIRMED_LINE = (
     "Your reply to {contact} could not be confirmed: it may have gone out; it will not be sent again."
@@ -154,7 +158,7 @@ class SecretaryTurn:
         return show_suggestion(approval_id, task_token, self.approval_wait(services), services)
 
     def finish(self, request: FinishTurnInput, services: TurnServices) -> FinishTurnOutput | None:
-        return finish_secretary_turn(request.turn, services)
+        return finish_secretary_turn(request.turn, services, failed=request.error is not None)
 
 
 SECRETARY_TURN = SecretaryTurn()
@@ -200,7 +204,7 @@ def show_suggestion(approval_id: str, task_token: str, wait_seconds: int, servic
         created_at=iso_utc(services.clock()),
     )
     suggestions.put(suggestion)
-    html = suggestion_html(suggestion, wait_seconds)
+    html = suggestion_html(suggestion, wait_seconds, note=OFFLINE_NOTE if meta.fallback else "")
     message_id = _show(owner, reuse, html, approval_id, services)
     suggestions.show_in(owner, chat, approval_id, message_id)
     approvals.attach_message(approval_id, message_id, html)
@@ -241,10 +245,11 @@ def press_services(services: TurnServices) -> PressServices:
 
 
 # ------------------------------------------------------------------------------------ the end
-def finish_secretary_turn(turn: TurnRef, services: TurnServices) -> FinishTurnOutput:
+def finish_secretary_turn(turn: TurnRef, services: TurnServices, *, failed: bool = False) -> FinishTurnOutput:
     """FinishTurn of a secretary turn: nothing is sent in the contact's chat; the owner's message says what
     came of the suggestion (a refused send: one line more), a sent reply is kept as the owner's message in
-    the chat's history, and the chat goes on with its next turn."""
+    the chat's history, and the chat goes on with its next turn. A turn that failed before its suggestion was
+    shown tells the owner who wrote, in one line."""
     suggestions = services.stores.suggestions
     saved = False
     kept = suggestions.get(turn.account, turn.chat_id) if suggestions is not None and turn.account else None
@@ -253,9 +258,27 @@ def finish_secretary_turn(turn: TurnRef, services: TurnServices) -> FinishTurnOu
         _show_outcome(kept, services)
         if kept.status == "sent":
             saved = _keep_sent(turn, kept, services)
+    elif failed and turn.account is not None:
+        _tell_no_draft(turn, services)
     next_turn = services.outbound.sequencer().end_turn(turn.conversation, turn.turn_id, "answered")
     logger.info("secretary turn finished", extra={"next_turn": next_turn})
     return FinishTurnOutput(source="secretary", saved=saved, next_turn=next_turn)
+
+
+def _tell_no_draft(turn: TurnRef, services: TurnServices) -> None:
+    """The owner's one line when no suggestion could be drafted (the turn failed)."""
+    try:
+        meta = services.stores.turns.get_meta(turn.turn_id)
+    except KeyError:
+        return  # LoadContext never completed: the messages are queued again and drafted by the next turn
+    contact = meta.kind.contact if isinstance(meta.kind, ContactWrote) else "Someone"
+    wrote = shortened(what_they_wrote(meta, services), MAX_WROTE_SHOWN)
+    try:
+        services.outbound.telegram().send_message(
+            turn.account or 0, NO_DRAFT.format(contact=contact, wrote=wrote)
+        )
+    except TelegramError as error:
+        logger.warning("could not tell the owner no suggestion was drafted", extra={"error": str(error)})
 
 
 def _settle_unanswered(kept: Suggestion, services: TurnServices) -> Suggestion:
