@@ -7,8 +7,10 @@ bot sends on its own (a reminder fired by the local EventBridge Scheduler), even
 (opened on first use, as its user would open it; its name shows in the prompt) and `/topic` back to the main
 chat; `/group` moves into a local group (a message reaches the bot there only when it addresses it, as
 "@stepwise_bot …", a reply or a command) and `/private` back; `/as NAME` speaks as another member, on the
-allowlist (`/as NAME unlisted`: not on it), and `/as` as yourself again; `/voice-note PATH` sends an audio
-file as a voice note (spoken answers, after `/voice on`, are written to .chat_voice/). Piped input works too:
+allowlist (`/as NAME unlisted`: not on it), and `/as` as yourself again; `/contact NAME` writes as someone
+who writes to your Telegram account (secretary mode: stepwise_local.chat_contacts), `/me` as you again;
+`/voice-note PATH` sends an audio file as a voice note (spoken answers, after `/voice on`, are written to
+.chat_voice/). Piped input works too:
 `echo hello | make chat`; each piped line is read once what the one before set going has finished or waits
 for a tap on buttons on screen (stepwise_local.settle). In a terminal, lines can be edited and earlier ones
 recalled (kept in `.chat_history`); Ctrl-D or Ctrl-C leaves. Bad settings stop it before it starts, naming
@@ -39,6 +41,14 @@ from typing import TYPE_CHECKING, Any, TextIO
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from stepwise_local import updates
+from stepwise_local.chat_contacts import (
+    CONTACT_USAGE,
+    Contact,
+    connect_account,
+    contact_message,
+    contact_named,
+    webhook_detail,
+)
 from stepwise_local.telegram_server import MAX_TOPIC_NAME, FakeBotApi
 from stepwise_local.web_app import init_data, launch_url
 
@@ -163,6 +173,9 @@ class Terminal:
         self.topic_names: Callable[[int], str | None] = lambda _thread: None  # a topic's name (the fake's)
         self.group = False  # in the local group (/group), else the private chat
         self.speaker: Member | None = None  # who is speaking (/as NAME); None: you
+        self.contact: Contact | None = None  # who writes to your account (/contact NAME); None: you
+        self.contacts: dict[int, str] = {}  # the contacts' names by chat id
+        self.reply_prompt: dict[str, Any] | None = None  # a message asking you to reply to it (Edit)
 
     def chat_id(self, user_id: int) -> int:
         """The chat the next line goes to: the local group, or the speaker's private chat."""
@@ -171,7 +184,10 @@ class Terminal:
         return self.speaker.user_id if self.speaker else user_id
 
     def prompt(self) -> str:
-        """`you> `, `you [Trip]> ` in a topic, `you [group]> ` in the group, `Rui [group]> ` as Rui."""
+        """`you> `, `you [Trip]> ` in a topic, `you [group]> ` in the group, `Rui [group]> ` as Rui, `Ann> `
+        as a contact writing to your account."""
+        if self.contact is not None:
+            return f"{self.contact.name}> "
         who = self.speaker.name if self.speaker else PROMPT.removesuffix("> ")
         if self.group:
             return f"{who} [group]> "
@@ -208,9 +224,22 @@ class Terminal:
         if params.get("parse_mode") == "HTML":
             text = html.unescape(re.sub(r"<[^>]+>", "", text))
         edited = params.get("method") == "editMessageText"
-        rows = (params.get("reply_markup") or {}).get("inline_keyboard", [])
+        markup = params.get("reply_markup") or {}
+        rows = markup.get("inline_keyboard", [])
         buttons = [button for row in rows for button in row]
         with self.lock:
+            if params.get("business_connection_id") is not None:  # sent to a contact, in your name
+                name = self.contacts.get(params.get("chat_id", 0), "a contact")
+                self._write(f"stepwise → {name}> {'(edited) ' if edited else ''}{text}\n")
+                return
+            if markup.get("force_reply"):  # the next line you type replies to it (Telegram opens the reply)
+                self.reply_prompt = {
+                    "message_id": params["message_id"],
+                    "date": int(time.time()),
+                    "chat": {"id": params["chat_id"], "type": "private"},
+                    "from": {"id": 1, "is_bot": True, "first_name": "Stepwise"},
+                    "text": text,
+                }
             lines = f"stepwise{self.where(params)}> {'(edited) ' if edited else ''}{text}\n"
             if buttons:
                 lines += (
@@ -615,7 +644,8 @@ def run(
                 "the schedules that fall due; /topic NAME moves into a topic and /topic back to the main "
                 "chat; /group moves into a group (address the bot there: @stepwise_bot …) and /private "
                 "back; /as NAME speaks as another member (/as NAME unlisted: one not on the allowlist); "
-                "/voice-note PATH sends an audio file as a voice note; Ctrl-D, "
+                "/voice-note PATH sends an audio file as a voice note; /contact NAME writes as someone who "
+                "writes to your Telegram account (secretary mode) and /me back; Ctrl-D, "
                 "Ctrl-C or /quit ends the chat.",
                 file=sys.stderr,
             )
@@ -670,7 +700,12 @@ def converse(
         terminal.busy = True
         patience = Patience.start(wait)
         in_time = True
-        if text == "/summarize":
+        if text == "/me" or text == "/contact" or text.startswith("/contact "):
+            name = "" if text == "/me" else text.removeprefix("/contact").strip()
+            as_contact(emulation, telegram, terminal, name, user_id)
+        elif terminal.contact is not None and telegram is not None:  # a contact reaches no command
+            in_time = contact_says(emulation, terminal, text, user_id, telegram, log_path, patience)
+        elif text == "/summarize":
             summarize(emulation, terminal, log_path)
         elif text == "/clock" or text.startswith("/clock "):
             clock(emulation, terminal, text.removeprefix("/clock"), user_id)
@@ -689,8 +724,11 @@ def converse(
             in_time = voice_note(emulation, telegram, terminal, argument, user_id, log_path, patience)
         else:
             in_time = send(emulation, terminal, text, user_id, log_path, patience)
-        if not interactive:
+        if not interactive and terminal.contact is not None:
+            where = contact_conversation_key(terminal.contact.user_id, user_id)
+        elif not interactive:
             where = conversation_key(terminal.chat_id(user_id), terminal.topic[0] if terminal.topic else None)
+        if not interactive:
             settle(emulation, terminal, where, log_path, patience, given_up, said=not in_time)
         terminal.busy = False
 
@@ -746,6 +784,9 @@ def send(
     else:
         thread = terminal.topic[0] if terminal.topic else None
         update = updates.text_message(speaker.user_id, text, topic=thread, first_name=speaker.name)
+        if terminal.reply_prompt is not None and terminal.speaker is None and thread is None:
+            update["message"]["reply_to_message"] = terminal.reply_prompt  # Telegram opened the reply
+            terminal.reply_prompt = None
     return post_and_wait(emulation, terminal, update, "message", log_path, patience)
 
 
@@ -800,6 +841,62 @@ def speak_as(terminal: Terminal, argument: str, user_id: int, members: dict[str,
     terminal.say(f"(speaking as {name}, {status}; /as goes back to you)")
 
 
+def as_contact(
+    emulation: Emulation, telegram: FakeBotApi | None, terminal: Terminal, name: str, user_id: int
+) -> None:
+    """/contact NAME: write as NAME, someone who writes to your Telegram account (the bot connected to it on
+    first use); /me: as yourself again."""
+    if not name:
+        if terminal.contact is not None:
+            terminal.contact = None
+            terminal.say("(writing as yourself again)")
+        else:
+            terminal.say(CONTACT_USAGE)
+        return
+    if telegram is None or len(name) > 64 or name.startswith("/"):
+        terminal.say(CONTACT_USAGE)
+        return
+    if not terminal.contacts:
+        action = connect_account(emulation, telegram, user_id)
+        if action != "connection_noted":
+            terminal.say(f"(secretary mode is not available here: {action})")
+            return
+    contact = contact_named(name)
+    terminal.contacts[contact.user_id] = name
+    terminal.contact, terminal.group, terminal.topic = contact, False, None
+    terminal.say(
+        f"({name} now writes to your Telegram account: their suggested reply comes to your chat with the "
+        "bot; /me goes back to you)"
+    )
+
+
+def contact_says(
+    emulation: Emulation,
+    terminal: Terminal,
+    text: str,
+    user_id: int,
+    telegram: FakeBotApi,
+    log_path: Path,
+    patience: Patience,
+) -> bool:
+    """The contact's line, through your account's connection: wait for its secretary turn to show the
+    suggestion (or end); False when the time ran out (said)."""
+    assert terminal.contact is not None
+    update = contact_message(terminal.contact, text, telegram)
+    answer = emulation.post_update(update)
+    action = answer.get("headers", {}).get("x-stepwise-action")
+    if action not in ("started", "queued"):
+        terminal.say(f"(no turn: {webhook_detail(answer) or action})")
+        return True
+    where = contact_conversation_key(terminal.contact.user_id, user_id)
+    try:
+        name = emulation.wait_until_taken(where, update["update_id"], patience.left())
+    except TimeoutError:
+        terminal.say(f"(no turn took the message after {patience.seconds:g}s: see {log_path})")
+        return False
+    return wait_for_turn(emulation, terminal, name, log_path, patience)
+
+
 def post_and_wait(
     emulation: Emulation,
     terminal: Terminal,
@@ -818,6 +915,8 @@ def post_and_wait(
     if action in ("ignored", "not_allowed", "invalid"):
         detail = json.loads(answer.get("body") or "{}").get("detail", action)
         terminal.say(f"(no turn: {detail})")
+        return True
+    if action == "edited":  # your own text for a suggested reply (Edit): it is shown again, no turn
         return True
     message = update["message"]
     where = conversation_key(message["chat"]["id"], message.get("message_thread_id"))
@@ -899,6 +998,14 @@ def topic(emulation: Emulation, telegram: FakeBotApi, terminal: Terminal, name: 
     else:
         terminal.say(f"(in the topic “{name}”)")
     terminal.topic = (thread, name)
+
+
+def contact_conversation_key(contact_id: int, owner_id: int) -> int:
+    """The key of a contact's chat in your account (the layer is on sys.path once the stack runs)."""
+    from stepwise.aws.conversation_key import conversation_key
+    from stepwise.telegram.conversation import Conversation
+
+    return conversation_key(Conversation(contact_id, account=owner_id))
 
 
 def conversation_key(chat_id: int, thread: int | None) -> int:

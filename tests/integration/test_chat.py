@@ -38,6 +38,7 @@ from stepwise_local.anthropic_server import (
     tool_use,
 )
 from stepwise_local.chat import AS_USAGE
+from stepwise_local.chat_contacts import CONTACT_USAGE
 from stepwise_local.example_notes.browser import sign_in
 
 SETTINGS = ("ANTHROPIC_", "AWS_", "HISTORY_LIMIT", "MAX_TOOL_STEPS")
@@ -734,3 +735,15 @@ def test_an_account_at_the_example_notes_server_is_connected_and_its_tools_calle
         process.wait(timeout=60)
     assert process.returncode == 0
     assert "".join(shown).count("stepwise> Connected notes.") == 1
+
+
+def test_contact_writes_to_your_account_and_its_commands_are_text(tmp_path: Path) -> None:
+    """/contact NAME: NAME's lines reach the bot as a contact's, "/reset" included (a contact reaches no
+    command); the suggestion comes to your chat; Skip sends nothing; /me as yourself says how to use it."""
+    out = chat(["/me", "/contact Ann", "/reset", "/me", "3", "list"], tmp_path)
+    lines = out.splitlines()
+    assert lines[:2] == ["you> /me", CONTACT_USAGE]
+    assert "Ann> /reset" in lines and "stepwise> ✉️ Ann wrote:" in lines
+    assert lines[lines.index("stepwise> ✉️ Ann wrote:") + 1] == "/reset", "their words, never a command"
+    assert "Skipped: nothing was sent." in lines and "stepwise → Ann>" not in out
+    assert lines[-2:] == ["you> list", "stepwise> No tasks."], "your own chat is as it was"
