@@ -11,6 +11,7 @@ import json
 from typing import Any
 
 import pytest
+from support.memory_api import act, init_data, state
 from support.memory_stack import MemoryStack
 
 from stepwise.offline.api import SECRETARY_DRAFT
@@ -359,3 +360,23 @@ def test_a_turn_that_fails_before_its_suggestion_tells_the_owner_who_wrote() -> 
     contact_writes(stack, "Lunch?")
     assert stack.replies(owner)[-1] == NO_DRAFT.format(contact="Ann", wrote="Lunch?")
     assert sent_to_contact(stack) == [] and stack.telegram.messages(CONTACT) == []
+
+
+def test_the_mini_app_lists_the_owners_waiting_suggestions_as_kept_and_send_sends_once(
+    stack: MemoryStack, owner: int
+) -> None:
+    stack.anthropic.script(text("Sure."), text("Sure, and the cake."))
+    contact_writes(stack, "Lunch?")
+    contact_writes(stack, "Cake too?")  # a newer draft replaces the first: one suggestion
+    other = stack.new_user()
+    page = state(stack, init_data(owner)).json()
+    (shown,) = page["suggestions"]
+    assert (shown["contact"], shown["text"]) == ("Ann", "Sure, and the cake.")
+    assert "Cake too?" in shown["wrote"] and page["approvals"] == []
+    assert "chat_id" not in json.dumps(page), "no internal ids on the page"
+    assert state(stack, init_data(other)).json()["suggestions"] == [], "another owner's never"
+    data, approval = init_data(owner), shown["approval_id"]
+    assert act(stack, data, "approve", approval, "tap-send-0001").status_code == 200
+    assert act(stack, data, "approve", approval, "tap-send-0002").status_code in (200, 409)
+    assert sent_to_contact(stack) == ["Sure, and the cake."]
+    assert state(stack, init_data(owner)).json()["suggestions"] == []

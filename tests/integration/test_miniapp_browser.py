@@ -27,6 +27,8 @@ from support.miniapp import init_data
 from support.stack import Stack
 from support.tools import ROOT
 
+from stepwise.telegram.conversation import Conversation
+from stepwise_local import updates
 from stepwise_local.anthropic_server import text, tool_use
 from stepwise_local.mcp_http import LocalMcpEndpoint
 
@@ -474,3 +476,38 @@ def test_your_accounts_connect_opens_the_sign_in_and_disconnect_asks_first(
         ]
         expect(page.get_by_role("button", name="Connect notes")).to_be_visible()
         assert opened.errors == []
+
+
+def test_a_suggested_reply_is_sent_from_the_page_once_and_as_the_owner_edited_it(
+    stack: Stack, app_url: str, browser: Browser, tmp_path: Path
+) -> None:
+    owner, contact = stack.new_user(), 7_400_000 + stack.new_user()
+    connection = f"bc-app-{owner}"
+    stack.emulation.post_update(updates.business_connection(owner, connection_id=connection))
+    stack.telegram.add_business_connection(connection, owner)
+    stack.telegram.contact_wrote(connection, contact)
+    stack.anthropic.script(text("Sure, 1pm."))
+    stack.emulation.post_update(
+        updates.business_message(contact, "Lunch tomorrow?", connection_id=connection, first_name="Ann")
+    )
+    suggestion = stack.buttons(owner)
+    time.sleep(0.2)  # its task token is stored before the message is sent
+
+    opened = open_app(browser, app_url, init_data(owner))
+    page = opened.page
+    section = page.locator("#suggestions")
+    expect(section).to_contain_text("Ann wrote: Lunch tomorrow?")
+    expect(section).to_contain_text("Sure, 1pm.")
+    assert "Waiting for your approval" in str(page.content()) and "Nothing is waiting." in str(
+        page.locator("#approvals").text_content()
+    ), "a suggestion is not among the generic approvals"
+    shoot(page, "app-suggestion.png", tmp_path, for_docs=False)
+    page.get_by_role("button", name="Send the reply to Ann").click()
+    expect(page.locator("#suggestions .result.ok")).to_have_text("Sending ✅")
+    stack.emulation.wait_idle(Conversation(contact, account=owner))
+    assert [m["text"] for m in stack.telegram.business_messages(contact, connection)] == ["Sure, 1pm."]
+    expect(section).to_contain_text("No suggested reply is waiting.")
+    stack.press(owner, suggestion, "Send")  # the chat's old button: decided already, nothing more is sent
+    stack.emulation.wait_idle(Conversation(contact, account=owner))
+    assert len(stack.telegram.business_messages(contact, connection)) == 1
+    assert opened.errors == []

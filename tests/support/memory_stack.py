@@ -715,6 +715,8 @@ class MemoryStack:
             daily_token_budget=s.daily_token_budget,
             approval_timeout_seconds=s.approval_timeout_seconds,
             clock=self.now,
+            suggestions=self.suggestions if s.secretary_table else None,
+            secretary_wait_seconds=s.secretary_suggestion_hours * 3600,
         )
 
     def _http_answer(self, outcome: WebhookOutcome) -> dict[str, Any]:

@@ -131,6 +131,20 @@
       const deny = button("Deny", "Deny: " + a.asks, "quiet", () => action("deny", a.approval_id, deny));
       return line("approval:" + a.approval_id, a.asks, [a.where, a.asked ? "asked " + a.asked : ""].filter(Boolean).join(" · "), approve, deny);
     }));
+    if (data.suggestions) {  // secretary mode: the same Send and Skip as the chat's buttons
+      const editNote = el("p", { class: "meta", text: "To change a reply, tap Edit on it in the chat." });
+      parts.push(section("suggestions", "Suggested replies", editNote, data.suggestions, "No suggested reply is waiting.", (r) => {
+        const send = button("Send", "Send the reply to " + r.contact, "", () => action("approve", r.approval_id, send, "Send this reply to " + r.contact + "?"));
+        const skip = button("Skip", "Skip the reply to " + r.contact, "quiet", () => action("deny", r.approval_id, skip));
+        const item = el("li", { "data-key": "suggestion:" + r.approval_id },
+          el("div", { class: "item" },
+            el("div", { text: r.contact + " wrote: " + r.wrote }),
+            el("blockquote", { text: r.text }),
+            el("div", { class: "meta", text: r.asked ? "drafted " + r.asked : "" })),
+          send, skip);
+        return item;
+      }));
+    }
     parts.push(section("tasks", "Open tasks", null, data.tasks, "No open tasks.", (t) => {
       const label = "task #" + t.task_id + " " + t.title;
       const done = button("Done", "Done: " + label, "", () => action("task_done", t.task_id, done));

@@ -754,6 +754,8 @@ class Runtime:
             approval_timeout_seconds=s.approval_timeout_seconds,
             clock=clock,
             accounts=self.accounts,
+            suggestions=self.suggestions,
+            secretary_wait_seconds=s.secretary_suggestion_hours * 3600,
         )
 
     @cached_property

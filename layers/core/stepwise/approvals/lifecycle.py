@@ -255,6 +255,8 @@ def decide(
     _show_decision(request, status, services.telegram, "could not show the decision")
     logger.info("approval decided", extra={"approval_id": approval_id, "status": status})
     answers = {"approved": "Approved ✅", "denied": "Denied ❌", "expired": "This request has expired."}
+    if request.requester.kind == "secretary":  # a suggested reply's Send and Skip
+        answers = {"approved": "Sending ✅", "denied": "Skipped ❌", "expired": "This reply has expired."}
     return PressOutcome("decided" if resumed else "expired", answers[status])
 
 

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from stepwise.connections.store import ConnectionStore
     from stepwise.jobs.store import JobStore
     from stepwise.miniapp.gate import AppLimits, RateCounter
+    from stepwise.secretary.suggestions import SuggestionStore
     from stepwise.tools.registry import ToolRegistry
     from stepwise.usage.store import UsageStore
 
@@ -46,3 +47,5 @@ class AppServices:
     approval_timeout_seconds: int
     clock: Callable[[], datetime]
     accounts: AccountsAccess | None = None  # people's own accounts at OAuth servers, where deployed
+    suggestions: SuggestionStore | None = None  # secretary mode's suggested replies, where deployed
+    secretary_wait_seconds: int = 24 * 3600  # how long a suggested reply waits

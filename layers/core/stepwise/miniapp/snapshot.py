@@ -1,6 +1,6 @@
 """Everything the page shows, for the user who opened it, in one answer: open tasks, reminders and check-ins,
-memories, background jobs, MCP clients, their accounts at OAuth servers, pending approvals, the settings, and
-usage per day for 30 days.
+memories, background jobs, MCP clients, their accounts at OAuth servers, pending approvals, suggested replies
+waiting for Send or Skip (secretary mode), the settings, and usage per day for 30 days.
 
 The tools' data is read through the read tools of the registry (as /tasks, /reminders and /memory read it);
 the usage totals are the counters /usage reads, so the chart, its totals and /usage agree.
@@ -49,6 +49,7 @@ def snapshot(user: WebAppUser, services: AppServices) -> dict[str, Any]:
     tasks = _read(services, context, "list_tasks", {"status": "pending"}, "tasks")
     reminders = _read(services, context, "list_reminders", {}, "reminders")
     memories = _read(services, context, "recall", {"query": MEMORY_QUERY, "limit": MEMORY_LIMIT}, "memories")
+    approvals = _approvals(user.user_id, services, now, tz)
     return {
         "user": {"id": user.user_id, "first_name": user.first_name},
         "settings": {
@@ -67,7 +68,12 @@ def snapshot(user: WebAppUser, services: AppServices) -> dict[str, Any]:
         "jobs": _jobs(user.user_id, services, tz),
         "connections": _connections(user.user_id, services, tz),
         "accounts": _accounts(user.user_id, services, tz),
-        "approvals": _approvals(user.user_id, services, now, tz),
+        "approvals": [
+            {key: value for key, value in a.items() if key != "chat_id"}
+            for a in approvals
+            if a["requester"] != "secretary"
+        ],
+        "suggestions": _suggestions(user.user_id, approvals, services) if services.suggestions else None,
         "usage": usage_days(user.user_id, services, now),
     }
 
@@ -162,7 +168,10 @@ def _accounts(user_id: int, services: AppServices, tz: ZoneInfo) -> list[dict[st
 def _approvals(user_id: int, services: AppServices, now: datetime, tz: ZoneInfo) -> list[dict[str, Any]]:
     """The user's requests still waiting for Approve or Deny (shown in the chat, with a turn waiting). Each
     says which chat it waits in: a group's by its title, as the group's chat record keeps it."""
-    since = iso_utc(now - timedelta(seconds=services.approval_timeout_seconds))
+    longest = max(
+        services.approval_timeout_seconds, services.secretary_wait_seconds if services.suggestions else 0
+    )
+    since = iso_utc(now - timedelta(seconds=longest))
     titles: dict[Conversation, str] = {}
     shown = []
     for request in services.approvals.pending(user_id, since):
@@ -180,6 +189,30 @@ def _approvals(user_id: int, services: AppServices, now: datetime, tz: ZoneInfo)
                 "where": None if kind == "chat" else f"in {where}",  # the sentence names it already
                 "requester": kind,
                 "asked": moment(request.created_at, tz),
+                "chat_id": request.chat_id,
+            }
+        )
+    return shown
+
+
+def _suggestions(owner: int, approvals: list[dict[str, Any]], services: AppServices) -> list[dict[str, Any]]:
+    """The suggested replies waiting for the owner's Send or Skip (secretary mode), as kept: the owner's edit
+    if any; one replaced by a newer draft of the same chat is not shown."""
+    assert services.suggestions is not None
+    shown = []
+    for approval in approvals:
+        if approval["requester"] != "secretary":
+            continue
+        kept = services.suggestions.get(owner, approval["chat_id"])
+        if kept is None or kept.approval_id != approval["approval_id"] or kept.status != "pending":
+            continue
+        shown.append(
+            {
+                "approval_id": kept.approval_id,
+                "contact": kept.contact or "Someone",
+                "wrote": kept.wrote,
+                "text": kept.text,
+                "asked": approval["asked"],
             }
         )
     return shown
