@@ -62,7 +62,7 @@ chat: $(INSTALLED)
 test:
 	@$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 13)' 2>/dev/null || { echo "$(NO_PYTHON)" >&2; exit 2; }
 	@$(MAKE) --no-print-directory -j2 $(INSTALLED) $(SAM_INSTALLED)  # both environments at once
-	@$(MAKE) --no-print-directory lint typecheck pytest
+	@$(MAKE) --no-print-directory -j2 lint typecheck pytest  # mypy beside pytest's start; any failure fails
 
 ## Lint and check formatting (ruff).
 lint: $(INSTALLED)
@@ -82,7 +82,7 @@ typecheck: $(INSTALLED)
 pytest: $(INSTALLED) $(SAM_INSTALLED)
 	@command -v chromium >/dev/null || command -v chromium-browser >/dev/null || [ -n "$$STEPWISE_CHROMIUM" ] || \
 		echo "make test: no Chromium found (apt-get install chromium): the Mini App's browser tests are SKIPPED"
-	SAM_CLI=$(CURDIR)/$(SAM) $(BIN)/pytest -n 2
+	SAM_CLI=$(CURDIR)/$(SAM) $(BIN)/pytest -n 2 --dist worksteal
 
 ## Unit tests only (no network, no moto).
 unit: $(INSTALLED)
