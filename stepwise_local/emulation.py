@@ -216,6 +216,7 @@ class Emulation:
         self._holds: dict[str, Hold] = {}  # functions whose invocations wait (tests order events)
         self._throttles: dict[tuple[str, str | None, str | None], int] = {}
         self._running: str | None = None  # the function being invoked (invocations run one at a time)
+        self._running_thread: int | None = None  # the thread it runs on
         self.throttled: list[tuple[str, str, str]] = []  # (function, table, operation) of each injected error
         # (function, table, IAM action) of every DynamoDB request a function made: tests hold them against the
         # template's policies, which moto does not enforce.
@@ -540,7 +541,7 @@ class Emulation:
             finally:
                 self.containers.give_back(container, self.config.warmup_init_seconds if cold else 0.0)
         with self._lock, self._environment(spec):
-            self._running = logical_id
+            self._running, self._running_thread = logical_id, threading.get_ident()
             if cold and logical_id == self.webhook_function:
                 # Imported under the webhook's environment, as in Lambda (its logger takes LOG_LEVEL then).
                 from stepwise.warmups.warmer import forget_container
@@ -611,18 +612,26 @@ class Emulation:
         key = (table, function, operation)
         self._throttles[key] = self._throttles.get(key, 0) + times
 
+    def _in_function(self) -> bool:
+        """Whether a request comes from the running function: its own thread or one it started, not the test's
+        (or the chat's) main thread reading the tables or firing schedules while a turn runs elsewhere."""
+        return (
+            threading.get_ident() == self._running_thread
+            or threading.current_thread() is not threading.main_thread()
+        )
+
     def _note_aws_call(self, model: Any, **_: Any) -> None:
         """botocore before-call hook: note the IAM action of each request a function makes to a service other
         than DynamoDB (DynamoDB's are noted per table, in `_dynamodb_fault`)."""
         service = model.service_model.signing_name
         # Lambda is invoked by the state machine (moto's execution threads), never by a function.
-        if self._running is not None and service not in ("dynamodb", "lambda"):
+        if self._running is not None and service not in ("dynamodb", "lambda") and self._in_function():
             self.aws_actions.add((self._running, f"{service}:{model.name}"))
 
     def _dynamodb_fault(self, model: Any, params: dict[str, Any], **_: Any) -> Any:
         """botocore before-call hook: note what the running function asks of DynamoDB (`dynamodb_actions`),
         and answer a throttled request with DynamoDB's error, without sending it."""
-        if self._running is None:
+        if self._running is None or not self._in_function():
             return None
         body = json.loads(params.get("body") or b"{}")
         self.dynamodb_requests.append((self._running, model.name))
