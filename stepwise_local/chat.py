@@ -645,8 +645,8 @@ def run(
                 "chat; /group moves into a group (address the bot there: @stepwise_bot …) and /private "
                 "back; /as NAME speaks as another member (/as NAME unlisted: one not on the allowlist); "
                 "/voice-note PATH sends an audio file as a voice note; /contact NAME writes as someone who "
-                "writes to your Telegram account (secretary mode) and /me back; Ctrl-D, "
-                "Ctrl-C or /quit ends the chat.",
+                "writes to your Telegram account (secretary mode; all they type is text, commands too) "
+                "and /me back; Ctrl-D, Ctrl-C or /quit ends the chat.",
                 file=sys.stderr,
             )
             try:

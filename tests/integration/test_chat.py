@@ -747,3 +747,24 @@ def test_contact_writes_to_your_account_and_its_commands_are_text(tmp_path: Path
     assert lines[lines.index("stepwise> ✉️ Ann wrote:") + 1] == "/reset", "their words, never a command"
     assert "Skipped: nothing was sent." in lines and "stepwise → Ann>" not in out
     assert lines[-2:] == ["you> list", "stepwise> No tasks."], "your own chat is as it was"
+
+
+def test_a_contacts_suggestion_sent_with_its_button_shows_as_sent_to_them(tmp_path: Path) -> None:
+    """/contact Ann connects your account once; Ann's line brings the suggestion to your chat with Send, Edit
+    and Skip; /me, then Send: the reply shows once as sent to Ann, in your name; a second contact, Bo,
+    writes through the same connection (no second welcome)."""
+    out = chat(["/contact Ann", "Lunch tomorrow?", "/me", "1", "/contact Bo", "hi", "/me"], tmp_path)
+    lines = out.splitlines()
+    assert lines[0] == "you> /contact Ann"
+    assert out.count("Secretary mode is on for your Telegram account.") == 1
+    assert "Ann> Lunch tomorrow?" in lines and "stepwise> ✉️ Ann wrote:" in lines
+    suggestion = lines.index("stepwise> ✉️ Ann wrote:")
+    assert lines[suggestion + 1] == "Lunch tomorrow?" and lines[suggestion + 2] == "Suggested reply:"
+    drafted = lines[suggestion + 3]
+    buttons = lines.index("          [1] Send ✅  [2] Edit ✏️  [3] Skip ❌")
+    assert suggestion < buttons < lines.index("Ann> /me") < lines.index("you> 1")
+    assert [line for line in lines if line.startswith("stepwise → ")] == [f"stepwise → Ann> {drafted}"]
+    assert lines.index(f"stepwise → Ann> {drafted}") > lines.index("you> 1")
+    assert "✅ Sent to Ann." in lines
+    assert "Bo> hi" in lines and "stepwise> ✉️ Bo wrote:" in lines
+    assert lines[-2:] == ["Bo> /me", "(writing as yourself again)"]
