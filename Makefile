@@ -82,7 +82,7 @@ typecheck: $(INSTALLED)
 pytest: $(INSTALLED) $(SAM_INSTALLED)
 	@command -v chromium >/dev/null || command -v chromium-browser >/dev/null || [ -n "$$STEPWISE_CHROMIUM" ] || \
 		echo "make test: no Chromium found (apt-get install chromium): the Mini App's browser tests are SKIPPED"
-	SAM_CLI=$(CURDIR)/$(SAM) $(BIN)/pytest -n 2 --dist worksteal
+	SAM_CLI=$(CURDIR)/$(SAM) $(BIN)/pytest -n 2
 
 ## Unit tests only (no network, no moto).
 unit: $(INSTALLED)
