@@ -175,7 +175,9 @@ class Terminal:
         self.speaker: Member | None = None  # who is speaking (/as NAME); None: you
         self.contact: Contact | None = None  # who writes to your account (/contact NAME); None: you
         self.contacts: dict[int, str] = {}  # the contacts' names by chat id
-        self.reply_prompt: dict[str, Any] | None = None  # a message asking you to reply to it (Edit)
+        self.reply_prompt: dict[str, Any] | None = (
+            None  # the bot's message asking for a reply (Edit): id, text
+        )
 
     def chat_id(self, user_id: int) -> int:
         """The chat the next line goes to: the local group, or the speaker's private chat."""
@@ -233,13 +235,7 @@ class Terminal:
                 self._write(f"stepwise → {name}> {'(edited) ' if edited else ''}{text}\n")
                 return
             if markup.get("force_reply"):  # the next line you type replies to it (Telegram opens the reply)
-                self.reply_prompt = {
-                    "message_id": params["message_id"],
-                    "date": int(time.time()),
-                    "chat": {"id": params["chat_id"], "type": "private"},
-                    "from": {"id": 1, "is_bot": True, "first_name": "Stepwise"},
-                    "text": text,
-                }
+                self.reply_prompt = {"message_id": params["message_id"], "text": text}
             lines = f"stepwise{self.where(params)}> {'(edited) ' if edited else ''}{text}\n"
             if buttons:
                 lines += (
@@ -785,7 +781,7 @@ def send(
         thread = terminal.topic[0] if terminal.topic else None
         update = updates.text_message(speaker.user_id, text, topic=thread, first_name=speaker.name)
         if terminal.reply_prompt is not None and terminal.speaker is None and thread is None:
-            update["message"]["reply_to_message"] = terminal.reply_prompt  # Telegram opened the reply
+            update = updates.reply_to_bot(user_id, text, terminal.reply_prompt)  # Telegram opened the reply
             terminal.reply_prompt = None
     return post_and_wait(emulation, terminal, update, "message", log_path, patience)
 

@@ -46,6 +46,23 @@ def text_message(
 GROUP_CHAT_ID = -1001234567890  # a supergroup's id, as Telegram numbers them
 
 
+BOT = {"id": 1, "is_bot": True, "first_name": "Stepwise"}  # the bot, as a message it sent names it
+
+
+def reply_to_bot(user_id: int, text: str, sent: dict[str, Any]) -> dict[str, Any]:
+    """A private-chat text message that replies to `sent`, a message the bot sent there (its `message_id` and
+    `text`): what Telegram's app sends after a ForceReply prompt (secretary mode's Edit)."""
+    update = text_message(user_id, text)
+    update["message"]["reply_to_message"] = {
+        "message_id": sent["message_id"],
+        "date": int(time.time()),
+        "chat": {"id": user_id, "type": "private"},
+        "from": BOT,
+        "text": sent["text"],
+    }
+    return update
+
+
 def in_group(update: dict[str, Any], chat_id: int = GROUP_CHAT_ID) -> dict[str, Any]:
     """The update's message moved into the local group (a supergroup that is not a forum)."""
     update["message"]["chat"] = {"id": chat_id, "type": "supergroup", "title": "Local group"}

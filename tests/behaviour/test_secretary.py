@@ -137,14 +137,7 @@ def test_edit_asks_for_the_owners_text_and_send_sends_that(stack: MemoryStack, o
     stack.press(owner, stack.buttons(owner), "Edit")
     prompt = stack.telegram.messages(owner)[-1]
     assert prompt["reply_markup"]["force_reply"] is True and "Reply to this message" in prompt["text"]
-    reply = updates.text_message(owner, "Can't today, tomorrow?")
-    reply["message"]["reply_to_message"] = {
-        "message_id": prompt["message_id"],
-        "date": 0,
-        "chat": {"id": owner, "type": "private"},
-        "from": {"id": 1, "is_bot": True, "first_name": "Stepwise"},
-        "text": prompt["text"],
-    }
+    reply = updates.reply_to_bot(owner, "Can't today, tomorrow?", prompt)
     assert stack.post_update(reply)["statusCode"] == 200
     stack.drain()
     assert len(stack.anthropic.requests) == requests, "the owner's text starts no turn"
@@ -173,7 +166,7 @@ def test_the_owner_answering_in_person_withdraws_the_suggestion_and_starts_nothi
 
 def test_what_the_bot_sent_through_the_connection_starts_nothing(stack: MemoryStack, owner: int) -> None:
     update = updates.business_message(owner, "Sure.", connection_id=CONNECTION, chat_id=CONTACT)
-    update["business_message"]["sender_business_bot"] = {"id": 1, "is_bot": True, "first_name": "Stepwise"}
+    update["business_message"]["sender_business_bot"] = updates.BOT
     answer = stack.post_update(update)
     assert answer["headers"]["x-stepwise-action"] == "ignored"
 

@@ -56,15 +56,7 @@ def play_secretary(stack: Stack, owner: int, connection: str) -> None:
     writes("lunch?")
     stack.press(owner, stack.buttons(owner), "Edit")
     prompt = stack.telegram.messages(owner)[-1]
-    reply = updates.text_message(owner, "Tomorrow?")
-    reply["message"]["reply_to_message"] = {
-        "message_id": prompt["message_id"],
-        "date": 0,
-        "chat": {"id": owner, "type": "private"},
-        "from": {"id": 1, "is_bot": True, "first_name": "Stepwise"},
-        "text": prompt["text"],
-    }
-    stack.emulation.post_update(reply)
+    stack.emulation.post_update(updates.reply_to_bot(owner, "Tomorrow?", prompt))
     stack.press(owner, stack.buttons(owner), "Send")
     stack.emulation.wait_idle(conversation)
     stack.anthropic.script(text("One."), text("Two."))

@@ -16,10 +16,10 @@ import logging
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from stepwise.approvals.lifecycle import show_request
 from stepwise.history.models import StoredMessage
 from stepwise.jobs.models import CANNOT_DO
 from stepwise.services import JOB_STARTING_TOOLS
+from stepwise.states.approve_deny import show_approve_deny
 from stepwise.states.contracts.base import Next
 from stepwise.states.job_report import finish_job, job_figures, recover_job
 from stepwise.tools.job_tools import CANNOT_DO_TOOL
@@ -229,13 +229,7 @@ class JobTurn:
         return False
 
     def show_approval(self, approval_id: str, task_token: str, services: TurnServices) -> int:
-        return show_request(
-            services.stores.approvals,
-            services.outbound.telegram,
-            approval_id,
-            task_token,
-            self.approval_wait(services),
-        )
+        return show_approve_deny(approval_id, task_token, self.approval_wait(services), services)
 
     def approval_wait(self, services: TurnServices) -> int:
         """At most until the job's deadline (its execution's input says how long)."""

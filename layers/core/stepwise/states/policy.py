@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
 
-from stepwise.approvals.lifecycle import show_request
 from stepwise.inbox.outside_call import OutsideCall
 from stepwise.secretary.kinds import ContactWrote
+from stepwise.states.approve_deny import show_approve_deny
 from stepwise.turn_records.models import JobRun
 
 if TYPE_CHECKING:
@@ -125,13 +125,7 @@ class ChatTurn:
         return services.settings.limits.approval_timeout_seconds
 
     def show_approval(self, approval_id: str, task_token: str, services: TurnServices) -> int:
-        return show_request(
-            services.stores.approvals,
-            services.outbound.telegram,
-            approval_id,
-            task_token,
-            self.approval_wait(services),
-        )
+        return show_approve_deny(approval_id, task_token, self.approval_wait(services), services)
 
     def finish(self, request: FinishTurnInput, services: TurnServices) -> FinishTurnOutput | None:
         return None
