@@ -499,10 +499,14 @@ class Emulation:
             with self._lock, self._environment(spec):
                 module_spec.loader.exec_module(module)
             self._handlers[logical_id] = getattr(module, attribute)
+        first = next(iter(self.functions.values()))
+        service = first.environment.get("POWERTOOLS_SERVICE_NAME", "service")
+        # Powertools sets its logger's level when a process first makes it, and a process here may have run
+        # another stack before (a Lambda container never has): this stack's functions log at their own level.
+        level = self.function_env(first).get("POWERTOOLS_LOG_LEVEL")
+        if level:
+            logging.getLogger(service).setLevel(level.upper())
         if self.config.log_stream is not None:
-            service = next(iter(self.functions.values())).environment.get(
-                "POWERTOOLS_SERVICE_NAME", "service"
-            )
             for handler in logging.getLogger(service).handlers:
                 if isinstance(handler, logging.StreamHandler):
                     handler.setStream(self.config.log_stream)
@@ -895,13 +899,22 @@ class Emulation:
         return self._execution_chats[name]
 
     def _wait_all_settled(self, timeout: float = 10.0) -> None:
+        """Wait for the executions that are working to end; one waiting for a tap (its task token) is at rest
+        and would wait for the whole timeout: leaving `make chat` with an approval shown took 10 s."""
+
         def settled() -> bool:
             try:
-                return not any(e["status"] == "RUNNING" for e in self.executions())
+                running = [e["name"] for e in self.executions() if e["status"] == "RUNNING"]
+                return all(self.waits_for_token(name) for name in running)
             except Exception:  # the stack may be half set up
                 return True
 
         self.until(settled, timeout)
+
+    def waits_for_token(self, name: str) -> bool:
+        """Whether the execution is at rest in a task submitted for a callback (waitForTaskToken: a tap)."""
+        events = self.history(name)
+        return bool(events) and events[-1]["type"] == "TaskSubmitted"
 
     def run_summarizer(self, force: bool = False) -> dict[str, Any]:
         """Invoke the scheduled summarizer now, with the event its schedule sends."""

@@ -3,7 +3,8 @@
 - moto parses a state machine's ASL (ANTLR, then its preprocessor) when the machine is created, again for
   every execution, and again for every describe of the machine: 0.2 s or more each time on a small machine,
   about a quarter of a plain turn. The parsed program holds no state of an execution (that is in the
-  execution's `Environment`), so each definition is parsed once and its program shared by the executions.
+  execution's `Environment`), so each definition is parsed once per process and its program shared by the
+  executions (and by the stacks a process starts one after another: the tests').
   One thing in it is written lazily: each component's `heap_key`, the key of its retry counters in an
   execution's heap. Two executions taking a fresh key for the same shared component at once could each
   keep a different one (a retrier's attempts then lost), so the key is now taken under a lock.
@@ -28,12 +29,12 @@ from moto.stepfunctions.parser.asl.parse.asl_parser import AmazonStateLanguagePa
 from moto.stepfunctions.parser.backend.execution import Execution
 
 _HEAP_KEY = "_EvalComponent__heap_key"  # the private attribute behind EvalComponent.heap_key
+_ORIGINAL_PARSE = AmazonStateLanguageParser.parse
+_PARSED: dict[str, tuple[Any, Any]] = {}  # definition: moto's parse of it
 
 
 def patches() -> list[Any]:
     """The mock.patch objects to enter for the emulation's lifetime."""
-    parse = AmazonStateLanguageParser.parse
-    parsed: dict[str, tuple[Any, Any]] = {}
     key_lock = threading.Lock()
     original_heap_key = EvalComponent.heap_key.fget
     assert original_heap_key is not None
@@ -41,9 +42,9 @@ def patches() -> list[Any]:
     def parse_once(definition: str) -> tuple[Any, Any]:
         # A definition that does not parse raises each time, as before; two first parses of the same one
         # at once both parse, and the first kept is used from then on.
-        if definition not in parsed:
-            parsed.setdefault(definition, parse(definition))
-        return parsed[definition]
+        if definition not in _PARSED:
+            _PARSED.setdefault(definition, _ORIGINAL_PARSE(definition))
+        return _PARSED[definition]
 
     def heap_key(component: EvalComponent) -> str:
         key: str | None = getattr(component, _HEAP_KEY, None)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,8 +18,9 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 LAYER_ENTRY = "stepwise.lambda_entry.handler"
 
 
-class _CfnLoader(yaml.SafeLoader):
-    """YAML loader that turns CloudFormation short tags (!Ref, !GetAtt, !Sub, ...) into their long form."""
+class _CfnLoader(yaml.CSafeLoader):  # type: ignore[misc]  # the stubs type the C loader as Any
+    """YAML loader that turns CloudFormation short tags (!Ref, !GetAtt, !Sub, ...) into their long form. It is
+    libyaml's (PyYAML's wheels carry it): the template parses in 0.02 s instead of 0.16 s."""
 
 
 def _construct_tag(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> dict[str, Any]:
@@ -34,6 +37,13 @@ def _construct_tag(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> dic
 
 
 _CfnLoader.add_multi_constructor("!", _construct_tag)
+
+
+@functools.lru_cache(maxsize=4)
+def _parsed(path: Path, _modified_ns: int) -> dict[str, Any]:
+    """The YAML document at `path`, parsed once per process while the file is unchanged (callers copy it)."""
+    doc: dict[str, Any] = yaml.load(path.read_text(), Loader=_CfnLoader)  # noqa: S506 (safe subclass)
+    return doc
 
 
 @dataclass(frozen=True)
@@ -85,7 +95,7 @@ class Template:
     def __init__(self, path: Path | None = None, parameters: dict[str, str] | None = None) -> None:
         self.path = path or REPO_ROOT / "template.yaml"
         self.root = self.path.parent
-        self.doc: dict[str, Any] = yaml.load(self.path.read_text(), Loader=_CfnLoader)  # noqa: S506 (safe subclass)
+        self.doc: dict[str, Any] = copy.deepcopy(_parsed(self.path, self.path.stat().st_mtime_ns))
         self.resources: dict[str, dict[str, Any]] = self.doc["Resources"]
         declared = self.doc.get("Parameters", {})
         unknown = set(parameters or {}) - set(declared)

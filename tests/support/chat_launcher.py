@@ -47,6 +47,7 @@ def serve(path: str) -> None:
             except ImportError:  # stepwise.lambda_entry: only in a Lambda package
                 continue
     sys.modules.pop(CHAT)  # run as __main__ below, as `python -m` does
+    _fill_caches()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path)
     listener.listen()
@@ -72,6 +73,24 @@ def serve(path: str) -> None:
             connection.sendall(f"{pid}\n".encode())
             _, status = os.waitpid(pid, 0)
             connection.sendall(f"{os.waitstatus_to_exitcode(status)}\n".encode())
+
+
+def _fill_caches() -> None:
+    """Start and stop a stack once, so that the process-wide caches each chat would fill again are filled here
+    (moto's service models and routers, boto3's default session, the parsed template and state machine): a
+    second off each chat's start. Nothing runs on after it, so the forks copy a process of one thread."""
+    import threading
+
+    import boto3
+
+    from stepwise.warmups.event import WARMUP_KEY
+    from stepwise_local.emulation import Emulation, LocalConfig
+
+    with Emulation(LocalConfig(telegram_base_url="http://127.0.0.1:9")) as stack:
+        # through moto's Lambda API, as the state machine invokes (its routes are built on the first request)
+        warmup = json.dumps({WARMUP_KEY: True})
+        boto3.client("lambda").invoke(FunctionName=stack.webhook_function, Payload=warmup)
+    assert threading.active_count() == 1, threading.enumerate()
 
 
 def _chat(request: dict[str, object], fds: list[int]) -> None:
