@@ -42,9 +42,10 @@ def test_a_turn_waiting_for_a_tap_is_at_rest_and_leaving_the_stack_does_not_wait
     DynamoTaskRepository(stack.emulation.table("TasksTable")).add(user, "buy milk", "", "2026-11-22T10:00Z")
     name = stack.send(user, "delete the milk task")
     message = stack.buttons(user)
-    # Then it runs, at rest in the approval's callback: the stack's exit (make chat's Ctrl-D) does not wait
+    # Then, once the approval's function has returned (its message may show a moment before), the turn runs
+    # at rest in the approval's callback: the stack's exit (make chat's Ctrl-D) does not wait for it
+    assert stack.emulation.until(lambda: stack.emulation.waits_for_token(name), timeout=20)
     assert stack.emulation.describe(name)["status"] == "RUNNING"
-    assert stack.emulation.waits_for_token(name)
     # And once pressed it works again until it ends
     stack.press(user, message, "Deny")
     assert stack.emulation.wait(name)["status"] == "SUCCEEDED"
