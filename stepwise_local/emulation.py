@@ -78,12 +78,33 @@ SECRET_PARAMETERS = {
 }
 
 
-def _serialized(factory: Callable[..., Any], lock: threading.RLock) -> Callable[..., Any]:
-    def create(*args: Any, **kwargs: Any) -> Any:
-        with lock:
-            return factory(*args, **kwargs)
+class _Clients:
+    """boto3.client and boto3.resource while the emulation runs. boto3's default session is not thread-safe
+    while clients are made, and here moto's execution threads, the handlers and the caller all make them:
+    making is serialized (use is thread-safe). A client a function asks for with plain arguments only
+    (`boto3.client("dynamodb")`, on its own thread, while `share_with` says so) is made once and handed to
+    every function after it: each Lambda invocation here builds a new runtime, and making its clients again
+    was a tenth to a quarter of an integration test's time. What a function adds to its client (the plain
+    values' handlers of `aws.dynamo_tables`, registered under fixed ids) is the same for every function;
+    the tests' and moto's own clients are never shared."""
 
-    return create
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+        self.share_with: Callable[[], bool] = lambda: False
+        self._made: dict[tuple[Any, ...], Any] = {}
+
+    def wrap(self, factory: Callable[..., Any], *, shared: bool) -> Callable[..., Any]:
+        def create(*args: Any, **kwargs: Any) -> Any:
+            plain = shared and all(isinstance(v, str) for v in (*args, *kwargs.values()))
+            key = (factory, args, tuple(sorted(kwargs.items())))
+            with self.lock:
+                if not (plain and self.share_with()):
+                    return factory(*args, **kwargs)
+                if key not in self._made:
+                    self._made[key] = factory(*args, **kwargs)
+                return self._made[key]
+
+        return create
 
 
 @dataclass
@@ -244,11 +265,10 @@ class Emulation:
             sys.path.insert(0, str(LAYER_DIR))
         stack = self._stack
         stack.enter_context(mock.patch.dict(os.environ, FAKE_AWS_ENV))
-        # boto3's default session is not thread-safe while clients are created, and here moto's execution
-        # threads, the handlers and the caller all create them: serialize creation (use is thread-safe).
-        creation_lock = threading.RLock()
-        stack.enter_context(mock.patch.object(boto3, "client", _serialized(boto3.client, creation_lock)))
-        stack.enter_context(mock.patch.object(boto3, "resource", _serialized(boto3.resource, creation_lock)))
+        clients = _Clients()
+        stack.enter_context(mock.patch.object(boto3, "client", clients.wrap(boto3.client, shared=True)))
+        # boto3's resources are not thread-safe: each caller gets its own
+        stack.enter_context(mock.patch.object(boto3, "resource", clients.wrap(boto3.resource, shared=False)))
         # moto's DynamoDB backend is not thread-safe: a query copying an item while another thread writes it
         # fails ("dictionary changed size during iteration"). Handlers, moto's threads and the caller all call
         # it here, so its requests run one at a time, as each is atomic in DynamoDB; each write wakes `until`.
@@ -322,6 +342,8 @@ class Emulation:
             self._load_handlers()
             boto3._get_default_session().events.register("before-call.dynamodb", self._dynamodb_fault)
             boto3._get_default_session().events.register("before-call", self._note_aws_call)
+            # from here on a client copies the hooks above when it is made: a function's may be shared
+            clients.share_with = self._in_running_function
             if self.config.fire_schedules:
                 self.scheduler.start(self.config.schedule_poll_seconds)
         except BaseException:
@@ -490,15 +512,13 @@ class Emulation:
                     self._warm_runtimes[spec.logical_id] = kept
 
     def _load_handlers(self) -> None:
-        for logical_id, spec in self.functions.items():
-            module_name, attribute = spec.code_handler.rsplit(".", 1)
-            path = spec.code_dir / f"{module_name}.py"
-            module_spec = importlib.util.spec_from_file_location(f"stepwise_function_{logical_id}", path)
-            assert module_spec is not None and module_spec.loader is not None
-            module = importlib.util.module_from_spec(module_spec)
-            with self._lock, self._environment(spec):
-                module_spec.loader.exec_module(module)
-            self._handlers[logical_id] = getattr(module, attribute)
+        """Import each function's code under its environment, as Lambda's init does, but for the functions
+        only the HTTP API invokes: theirs is imported on their first request (the MCP endpoint's SDK is 0.8 s
+        of a chat's start, and most chats never call it). Warm-ups reach only the functions loaded here."""
+        for spec in self.functions.values():
+            if not spec.http_api_only:
+                with self._lock, self._environment(spec):
+                    self._load_handler(spec)
         first = next(iter(self.functions.values()))
         service = first.environment.get("POWERTOOLS_SERVICE_NAME", "service")
         # Powertools sets its logger's level when a process first makes it, and a process here may have run
@@ -510,6 +530,18 @@ class Emulation:
             for handler in logging.getLogger(service).handlers:
                 if isinstance(handler, logging.StreamHandler):
                     handler.setStream(self.config.log_stream)
+
+    def _load_handler(self, spec: FunctionSpec) -> Callable[[Any, Any], Any]:
+        """The function's handler, its module imported the first time (hold the lock, in its environment)."""
+        if spec.logical_id not in self._handlers:
+            module_name, attribute = spec.code_handler.rsplit(".", 1)
+            path = spec.code_dir / f"{module_name}.py"
+            module_spec = importlib.util.spec_from_file_location(f"stepwise_function_{spec.logical_id}", path)
+            assert module_spec is not None and module_spec.loader is not None
+            module = importlib.util.module_from_spec(module_spec)
+            module_spec.loader.exec_module(module)
+            self._handlers[spec.logical_id] = getattr(module, attribute)
+        return self._handlers[spec.logical_id]
 
     # ------------------------------------------------------------------ invoking functions
     def _context(self, logical_id: str) -> Any:
@@ -553,7 +585,7 @@ class Emulation:
                 forget_container()  # a new container remembers no request (a module's state, in Lambda)
             try:
                 self._maybe_crash(logical_id, "before")
-                result = self._handlers[logical_id](event, context)
+                result = self._load_handler(spec)(event, context)
                 self._maybe_crash(logical_id, "after")
                 return result
             except Exception as error:
@@ -573,7 +605,7 @@ class Emulation:
         self.invocations.append(Invocation(logical_id, {WARMUP_KEY: True}, cold=cold, warmup=True))
         try:
             with self._lock, self._environment(spec):
-                return self._handlers[logical_id]({WARMUP_KEY: True}, self._context(logical_id))
+                return self._load_handler(spec)({WARMUP_KEY: True}, self._context(logical_id))
         finally:
             self.containers.give_back(container)
 
@@ -623,6 +655,10 @@ class Emulation:
             threading.get_ident() == self._running_thread
             or threading.current_thread() is not threading.main_thread()
         )
+
+    def _in_running_function(self) -> bool:
+        """Whether the caller is the running function, on the thread it was invoked on."""
+        return self._running is not None and threading.get_ident() == self._running_thread
 
     def _note_aws_call(self, model: Any, **_: Any) -> None:
         """botocore before-call hook: note the IAM action of each request a function makes to a service other

@@ -56,6 +56,7 @@ class FunctionSpec:
     environment: dict[str, str]
     timeout: int
     memory_size: int = 128  # MB, Lambda's default
+    http_api_only: bool = False  # invoked by the HTTP API's routes only (no state machine, schedule or rule)
 
     @property
     def arn(self) -> str:
@@ -205,6 +206,7 @@ class Template:
             props = resource["Properties"]
             env = dict(globals_.get("Environment", {}).get("Variables", {}))
             env.update(props.get("Environment", {}).get("Variables", {}))
+            events = [event.get("Type") for event in props.get("Events", {}).values()]
             specs[logical_id] = FunctionSpec(
                 logical_id=logical_id,
                 code_dir=self.root / props["CodeUri"],
@@ -212,6 +214,7 @@ class Template:
                 environment={k: str(self.resolve(v)) for k, v in env.items()},
                 timeout=int(props.get("Timeout", globals_.get("Timeout", 3))),
                 memory_size=int(props.get("MemorySize", globals_.get("MemorySize", 128))),
+                http_api_only=bool(events) and set(events) == {"HttpApi"},
             )
         return specs
 
