@@ -175,9 +175,7 @@ class Terminal:
         self.speaker: Member | None = None  # who is speaking (/as NAME); None: you
         self.contact: Contact | None = None  # who writes to your account (/contact NAME); None: you
         self.contacts: dict[int, str] = {}  # the contacts' names by chat id
-        self.reply_prompt: dict[str, Any] | None = (
-            None  # the bot's message asking for a reply (Edit): id, text
-        )
+        self.reply_prompt: dict[str, Any] | None = None  # the bot's Edit prompt to reply to: id, text
 
     def chat_id(self, user_id: int) -> int:
         """The chat the next line goes to: the local group, or the speaker's private chat."""

@@ -86,10 +86,12 @@ def _fill_caches() -> None:
     from stepwise.warmups.event import WARMUP_KEY
     from stepwise_local.emulation import Emulation, LocalConfig
 
-    with Emulation(LocalConfig(telegram_base_url="http://127.0.0.1:9")) as stack:
-        # through moto's Lambda API, as the state machine invokes (its routes are built on the first request)
+    with Emulation(LocalConfig(telegram_base_url="http://127.0.0.1:9")):
+        # through moto's Lambda API, as the state machine invokes (its routes are built on the first request),
+        # a function warm-ups reach (those only the HTTP API invokes load on their first request)
         warmup = json.dumps({WARMUP_KEY: True})
-        boto3.client("lambda").invoke(FunctionName=stack.webhook_function, Payload=warmup)
+        answer = boto3.client("lambda").invoke(FunctionName="FinishTurnFunction", Payload=warmup)
+        assert "FunctionError" not in answer, answer["Payload"].read()
     assert threading.active_count() == 1, threading.enumerate()
 
 
