@@ -19,6 +19,7 @@ the variable.
 
 from __future__ import annotations
 
+import _thread
 import argparse
 import gc
 import html
@@ -1025,11 +1026,22 @@ def clock(emulation: Emulation, terminal: Terminal, argument: str, user_id: int)
         emulation.fire_due_schedules()
 
 
+INTERRUPT_AGAIN_SECONDS = 0.05
+
+
 def _quiet_interrupts(unraisable: sys.UnraisableHookArgs) -> None:
-    """A Ctrl-C that lands in a finalizer or weakref callback (while the stack is taken down, say) is
-    swallowed there by Python, which prints it as "Exception ignored" with a traceback: the chat is leaving
-    anyway, so it is not printed. Anything else is, as Python would."""
+    """A Ctrl-C that lands in a finalizer or weakref callback (a collection while a turn runs, or the stack
+    being taken down) is swallowed there by Python, which prints it as "Exception ignored" with a traceback:
+    it is not printed, but delivered again to the main thread, so the chat still stops waiting (once that
+    Ctrl-C was lost, and the turn's answer came as if nobody had pressed it). Anything else is printed, as
+    Python would."""
     if isinstance(unraisable.exc_value, KeyboardInterrupt):
+        # From another thread, a moment later: raised now, it would land in this hook and be swallowed again.
+        # When Ctrl-C is ignored by then (the chat's last moments), it does nothing.
+        again = threading.Timer(INTERRUPT_AGAIN_SECONDS, _thread.interrupt_main, (signal.SIGINT,))
+        again.daemon = True
+        with suppress(RuntimeError):  # the interpreter is shutting down: nothing is left to interrupt
+            again.start()
         return
     sys.__unraisablehook__(unraisable)
 

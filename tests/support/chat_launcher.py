@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import faulthandler
 import json
 import os
 import select
@@ -107,6 +108,7 @@ def _chat(request: dict[str, object], fds: list[int]) -> None:
         sys.stdin = open(0, closefd=False)  # noqa: SIM115 (the process's own stream, for its lifetime)
         sys.stdout = open(1, "w", closefd=False, buffering=1 if os.isatty(1) else -1)  # noqa: SIM115
         sys.stderr = open(2, "w", closefd=False, buffering=1, errors="backslashreplace")  # noqa: SIM115
+        faulthandler.enable(all_threads=True)  # a crash in C code says where, on the caller's standard error
         signal.signal(signal.SIGINT, signal.default_int_handler)
         os.chdir(str(request["cwd"]))
         os.environ.clear()
