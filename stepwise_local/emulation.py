@@ -264,6 +264,11 @@ class Emulation:
         if str(LAYER_DIR) not in sys.path:
             sys.path.insert(0, str(LAYER_DIR))
         stack = self._stack
+        # Each invocation swaps the environment for its function's while other threads run (moto's, the fake
+        # servers'): done on the C environment (setenv, unsetenv), that races any C code reading it without
+        # the GIL, a crash; so while the stack runs the environment is a Python copy, which Python code reads
+        # as it reads os.environ (os.getenv, pydantic-settings, botocore, Powertools) and C code never sees.
+        stack.enter_context(mock.patch.object(os, "environ", dict(os.environ)))
         stack.enter_context(mock.patch.dict(os.environ, FAKE_AWS_ENV))
         clients = _Clients()
         stack.enter_context(mock.patch.object(boto3, "client", clients.wrap(boto3.client, shared=True)))
