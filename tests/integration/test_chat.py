@@ -676,9 +676,12 @@ def test_ctrl_c_however_often_pressed_leaves_with_status_0(tmp_path: Path) -> No
         assert process.stderr is not None
         while "ends the chat." not in process.stderr.readline():  # the banner: the stack is up
             assert process.poll() is None
-        while process.poll() is None:
+        deadline = time.monotonic() + 60  # a chat that never leaves fails the test (SIGINT ignored, say)
+        while process.poll() is None and time.monotonic() < deadline:
             process.send_signal(signal.SIGINT)
             time.sleep(0.05)
+        if process.poll() is None:
+            process.kill()
         err = process.stderr.read()
     assert process.returncode == 0 and "Traceback" not in err, err[-3000:]
 
