@@ -4,17 +4,33 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
+from decimal import Decimal
 from functools import cache, cached_property
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import boto3
+from botocore.config import Config
 
+from stepwise.aws import secrets
+from stepwise.aws.dynamo_tables import PlainValuesTables
 from stepwise.aws.lazy_client import LazyClient, lazy
-from stepwise.config import Settings, get_settings
+from stepwise.chats.dynamodb import DynamoChatStore
+from stepwise.config import Settings, get_settings, split_list
+from stepwise.inbox.dynamodb import DynamoChatInbox
+from stepwise.inbox.sequencer import Sequencer
+from stepwise.media.intake import MediaLimits
+from stepwise.telegram.bot_info import BotInfo
+from stepwise.telegram.client import BotApiClient
 from stepwise.turn import ids
+from stepwise.turn.workflow import StepFunctionsStarter
+from stepwise.warmups.settings import WarmupSettings
+from stepwise.warmups.warmer import LambdaWarmer, Warmups, WarmupTargets
 
-# Each adapter's module is imported where the adapter is built, so that a function loads only its own state's:
-# all at the top, they made the first draft after a quiet hour slower (docs/measurements.md, issue 40).
+# Above: what every function, the webhook included, uses. What only a turn's states, a rare kind of turn or
+# one function uses is imported where it is built, each with its reason: the webhook, which every message
+# waits for after a quiet spell, then loads none of it (docs/measurements.md, "The composition root's
+# imports").
 if TYPE_CHECKING:
     from stepwise.accounts.access import AccountsAccess
     from stepwise.accounts.callback import CallbackServices
@@ -24,10 +40,7 @@ if TYPE_CHECKING:
     from stepwise.approvals.dynamodb import DynamoApprovalStore
     from stepwise.approvals.lifecycle import PressServices
     from stepwise.audit.dynamodb import DynamoAuditLog
-    from stepwise.aws.dynamo_tables import PlainValuesTables
-    from stepwise.chats.dynamodb import DynamoChatStore
     from stepwise.connections.dynamodb import DynamoConnectionStore
-    from stepwise.inbox.sequencer import Sequencer
     from stepwise.jobs.dynamodb import DynamoJobStore
     from stepwise.ledger.dynamodb import DynamoToolCallLedger
     from stepwise.mcp.endpoint import EndpointServices
@@ -47,8 +60,6 @@ if TYPE_CHECKING:
     from stepwise.secretary.intake import Intake
     from stepwise.services import TurnServices, TurnSettings
     from stepwise.skills.catalog import SkillCatalog
-    from stepwise.telegram.bot_info import BotInfo
-    from stepwise.telegram.client import BotApiClient
     from stepwise.tools.job_tools import JobSetup
     from stepwise.tools.registry import ToolRegistry
     from stepwise.tools.reminder_tools import ReminderSetup
@@ -56,7 +67,6 @@ if TYPE_CHECKING:
     from stepwise.usage.dynamodb import DynamoUsageStore
     from stepwise.voice.models import Speaker, Transcriber
     from stepwise.voice.settings import VoiceServiceSettings
-    from stepwise.warmups.warmer import Warmups
     from stepwise.webhook import WebhookServices
 
 APPROVAL_RECORD_GRACE_SECONDS = 86_400  # approval records outlive their timeout by a day, then expire
@@ -102,27 +112,24 @@ class Runtime:
     # environment and validated when that code first runs in this container.
     @cached_property
     def memory_settings(self) -> MemoryIndexSettings:
+        # a turn's, not the webhook's
         from stepwise.memory.settings import MemoryIndexSettings
 
         return MemoryIndexSettings()
 
     @cached_property
     def voice_settings(self) -> VoiceServiceSettings:
+        # voice: loaded by a voice note's turn or a spoken reply only
         from stepwise.voice.settings import VoiceServiceSettings
 
         return VoiceServiceSettings()
 
     @cached_property
     def _dynamodb(self) -> PlainValuesTables:
-        from stepwise.aws.dynamo_tables import PlainValuesTables
-
         return PlainValuesTables(boto3.client("dynamodb"))
 
     @cached_property
     def telegram(self) -> BotApiClient:
-        from stepwise.aws import secrets
-        from stepwise.telegram.client import BotApiClient
-
         s = self.settings
         return BotApiClient(
             secrets.telegram_bot_token(s),
@@ -136,9 +143,6 @@ class Runtime:
     @cached_property
     def draft_telegram(self) -> BotApiClient:
         """The Bot API client for drafts: short waits and no 429 waiting (a draft is never worth a delay)."""
-        from stepwise.aws import secrets
-        from stepwise.telegram.client import BotApiClient
-
         s = self.settings
         return BotApiClient(
             secrets.telegram_bot_token(s),
@@ -150,13 +154,13 @@ class Runtime:
 
     @cached_property
     def model(self) -> ChatModel:
-        from stepwise.aws import secrets
-
         s = self.settings
         if not s.uses_anthropic:
+            # the rules model: only without an API key (make chat, the tests)
             from stepwise.offline.api import OfflineModel
 
             return OfflineModel(clock)
+        # a turn's, not the webhook's
         from stepwise.model.messages_api import MessagesApiModel
 
         return MessagesApiModel(
@@ -168,6 +172,7 @@ class Runtime:
 
     @cached_property
     def approvals(self) -> DynamoApprovalStore:
+        # a turn's, and the webhook's for a button press only
         from stepwise.approvals.dynamodb import DynamoApprovalStore
 
         s = self.settings
@@ -181,10 +186,6 @@ class Runtime:
     @cached_property
     def sequencer(self) -> Sequencer:
         """The chats' inboxes and leases, and the starter of the turns they call for."""
-        from stepwise.inbox.dynamodb import DynamoChatInbox
-        from stepwise.inbox.sequencer import Sequencer
-        from stepwise.turn.workflow import StepFunctionsStarter
-
         s = self.settings
         if not s.state_machine_arn:
             raise RuntimeError("STATE_MACHINE_ARN is not configured")
@@ -204,6 +205,7 @@ class Runtime:
     @cached_property
     def jobs(self) -> DynamoJobStore | None:
         """The background jobs' records; None where jobs are not deployed (no JOBS_TABLE)."""
+        # background jobs: loaded by the functions that start, run or show them
         from stepwise.jobs.dynamodb import DynamoJobStore
 
         table = self.settings.jobs_table
@@ -212,8 +214,8 @@ class Runtime:
     @property
     def job_setup(self) -> JobSetup | None:
         """What spawn_job is bound to; None where jobs are not deployed."""
+        # background jobs (as above)
         from stepwise.tools.job_tools import JobSetup
-        from stepwise.turn.workflow import StepFunctionsStarter
 
         s = self.settings
         jobs = self.jobs
@@ -230,6 +232,7 @@ class Runtime:
     @cached_property
     def business_connections(self) -> DynamoBusinessConnectionStore | None:
         """Secretary mode's business connections; None where it is not deployed (no SECRETARY_TABLE)."""
+        # secretary mode: loaded by a business account's messages and suggestions only
         from stepwise.secretary.dynamodb import DynamoBusinessConnectionStore
 
         table = self.settings.secretary_table
@@ -238,6 +241,7 @@ class Runtime:
     @cached_property
     def suggestions(self) -> DynamoSuggestionStore | None:
         """Secretary mode's suggested replies; None where it is not deployed (no SECRETARY_TABLE)."""
+        # secretary mode (as above)
         from stepwise.secretary.dynamodb import DynamoSuggestionStore
 
         table = self.settings.secretary_table
@@ -246,6 +250,7 @@ class Runtime:
     @cached_property
     def secretary_tools(self) -> ToolRegistry:
         """A secretary turn's tools: the built-in ones that only read, and send_reply."""
+        # secretary mode (as above)
         from stepwise.tools.secretary_tools import secretary_registry, send_reply_tool
 
         connections, suggestions = self.business_connections, self.suggestions
@@ -257,6 +262,7 @@ class Runtime:
     @cached_property
     def connections(self) -> DynamoConnectionStore | None:
         """The /mcp endpoint's tokens; None where the endpoint is not deployed (no CONNECTIONS_TABLE)."""
+        # a turn's (/connect), the endpoint's and the page's, not the webhook's
         from stepwise.connections.dynamodb import DynamoConnectionStore
 
         table = self.settings.connections_table
@@ -264,25 +270,25 @@ class Runtime:
 
     def _token_key(self) -> bytes:
         """The key FinishTurn makes new tokens with, derived from the bot token (`connections.minting`)."""
-        from stepwise.aws import secrets
+        # a turn's, not the webhook's
         from stepwise.connections.minting import token_key
 
         return token_key(secrets.telegram_bot_token(self.settings))
 
     @cached_property
     def chats(self) -> DynamoChatStore:
-        from stepwise.chats.dynamodb import DynamoChatStore
-
         return DynamoChatStore(self._dynamodb.table(self.settings.chats_table))
 
     @cached_property
     def reminders(self) -> DynamoReminderStore:
+        # a turn's, not the webhook's
         from stepwise.reminders.dynamodb import DynamoReminderStore
 
         return DynamoReminderStore(self._dynamodb.table(self.settings.reminders_table))
 
     @cached_property
     def schedules(self) -> EventBridgeSchedules:
+        # a turn's, not the webhook's
         from stepwise.reminders.eventbridge import EventBridgeSchedules
 
         s = self.settings
@@ -295,6 +301,7 @@ class Runtime:
 
     @cached_property
     def fire_services(self) -> FireServices:
+        # reminders firing: the FireReminder function's own
         from stepwise.reminders.firing import FireServices
 
         return FireServices(
@@ -308,6 +315,7 @@ class Runtime:
 
     @cached_property
     def ledger(self) -> DynamoToolCallLedger:
+        # a turn's, not the webhook's
         from stepwise.ledger.dynamodb import DynamoToolCallLedger
 
         s = self.settings
@@ -316,6 +324,7 @@ class Runtime:
     @cached_property
     def usage(self) -> DynamoUsageStore:
         """The per-user token and cost counters (UsageTable)."""
+        # a turn's, not the webhook's
         from stepwise.usage.dynamodb import DynamoUsageStore
 
         s = self.settings
@@ -333,6 +342,7 @@ class Runtime:
         if not s.vector_bucket_name:
             return None
         index = self.memory_settings
+        # a turn's, not the webhook's
         from stepwise.memory.embedder import BedrockTitanEmbedder
         from stepwise.memory.service import MemoryService
         from stepwise.memory.vector_index import S3VectorsIndex
@@ -359,6 +369,7 @@ class Runtime:
 
     @cached_property
     def summarize_services(self) -> SummarizeServices:
+        # the summarizer: the scheduled Summarize function's own
         from stepwise.history.dynamodb import DynamoMessageRepository
         from stepwise.memory.summarizer import (
             ExtractiveSummarizer,
@@ -391,8 +402,7 @@ class Runtime:
     def persona(self) -> str:
         """The persona files' text (PERSONA_DIR, or the shipped folder), read once; a file over the size
         limit raises PersonaError naming it."""
-        from pathlib import Path
-
+        # a turn's, not the webhook's
         from stepwise.prompt.persona import load_persona
 
         directory = self.settings.persona_dir
@@ -402,8 +412,7 @@ class Runtime:
     def group_persona(self) -> str:
         """The persona of a group's prompt, read once: the same files but `GROUP.md` instead of `USER.md`,
         the owner's notes, which a group never gets (docs/groups.md)."""
-        from pathlib import Path
-
+        # a turn's, not the webhook's
         from stepwise.prompt.persona import load_persona
 
         directory = self.settings.persona_dir
@@ -413,8 +422,8 @@ class Runtime:
     def skills(self) -> SkillCatalog:
         """The skills (SKILLS_DIR, or the shipped folder), read on first use; invalid ones logged and
         skipped."""
-        from pathlib import Path
 
+        # the tools' catalog (skills are tools): loaded by the functions that offer or run tools
         from stepwise.skills.catalog import SkillCatalog
 
         directory = self.settings.skills_dir
@@ -422,6 +431,7 @@ class Runtime:
 
     @cached_property
     def _audit(self) -> DynamoAuditLog:
+        # a turn's, not the webhook's
         from stepwise.audit.dynamodb import DynamoAuditLog
 
         return DynamoAuditLog(self._dynamodb.table(self.settings.audit_table))
@@ -430,12 +440,14 @@ class Runtime:
     def turn_settings(self) -> TurnSettings:
         """The sections of the settings the states read (and the webhook's media limits, spawn_job's job
         limits)."""
+        # a turn's, not the webhook's
         from stepwise.services import TurnSettings
 
         return TurnSettings.from_settings(self.settings)
 
     @cached_property
     def turn_services(self) -> TurnServices:
+        # a turn's, not the webhook's
         from stepwise.history.dynamodb import DynamoMessageRepository
         from stepwise.services import Models, Outbound, Prompt, Stores, Tools, TurnServices
         from stepwise.tools.reads import MemoryRecall, Profiles
@@ -490,8 +502,8 @@ class Runtime:
     def voice(self) -> VoiceSetup | None:
         """Voice notes' transcriber and spoken replies' speaker (each built when a turn first needs it); None
         with VOICE_TRANSCRIBER=off."""
-        from decimal import Decimal
 
+        # voice (as above)
         from stepwise.media.voice import VoiceSetup
 
         s = self.settings
@@ -510,12 +522,11 @@ class Runtime:
     @cached_property
     def transcriber(self) -> Transcriber:
         """VOICE_TRANSCRIBER's transcriber: Amazon Transcribe, an OpenAI-compatible API, or PocketSphinx."""
-        from stepwise.config import split_list
-
         s, v = self.settings, self.voice_settings
         if problem := v.problem_for(s.voice_transcriber):
             raise RuntimeError(problem)
         if s.voice_transcriber == "openai":
+            # voice (as above), each transcriber its own
             from stepwise.voice.openai_stt import OpenAICompatibleTranscriber
 
             return OpenAICompatibleTranscriber(
@@ -545,6 +556,7 @@ class Runtime:
     @cached_property
     def speaker(self) -> Speaker:
         """VOICE_SPEAKER's speaker: Amazon Polly, or eSpeak NG offline (make chat)."""
+        # voice (as above), each speaker its own
         s = self.settings
         if s.voice_speaker == "local":
             from stepwise.voice.local_tts import EspeakSpeaker
@@ -556,6 +568,7 @@ class Runtime:
         return PollySpeaker(lambda: boto3.client("polly"), voice_id=voice_id, engine=s.polly_engine)
 
     def _stopper(self) -> StepFunctionsStopper:
+        # a turn's, not the webhook's
         from stepwise.turn.workflow import StepFunctionsStopper
 
         return StepFunctionsStopper(self._stepfunctions, self.settings.state_machine_arn or "")
@@ -565,6 +578,7 @@ class Runtime:
         """The built-in tools of this deployment, bound to their stores: the turn's (the outside servers'
         tools come after them, see stepwise.services.Tools) and the /mcp endpoint's (never outside
         tools)."""
+        # the tools' catalog: its schemas are 50 ms of imports the webhook and LoadContext never need
         from stepwise.tasks.dynamodb import DynamoTaskRepository
         from stepwise.tools.catalog import build_registry
 
@@ -582,6 +596,7 @@ class Runtime:
     def accounts(self) -> AccountsAccess | None:
         """People's own accounts at the servers list's OAuth servers (docs/accounts.md); None where they are
         not deployed (no table, callback or key parameter) or no servers list is named."""
+        # people's accounts and the servers list: a turn's, the page's and the callback's, not the webhook's
         from stepwise.accounts.access import AccountsAccess
         from stepwise.accounts.settings import AccountSettings
         from stepwise.remote_tools.settings import RemoteToolSettings
@@ -603,6 +618,7 @@ class Runtime:
     @cached_property
     def callback_services(self) -> CallbackServices:
         """The sign-in callback's (OAuthCallbackFunction): the accounts' flow and the Bot API."""
+        # the sign-in callback: the OAuthCallback function's own
         from stepwise.accounts.callback import CallbackServices
 
         access = self.accounts
@@ -612,6 +628,7 @@ class Runtime:
 
     def _account_store(self, a: AccountSettings) -> AccountStore:
         """The accounts' table, its secrets sealed with the deployment's key (one SSM read per container)."""
+        # the accounts' cipher (cryptography): loaded by the first token read or written
         from stepwise.accounts.cipher import TokenCipher, ssm_key
         from stepwise.accounts.dynamodb import DynamoAccountStore
 
@@ -625,6 +642,7 @@ class Runtime:
         servers: Callable[[], tuple[ServerEntry, ...]],
     ) -> AccountFlow:
         """Sign-ins, refreshes and disconnections (the MCP SDK's OAuth helpers: loaded by accounts' work)."""
+        # the MCP SDK's OAuth: loaded by a sign-in, a refresh or a disconnection only
         from aws_lambda_powertools.utilities import parameters
 
         from stepwise.accounts.flow import AccountFlow
@@ -650,6 +668,7 @@ class Runtime:
         """The outside MCP servers' tools. CallModel refreshes stale lists (it has no tool-call ledger table,
         and never calls a tool); RunTools calls the tools and only reads the lists (again, past the caches,
         when the model called a tool missing from its read: `stepwise.states.run_tools.tools_for_calls`)."""
+        # outside MCP servers: loaded where a servers list is named (the SDK itself by their first call)
         from stepwise.remote_tools.calls import RemoteLimits, RemoteToolCaller
         from stepwise.remote_tools.catalog import RemoteTools
         from stepwise.remote_tools.dynamodb import DynamoRemoteToolCache
@@ -686,6 +705,7 @@ class Runtime:
     @property
     def reminder_tools_setup(self) -> ReminderSetup | None:
         """The reminder tools' store, schedules and limits; None where no schedule target is deployed."""
+        # the tools' catalog (as above)
         from stepwise.tools.reminder_tools import ReminderLimits, ReminderSetup
 
         s = self.settings
@@ -699,6 +719,7 @@ class Runtime:
     @cached_property
     def mcp_endpoint_services(self) -> EndpointServices:
         """The /mcp endpoint's: the tokens, the turn's built-in tools, the audit log, the sequencer."""
+        # the /mcp endpoint (the MCP SDK): the Mcp function's own
         from stepwise.audit.dynamodb import DynamoAuditLog
         from stepwise.mcp.endpoint import EndpointServices
         from stepwise.mcp.gate import GateLimits
@@ -723,7 +744,7 @@ class Runtime:
     def app_services(self) -> AppServices:
         """The Mini App's: the bot token (initData's key), the rate counter, the built-in tools, the stores
         it shows, and a button press's services (Approve and Deny from the page)."""
-        from stepwise.aws import secrets
+        # the Mini App: the App function's own
         from stepwise.miniapp.gate import AppLimits
         from stepwise.miniapp.services import AppServices
         from stepwise.miniapp.settings import AppSettings
@@ -760,8 +781,7 @@ class Runtime:
 
     @cached_property
     def webhook_services(self) -> WebhookServices:
-        from stepwise.aws import secrets
-        from stepwise.media.intake import MediaLimits
+        # the webhook's: its function's own
         from stepwise.webhook import WebhookServices
 
         s = self.settings
@@ -786,9 +806,9 @@ class Runtime:
     def secretary_intake(self) -> Intake | None:
         """What the webhook needs for a contact's message, the owner's answer in person and Edit; None where
         secretary mode is not deployed."""
+        # secretary mode (as above)
         from stepwise.history.dynamodb import DynamoMessageRepository
         from stepwise.secretary.intake import Intake
-        from stepwise.turn import ids
 
         connections, suggestions, s = self.business_connections, self.suggestions, self.settings
         if connections is None or suggestions is None:
@@ -808,8 +828,6 @@ class Runtime:
     @cached_property
     def bot_info(self) -> BotInfo:
         """What getMe says of the bot, asked once per container (the webhook's own; turns keep theirs)."""
-        from stepwise.telegram.bot_info import BotInfo
-
         return BotInfo()
 
     @cached_property
@@ -828,14 +846,10 @@ class Runtime:
     @cached_property
     def warmups(self) -> Warmups | None:
         """The webhook's warm-ups of the turn's next functions; None when they are off or not deployed."""
-        from stepwise.warmups.settings import WarmupSettings
-        from stepwise.warmups.warmer import LambdaWarmer, Warmups, WarmupTargets
-
         s = WarmupSettings()
         names = (s.call_model_function, s.finish_turn_function, s.run_tools_function)
         if s.warmup_after_quiet_seconds <= 0 or not all(names):
             return None
-        from botocore.config import Config
 
         timeout = s.warmup_timeout_seconds
         config = Config(
