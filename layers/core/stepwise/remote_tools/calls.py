@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from stepwise.approvals.arguments import argument_lines, tg_len
 from stepwise.remote_tools.client import Connection, RemoteCallError
-from stepwise.remote_tools.results import framed, render
+from stepwise.remote_tools.results import CALL_FAILED, framed, render
 from stepwise.tools.registry import ToolError
 
 if TYPE_CHECKING:
@@ -160,7 +160,7 @@ class RemoteToolCaller:
             outcome = " It may or may not have acted." if error.may_have_run else " Nothing was done."
             text = framed(
                 server,
-                f"The call failed: {error}.{outcome if error.counts else ''}",
+                f"{CALL_FAILED}{error}.{outcome if error.counts else ''}",
                 self.limits.max_result_chars,
             )
             self.ledger.complete(context.call_id, text, is_error=True)

@@ -13,6 +13,7 @@ import time
 from typing import TYPE_CHECKING
 
 from stepwise.remote_tools.client import RemoteCallError
+from stepwise.remote_tools.results import CALL_FAILED, marker
 from stepwise.turn_records.models import LinkButton, LinkButtons
 
 if TYPE_CHECKING:
@@ -136,16 +137,27 @@ def reconnect_buttons(
 
 
 def servers_to_reconnect(results: list[str]) -> list[str]:
-    """The servers whose accounts the turn's tool results say must be connected again, in order, once each."""
+    """The servers whose accounts the turn's tool results say must be connected again, in order, once each.
+
+    Only a result that is, from its first line, this code's own report of `AccountNeeded` for the server
+    whose result it is counts: an outside server's text comes after its marker line, so whatever it writes
+    can name no other server, and a failure it imitates for itself offers its own sign-in, no more."""
     found: list[str] = []
     for text in results:
-        start = text.find(RECONNECT + " [")
-        while start != -1:
-            begin = start + len(RECONNECT) + 2
-            end = text.find("]", begin)
-            if end == -1:
-                break
-            if (server := text[begin:end]) not in found:
-                found.append(server)
-            start = text.find(RECONNECT + " [", end)
+        head, _, rest = text.partition("\n")
+        server = _framing_server(head)
+        if server is None or server in found:
+            continue
+        if rest.startswith(f"{CALL_FAILED}your account at “{server}” is not connected (") and (
+            f"{RECONNECT} [{server}]" in rest.partition("\n")[0]
+        ):
+            found.append(server)
     return found
+
+
+def _framing_server(head: str) -> str | None:
+    """The server whose marker line `head` is (`remote_tools.results.marker`), or None."""
+    before, _, after = marker("\x00").partition("\x00")  # the marker's text around the server's name
+    if not (head.startswith(before) and head.endswith(after)) or len(head) <= len(before) + len(after):
+        return None
+    return head[len(before) : len(head) - len(after)]

@@ -10,6 +10,9 @@ STRUCTURED_MAX_CHARS = (
 )
 
 
+CALL_FAILED = "The call failed: "  # how a failed call's result begins, after the marker line
+
+
 def marker(server: str) -> str:
     """The first line of every result from an outside server."""
     return (
