@@ -1,7 +1,8 @@
 """What a turn function's cold start leaves out: the whole subsystems that only a rare turn or another
-function uses (the MCP SDK, voice, the offline rules model, background jobs, recovery, the Mini App). Each
-is imported by the code that needs it, because a person waits for every module the webhook, LoadContext and
-CallModel import before the first draft after a quiet hour (docs/measurements.md).
+function uses (the MCP SDK, voice, the offline rules model, background jobs, recovery, the Mini App,
+secretary mode, people's accounts' OAuth). Each is imported by the code that needs it, because a person
+waits for every module the webhook, LoadContext and CallModel import before the first draft after a quiet
+hour (docs/measurements.md).
 
 Each function's handler is imported in a fresh interpreter, as Lambda imports it.
 """
@@ -25,6 +26,16 @@ RARE = {
     "background jobs": ("stepwise.states.job_turn", "stepwise.states.job_report"),
     "recovery": ("stepwise.states.recovery",),
     "the Mini App": ("stepwise.miniapp",),
+    "secretary mode": (
+        "stepwise.secretary.connections",
+        "stepwise.secretary.dynamodb",
+        "stepwise.secretary.intake",
+        "stepwise.secretary.sending",
+        "stepwise.states.secretary_turn",
+        "stepwise.states.secretary_budget",
+        "stepwise.tools.secretary_tools",
+    ),
+    "people's accounts' OAuth and cipher": ("stepwise.accounts.flow", "stepwise.accounts.cipher"),
 }
 
 PROBE = textwrap.dedent(
