@@ -1032,9 +1032,8 @@ INTERRUPT_AGAIN_SECONDS = 0.05
 def _quiet_interrupts(unraisable: sys.UnraisableHookArgs) -> None:
     """A Ctrl-C that lands in a finalizer or weakref callback (a collection while a turn runs, or the stack
     being taken down) is swallowed there by Python, which prints it as "Exception ignored" with a traceback:
-    it is not printed, but delivered again to the main thread, so the chat still stops waiting (once that
-    Ctrl-C was lost, and the turn's answer came as if nobody had pressed it). Anything else is printed, as
-    Python would."""
+    it is not printed, but delivered again to the main thread, so the chat still stops waiting (lost, the
+    turn's answer would come as if nobody had pressed it). Anything else is printed, as Python would."""
     if isinstance(unraisable.exc_value, KeyboardInterrupt):
         # From another thread, a moment later: raised now, it would land in this hook and be swallowed again.
         # When Ctrl-C is ignored by then (the chat's last moments), it does nothing.

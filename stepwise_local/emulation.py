@@ -266,8 +266,9 @@ class Emulation:
         stack = self._stack
         # Each invocation swaps the environment for its function's while other threads run (moto's, the fake
         # servers'): done on the C environment (setenv, unsetenv), that races any C code reading it without
-        # the GIL, a crash; so while the stack runs the environment is a Python copy, which Python code reads
-        # as it reads os.environ (os.getenv, pydantic-settings, botocore, Powertools) and C code never sees.
+        # the GIL, which can crash; so while the stack runs the environment is a Python copy, which Python
+        # code reads as it reads os.environ (os.getenv, pydantic-settings, botocore, Powertools) and C code
+        # never sees.
         stack.enter_context(mock.patch.object(os, "environ", dict(os.environ)))
         stack.enter_context(mock.patch.dict(os.environ, FAKE_AWS_ENV))
         clients = _Clients()

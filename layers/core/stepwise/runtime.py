@@ -422,7 +422,6 @@ class Runtime:
     def skills(self) -> SkillCatalog:
         """The skills (SKILLS_DIR, or the shipped folder), read on first use; invalid ones logged and
         skipped."""
-
         # the tools' catalog (skills are tools): loaded by the functions that offer or run tools
         from stepwise.skills.catalog import SkillCatalog
 
@@ -502,8 +501,7 @@ class Runtime:
     def voice(self) -> VoiceSetup | None:
         """Voice notes' transcriber and spoken replies' speaker (each built when a turn first needs it); None
         with VOICE_TRANSCRIBER=off."""
-
-        # voice (as above)
+        # voice: loaded by a voice note's turn or a spoken reply only
         from stepwise.media.voice import VoiceSetup
 
         s = self.settings
@@ -526,7 +524,7 @@ class Runtime:
         if problem := v.problem_for(s.voice_transcriber):
             raise RuntimeError(problem)
         if s.voice_transcriber == "openai":
-            # voice (as above), each transcriber its own
+            # voice, each transcriber its own
             from stepwise.voice.openai_stt import OpenAICompatibleTranscriber
 
             return OpenAICompatibleTranscriber(
@@ -556,7 +554,7 @@ class Runtime:
     @cached_property
     def speaker(self) -> Speaker:
         """VOICE_SPEAKER's speaker: Amazon Polly, or eSpeak NG offline (make chat)."""
-        # voice (as above), each speaker its own
+        # voice, each speaker its own
         s = self.settings
         if s.voice_speaker == "local":
             from stepwise.voice.local_tts import EspeakSpeaker
@@ -578,7 +576,7 @@ class Runtime:
         """The built-in tools of this deployment, bound to their stores: the turn's (the outside servers'
         tools come after them, see stepwise.services.Tools) and the /mcp endpoint's (never outside
         tools)."""
-        # the tools' catalog: its schemas are 50 ms of imports the webhook and LoadContext never need
+        # the tools' catalog and their schemas: the webhook and LoadContext never need them
         from stepwise.tasks.dynamodb import DynamoTaskRepository
         from stepwise.tools.catalog import build_registry
 
